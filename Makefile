@@ -1,0 +1,101 @@
+# paicli developer entry points.
+#
+#   make setup   install uv (if missing), the Python env (.venv) and the npm test servers
+#   make test    setup + ruff format --check + ruff check + mypy + pytest   (what CI runs)
+#   make lint    ruff format --check + ruff check + mypy
+#   make fmt     ruff format + ruff check --fix
+#   make run     run the paicli console script (pass arguments with ARGS="...")
+#   make bench   run bench/run.py
+#   make clean   remove caches;  make distclean  also remove .venv, node_modules, bootstrap uv
+#
+# `make setup` is idempotent: the work is keyed on stamp files that depend on the lock files,
+# so a second run does nothing unless pyproject.toml / uv.lock / tests/npm/package*.json change.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+UV_VERSION ?= 0.13.9
+UV_BOOTSTRAP_DIR := .uv-bootstrap
+NPM_DIR := tests/npm
+
+# Use a working `uv` from PATH; otherwise a private copy bootstrapped into $(UV_BOOTSTRAP_DIR).
+# (`uv --version` is run, not just `command -v`, so a dangling pyenv shim does not count.)
+# Override with `make UV=/path/to/uv ...`.
+ifndef UV
+UV := $(shell uv --version >/dev/null 2>&1 && command -v uv)
+endif
+UV_BOOTSTRAP := $(CURDIR)/$(UV_BOOTSTRAP_DIR)/bin/uv
+ifeq ($(strip $(UV)),)
+UV := $(UV_BOOTSTRAP)
+UV_DEP := $(UV_BOOTSTRAP)
+endif
+
+# uv must use a Python already on the machine, never download one (only PyPI/npm are reachable).
+export UV_PYTHON_DOWNLOADS := never
+# Don't let an activated foreign virtualenv confuse `uv run`.
+unexport VIRTUAL_ENV
+
+UV_SYNC_STAMP := .venv/.paicli-synced
+NPM_STAMP := $(NPM_DIR)/node_modules/.paicli-installed
+UVRUN := $(UV) run --frozen
+
+.PHONY: help setup test lint fmt run bench clean distclean
+
+help:
+	@sed -n '3,10p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+setup: $(UV_SYNC_STAMP) $(NPM_STAMP)
+
+# Bootstrap uv only when it is not on PATH: a venv with pip; if the venv module is
+# unavailable (Debian without python3-venv), fall back to `pip install --target`.
+$(UV_BOOTSTRAP):
+	@echo "uv not found on PATH; bootstrapping uv==$(UV_VERSION) into $(UV_BOOTSTRAP_DIR)/"
+	rm -rf $(UV_BOOTSTRAP_DIR)
+	if $(PYTHON) -m venv $(UV_BOOTSTRAP_DIR); then \
+	  $(UV_BOOTSTRAP_DIR)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    "uv==$(UV_VERSION)"; \
+	else \
+	  rm -rf $(UV_BOOTSTRAP_DIR); \
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check \
+	    --target $(UV_BOOTSTRAP_DIR) "uv==$(UV_VERSION)"; \
+	fi
+	test -x $@
+	touch $@
+
+$(UV_SYNC_STAMP): pyproject.toml uv.lock | $(UV_DEP)
+	$(UV) sync --frozen
+	touch $@
+
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required (Node.js 20+) for the test servers" >&2; exit 1; }
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint: setup
+	$(UVRUN) ruff format --check
+	$(UVRUN) ruff check
+	$(UVRUN) mypy
+
+test: lint
+	$(UVRUN) pytest
+
+fmt: $(UV_SYNC_STAMP)
+	$(UVRUN) ruff format
+	$(UVRUN) ruff check --fix
+
+run: setup
+	$(UVRUN) paicli $(ARGS)
+
+bench: setup
+	$(UVRUN) python bench/run.py $(ARGS)
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache build dist
+	find . -name __pycache__ -type d -not -path './.venv/*' -not -path './$(NPM_DIR)/*' -prune \
+	  -exec rm -rf {} +
+
+distclean: clean
+	rm -rf .venv $(NPM_DIR)/node_modules $(UV_BOOTSTRAP_DIR)

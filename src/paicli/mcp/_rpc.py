@@ -1,0 +1,326 @@
+"""The JSON-RPC engine: one receive loop per connection and a map from request id to future.
+
+Invariants: ids are a per-connection increasing integer, never reused; a response that
+matches no pending request is logged and dropped; every request has a deadline, and when it
+passes (or the caller is cancelled) the server gets `notifications/cancelled`; when the
+transport dies every pending request fails at once with the transport's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._transport import JsonObject, Transport
+from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError, UnsupportedVersion
+
+__all__ = ["Progress", "ProgressCallback", "RpcEngine"]
+
+log = logging.getLogger("paicli.mcp.rpc")
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One `notifications/progress` update for a request."""
+
+    progress: float
+    total: float | None
+    message: str | None
+
+
+ProgressCallback = Callable[[Progress], object]
+RequestHandler = Callable[[str, JsonObject | None], Awaitable[JsonObject]]
+NotificationHandler = Callable[[str, JsonObject | None], None]
+
+
+class _DeadlinePassed(Exception):
+    """Internal marker set on a pending future when its timer fires."""
+
+
+class _Pending:
+    __slots__ = ("deadline_cap", "future", "method", "on_progress", "timeout", "timer")
+
+    def __init__(
+        self,
+        future: asyncio.Future[JsonObject],
+        method: str,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        self.future = future
+        self.method = method
+        self.on_progress = on_progress
+        self.timer: asyncio.TimerHandle | None = None
+        self.timeout = 0.0
+        # Absolute loop time past which progress can no longer extend the deadline;
+        # None when progress does not extend it at all.
+        self.deadline_cap: float | None = None
+
+
+def _expire(future: asyncio.Future[JsonObject]) -> None:
+    if not future.done():
+        future.set_exception(_DeadlinePassed())
+
+
+def error_from_wire(error: Any) -> RpcError:
+    """Translate a JSON-RPC error object into a typed exception."""
+    if not isinstance(error, dict):
+        return RpcError(INTERNAL_ERROR, f"malformed error object: {error!r:.200}")
+    code = error.get("code")
+    message = error.get("message")
+    if not isinstance(code, int):
+        code = INTERNAL_ERROR
+    if not isinstance(message, str):
+        message = "(no message)"
+    cls = UnsupportedVersion if code == UNSUPPORTED_PROTOCOL_VERSION else RpcError
+    return cls(code, message, error.get("data"))
+
+
+class RpcEngine:
+    """Requests, notifications and server-to-client requests over one transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+    ) -> None:
+        self._transport = transport
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._pending: dict[int, _Pending] = {}
+        self._next_id = 0
+        self._closed: McpError | None = None
+        self._inbound: dict[Any, asyncio.Task[None]] = {}
+        self._group: asyncio.TaskGroup | None = None
+        self._loop = asyncio.get_running_loop()
+
+    @property
+    def closed(self) -> McpError | None:
+        """The error that closed the connection, or None while it is open."""
+        return self._closed
+
+    async def run(self) -> None:
+        """Receive and dispatch messages until the transport closes."""
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            try:
+                while True:
+                    message = await self._transport.receive()
+                    try:
+                        self._dispatch(message)
+                    except Exception:
+                        # A bug in dispatch must not kill the connection; log and go on.
+                        log.exception("failed to dispatch message %.200r", message)
+            except ConnectionClosed as exc:
+                self._fail_all(exc)
+            finally:
+                if self._closed is None:
+                    self._fail_all(ConnectionClosed("connection closed"))
+                for task in self._inbound.values():
+                    task.cancel()
+
+    def _fail_all(self, exc: McpError) -> None:
+        self._closed = exc
+        for entry in self._pending.values():
+            if not entry.future.done():
+                entry.future.set_exception(exc)
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None = None,
+        progress_extends_deadline: bool = False,
+        max_timeout: float | None = None,
+        cancellable: bool = True,
+    ) -> JsonObject:
+        """Send a request and return its result, or raise the error it ended with.
+
+        `timeout` is the deadline in seconds (None: none). With `progress_extends_deadline`
+        every progress notification restarts the clock, never past `max_timeout` seconds
+        after the request was sent.
+        """
+        if self._closed is not None:
+            raise self._closed
+        self._next_id += 1
+        request_id = self._next_id
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if on_progress is not None:
+            params = dict(params) if params else {}
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": request_id}
+        if params is not None:
+            message["params"] = params
+        loop = self._loop
+        future: asyncio.Future[JsonObject] = loop.create_future()
+        entry = _Pending(future, method, on_progress)
+        self._pending[request_id] = entry
+        try:
+            await self._transport.send(message)
+            if timeout is not None:
+                now = loop.time()
+                entry.timeout = timeout
+                entry.timer = loop.call_at(now + timeout, _expire, future)
+                if progress_extends_deadline:
+                    entry.deadline_cap = now + (max_timeout if max_timeout else timeout * 10)
+            return await future
+        except _DeadlinePassed:
+            if cancellable:
+                await self._send_cancelled(request_id, "timeout")
+            elapsed = timeout if timeout is not None else 0.0
+            raise RequestTimeout(method, elapsed) from None
+        except asyncio.CancelledError:
+            if cancellable and self._closed is None:
+                await self._send_cancelled(request_id, "cancelled by the client")
+            raise
+        finally:
+            del self._pending[request_id]
+            if entry.timer is not None:
+                entry.timer.cancel()
+
+    async def notify(self, method: str, params: JsonObject | None = None) -> None:
+        """Send a notification."""
+        if self._closed is not None:
+            raise self._closed
+        message: JsonObject = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._transport.send(message)
+
+    async def _send_cancelled(self, request_id: int, reason: str) -> None:
+        try:
+            await self.notify(
+                "notifications/cancelled", {"requestId": request_id, "reason": reason}
+            )
+        except McpError as exc:
+            log.debug("could not send cancellation for request %s: %s", request_id, exc)
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def _dispatch(self, message: JsonObject) -> None:
+        method = message.get("method")
+        if method is None:
+            self._on_response(message)
+        elif not isinstance(method, str):
+            log.warning("dropping message with a non-string method: %.200r", message)
+        elif "id" in message:
+            self._on_server_request(message["id"], method, message.get("params"))
+        elif method == "notifications/progress":
+            self._on_progress(message.get("params"))
+        elif method == "notifications/cancelled":
+            self._on_cancelled(message.get("params"))
+        else:
+            params = message.get("params")
+            try:
+                self._on_notification(method, params if isinstance(params, dict) else None)
+            except Exception:
+                log.exception("notification handler failed for %s", method)
+
+    def _on_response(self, message: JsonObject) -> None:
+        request_id = message.get("id")
+        entry = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if entry is None:
+            if request_id is None and "error" in message:
+                log.warning("server error without a request id: %.300r", message.get("error"))
+            else:
+                log.warning("dropping response for unknown request id %.100r", request_id)
+            return
+        future = entry.future
+        if future.done():
+            return
+        if "result" in message:
+            result = message["result"]
+            if isinstance(result, dict):
+                future.set_result(result)
+            else:
+                future.set_exception(
+                    RpcError(INTERNAL_ERROR, f"{entry.method}: result is not an object")
+                )
+        elif "error" in message:
+            future.set_exception(error_from_wire(message["error"]))
+        else:
+            log.warning("dropping response with neither result nor error: %.200r", message)
+
+    def _on_progress(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        token = params.get("progressToken")
+        entry = self._pending.get(token) if isinstance(token, int) else None
+        if entry is None or entry.on_progress is None:
+            return
+        progress = params.get("progress")
+        total = params.get("total")
+        message = params.get("message")
+        if not isinstance(progress, int | float):
+            return
+        try:
+            entry.on_progress(
+                Progress(
+                    float(progress),
+                    float(total) if isinstance(total, int | float) else None,
+                    message if isinstance(message, str) else None,
+                )
+            )
+        except Exception:
+            log.exception("progress callback failed for %s", entry.method)
+        if entry.deadline_cap is not None and entry.timer is not None:
+            entry.timer.cancel()
+            deadline = min(self._loop.time() + entry.timeout, entry.deadline_cap)
+            entry.timer = self._loop.call_at(deadline, _expire, entry.future)
+
+    def _on_cancelled(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        task = self._inbound.get(params.get("requestId"))
+        if task is not None:
+            task.cancel()
+        try:
+            self._on_notification("notifications/cancelled", params)
+        except Exception:
+            log.exception("notification handler failed for notifications/cancelled")
+
+    def _on_server_request(self, request_id: Any, method: str, params: Any) -> None:
+        if self._group is None or request_id in self._inbound:
+            log.warning("dropping server request %s with a duplicate id", method)
+            return
+        task = self._group.create_task(
+            self._answer(request_id, method, params if isinstance(params, dict) else None)
+        )
+        self._inbound[request_id] = task
+
+    async def _answer(self, request_id: Any, method: str, params: JsonObject | None) -> None:
+        reply: JsonObject = {"jsonrpc": "2.0", "id": request_id}
+        try:
+            if method == "ping":
+                reply["result"] = {}
+            else:
+                reply["result"] = await self._on_request(method, params)
+        except asyncio.CancelledError:
+            # The server cancelled its own request (or we are closing): no reply is due.
+            return
+        except RpcError as exc:
+            error: JsonObject = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            reply["error"] = error
+        except Exception as exc:
+            log.exception("handler for server request %s failed", method)
+            reply["error"] = {"code": INTERNAL_ERROR, "message": f"client error: {exc}"}
+        finally:
+            self._inbound.pop(request_id, None)
+        try:
+            await self._transport.send(reply)
+        except McpError as exc:
+            log.debug("could not answer server request %s: %s", method, exc)

@@ -1,0 +1,107 @@
+"""The exceptions raised by `paicli.mcp`.
+
+Every error the library raises derives from `McpError`:
+
+    McpError
+    ├── ServerConfigError        a server description is invalid (bad field or value)
+    ├── ConnectionClosed         the transport is gone; every pending call fails with it
+    │   └── MessageTooLarge      the peer sent a message over the configured size cap
+    ├── RequestTimeout           a request passed its deadline (the server was told to cancel)
+    ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
+    │   └── UnsupportedVersion   -32022: the server does not speak the requested version
+    └── ProtocolError            the server broke the protocol (bad version, malformed result)
+
+Errors raised locally (timeouts, closed connections) are distinct types from errors the
+peer sent (`RpcError`), so callers never confuse the two. Caller cancellation stays a plain
+`asyncio.CancelledError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConnectionClosed",
+    "McpError",
+    "MessageTooLarge",
+    "ProtocolError",
+    "RequestTimeout",
+    "RpcError",
+    "ServerConfigError",
+    "UnsupportedVersion",
+]
+
+
+class McpError(Exception):
+    """Root of every exception raised by `paicli.mcp`."""
+
+
+class ServerConfigError(McpError):
+    """A server description is invalid; the message names the field."""
+
+
+class ConnectionClosed(McpError):
+    """The transport to the server is closed, with the reason it closed.
+
+    For stdio servers `exit_code` holds the process's exit status (when known) and
+    `stderr_tail` its last stderr lines.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        exit_code: int | None = None,
+        stderr_tail: tuple[str, ...] = (),
+    ) -> None:
+        self.reason = reason
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        text = self.reason
+        if self.exit_code is not None:
+            text += f" (exit code {self.exit_code})"
+        if self.stderr_tail:
+            text += "; last stderr: " + " | ".join(self.stderr_tail[-5:])
+        return text
+
+
+class MessageTooLarge(ConnectionClosed):
+    """The peer sent a message larger than the configured maximum."""
+
+
+class RequestTimeout(McpError):
+    """A request did not complete before its deadline."""
+
+    def __init__(self, method: str, seconds: float) -> None:
+        self.method = method
+        self.seconds = seconds
+        super().__init__(f"{method} timed out after {seconds:g}s")
+
+
+class RpcError(McpError):
+    """A JSON-RPC error response from the server."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        super().__init__(f"{message} (code {code})")
+
+
+class UnsupportedVersion(RpcError):
+    """The server answered -32022: it does not support the requested protocol version."""
+
+    @property
+    def supported(self) -> tuple[str, ...]:
+        data = self.data if isinstance(self.data, dict) else {}
+        versions = data.get("supported")
+        if not isinstance(versions, list):
+            return ()
+        return tuple(v for v in versions if isinstance(v, str))
+
+
+class ProtocolError(McpError):
+    """The server broke the protocol: an unknown version, a malformed result, and so on."""

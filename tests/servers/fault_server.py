@@ -1,0 +1,542 @@
+"""A stdlib-only stdio MCP server that misbehaves on purpose, for client fault tests.
+
+`--mode` picks one behaviour (see MODES); `normal` is a well-behaved legacy server whose
+tools exercise cancellation, progress, server->client requests and notifications. The
+main thread reads stdin line by line; each `tools/call` runs in its own worker thread so
+cancellations and client responses are still read while a tool blocks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+Json = dict[str, Any]
+
+MODES = (
+    "normal",
+    "crash_mid_call",
+    "no_handshake",
+    "garbage_stdout",
+    "huge_line",
+    "no_newline",
+    "ignore_sigterm",
+    "wrong_ids",
+    "flood_notifications",
+    "exit_during_handshake",
+    "stderr_flood",
+    "legacy_silent_discover",
+    "unknown_version",
+    "paginated",
+    "modern",
+)
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_VERSION = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+MB = 1024 * 1024
+
+# name -> (description, {argument: JSON type})
+TOOLS: dict[str, tuple[str, dict[str, str]]] = {
+    "echo": ("Return the text argument.", {"text": "string"}),
+    "sleep": ("Reply after `seconds`, or never if cancelled first.", {"seconds": "number"}),
+    "cancelled_ids": ("JSON list of request ids seen in notifications/cancelled.", {}),
+    "progress": (
+        "Send `steps` progress notifications `interval` s apart.",
+        {"steps": "integer", "interval": "number"},
+    ),
+    "ask_roots": ("Ask the client roots/list and return its answer.", {}),
+    "ask_sampling": ("Ask the client sampling/createMessage and return its answer.", {}),
+    "ask_elicitation": ("Ask the client elicitation/create and return its answer.", {}),
+    "ask_ping": ("Ping the client and return its answer.", {}),
+    "notify": ("Send assorted notifications, then reply ok.", {"kinds": "array"}),
+    "stderr": ("Write text to stderr.", {"text": "string"}),
+    "exit": ("Exit at once with `code`, without replying.", {"code": "integer"}),
+}
+# Tools only some modes offer.
+EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
+    "pids": ("JSON with this server's pid and its grandchild's pid.", {}),
+    "mrtr": ("Ask for input through a multi-round-trip result.", {}),
+}
+
+ASK_REQUESTS: dict[str, tuple[str, Json]] = {
+    "ask_roots": ("roots/list", {}),
+    "ask_sampling": (
+        "sampling/createMessage",
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10,
+        },
+    ),
+    "ask_elicitation": (
+        "elicitation/create",
+        {
+            "message": "name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+    ),
+    "ask_ping": ("ping", {}),
+}
+
+NOTIFICATIONS: dict[str, Json] = {
+    "notifications/tools/list_changed": {},
+    "notifications/resources/updated": {"uri": "test://r"},
+    "notifications/message": {"level": "info", "logger": "t", "data": "hello"},
+    "notifications/whatever": {},
+}
+
+GRANDCHILD_CODE = (
+    "import signal, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "while True:\n"
+    "    time.sleep(3600)\n"
+)
+
+
+class RpcFault(Exception):
+    """A JSON-RPC error to send back instead of a result."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+@dataclass
+class Call:
+    """One in-flight tools/call."""
+
+    id: Any
+    name: str
+    args: Json
+    meta: Json
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+def encode(message: Json) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def text_result(text: str) -> Json:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def log(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def die(code: int, message: str | None = None) -> NoReturn:
+    if message is not None:
+        log(message)
+    # os._exit: skip interpreter shutdown, which can deadlock on stdout held by a worker.
+    os._exit(code)
+
+
+class FaultServer:
+    def __init__(self, opts: argparse.Namespace) -> None:
+        self.mode: str = opts.mode
+        self.repeat_cursor: bool = opts.repeat_cursor
+        self.reject_next: bool = opts.reject_first_version
+        self.write_lock = threading.Lock()
+        self.state_lock = threading.Lock()
+        self.calls: dict[Any, Call] = {}
+        self.cancelled_ids: list[Any] = []
+        self.pending: dict[str, tuple[threading.Event, list[Json]]] = {}
+        self.next_server_id = 0
+        self.grandchild: subprocess.Popen[bytes] | None = None
+
+    # -- output ---------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        with self.write_lock:
+            try:
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+            except OSError:  # the client went away; nothing left to do
+                die(0)
+
+    def send(self, *messages: Json) -> None:
+        self.write(b"".join(encode(m) for m in messages))
+
+    def respond(self, message: Json) -> None:
+        if self.mode == "garbage_stdout":
+            # Banner, non-JSON, JSON non-objects, and a non-JSON-RPC object, all ahead of
+            # the real reply, in one write so every reply is preceded by all of them.
+            noise = b"Server v1.0 starting...\n<<not json>>\n[1,2]\n42\n" + b'{"hello":1}\n'
+            self.write(noise + encode(message))
+        else:
+            self.send(message)
+
+    def result(self, req_id: Any, result: Json) -> None:
+        self.respond({"jsonrpc": "2.0", "id": req_id, "result": result})
+
+    def error(self, req_id: Any, fault: RpcFault) -> None:
+        err: Json = {"code": fault.code, "message": fault.message}
+        if fault.data is not None:
+            err["data"] = fault.data
+        self.respond({"jsonrpc": "2.0", "id": req_id, "error": err})
+
+    def notify(self, method: str, params: Json) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    # -- input ----------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        if self.mode == "ignore_sigterm":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            # Inherits our stdout/stderr, as careless real servers' children do.
+            self.grandchild = subprocess.Popen(
+                [sys.executable, "-c", GRANDCHILD_CODE], stdin=subprocess.DEVNULL
+            )
+        if self.mode == "stderr_flood":
+            self.flood_stderr()
+        for line in sys.stdin.buffer:
+            if self.mode == "no_handshake" or not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.error(None, RpcFault(-32700, "Parse error"))
+                continue
+            if not isinstance(message, dict):
+                self.error(None, RpcFault(-32600, "Invalid Request"))
+                continue
+            self.on_message(message)
+        if self.mode == "ignore_sigterm":
+            while True:  # stdin EOF is not a reason to stop for this mode
+                time.sleep(3600)
+        die(0)
+
+    def flood_stderr(self) -> None:
+        # ~10 MB of 100-byte lines; a client that never reads stderr blocks us right here.
+        lines = (f"log line {i} ".ljust(99, ".") + "\n" for i in range(10 * MB // 100))
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) == 10_000:
+                sys.stderr.write("".join(batch))
+                batch.clear()
+        sys.stderr.write("".join(batch))
+        sys.stderr.flush()
+
+    def on_message(self, message: Json) -> None:
+        method = message.get("method")
+        if not isinstance(method, str):
+            self.on_response(message)
+            return
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if "id" not in message:
+            self.on_notification(method, params)
+            return
+        req_id = message["id"]
+        result: Json | None
+        try:
+            if self.mode == "modern":
+                result = self.modern_request(method, params)
+            else:
+                result = self.legacy_request(req_id, method, params)
+        except RpcFault as fault:
+            self.error(req_id, fault)
+            return
+        if result is not None:
+            self.result(req_id, result)
+
+    def on_response(self, message: Json) -> None:
+        server_id = message.get("id")
+        if not isinstance(server_id, str):
+            return  # not an answer to one of our "sN" requests
+        with self.state_lock:
+            waiter = self.pending.pop(server_id, None)
+        if waiter is not None:
+            waiter[1].append(message)
+            waiter[0].set()
+
+    def on_notification(self, method: str, params: Json) -> None:
+        if method != "notifications/cancelled":
+            return
+        req_id = params.get("requestId")
+        with self.state_lock:
+            self.cancelled_ids.append(req_id)
+            call = self.calls.get(req_id) if isinstance(req_id, str | int) else None
+        if call is not None:
+            call.cancelled.set()
+
+    # -- legacy protocol ------------------------------------------------------------------
+
+    def legacy_request(self, req_id: Any, method: str, params: Json) -> Json | None:
+        """Answer one request; None means the reply is sent later, or never."""
+        if method == "initialize":
+            if self.mode == "exit_during_handshake":
+                die(2, "cannot start: missing API key")
+            offered = params.get("protocolVersion")
+            version = offered if offered in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
+            if self.mode == "unknown_version":
+                version = "1999-01-01"
+            return {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": f"fault-{self.mode}", "version": "1.0"},
+            }
+        if method == "server/discover" and self.mode == "legacy_silent_discover":
+            return None
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self.list_tools(params.get("cursor"))
+        if method == "tools/call":
+            name = params.get("name")
+            args = params.get("arguments")
+            meta = params.get("_meta")
+            call = Call(
+                req_id,
+                name if isinstance(name, str) else "",
+                args if isinstance(args, dict) else {},
+                meta if isinstance(meta, dict) else {},
+            )
+            # Registered before the worker starts, so an early cancellation is not lost.
+            with self.state_lock:
+                self.calls[req_id] = call
+            threading.Thread(target=self.run_call, args=(call,), daemon=True).start()
+            return None
+        raise RpcFault(-32601, "Method not found")
+
+    def list_tools(self, cursor: Any) -> Json:
+        if self.mode != "paginated":
+            names = [*TOOLS, "pids"] if self.mode == "ignore_sigterm" else list(TOOLS)
+            return {"tools": [tool_schema(n) for n in names]}
+        pages = {None: (1, "p2"), "p2": (3, "p3"), "p3": (5, None)}
+        if cursor not in pages:
+            raise RpcFault(-32602, "Invalid cursor")
+        first, next_cursor = pages[cursor]
+        if cursor == "p2" and self.repeat_cursor:
+            next_cursor = "p2"
+        page: Json = {"tools": [tool_schema(f"tool{i}") for i in (first, first + 1)]}
+        if next_cursor is not None:
+            page["nextCursor"] = next_cursor
+        return page
+
+    def run_call(self, call: Call) -> None:
+        try:
+            self.before_call(call)
+            result = self.call_tool(call)
+        except RpcFault as fault:
+            self.error(call.id, fault)
+            return
+        except Exception as exc:  # report tool bugs to the client rather than hang
+            self.error(call.id, RpcFault(-32603, f"Internal error: {exc!r}"))
+            return
+        finally:
+            with self.state_lock:
+                self.calls.pop(call.id, None)
+        # A cancelled request gets no reply, whichever tool it was.
+        if result is not None and not call.cancelled.is_set():
+            self.result(call.id, result)
+
+    def before_call(self, call: Call) -> None:
+        """The per-mode fault injected ahead of every tools/call reply."""
+        if self.mode == "crash_mid_call":
+            die(3, "fatal: boom")
+        elif self.mode == "huge_line":
+            self.write_huge_line()
+        elif self.mode == "no_newline":
+            chunk = b"x" * MB
+            self.write(b'{"jsonrpc":"2.0","id":' + json.dumps(call.id).encode() + b',"result":"')
+            while True:
+                self.write(chunk)  # exits once the pipe breaks
+        elif self.mode == "wrong_ids":
+            wrong = call.id + 1000 if isinstance(call.id, int) else f"{call.id}1000"
+            self.send(
+                {"jsonrpc": "2.0", "id": wrong, "result": text_result("wrong")},
+                {"jsonrpc": "2.0", "id": "nonexistent", "result": text_result("wrong")},
+            )
+        elif self.mode == "flood_notifications":
+            log_line = encode(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/message",
+                    "params": {"level": "debug", "data": "n"},
+                }
+            )
+            unknown = encode({"jsonrpc": "2.0", "method": "notifications/whatever"})
+            self.write(log_line * 10_000 + unknown * 10_000)
+
+    def write_huge_line(self) -> None:
+        # One valid 100 MB notification, sent in 1 MB pieces under a single lock hold.
+        head = (
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'
+        )
+        chunk = b"x" * MB
+        with self.write_lock:
+            try:
+                out = sys.stdout.buffer
+                out.write(head)
+                for _ in range(100):
+                    out.write(chunk)
+                out.write(b'"}}\n')
+                out.flush()
+            except OSError:
+                die(0)
+
+    def call_tool(self, call: Call) -> Json | None:
+        name, args = call.name, call.args
+        if name == "echo":
+            return text_result(str(args.get("text", "")))
+        if name == "sleep":
+            if call.cancelled.wait(float(args.get("seconds", 0))):
+                return None
+            return text_result("slept")
+        if name == "cancelled_ids":
+            with self.state_lock:
+                ids = list(self.cancelled_ids)
+            return text_result(json.dumps(ids))
+        if name == "progress":
+            return self.progress(call)
+        if name in ASK_REQUESTS:
+            method, params = ASK_REQUESTS[name]
+            return text_result(json.dumps(self.ask_client(method, params)))
+        if name == "notify":
+            kinds = args.get("kinds") or list(NOTIFICATIONS)
+            for kind in kinds:
+                if kind not in NOTIFICATIONS:
+                    raise RpcFault(-32602, f"Unknown notification kind: {kind}")
+                self.notify(kind, NOTIFICATIONS[kind])
+            return text_result("ok")
+        if name == "stderr":
+            log(str(args.get("text", "")))
+            return text_result("ok")
+        if name == "exit":
+            die(int(args.get("code", 0)))
+        if name == "pids" and self.grandchild is not None:
+            return text_result(json.dumps({"pid": os.getpid(), "grandchild": self.grandchild.pid}))
+        if self.mode == "paginated" and name.startswith("tool"):
+            return text_result(name)
+        raise RpcFault(-32602, f"Unknown tool: {name}")
+
+    def progress(self, call: Call) -> Json | None:
+        steps = int(call.args.get("steps", 3))
+        interval = float(call.args.get("interval", 0.1))
+        token = call.meta.get("progressToken")
+        for i in range(1, steps + 1):
+            if call.cancelled.wait(interval):
+                return None
+            if token is not None:
+                self.notify(
+                    "notifications/progress",
+                    {"progressToken": token, "progress": i, "total": steps, "message": f"step {i}"},
+                )
+        return text_result("done")
+
+    def ask_client(self, method: str, params: Json) -> Json:
+        """Send a server->client request and block until the client answers it."""
+        done = threading.Event()
+        answer: list[Json] = []
+        with self.state_lock:
+            self.next_server_id += 1
+            server_id = f"s{self.next_server_id}"
+            self.pending[server_id] = (done, answer)
+        self.send({"jsonrpc": "2.0", "id": server_id, "method": method, "params": params})
+        done.wait()
+        reply = answer[0]
+        outcome: Json = reply["error"] if "error" in reply else reply.get("result", {})
+        return outcome
+
+    # -- modern protocol ------------------------------------------------------------------
+
+    def modern_request(self, method: str, params: Json) -> Json:
+        meta = params.get("_meta")
+        version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+        if self.reject_next:
+            self.reject_next = False
+            raise unsupported(version)
+        if method == "initialize":  # a legacy client: say which versions we do speak
+            raise unsupported(params.get("protocolVersion"))
+        if version is None:
+            raise RpcFault(-32602, f"Missing _meta[{VERSION_KEY!r}]")
+        if version != MODERN_VERSION:
+            raise unsupported(version)
+        if method == "server/discover":
+            result: Json = {
+                "supportedVersions": [MODERN_VERSION],
+                "capabilities": {"tools": {}},
+                "_meta": {SERVER_INFO_KEY: {"name": "fault-modern", "version": "1"}},
+            }
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {"tools": [tool_schema("echo"), tool_schema("mrtr")]}
+        elif method == "tools/call":
+            result = self.modern_call(params)
+        else:
+            raise RpcFault(-32601, "Method not found")
+        result.setdefault("resultType", "complete")
+        return result
+
+    def modern_call(self, params: Json) -> Json:
+        name = params.get("name")
+        args = params.get("arguments")
+        args = args if isinstance(args, dict) else {}
+        if name == "echo":
+            return text_result(str(args.get("text", "")))
+        if name != "mrtr":
+            raise RpcFault(-32602, f"Unknown tool: {name}")
+        if "inputResponses" not in params:
+            schema = {"type": "object", "properties": {"confirmed": {"type": "boolean"}}}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {
+                    "q1": {
+                        "method": "elicitation/create",
+                        "params": {"message": "ok?", "requestedSchema": schema},
+                    }
+                },
+                "requestState": "opaque-state-123",
+            }
+        echoed = {
+            "inputResponses": params["inputResponses"],
+            "requestState": params.get("requestState"),
+        }
+        return text_result(json.dumps(echoed))
+
+
+def unsupported(requested: Any) -> RpcFault:
+    data = {"supported": [MODERN_VERSION], "requested": requested}
+    return RpcFault(-32022, "Unsupported protocol version", data)
+
+
+def tool_schema(name: str) -> Json:
+    description, args = TOOLS.get(name) or EXTRA_TOOLS.get(name) or (f"Test tool {name}.", {})
+    properties = {arg: {"type": kind} for arg, kind in args.items()}
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=MODES, default="normal")
+    parser.add_argument("--initial-stderr", metavar="TEXT", help="print TEXT to stderr at start")
+    parser.add_argument("--repeat-cursor", action="store_true", help="paginated: p2 loops")
+    parser.add_argument(
+        "--reject-first-version", action="store_true", help="modern: -32022 the first request"
+    )
+    opts = parser.parse_args()
+    if opts.initial_stderr is not None:
+        log(opts.initial_stderr)
+    FaultServer(opts).serve()
+
+
+if __name__ == "__main__":
+    main()
