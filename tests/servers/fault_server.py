@@ -447,9 +447,8 @@ class FaultServer:
             self.pending[server_id] = (done, answer)
         self.send({"jsonrpc": "2.0", "id": server_id, "method": method, "params": params})
         done.wait()
-        reply = answer[0]
-        outcome: Json = reply["error"] if "error" in reply else reply.get("result", {})
-        return outcome
+        # The whole reply, so tests can check its envelope (id, result or error).
+        return answer[0]
 
     # -- modern protocol ------------------------------------------------------------------
 

@@ -1,0 +1,130 @@
+"""Era and version negotiation against legacy, modern, silent and broken servers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from paicli.mcp import (
+    ClientHandlers,
+    ConnectionClosed,
+    ProtocolError,
+    RequestTimeout,
+    connect,
+)
+from paicli.mcp._negotiate import _ERA_CACHE
+from tests.conftest import fault_server
+
+
+async def test_legacy_server_is_probed_then_initialized() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        assert session.era == "legacy"
+        assert session.protocol_version == "2025-11-25"
+        assert session.server_info.name == "fault-normal"
+        assert "tools" in session.server_capabilities
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_every_handshake_version_can_be_pinned(version: str) -> None:
+    async with asyncio.timeout(20), connect(fault_server(protocol=version)) as session:
+        assert session.era == "legacy"
+        assert session.protocol_version == version
+
+
+async def test_modern_server_is_used_statelessly() -> None:
+    async with asyncio.timeout(20), connect(fault_server("modern")) as session:
+        assert session.era == "modern"
+        assert session.protocol_version == "2026-07-28"
+        assert session.server_info.name == "fault-modern"
+        # The modern server refuses any request without the per-request _meta.
+        assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
+
+
+async def test_unsupported_version_error_is_retried_once_with_a_mutual_version() -> None:
+    server = fault_server("modern", "--reject-first-version")
+    async with asyncio.timeout(20), connect(server) as session:
+        assert session.era == "modern"
+        assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
+
+
+async def test_input_required_is_answered_through_the_handlers_and_state_echoed() -> None:
+    async def elicitation(params: dict[str, object]) -> dict[str, object]:
+        return {"action": "accept", "content": {"confirmed": True}}
+
+    handlers = ClientHandlers(elicitation=elicitation)
+    async with asyncio.timeout(20), connect(fault_server("modern"), handlers=handlers) as session:
+        echoed = json.loads((await session.call_tool("mrtr")).text)
+    assert echoed == {
+        "inputResponses": {"q1": {"action": "accept", "content": {"confirmed": True}}},
+        "requestState": "opaque-state-123",
+    }
+
+
+async def test_a_silent_probe_falls_back_to_the_handshake_after_its_timeout() -> None:
+    server = fault_server("legacy_silent_discover", handshake_timeout=0.5)
+    async with asyncio.timeout(20), connect(server) as session:
+        assert session.era == "legacy"
+
+
+async def test_the_verdict_is_remembered_for_the_same_server() -> None:
+    async with (
+        asyncio.timeout(20),
+        connect(fault_server("legacy_silent_discover", handshake_timeout=0.5)),
+    ):
+        pass
+    patient = fault_server("legacy_silent_discover", handshake_timeout=30)
+    assert _ERA_CACHE[patient.identity] == "legacy"
+    # A second probe would wait 10 s for the silent server; the remembered verdict skips it.
+    async with asyncio.timeout(5), connect(patient) as session:
+        assert session.era == "legacy"
+
+
+async def test_pinning_modern_against_a_legacy_server_fails_clearly() -> None:
+    with pytest.raises(ProtocolError, match="does not speak protocol 2026-07-28"):
+        async with asyncio.timeout(20), connect(fault_server(protocol="modern")):
+            pass
+
+
+async def test_an_unknown_handshake_version_is_refused() -> None:
+    with pytest.raises(ProtocolError, match=r"'1999-01-01', which paicli does not support"):
+        async with asyncio.timeout(20), connect(fault_server("unknown_version")):
+            pass
+
+
+async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
+    server = fault_server("no_handshake", handshake_timeout=0.3)
+    with pytest.raises(RequestTimeout, match="initialize timed out"):
+        async with asyncio.timeout(20), connect(server):
+            pass
+
+
+async def test_a_server_exiting_during_the_handshake_reports_exit_code_and_stderr() -> None:
+    with pytest.raises(ConnectionClosed) as info:
+        async with asyncio.timeout(20), connect(fault_server("exit_during_handshake")):
+            pass
+    assert info.value.exit_code == 2
+    assert "cannot start: missing API key" in str(info.value)
+
+
+async def test_list_tools_follows_every_page() -> None:
+    async with asyncio.timeout(20), connect(fault_server("paginated")) as session:
+        names = [t.name for t in await session.list_tools()]
+    assert names == [f"tool{i}" for i in range(1, 7)]
+
+
+async def test_list_tools_stops_on_a_repeated_cursor() -> None:
+    server = fault_server("paginated", "--repeat-cursor")
+    async with asyncio.timeout(20), connect(server) as session:
+        names = [t.name for t in await session.list_tools()]
+    assert names == ["tool1", "tool2", "tool3", "tool4"]
+
+
+async def test_a_config_dict_works_like_a_typed_description() -> None:
+    typed = fault_server()
+    entry = {"command": typed.command, "args": list(typed.args), "startupTimeout": 5}
+    async with asyncio.timeout(20), connect(entry, name="fault") as session:
+        assert session.server.label == "fault"
+        assert session.server.handshake_timeout == 5
+        assert (await session.call_tool("echo", {"text": "dict"})).text == "dict"

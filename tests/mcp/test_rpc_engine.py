@@ -1,0 +1,207 @@
+"""The JSON-RPC engine against our fault server: ids, deadlines, cancellation, progress,
+server-to-client requests, notifications, and failing pending calls when the server dies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from paicli.mcp import (
+    ClientHandlers,
+    ClientSession,
+    ConnectionClosed,
+    Notification,
+    Progress,
+    RequestTimeout,
+    Root,
+    RpcError,
+    connect,
+)
+from tests.conftest import fault_server
+
+
+async def cancelled_ids(session: ClientSession) -> list[int]:
+    result = await session.call_tool("cancelled_ids")
+    ids = json.loads(result.text)
+    assert isinstance(ids, list)
+    return ids
+
+
+async def test_many_concurrent_calls_each_get_their_own_answer() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        results = await asyncio.gather(
+            *(session.call_tool("echo", {"text": f"msg {i}"}) for i in range(200))
+        )
+        assert [r.text for r in results] == [f"msg {i}" for i in range(200)]
+
+
+async def test_responses_with_unknown_ids_are_dropped_not_delivered() -> None:
+    async with asyncio.timeout(20), connect(fault_server("wrong_ids")) as session:
+        results = await asyncio.gather(
+            *(session.call_tool("echo", {"text": str(i)}) for i in range(20))
+        )
+        assert [r.text for r in results] == [str(i) for i in range(20)]
+
+
+async def test_deadline_fails_the_call_and_tells_the_server_to_cancel() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        with pytest.raises(RequestTimeout, match=r"tools/call timed out after 0.2s"):
+            await session.call_tool("sleep", {"seconds": 30}, timeout=0.2)
+        ids = await cancelled_ids(session)
+        assert len(ids) == 1
+        # The connection is still usable afterwards.
+        assert (await session.call_tool("echo", {"text": "after"})).text == "after"
+
+
+async def test_caller_cancellation_tells_the_server_to_cancel() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        call = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 30}))
+        await asyncio.sleep(0)  # let the request go out
+        while not session._engine._pending:  # noqa: ASYNC110 - event loop turns only
+            await asyncio.sleep(0)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert len(await cancelled_ids(session)) == 1
+
+
+async def test_server_default_request_timeout_applies_when_none_given() -> None:
+    server = fault_server(request_timeout=0.3)
+    async with asyncio.timeout(20), connect(server) as session:
+        with pytest.raises(RequestTimeout):
+            await session.call_tool("sleep", {"seconds": 30})
+
+
+async def test_progress_reaches_the_per_call_callback() -> None:
+    updates: list[Progress] = []
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        result = await session.call_tool(
+            "progress", {"steps": 3, "interval": 0.01}, on_progress=updates.append
+        )
+    assert result.text == "done"
+    assert [(u.progress, u.total, u.message) for u in updates] == [
+        (1.0, 3.0, "step 1"),
+        (2.0, 3.0, "step 2"),
+        (3.0, 3.0, "step 3"),
+    ]
+
+
+async def test_progress_extends_the_deadline_when_asked() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        # 8 steps of 0.1 s take 0.8 s, well past the 0.3 s deadline, but each step resets it.
+        result = await session.call_tool(
+            "progress",
+            {"steps": 8, "interval": 0.1},
+            timeout=0.3,
+            on_progress=lambda p: None,
+            progress_extends_deadline=True,
+            max_timeout=10,
+        )
+        assert result.text == "done"
+
+
+async def test_progress_never_extends_past_the_hard_maximum() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        with pytest.raises(RequestTimeout):
+            await session.call_tool(
+                "progress",
+                {"steps": 50, "interval": 0.1},
+                timeout=0.3,
+                on_progress=lambda p: None,
+                progress_extends_deadline=True,
+                max_timeout=0.6,
+            )
+
+
+async def test_server_ping_is_always_answered() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        answer = json.loads((await session.call_tool("ask_ping")).text)
+        assert answer == {"jsonrpc": "2.0", "id": answer["id"], "result": {}}
+
+
+async def test_server_requests_reach_the_handlers() -> None:
+    async def sampling(params: dict[str, object]) -> dict[str, object]:
+        return {"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}
+
+    async def elicitation(params: dict[str, object]) -> dict[str, object]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    handlers = ClientHandlers(
+        roots=[Root("file:///work", "work")], sampling=sampling, elicitation=elicitation
+    )
+    async with asyncio.timeout(20), connect(fault_server(), handlers=handlers) as session:
+        roots = json.loads((await session.call_tool("ask_roots")).text)
+        sample = json.loads((await session.call_tool("ask_sampling")).text)
+        elicit = json.loads((await session.call_tool("ask_elicitation")).text)
+    assert roots["result"] == {"roots": [{"uri": "file:///work", "name": "work"}]}
+    assert sample["result"]["content"]["text"] == "sampled"
+    assert elicit["result"] == {"action": "accept", "content": {"name": "Ada"}}
+
+
+async def test_server_requests_without_a_handler_get_method_not_found() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        for tool in ("ask_roots", "ask_sampling", "ask_elicitation"):
+            answer = json.loads((await session.call_tool(tool)).text)
+            assert answer["error"]["code"] == -32601, tool
+
+
+async def test_a_failing_handler_sends_an_internal_error_and_the_session_survives() -> None:
+    async def broken(params: dict[str, object]) -> dict[str, object]:
+        raise RuntimeError("handler bug")
+
+    handlers = ClientHandlers(sampling=broken)
+    async with asyncio.timeout(20), connect(fault_server(), handlers=handlers) as session:
+        answer = json.loads((await session.call_tool("ask_sampling")).text)
+        assert answer["error"]["code"] == -32603
+        assert "handler bug" in answer["error"]["message"]
+        assert (await session.call_tool("echo", {"text": "ok"})).text == "ok"
+
+
+async def test_notifications_reach_subscribers_and_unknown_ones_are_ignored() -> None:
+    seen: list[Notification] = []
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        session.subscribe(seen.append)
+        assert (await session.call_tool("notify")).text == "ok"
+    methods = [n.method for n in seen]
+    assert "notifications/tools/list_changed" in methods
+    assert Notification("notifications/resources/updated", {"uri": "test://r"}) in seen
+    assert (
+        Notification("notifications/message", {"level": "info", "logger": "t", "data": "hello"})
+        in seen
+    )
+
+
+async def test_a_notification_flood_does_not_break_the_call() -> None:
+    count = 0
+
+    def on_notification(n: Notification) -> None:
+        nonlocal count
+        count += n.method == "notifications/message"
+
+    async with asyncio.timeout(30), connect(fault_server("flood_notifications")) as session:
+        session.subscribe(on_notification)
+        assert (await session.call_tool("echo", {"text": "x"})).text == "x"
+    assert count == 10_000
+
+
+async def test_server_crash_fails_every_pending_call_with_exit_code_and_stderr() -> None:
+    async with asyncio.timeout(20), connect(fault_server("crash_mid_call")) as session:
+        calls = [session.call_tool("echo", {"text": str(i)}) for i in range(5)]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        for result in results:
+            assert isinstance(result, ConnectionClosed)
+            assert result.exit_code == 3
+            assert "fatal: boom" in result.stderr_tail
+            assert "exit code 3" in str(result)
+        # Later calls fail at once with the same reason.
+        with pytest.raises(ConnectionClosed, match="exit code 3"):
+            await session.call_tool("echo", {"text": "late"})
+
+
+async def test_tool_errors_are_results_and_protocol_errors_are_rpc_errors() -> None:
+    async with asyncio.timeout(20), connect(fault_server()) as session:
+        with pytest.raises(RpcError) as info:
+            await session.call_tool("no_such_tool")
+        assert info.value.code == -32602

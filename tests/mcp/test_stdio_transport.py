@@ -1,0 +1,139 @@
+"""The stdio transport with real subprocesses: environment, framing limits, stderr capture,
+and the shutdown ladder (process groups, grandchildren, cancellation)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, connect
+from paicli.mcp._stdio import StdioTransport
+from tests.conftest import fault_server
+
+
+def process_alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie (PID 1 here may never reap orphans)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+
+
+async def test_server_gets_a_minimal_environment_plus_its_own_variables(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PAICLI_TEST_SECRET", "must-not-leak")
+    script = "import json, os; print(json.dumps(dict(os.environ)), flush=True)"
+    transport = await StdioTransport.start(
+        sys.executable, ["-c", script], env={"MY_KEY": "v"}, cwd=tmp_path
+    )
+    async with asyncio.timeout(10):
+        env = await transport.receive()
+        await transport.aclose()
+    assert env["MY_KEY"] == "v"
+    assert "PAICLI_TEST_SECRET" not in env
+    assert env["PATH"] == os.environ["PATH"]
+
+
+async def test_server_directory_and_process_group_are_reported(tmp_path: Path) -> None:
+    script = (
+        "import json, os; print(json.dumps({'cwd': os.getcwd(), 'pgid': os.getpgid(0)}),"
+        " flush=True)"
+    )
+    transport = await StdioTransport.start(sys.executable, ["-c", script], cwd=tmp_path)
+    async with asyncio.timeout(10):
+        message = await transport.receive()
+        await transport.aclose()
+    assert message["cwd"] == str(tmp_path)
+    assert message["pgid"] == transport.pid
+    assert message["pgid"] != os.getpgid(0)
+
+
+async def test_missing_command_is_a_clear_error() -> None:
+    with pytest.raises(ConnectionClosed, match="cannot start 'no-such-mcp-server'"):
+        async with connect(StdioServer("no-such-mcp-server")):
+            pass
+
+
+async def test_banners_and_garbage_on_stdout_are_skipped() -> None:
+    async with asyncio.timeout(20), connect(fault_server("garbage_stdout")) as session:
+        assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"
+        assert len(await session.list_tools()) > 0
+
+
+async def test_a_line_over_the_size_limit_ends_the_connection_with_bounded_memory() -> None:
+    async with asyncio.timeout(30), connect(fault_server("huge_line")) as session:
+        with pytest.raises(MessageTooLarge, match="67108864 byte limit"):
+            await session.call_tool("echo", {"text": "x"})
+
+
+async def test_the_size_limit_is_configurable() -> None:
+    server = fault_server("normal", max_message_size=1000)
+    async with asyncio.timeout(20), connect(server) as session:
+        assert (await session.call_tool("echo", {"text": "short"})).text == "short"
+        with pytest.raises(MessageTooLarge, match="1000 byte limit"):
+            await session.call_tool("echo", {"text": "y" * 2000})
+
+
+async def test_a_stream_without_newlines_ends_the_connection() -> None:
+    server = fault_server("no_newline", max_message_size=4 * 1024 * 1024)
+    async with asyncio.timeout(30), connect(server) as session:
+        with pytest.raises(MessageTooLarge):
+            await session.call_tool("echo", {"text": "x"})
+
+
+async def test_stderr_is_kept_in_a_ring_buffer_of_the_last_200_lines(tmp_path: Path) -> None:
+    mirror = tmp_path / "logs" / "server.log"
+    server = fault_server("stderr_flood", stderr_file=str(mirror))
+    async with asyncio.timeout(30), connect(server) as session:
+        # 10 MB of stderr before the server reads stdin: it only answers if we drain it.
+        assert (await session.call_tool("echo", {"text": "x"})).text == "x"
+        await session.call_tool("stderr", {"text": "last words"})
+        lines = session.stderr_lines()
+    assert len(lines) == 200
+    assert lines[-1] == "last words"
+    assert mirror.stat().st_size > 10_000_000
+    assert mirror.read_bytes().endswith(b"last words\n")
+
+
+async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild() -> None:
+    async with asyncio.timeout(30):
+        async with connect(fault_server("ignore_sigterm")) as session:
+            pids = json.loads((await session.call_tool("pids")).text)
+            assert session.pid == pids["pid"]
+            assert process_alive(pids["grandchild"])
+        assert not process_alive(pids["pid"])
+        assert not process_alive(pids["grandchild"])
+
+
+async def test_shutdown_finishes_even_when_the_caller_is_cancelled() -> None:
+    async with asyncio.timeout(30):
+        context = connect(fault_server("ignore_sigterm"))
+        session = await context.__aenter__()
+        pids = json.loads((await session.call_tool("pids")).text)
+        closing = asyncio.ensure_future(session.aclose())
+        await asyncio.sleep(0)
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        assert not process_alive(pids["pid"])
+        assert not process_alive(pids["grandchild"])
+        await context.__aexit__(None, None, None)
+
+
+async def test_a_well_behaved_server_exits_on_stdin_close() -> None:
+    async with asyncio.timeout(20):
+        async with connect(fault_server()) as session:
+            pid = session.pid
+            assert pid is not None
+        assert session.transport is not None
+        assert not process_alive(pid)
+        returncode = getattr(session.transport, "returncode", None)
+        assert returncode == 0
