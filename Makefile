@@ -86,8 +86,10 @@ fmt: $(UV_SYNC_STAMP)
 	$(UVRUN) ruff format
 	$(UVRUN) ruff check --fix
 
+# Until the agent REPL lands, `make run` shows a live MCP server: start, negotiate, list tools.
+RUN_ARGS ?= mcp probe -- python tests/servers/sdk_server.py
 run: setup
-	$(UVRUN) paicli $(ARGS)
+	$(UVRUN) paicli $(or $(ARGS),$(RUN_ARGS))
 
 bench: setup
 	$(UVRUN) python bench/run.py $(ARGS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,7 @@ class _DeadlinePassed(Exception):
 
 
 class _Pending:
-    __slots__ = ("deadline_cap", "future", "method", "on_progress", "timeout", "timer")
+    __slots__ = ("deadline", "deadline_cap", "future", "method", "on_progress", "timeout")
 
     def __init__(
         self,
@@ -57,16 +58,12 @@ class _Pending:
         self.future = future
         self.method = method
         self.on_progress = on_progress
-        self.timer: asyncio.TimerHandle | None = None
+        # Absolute loop time at which the request expires (inf: never).
+        self.deadline = math.inf
         self.timeout = 0.0
         # Absolute loop time past which progress can no longer extend the deadline;
         # None when progress does not extend it at all.
         self.deadline_cap: float | None = None
-
-
-def _expire(future: asyncio.Future[JsonObject]) -> None:
-    if not future.done():
-        future.set_exception(_DeadlinePassed())
 
 
 def error_from_wire(error: Any) -> RpcError:
@@ -102,6 +99,10 @@ class RpcEngine:
         self._inbound: dict[Any, asyncio.Task[None]] = {}
         self._group: asyncio.TaskGroup | None = None
         self._loop = asyncio.get_running_loop()
+        # One timer for all deadlines, armed at the earliest: most requests finish long
+        # before their deadline, so a timer per request would be pure overhead.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
 
     @property
     def closed(self) -> McpError | None:
@@ -130,6 +131,9 @@ class RpcEngine:
 
     def _fail_all(self, exc: McpError) -> None:
         self._closed = exc
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         for entry in self._pending.values():
             if not entry.future.done():
                 entry.future.set_exception(exc)
@@ -172,7 +176,9 @@ class RpcEngine:
             if timeout is not None:
                 now = loop.time()
                 entry.timeout = timeout
-                entry.timer = loop.call_at(now + timeout, _expire, future)
+                entry.deadline = now + timeout
+                if entry.deadline < self._timer_at:
+                    self._arm(entry.deadline)
                 if progress_extends_deadline:
                     entry.deadline_cap = now + (max_timeout if max_timeout else timeout * 10)
             return await future
@@ -187,8 +193,27 @@ class RpcEngine:
             raise
         finally:
             del self._pending[request_id]
-            if entry.timer is not None:
-                entry.timer.cancel()
+
+    def _arm(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = self._loop.call_at(when, self._expire_due)
+
+    def _expire_due(self) -> None:
+        """Fail the requests whose deadline has passed; re-arm for the next one."""
+        self._timer = None
+        self._timer_at = math.inf
+        now = self._loop.time()
+        earliest = math.inf
+        for entry in self._pending.values():
+            if entry.deadline <= now:
+                if not entry.future.done():
+                    entry.future.set_exception(_DeadlinePassed())
+            elif entry.deadline < earliest:
+                earliest = entry.deadline
+        if earliest < math.inf:
+            self._arm(earliest)
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         """Send a notification."""
@@ -275,10 +300,9 @@ class RpcEngine:
             )
         except Exception:
             log.exception("progress callback failed for %s", entry.method)
-        if entry.deadline_cap is not None and entry.timer is not None:
-            entry.timer.cancel()
-            deadline = min(self._loop.time() + entry.timeout, entry.deadline_cap)
-            entry.timer = self._loop.call_at(deadline, _expire, entry.future)
+        if entry.deadline_cap is not None and entry.deadline < math.inf:
+            # The armed timer fires at the old deadline, sees the new one, and re-arms.
+            entry.deadline = min(self._loop.time() + entry.timeout, entry.deadline_cap)
 
     def _on_cancelled(self, params: Any) -> None:
         if not isinstance(params, dict):
