@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paicli.mcp import StdioServer, _negotiate
+from paicli.mcp import ClientHandlers, Notification, Root, StdioServer, _negotiate
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).parent.parent
@@ -32,3 +34,45 @@ def sdk_server(**options: Any) -> StdioServer:
 def _forget_protocol_verdicts() -> None:
     """Each test negotiates from scratch: the era cache is per process."""
     _negotiate._ERA_CACHE.clear()
+
+
+class Inbox:
+    """Collects every server notification; `wait_for` waits on arrivals, never polls."""
+
+    def __init__(self) -> None:
+        self.notes: list[Notification] = []
+        self._arrived = asyncio.Event()
+
+    def __call__(self, note: Notification) -> None:
+        self.notes.append(note)
+        self._arrived.set()
+
+    async def wait_for(self, match: Callable[[Notification], bool]) -> Notification:
+        while True:
+            self._arrived.clear()
+            for note in self.notes:
+                if match(note):
+                    return note
+            await self._arrived.wait()
+
+
+def recording_handlers(
+    asked: dict[str, list[dict[str, Any]]], root: Root, form: dict[str, Any]
+) -> ClientHandlers:
+    """Handlers that record what they were asked: a canned model reply, `form` as the
+    accepted elicitation content, and `root` as the only root."""
+
+    async def sampling(params: dict[str, Any]) -> dict[str, Any]:
+        asked.setdefault("sampling", []).append(params)
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "hi from the model"},
+            "model": "test-model",
+            "stopReason": "endTurn",
+        }
+
+    async def elicitation(params: dict[str, Any]) -> dict[str, Any]:
+        asked.setdefault("elicitation", []).append(params)
+        return {"action": "accept", "content": dict(form)}
+
+    return ClientHandlers(roots=[root], sampling=sampling, elicitation=elicitation)

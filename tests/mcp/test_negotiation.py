@@ -10,6 +10,7 @@ import pytest
 from paicli.mcp import (
     ClientHandlers,
     ConnectionClosed,
+    HandlerError,
     ProtocolError,
     RequestTimeout,
     connect,
@@ -128,3 +129,10 @@ async def test_a_config_dict_works_like_a_typed_description() -> None:
         assert session.server.label == "fault"
         assert session.server.handshake_timeout == 5
         assert (await session.call_tool("echo", {"text": "dict"})).text == "dict"
+
+
+async def test_input_required_without_a_handler_fails_the_call_with_a_handler_error() -> None:
+    async with asyncio.timeout(20), connect(fault_server("modern")) as session:
+        with pytest.raises(HandlerError, match="could not answer the server's elicitation/create"):
+            await session.call_tool("mrtr")
+        assert (await session.call_tool("echo", {"text": "after"})).text == "after"

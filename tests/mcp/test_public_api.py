@@ -22,6 +22,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "ContentBlock",
         "EmbeddedResource",
         "GetPromptResult",
+        "HandlerError",
         "ImageContent",
         "Implementation",
         "McpError",

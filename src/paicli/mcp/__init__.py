@@ -11,6 +11,7 @@ from ._connect import connect
 from ._rpc import Progress
 from .errors import (
     ConnectionClosed,
+    HandlerError,
     McpError,
     MessageTooLarge,
     ProtocolError,
@@ -58,6 +59,7 @@ __all__ = [
     "ContentBlock",
     "EmbeddedResource",
     "GetPromptResult",
+    "HandlerError",
     "ImageContent",
     "Implementation",
     "McpError",

@@ -47,9 +47,11 @@ async def negotiate(session: ClientSession) -> None:
                 f"{session.server.label}: server does not speak protocol {version} "
                 "(it is pinned by the 'protocol' setting)"
             )
-    elif not await _discover(session, LATEST_MODERN):
-        await _initialize(session, LATEST_HANDSHAKE)
-    _ERA_CACHE[session.server.identity] = session.era
+    else:
+        if not await _discover(session, LATEST_MODERN):
+            await _initialize(session, LATEST_HANDSHAKE)
+        # Only a probe's verdict is worth remembering; a pin says nothing about the server.
+        _ERA_CACHE[session.server.identity] = session.era
 
 
 async def _discover(session: ClientSession, version: str) -> bool:

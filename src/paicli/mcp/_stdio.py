@@ -14,7 +14,6 @@ import os
 import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import IO, Any
 
 import orjson
@@ -83,8 +82,7 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
         self.stderr_lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self._stderr_file = stderr_file
         self._stderr_partial = b""
-        self._pieces: list[bytes] = []
-        self._pieces_len = 0
+        self._partial = bytearray()
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
         self._drain_waiters: list[asyncio.Future[None]] = []
@@ -137,11 +135,11 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
             return
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
-            if self._pieces:
-                self._pieces.append(data[start:end])
-                line = b"".join(self._pieces)
-                self._pieces.clear()
-                self._pieces_len = 0
+            if self._partial:
+                # The end of a line that spans reads: complete it in place, parse, release.
+                self._partial += data[start:end]
+                line: bytes | bytearray = self._partial
+                self._partial = bytearray()
             else:
                 line = data[start:end]
             start = end + 1
@@ -150,25 +148,24 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
                 return
             self._parse_line(line)
         if start < len(data):
-            rest = data[start:] if start else data
-            self._pieces.append(rest)
-            self._pieces_len += len(rest)
-            if self._pieces_len > self.max_message_size:
-                self._too_large(self._pieces_len)
+            # Growing one bytearray (realloc, mremap for large sizes) keeps a long message
+            # at about its own size in memory, where a list of chunks plus a join needs two.
+            self._partial += data[start:] if start else data
+            if len(self._partial) > self.max_message_size:
+                self._too_large(len(self._partial))
                 return
         if self.messages:
             self.wake()
 
-    def _parse_line(self, line: bytes) -> None:
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if not line.strip():
-            return
+    def _parse_line(self, line: bytes | bytearray) -> None:
         try:
+            # JSON whitespace includes "\r", so CRLF framing parses as is.
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
+            if line.isspace() or not line:
+                return
             # Banners and log lines on stdout break the spec but are common; skip them.
-            log.warning("skipping non-JSON line on server stdout: %.200r", line)
+            log.warning("skipping non-JSON line on server stdout: %.200r", bytes(line[:200]))
             return
         if isinstance(message, dict):
             self.messages.append(message)
@@ -176,11 +173,10 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
             # A JSON-RPC batch (2025-03-26 only): deliver its members one by one.
             self.messages.extend(m for m in message if isinstance(m, dict))
         else:
-            log.warning("skipping non-object JSON on server stdout: %.200r", line)
+            log.warning("skipping non-object JSON on server stdout: %.200r", bytes(line[:200]))
 
     def _too_large(self, size: int) -> None:
-        self._pieces.clear()
-        self._pieces_len = 0
+        self._partial = bytearray()
         self.closed = MessageTooLarge(
             f"server sent a message over the {self.max_message_size} byte limit "
             f"(at least {size} bytes)"
@@ -256,7 +252,7 @@ class StdioTransport:
         self._stderr_file = stderr_file
         self._closing = False
         self._outbox: list[bytes] = []
-        self._flush_scheduled = False
+        self._batching = False
 
     @classmethod
     async def start(
@@ -273,8 +269,9 @@ class StdioTransport:
         loop = asyncio.get_running_loop()
         mirror: IO[bytes] | None = None
         if stderr_file is not None:
-            Path(stderr_file).parent.mkdir(parents=True, exist_ok=True)
-            # A local append-mode open is quick; the file is closed in aclose().
+            # Creating a log folder and opening a local file are quick, one-off operations;
+            # the file is closed in aclose().
+            os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), exist_ok=True)  # noqa: ASYNC240
             mirror = open(stderr_file, "ab")  # noqa: SIM115, ASYNC230
         protocol = _StdioProtocol(max_message_size, mirror)
         try:
@@ -315,17 +312,26 @@ class StdioTransport:
             raise protocol.closed
         if self._transport.get_returncode() is not None:
             raise await self._closed_error("server stdin is closed")
-        # Messages queued in one event-loop turn go out in one write: with many calls in
-        # flight this saves a system call per message.
-        self._outbox.append(orjson.dumps(message))
-        self._outbox.append(b"\n")
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+        data = orjson.dumps(message)
+        if self._batching:
+            # Later sends of the same event-loop turn go out together in one write at the
+            # end of the turn: with many calls in flight this saves a syscall per message.
+            self._outbox += (data, b"\n")
+        else:
+            # The first send of a turn goes out at once, so a lone call waits for nothing.
+            stdin = self._transport.get_pipe_transport(0)
+            if stdin is None or stdin.is_closing():
+                raise await self._closed_error("server stdin is closed")
+            assert isinstance(stdin, asyncio.WriteTransport)
+            stdin.writelines((data, b"\n"))
+            self._batching = True
+            asyncio.get_running_loop().call_soon(self._end_turn)
         await protocol.drain()
 
-    def _flush(self) -> None:
-        self._flush_scheduled = False
+    def _end_turn(self) -> None:
+        self._batching = False
+        if not self._outbox:
+            return
         outbox, self._outbox = self._outbox, []
         stdin = self._transport.get_pipe_transport(0)
         if stdin is None or stdin.is_closing():
@@ -373,7 +379,7 @@ class StdioTransport:
         cancelled = False
         pgid = self.pid
         if self._outbox:
-            self._flush()
+            self._end_turn()
         stdin = self._transport.get_pipe_transport(0)
         if stdin is not None:
             stdin.close()

@@ -9,7 +9,9 @@ Every error the library raises derives from `McpError`:
     ├── RequestTimeout           a request passed its deadline (the server was told to cancel)
     ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
     │   └── UnsupportedVersion   -32022: the server does not speak the requested version
-    └── ProtocolError            the server broke the protocol (bad version, malformed result)
+    ├── ProtocolError            the server broke the protocol (bad version, malformed result)
+    └── HandlerError             a 2026 server asked for input (roots, sampling, elicitation)
+                                 and the client could not give it (no handler, or it failed)
 
 Errors raised locally (timeouts, closed connections) are distinct types from errors the
 peer sent (`RpcError`), so callers never confuse the two. Caller cancellation stays a plain
@@ -22,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "ConnectionClosed",
+    "HandlerError",
     "McpError",
     "MessageTooLarge",
     "ProtocolError",
@@ -105,3 +108,7 @@ class UnsupportedVersion(RpcError):
 
 class ProtocolError(McpError):
     """The server broke the protocol: an unknown version, a malformed result, and so on."""
+
+
+class HandlerError(McpError):
+    """A server's ask for input could not be answered: no handler, or the handler failed."""

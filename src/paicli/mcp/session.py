@@ -16,7 +16,7 @@ from ._negotiate import negotiate
 from ._rpc import ProgressCallback, RpcEngine
 from ._transport import JsonObject, Transport
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, Era, newest_mutual
-from .errors import McpError, ProtocolError, UnsupportedVersion
+from .errors import HandlerError, McpError, ProtocolError, RpcError, UnsupportedVersion
 from .handlers import ClientHandlers
 from .servers import StdioServer
 from .types import (
@@ -221,10 +221,17 @@ class ClientSession:
     async def _answer_input(self, ask: Any) -> JsonObject:
         if not isinstance(ask, dict) or not isinstance(ask.get("method"), str):
             raise ProtocolError(f"malformed input request: {ask!r:.200}")
+        method = ask["method"]
         params = ask.get("params")
-        return await self.handlers.answer(
-            ask["method"], params if isinstance(params, dict) else None
-        )
+        try:
+            return await self.handlers.answer(method, params if isinstance(params, dict) else None)
+        except Exception as exc:
+            # Our own handler's failure (or a missing one), not the server's error: keep the
+            # two apart so callers never mistake it for a server's JSON-RPC error.
+            reason = exc.message if isinstance(exc, RpcError) else str(exc)
+            raise HandlerError(
+                f"{self.server.label}: could not answer the server's {method}: {reason}"
+            ) from exc
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         """Send a notification to the server."""

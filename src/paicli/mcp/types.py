@@ -71,7 +71,7 @@ def _obj(item: Any, where: str) -> Json:
     return item
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Implementation:
     """A server's (or client's) name and version, as sent in `serverInfo`."""
 
@@ -92,7 +92,7 @@ class Implementation:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Tool:
     """A tool a server offers. `input_schema` is kept exactly as received."""
 
@@ -122,14 +122,14 @@ class Tool:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class TextContent:
     text: str
     annotations: Json | None = None
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ImageContent:
     data: str
     mime_type: str
@@ -137,7 +137,7 @@ class ImageContent:
     type: Literal["image"] = "image"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class AudioContent:
     data: str
     mime_type: str
@@ -145,7 +145,7 @@ class AudioContent:
     type: Literal["audio"] = "audio"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ResourceLink:
     uri: str
     name: str
@@ -157,14 +157,14 @@ class ResourceLink:
     type: Literal["resource_link"] = "resource_link"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class TextResourceContents:
     uri: str
     text: str
     mime_type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class BlobResourceContents:
     uri: str
     blob: str
@@ -185,14 +185,14 @@ def resource_contents_from_wire(data: Any) -> ResourceContents:
     raise ProtocolError(f"resource contents {uri!r}: neither 'text' nor 'blob'")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class EmbeddedResource:
     resource: ResourceContents
     annotations: Json | None = None
     type: Literal["resource"] = "resource"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class UnknownContent:
     """A content block of a type this client does not know; `raw` keeps it whole."""
 
@@ -240,7 +240,7 @@ def content_from_wire(data: Any) -> ContentBlock:
     return UnknownContent(raw=data, type=kind if isinstance(kind, str) else "unknown")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class CallToolResult:
     """The result of `tools/call`: content blocks, optional structured content, error flag."""
 
@@ -264,7 +264,7 @@ class CallToolResult:
         return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Resource:
     uri: str
     name: str
@@ -287,7 +287,7 @@ class Resource:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ResourceTemplate:
     uri_template: str
     name: str
@@ -308,7 +308,7 @@ class ResourceTemplate:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class ReadResourceResult:
     contents: list[ResourceContents]
 
@@ -318,14 +318,14 @@ class ReadResourceResult:
         return cls([resource_contents_from_wire(c) for c in items])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class PromptArgument:
     name: str
     description: str | None = None
     required: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Prompt:
     name: str
     title: str | None = None
@@ -351,13 +351,13 @@ class Prompt:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class PromptMessage:
     role: str
     content: ContentBlock
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class GetPromptResult:
     messages: list[PromptMessage]
     description: str | None = None
@@ -373,7 +373,7 @@ class GetPromptResult:
         return cls(messages=messages, description=_opt_str(data, "description"))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Completion:
     values: list[str]
     total: int | None = None
@@ -391,7 +391,7 @@ class Completion:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Root:
     """A filesystem root the client exposes to servers (`file://` URI)."""
 
@@ -405,7 +405,7 @@ class Root:
         return data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class Notification:
     """A notification from the server (list changes, resource updates, log messages)."""
 
