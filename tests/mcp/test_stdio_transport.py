@@ -137,3 +137,22 @@ async def test_a_well_behaved_server_exits_on_stdin_close() -> None:
         assert not process_alive(pid)
         returncode = getattr(session.transport, "returncode", None)
         assert returncode == 0
+
+
+async def test_large_messages_spanning_many_reads_arrive_whole() -> None:
+    # Over the 1 MiB threshold of the memory-lean parser, with a non-ASCII character and a
+    # garbage line of the same size before it that must be skipped.
+    script = (
+        "import json, sys\n"
+        "sys.stdout.write('x' * 3_000_000 + '\\n')\n"
+        "sys.stdout.write(json.dumps({'big': 'é' + 'y' * 3_000_000}, ensure_ascii=False) + '\\n')\n"
+        "sys.stdout.write(json.dumps({'small': 1}) + '\\n')\n"
+        "sys.stdout.flush()\n"
+    )
+    transport = await StdioTransport.start(sys.executable, ["-c", script])
+    async with asyncio.timeout(20):
+        first = await transport.receive()
+        second = await transport.receive()
+        await transport.aclose()
+    assert first["big"] == "é" + "y" * 3_000_000
+    assert second == {"small": 1}

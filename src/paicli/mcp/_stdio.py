@@ -9,6 +9,7 @@ when the caller is cancelled, and kills the whole group so wrapper grandchildren
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -58,6 +59,8 @@ STDERR_RING_LINES = 200
 # stderr cannot grow our memory.
 STDERR_MAX_LINE = 8192
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+# From this size on a message is parsed the memory-lean way (see _parse_partial).
+LARGE_MESSAGE = 1024 * 1024
 
 
 def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -136,12 +139,15 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
             if self._partial:
-                # The end of a line that spans reads: complete it in place, parse, release.
+                # The end of a line that spans reads: complete it in place, then parse it.
                 self._partial += data[start:end]
-                line: bytes | bytearray = self._partial
-                self._partial = bytearray()
-            else:
-                line = data[start:end]
+                start = end + 1
+                if len(self._partial) > self.max_message_size:
+                    self._too_large(len(self._partial))
+                    return
+                self._parse_partial()
+                continue
+            line = data[start:end]
             start = end + 1
             if len(line) > self.max_message_size:
                 self._too_large(len(line))
@@ -157,23 +163,50 @@ class _StdioProtocol(asyncio.SubprocessProtocol):
         if self.messages:
             self.wake()
 
+    def _parse_partial(self) -> None:
+        """Parse the completed multi-read line, holding as little memory as possible."""
+        line, self._partial = self._partial, bytearray()
+        if len(line) < LARGE_MESSAGE:
+            self._parse_line(line)
+            return
+        # orjson copies its whole input while parsing, so a large message would peak at three
+        # times its size. Decoding first lets us free the bytes before parsing: two times.
+        try:
+            text = line.decode()
+        except UnicodeDecodeError:
+            self._garbage(line)
+            return
+        del line
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError:
+            self._garbage(text.encode()[:200])
+            return
+        self._deliver(message, text)
+
     def _parse_line(self, line: bytes | bytearray) -> None:
         try:
             # JSON whitespace includes "\r", so CRLF framing parses as is.
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
-            if line.isspace() or not line:
-                return
-            # Banners and log lines on stdout break the spec but are common; skip them.
-            log.warning("skipping non-JSON line on server stdout: %.200r", bytes(line[:200]))
+            self._garbage(line)
             return
+        self._deliver(message, line)
+
+    def _garbage(self, line: bytes | bytearray) -> None:
+        if line.isspace() or not line:
+            return
+        # Banners and log lines on stdout break the spec but are common; skip them.
+        log.warning("skipping non-JSON line on server stdout: %.200r", bytes(line[:200]))
+
+    def _deliver(self, message: Any, line: bytes | bytearray | str) -> None:
         if isinstance(message, dict):
             self.messages.append(message)
         elif isinstance(message, list):
             # A JSON-RPC batch (2025-03-26 only): deliver its members one by one.
             self.messages.extend(m for m in message if isinstance(m, dict))
         else:
-            log.warning("skipping non-object JSON on server stdout: %.200r", bytes(line[:200]))
+            log.warning("skipping non-object JSON on server stdout: %.200r", line[:200])
 
     def _too_large(self, size: int) -> None:
         self._partial = bytearray()
