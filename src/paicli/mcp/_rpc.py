@@ -113,6 +113,9 @@ class RpcEngine:
         """Receive and dispatch messages until the transport closes."""
         async with asyncio.TaskGroup() as group:
             self._group = group
+            deliver_to = getattr(self._transport, "deliver_to", None)
+            if deliver_to is not None:
+                deliver_to(self._dispatch)
             try:
                 while True:
                     message = await self._transport.receive()

@@ -1,24 +1,22 @@
 """stdio transport: a server subprocess speaking newline-delimited JSON-RPC.
 
 Invariants: the child runs in its own process group with a minimal environment; stdout is
-parsed incrementally with memory bounded by `max_message_size`; stderr is always drained into
-a ring buffer (never onto the user's terminal); `aclose()` runs the whole shutdown ladder even
-when the caller is cancelled, and kills the whole group so wrapper grandchildren die too.
+framed with memory bounded by `max_message_size`; stderr is always drained into a ring
+buffer (never onto the user's terminal); `aclose()` runs the whole shutdown ladder even when
+the caller is cancelled, and kills the whole group so wrapper grandchildren die too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import signal
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
-import orjson
-
+from ._ndjson import NdjsonDecoder, encode
+from ._process import ServerProcess
 from .errors import ConnectionClosed, MessageTooLarge
 
 __all__ = ["StdioTransport"]
@@ -43,24 +41,15 @@ INHERITED_ENV = (
     "XDG_RUNTIME_DIR",
 )
 
-# Shutdown ladder timings. A well-behaved server exits on stdin EOF almost at once, so one
-# second is generous; SIGTERM gets two seconds to let servers flush and stop their children.
-STDIN_CLOSE_GRACE = 1.0
-SIGTERM_GRACE = 2.0
-# After SIGKILL the kernel reaps at once; this only bounds waiting for our exit callback.
-SIGKILL_GRACE = 1.0
-# Polling the process group: cheap, and only done during shutdown.
-GROUP_POLL_INTERVAL = 0.02
 # After stdout EOF, how long to wait for the exit status and stderr tail to build the error.
 EOF_EXIT_GRACE = 0.5
-
 STDERR_RING_LINES = 200
 # A stderr "line" longer than this is split, so a server that never writes a newline to
 # stderr cannot grow our memory.
 STDERR_MAX_LINE = 8192
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
-# From this size on a message is parsed the memory-lean way (see _parse_partial).
-LARGE_MESSAGE = 1024 * 1024
+
+Message = dict[str, Any]
 
 
 def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -71,221 +60,65 @@ def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
-class _StdioProtocol(asyncio.SubprocessProtocol):
-    """Frames stdout into messages and drains stderr, inside the event loop's callbacks."""
+class StderrTail:
+    """The last lines of a server's stderr, optionally mirrored raw to a file."""
 
-    def __init__(self, max_message_size: int, stderr_file: IO[bytes] | None) -> None:
-        loop = asyncio.get_running_loop()
-        self.max_message_size = max_message_size
-        self.messages: deque[dict[str, Any]] = deque()
-        self.closed: ConnectionClosed | None = None
-        self.stdout_eof = False
-        self.exited: asyncio.Future[int] = loop.create_future()
-        self.stderr_done: asyncio.Future[None] = loop.create_future()
-        self.stderr_lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
-        self._stderr_file = stderr_file
-        self._stderr_partial = b""
-        self._partial = bytearray()
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self._drain_waiters: list[asyncio.Future[None]] = []
-        self.transport: asyncio.SubprocessTransport | None = None
+    def __init__(self, mirror: IO[bytes] | None) -> None:
+        self.lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._mirror = mirror
+        self._partial = b""
 
-    # -- asyncio callbacks -------------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self._stdout_data(data)
-        else:
-            self._stderr_data(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            self.stdout_eof = True
-            self.wake()
-        elif fd == 2:
-            if self._stderr_partial:
-                self._stderr_line(self._stderr_partial)
-                self._stderr_partial = b""
-            if not self.stderr_done.done():
-                self.stderr_done.set_result(None)
-        elif fd == 0:
-            # The child closed its stdin (exited); writers must not wait for a drain forever.
-            self._release_drain_waiters()
-
-    def process_exited(self) -> None:
-        assert self.transport is not None
-        code = self.transport.get_returncode()
-        if not self.exited.done():
-            self.exited.set_result(code if code is not None else -1)
-        self.wake()
-
-    def pause_writing(self) -> None:
-        self._paused = True
-
-    def resume_writing(self) -> None:
-        self._paused = False
-        self._release_drain_waiters()
-
-    # -- framing -------------------------------------------------------------------------
-
-    def _stdout_data(self, data: bytes) -> None:
-        if self.closed is not None:
-            return
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
-            if self._partial:
-                # The end of a line that spans reads: complete it in place, then parse it.
-                self._partial += data[start:end]
-                start = end + 1
-                if len(self._partial) > self.max_message_size:
-                    self._too_large(len(self._partial))
-                    return
-                self._parse_partial()
-                continue
-            line = data[start:end]
-            start = end + 1
-            if len(line) > self.max_message_size:
-                self._too_large(len(line))
-                return
-            self._parse_line(line)
-        if start < len(data):
-            # Growing one bytearray (realloc, mremap for large sizes) keeps a long message
-            # at about its own size in memory, where a list of chunks plus a join needs two.
-            self._partial += data[start:] if start else data
-            if len(self._partial) > self.max_message_size:
-                self._too_large(len(self._partial))
-                return
-        if self.messages:
-            self.wake()
-
-    def _parse_partial(self) -> None:
-        """Parse the completed multi-read line, holding as little memory as possible."""
-        line, self._partial = self._partial, bytearray()
-        if len(line) < LARGE_MESSAGE:
-            self._parse_line(line)
-            return
-        # orjson copies its whole input while parsing, so a large message would peak at three
-        # times its size. Decoding first lets us free the bytes before parsing: two times.
-        try:
-            text = line.decode()
-        except UnicodeDecodeError:
-            self._garbage(line)
-            return
-        del line
-        try:
-            message = json.loads(text)
-        except json.JSONDecodeError:
-            self._garbage(text.encode()[:200])
-            return
-        self._deliver(message, text)
-
-    def _parse_line(self, line: bytes | bytearray) -> None:
-        try:
-            # JSON whitespace includes "\r", so CRLF framing parses as is.
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            self._garbage(line)
-            return
-        self._deliver(message, line)
-
-    def _garbage(self, line: bytes | bytearray) -> None:
-        if line.isspace() or not line:
-            return
-        # Banners and log lines on stdout break the spec but are common; skip them.
-        log.warning("skipping non-JSON line on server stdout: %.200r", bytes(line[:200]))
-
-    def _deliver(self, message: Any, line: bytes | bytearray | str) -> None:
-        if isinstance(message, dict):
-            self.messages.append(message)
-        elif isinstance(message, list):
-            # A JSON-RPC batch (2025-03-26 only): deliver its members one by one.
-            self.messages.extend(m for m in message if isinstance(m, dict))
-        else:
-            log.warning("skipping non-object JSON on server stdout: %.200r", line[:200])
-
-    def _too_large(self, size: int) -> None:
-        self._partial = bytearray()
-        self.closed = MessageTooLarge(
-            f"server sent a message over the {self.max_message_size} byte limit "
-            f"(at least {size} bytes)"
-        )
-        assert self.transport is not None
-        stdout = self.transport.get_pipe_transport(1)
-        if stdout is not None:
-            stdout.close()
-        self.wake()
-
-    def _stderr_data(self, data: bytes) -> None:
-        if self._stderr_file is not None:
+    def feed(self, data: bytes) -> None:
+        if self._mirror is not None:
             try:
-                self._stderr_file.write(data)
-                self._stderr_file.flush()
+                self._mirror.write(data)
+                self._mirror.flush()
             except OSError as exc:
                 log.warning("cannot mirror server stderr to file: %s", exc)
-                self._stderr_file = None
-        buf = self._stderr_partial + data if self._stderr_partial else data
-        lines = buf.split(b"\n")
-        self._stderr_partial = lines.pop()
+                self._mirror = None
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
         for line in lines:
-            self._stderr_line(line)
-        while len(self._stderr_partial) > STDERR_MAX_LINE:
-            self._stderr_line(self._stderr_partial[:STDERR_MAX_LINE])
-            self._stderr_partial = self._stderr_partial[STDERR_MAX_LINE:]
+            self._add(line)
+        while len(self._partial) > STDERR_MAX_LINE:
+            self._add(self._partial[:STDERR_MAX_LINE])
+            self._partial = self._partial[STDERR_MAX_LINE:]
 
-    def _stderr_line(self, line: bytes) -> None:
-        self.stderr_lines.append(line[:STDERR_MAX_LINE].decode("utf-8", "replace").rstrip("\r"))
+    def eof(self) -> None:
+        if self._partial:
+            self._add(self._partial)
+            self._partial = b""
+        if not self.done.done():
+            self.done.set_result(None)
 
-    # -- waiting -------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._mirror is not None:
+            self._mirror.close()
+            self._mirror = None
 
-    def wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def wait_readable(self) -> None:
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiter = waiter
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    async def drain(self) -> None:
-        if not self._paused:
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._drain_waiters.append(waiter)
-        await waiter
-
-    def _release_drain_waiters(self) -> None:
-        for waiter in self._drain_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-        self._drain_waiters.clear()
+    def _add(self, line: bytes) -> None:
+        self.lines.append(line[:STDERR_MAX_LINE].decode("utf-8", "replace").rstrip("\r"))
 
 
 class StdioTransport:
     """A running stdio server. Create with `await StdioTransport.start(...)`."""
 
-    def __init__(
-        self,
-        transport: asyncio.SubprocessTransport,
-        protocol: _StdioProtocol,
-        command: str,
-        stderr_file: IO[bytes] | None,
-    ) -> None:
-        self._transport = transport
-        self._protocol = protocol
+    def __init__(self, command: str, max_message_size: int, mirror: IO[bytes] | None) -> None:
         self._command = command
-        self._stderr_file = stderr_file
+        self._decoder = NdjsonDecoder(max_message_size, self._on_message)
+        self._stderr = StderrTail(mirror)
+        self._process: ServerProcess | None = None
+        self._messages: deque[Message] = deque()
+        # When set, messages go straight to it from the read callback (see deliver_to).
+        self._sink: Callable[[Message], None] | None = None
+        self._closed: ConnectionClosed | None = None
+        self._stdout_eof = False
+        self._waiter: asyncio.Future[None] | None = None
         self._closing = False
         self._outbox: list[bytes] = []
         self._batching = False
+        self._flush_scheduled = False
 
     @classmethod
     async def start(
@@ -299,189 +132,170 @@ class StdioTransport:
         stderr_file: str | os.PathLike[str] | None = None,
     ) -> StdioTransport:
         """Spawn `command args...` (no shell) in a new process group."""
-        loop = asyncio.get_running_loop()
         mirror: IO[bytes] | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
             # the file is closed in aclose().
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), exist_ok=True)  # noqa: ASYNC240
             mirror = open(stderr_file, "ab")  # noqa: SIM115, ASYNC230
-        protocol = _StdioProtocol(max_message_size, mirror)
+        transport = cls(command, max_message_size, mirror)
         try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: protocol,
-                command,
-                *args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=cwd,
+            transport._process = await ServerProcess.spawn(
+                [command, *args],
                 env=build_env(env),
-                start_new_session=True,
+                cwd=cwd,
+                on_stdout=transport._on_stdout,
+                on_stdout_eof=transport._on_stdout_eof,
+                on_stderr=transport._stderr.feed,
+                on_stderr_eof=transport._stderr.eof,
             )
         except OSError as exc:
-            if mirror is not None:
-                mirror.close()
+            transport._stderr.close()
             raise ConnectionClosed(f"cannot start {command!r}: {exc.strerror or exc}") from exc
-        return cls(transport, protocol, command, mirror)
+        return transport
+
+    @property
+    def _proc(self) -> ServerProcess:
+        assert self._process is not None
+        return self._process
 
     @property
     def pid(self) -> int:
         """The server process id (also its process group id)."""
-        return self._transport.get_pid()
+        return self._proc.pid
 
     @property
     def returncode(self) -> int | None:
         """The exit status once the process has exited, else None."""
-        return self._transport.get_returncode()
+        return self._proc.returncode
 
     def stderr_lines(self) -> list[str]:
         """The last stderr lines of the server (at most 200)."""
-        return list(self._protocol.stderr_lines)
+        return list(self._stderr.lines)
 
-    async def send(self, message: dict[str, Any]) -> None:
-        protocol = self._protocol
-        if protocol.closed is not None:
-            raise protocol.closed
-        if self._transport.get_returncode() is not None:
-            raise await self._closed_error("server stdin is closed")
-        data = orjson.dumps(message)
-        if self._batching:
-            # Later sends of the same event-loop turn go out together in one write at the
-            # end of the turn: with many calls in flight this saves a syscall per message.
-            self._outbox += (data, b"\n")
-        else:
-            # The first send of a turn goes out at once, so a lone call waits for nothing.
-            stdin = self._transport.get_pipe_transport(0)
-            if stdin is None or stdin.is_closing():
-                raise await self._closed_error("server stdin is closed")
-            assert isinstance(stdin, asyncio.WriteTransport)
-            stdin.writelines((data, b"\n"))
-            self._batching = True
-            asyncio.get_running_loop().call_soon(self._end_turn)
-        await protocol.drain()
+    def deliver_to(self, sink: Callable[[Message], None]) -> None:
+        """Hand every message to `sink` straight from the read callback.
 
-    def _end_turn(self) -> None:
+        This saves the event-loop turn that a separate receiving task costs per message
+        (a sequential call's latency is a few such turns). `receive()` then returns no
+        messages and only raises `ConnectionClosed` when the server is gone.
+        """
+        self._sink = sink
+        while self._messages:
+            self._to_sink(self._messages.popleft())
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _on_stdout(self, data: bytes) -> None:
+        if self._closed is not None:
+            return
+        # A reply arrived: the next send may go out at once (unless some are queued,
+        # which must keep their order).
         self._batching = False
-        if not self._outbox:
-            return
-        outbox, self._outbox = self._outbox, []
-        stdin = self._transport.get_pipe_transport(0)
-        if stdin is None or stdin.is_closing():
-            # The receive side reports the dead server and fails the pending calls.
-            return
-        assert isinstance(stdin, asyncio.WriteTransport)
-        stdin.writelines(outbox)
+        try:
+            self._decoder.feed(data)
+        except MessageTooLarge as exc:
+            self._closed = exc
+            self._proc.stop_reading_stdout()
+            self._wake()
 
-    async def receive(self) -> dict[str, Any]:
-        protocol = self._protocol
+    def _on_message(self, message: Message) -> None:
+        if self._sink is not None:
+            self._to_sink(message)
+        else:
+            self._messages.append(message)
+            self._wake()
+
+    def _to_sink(self, message: Message) -> None:
+        assert self._sink is not None
+        try:
+            self._sink(message)
+        except Exception:
+            # The sink's bug must not take the pipe down with it.
+            log.exception("message handler failed on %.200r", message)
+
+    def _on_stdout_eof(self) -> None:
+        self._stdout_eof = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def receive(self) -> Message:
         while True:
-            if protocol.messages:
-                return protocol.messages.popleft()
-            if protocol.closed is not None:
-                raise protocol.closed
-            if protocol.stdout_eof:
-                protocol.closed = await self._closed_error("server closed its stdout")
-                raise protocol.closed
-            await protocol.wait_readable()
+            if self._messages:
+                return self._messages.popleft()
+            if self._closed is not None:
+                raise self._closed
+            if self._stdout_eof:
+                self._closed = await self._closed_error("server closed its stdout")
+                raise self._closed
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
     async def _closed_error(self, reason: str) -> ConnectionClosed:
         """Build the error for a dead server, with its exit code and stderr tail if we can."""
-        protocol = self._protocol
+        process = self._proc
         if not self._closing:
-            waits: set[asyncio.Future[Any]] = {protocol.exited, protocol.stderr_done}
+            waits: set[asyncio.Future[Any]] = {process.exited, self._stderr.done}
             await asyncio.wait(waits, timeout=EOF_EXIT_GRACE)
-        code = self._transport.get_returncode()
-        if code is not None:
-            reason = "server exited" if reason == "server closed its stdout" else reason
+        code = process.returncode
+        if code is not None and reason == "server closed its stdout":
+            reason = "server exited"
         return ConnectionClosed(
             f"{self._command}: {reason}",
             exit_code=code,
-            stderr_tail=tuple(protocol.stderr_lines)[-10:],
+            stderr_tail=tuple(self._stderr.lines)[-10:],
         )
 
-    async def aclose(self) -> None:
-        """Stop the server: close stdin, then SIGTERM, then SIGKILL the process group.
+    # -- writing -------------------------------------------------------------------------
 
-        Every step is bounded; if the caller is cancelled midway the remaining steps still
-        run and the cancellation is re-raised at the end.
-        """
+    async def send(self, message: Message) -> None:
+        if self._closed is not None:
+            raise self._closed
+        process = self._proc
+        if not process.stdin_open or process.returncode is not None:
+            raise await self._closed_error("server stdin is closed")
+        data = encode(message)
+        if self._batching or self._outbox:
+            # Sends that follow one another without a reply in between go out together in
+            # one write at the end of the event-loop turn: with many calls in flight this
+            # saves a syscall per message.
+            self._outbox += (data, b"\n")
+            if not self._flush_scheduled:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush)
+        else:
+            # A send after a reply (or the first one) goes out at once, so a lone call
+            # waits for nothing.
+            process.write((data, b"\n"))
+            self._batching = True
+        await process.drain()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        self._batching = False
+        if self._outbox:
+            outbox, self._outbox = self._outbox, []
+            # A closed stdin drops the bytes; the reading side reports the dead server.
+            self._proc.write(outbox)
+
+    # -- closing -------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop the server with the bounded ladder (see `ServerProcess.aclose`)."""
         if self._closing:
             return
         self._closing = True
-        cancelled = False
-        pgid = self.pid
-        if self._outbox:
-            self._end_turn()
-        stdin = self._transport.get_pipe_transport(0)
-        if stdin is not None:
-            stdin.close()
+        self._flush()
         try:
-            await self._wait_exit(STDIN_CLOSE_GRACE, group=None)
-        except asyncio.CancelledError:
-            cancelled = True
-        for sig, grace in ((signal.SIGTERM, SIGTERM_GRACE), (signal.SIGKILL, SIGKILL_GRACE)):
-            if not _group_alive(pgid):
-                break
-            try:
-                os.killpg(pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                break
-            try:
-                await self._wait_exit(grace, group=pgid)
-            except asyncio.CancelledError:
-                cancelled = True
-        self._transport.close()
-        if self._stderr_file is not None:
-            self._stderr_file.close()
-        if self._protocol.closed is None:
-            self._protocol.closed = ConnectionClosed(f"{self._command}: transport closed")
-        self._protocol.wake()
-        if cancelled:
-            raise asyncio.CancelledError
-
-    async def _wait_exit(self, timeout: float, *, group: int | None) -> bool:
-        """Wait until the leader has exited (and, if `group` is set, the group is empty)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        exited = self._protocol.exited
-        if not exited.done():
-            done, _ = await asyncio.wait({exited}, timeout=timeout)
-            if not done:
-                return False
-        if group is None:
-            return True
-        while _group_alive(group):
-            if loop.time() >= deadline:
-                return False
-            await asyncio.sleep(GROUP_POLL_INTERVAL)
-        return True
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is left in the process group."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # killpg(0) also succeeds for zombies, and an orphaned grandchild stays a zombie where
-    # PID 1 does not reap (containers); on Linux, look at the real process states.
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state, ppid, pgrp, ...
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
+            await self._proc.aclose()
+        finally:
+            self._stderr.close()
+            if self._closed is None:
+                self._closed = ConnectionClosed(f"{self._command}: transport closed")
+            self._wake()

@@ -1,0 +1,259 @@
+"""A server subprocess wired to the event loop: pipes, exit status, and a bounded shutdown.
+
+The pipes are connected with `connect_read_pipe`/`connect_write_pipe` rather than
+`loop.subprocess_exec`, whose transport defers every chunk of output by one event-loop turn
+(`call_soon`); on a request/response protocol that turn is a large share of a call's latency.
+The exit status comes from a pidfd (Linux) or a waiting thread elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+__all__ = ["ServerProcess"]
+
+# Shutdown ladder timings. A well-behaved server exits on stdin EOF almost at once, so one
+# second is generous; SIGTERM gets two seconds to let servers flush and stop their children.
+STDIN_CLOSE_GRACE = 1.0
+SIGTERM_GRACE = 2.0
+# After SIGKILL the kernel ends the group at once; this only bounds waiting for the reap.
+SIGKILL_GRACE = 1.0
+# Polling the process group: cheap, and only done during shutdown.
+GROUP_POLL_INTERVAL = 0.02
+
+
+class _PipeReader(asyncio.Protocol):
+    def __init__(self, on_data: Callable[[bytes], None], on_eof: Callable[[], None]) -> None:
+        self._on_data = on_data
+        self._on_eof = on_eof
+
+    def data_received(self, data: bytes) -> None:
+        self._on_data(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._on_eof()
+
+
+class _PipeWriter(asyncio.Protocol):
+    """Flow control for the child's stdin: `drain()` waits while the pipe is full."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.closed = False
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self._release()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # The child closed its stdin (or exited): nobody may wait for a drain forever.
+        self.closed = True
+        self._release()
+
+    async def drain(self) -> None:
+        if not self.paused or self.closed:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    def _release(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
+
+
+class ServerProcess:
+    """A child process in its own process group, with its three pipes on the event loop."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.returncode: int | None = None
+        self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._stdin: asyncio.WriteTransport | None = None
+        self._writer = _PipeWriter()
+        self._readers: list[asyncio.BaseTransport] = []
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None,
+        on_stdout: Callable[[bytes], None],
+        on_stdout_eof: Callable[[], None],
+        on_stderr: Callable[[bytes], None],
+        on_stderr_eof: Callable[[], None],
+    ) -> ServerProcess:
+        """Start `argv` (no shell); raises OSError when it cannot be started."""
+        loop = asyncio.get_running_loop()
+        # fork/exec is quick and is what asyncio's own subprocess_exec does inline too.
+        popen = subprocess.Popen(  # noqa: ASYNC220
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            bufsize=0,
+        )
+        process = cls(popen)
+        process._watch_exit()
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        stdin, _ = await loop.connect_write_pipe(lambda: process._writer, popen.stdin)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        process._stdin = stdin
+        for pipe, on_data, on_eof in (
+            (popen.stdout, on_stdout, on_stdout_eof),
+            (popen.stderr, on_stderr, on_stderr_eof),
+        ):
+            reader, _ = await loop.connect_read_pipe(
+                lambda d=on_data, e=on_eof: _PipeReader(d, e),  # type: ignore[misc]
+                pipe,
+            )
+            process._readers.append(reader)
+        return process
+
+    # -- I/O -----------------------------------------------------------------------------
+
+    @property
+    def stdin_open(self) -> bool:
+        return self._stdin is not None and not self._stdin.is_closing() and not self._writer.closed
+
+    def write(self, chunks: Iterable[bytes]) -> None:
+        """Queue bytes for the child's stdin (dropped if stdin is already closed)."""
+        if self.stdin_open:
+            assert self._stdin is not None
+            self._stdin.writelines(chunks)
+
+    async def drain(self) -> None:
+        """Wait while the stdin pipe is full."""
+        await self._writer.drain()
+
+    def stop_reading_stdout(self) -> None:
+        if self._readers:
+            self._readers[0].close()
+
+    # -- exit ------------------------------------------------------------------------------
+
+    def _watch_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            # No pidfd (not Linux, or an old kernel): a thread waits for the child, which
+            # always ends because aclose() escalates to SIGKILL.
+            threading.Thread(target=self._wait_in_thread, args=(loop,), daemon=True).start()
+            return
+
+        def on_readable() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            self._reaped(_reap(self.pid))
+
+        loop.add_reader(pidfd, on_readable)
+
+    def _wait_in_thread(self, loop: asyncio.AbstractEventLoop) -> None:
+        code = _reap(self.pid, block=True)
+        try:
+            loop.call_soon_threadsafe(self._reaped, code)
+        except RuntimeError:
+            pass  # The loop is closed; nobody is waiting any more.
+
+    def _reaped(self, code: int) -> None:
+        self.returncode = code
+        # Tell Popen too, so it neither warns about a running child nor reaps it again.
+        self._popen.returncode = code
+        if not self.exited.done():
+            self.exited.set_result(code)
+
+    async def aclose(self) -> None:
+        """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Each step is
+        bounded; if the caller is cancelled the remaining steps still run and the
+        cancellation is re-raised at the end."""
+        cancelled = False
+        if self._stdin is not None:
+            self._stdin.close()
+        try:
+            await self._wait(STDIN_CLOSE_GRACE, group=False)
+        except asyncio.CancelledError:
+            cancelled = True
+        for sig, grace in ((signal.SIGTERM, SIGTERM_GRACE), (signal.SIGKILL, SIGKILL_GRACE)):
+            if not group_alive(self.pid):
+                break
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            try:
+                await self._wait(grace, group=True)
+            except asyncio.CancelledError:
+                cancelled = True
+        for reader in self._readers:
+            reader.close()
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _wait(self, timeout: float, *, group: bool) -> bool:
+        """Wait until the child has exited (and with `group`, its whole group is gone)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if not self.exited.done():
+            done, _ = await asyncio.wait({self.exited}, timeout=timeout)
+            if not done:
+                return False
+        while group and group_alive(self.pid):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(GROUP_POLL_INTERVAL)
+        return True
+
+
+def _reap(pid: int, *, block: bool = False) -> int:
+    try:
+        _, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        return -1  # Reaped elsewhere; the status is lost.
+    return os.waitstatus_to_exitcode(status)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is left in the process group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg(0) also succeeds for zombies, and an orphaned grandchild stays a zombie where
+    # PID 1 does not reap (containers); on Linux, look at the real process states.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, pgrp, ...
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
