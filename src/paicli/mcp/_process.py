@@ -25,6 +25,7 @@ SIGTERM_GRACE = 2.0
 SIGKILL_GRACE = 1.0
 # Polling the process group: cheap, and only done during shutdown.
 GROUP_POLL_INTERVAL = 0.02
+READ_CHUNK = 64 * 1024
 
 
 class _PipeReader(asyncio.Protocol):
@@ -124,6 +125,10 @@ class ServerProcess:
                 lambda d=on_data, e=on_eof: _PipeReader(d, e),  # type: ignore[misc]
                 pipe,
             )
+            # asyncio reads pipes 256 KiB at a time, which allocates (mmap) and frees a
+            # 256 KiB buffer per read; below the malloc mmap threshold a read is much cheaper,
+            # and replies are rarely that large.
+            reader.max_size = READ_CHUNK  # type: ignore[attr-defined]
             process._readers.append(reader)
         return process
 
