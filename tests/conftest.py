@@ -47,10 +47,13 @@ class Inbox:
         self.notes.append(note)
         self._arrived.set()
 
-    async def wait_for(self, match: Callable[[Notification], bool]) -> Notification:
+    async def wait_for(
+        self, match: Callable[[Notification], bool], *, start: int = 0
+    ) -> Notification:
+        """The first matching notification at index `start` or later."""
         while True:
             self._arrived.clear()
-            for note in self.notes:
+            for note in self.notes[start:]:
                 if match(note):
                     return note
             await self._arrived.wait()

@@ -297,3 +297,34 @@ async def test_a_prompt_is_rendered_with_its_arguments(sdk: Sdk) -> None:
 async def test_ping_is_answered(sdk: Sdk) -> None:
     async with asyncio.timeout(TIMEOUT):
         assert await sdk.session.ping() is None
+
+
+# -- subscriptions -------------------------------------------------------------------------
+
+
+def is_ack(note: m.Notification) -> bool:
+    return note.method == "notifications/subscriptions/acknowledged"
+
+
+async def test_modern_subscriptions_open_a_listen_stream_and_track_resources() -> None:
+    async with asyncio.timeout(TIMEOUT), open_sdk("modern") as sdk:
+        # open_sdk subscribed the inbox: a listen stream for the list changes the server
+        # declared is acknowledged first.
+        ack = await sdk.inbox.wait_for(is_ack)
+        assert ack.params["notifications"]["toolsListChanged"] is True
+        seen = len(sdk.inbox.notes)
+        await sdk.session.subscribe_resource("test://static/hello")
+        # A new stream replaces the old one, now with the resource in its filter.
+        ack = await sdk.inbox.wait_for(is_ack, start=seen)
+        assert ack.params["notifications"]["resourceSubscriptions"] == ["test://static/hello"]
+        assert (await sdk.session.call_tool("echo", {"text": "still"})).text == "still"
+
+
+async def test_legacy_resource_subscriptions_use_subscribe_requests() -> None:
+    async with asyncio.timeout(TIMEOUT), open_sdk("legacy") as sdk:
+        if not sdk.session.server_capabilities.get("resources", {}).get("subscribe"):
+            with pytest.raises(m.RpcError):
+                await sdk.session.subscribe_resource("test://static/hello")
+        else:
+            await sdk.session.subscribe_resource("test://static/hello")
+            await sdk.session.unsubscribe_resource("test://static/hello")

@@ -26,6 +26,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# How many cancelled request ids to remember so their late replies are dropped quietly.
+CANCELLED_MEMORY = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,8 @@ class RpcEngine:
         self._next_id = 0
         self._closed: McpError | None = None
         self._inbound: dict[Any, asyncio.Task[None]] = {}
+        # Ids of requests we cancelled recently (insertion-ordered, bounded).
+        self._cancelled: dict[int, None] = {}
         self._group: asyncio.TaskGroup | None = None
         self._loop = asyncio.get_running_loop()
         # One timer for all deadlines, armed at the earliest: most requests finish long
@@ -228,6 +232,10 @@ class RpcEngine:
         await self._transport.send(message)
 
     async def _send_cancelled(self, request_id: int, reason: str) -> None:
+        # A reply may still be on its way; remember the id so it is dropped quietly.
+        self._cancelled[request_id] = None
+        if len(self._cancelled) > CANCELLED_MEMORY:
+            del self._cancelled[next(iter(self._cancelled))]
         try:
             await self.notify(
                 "notifications/cancelled", {"requestId": request_id, "reason": reason}
@@ -260,7 +268,10 @@ class RpcEngine:
         request_id = message.get("id")
         entry = self._pending.get(request_id) if isinstance(request_id, int) else None
         if entry is None:
-            if request_id is None and "error" in message:
+            if request_id in self._cancelled:
+                del self._cancelled[request_id]
+                log.debug("dropping late response to cancelled request %s", request_id)
+            elif request_id is None and "error" in message:
                 log.warning("server error without a request id: %.300r", message.get("error"))
             else:
                 log.warning("dropping response for unknown request id %.100r", request_id)

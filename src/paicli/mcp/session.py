@@ -80,6 +80,8 @@ class ClientSession:
         self._resource_subscriptions: set[str] = set()
         self._reader: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        # Every listen task, including replaced ones still winding down; aclose awaits them.
+        self._listeners: set[asyncio.Task[None]] = set()
         self._closed = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -102,14 +104,14 @@ class ClientSession:
             return
         self._closed = True
         cancelled = False
-        for task in (self._listener, self._reader):
-            if task is not None and not task.done():
-                task.cancel()
+        tasks = [*self._listeners, *([self._reader] if self._reader else [])]
+        for task in tasks:
+            task.cancel()
         try:
             await self.transport.aclose()
         except asyncio.CancelledError:
             cancelled = True
-        for task in (self._listener, self._reader):
+        for task in tasks:
             if task is not None:
                 try:
                     await task
@@ -406,7 +408,10 @@ class ClientSession:
         if self._listener is None or self._listener.done():
             wanted = self._listen_filter()
             if wanted:
-                self._listener = asyncio.get_running_loop().create_task(self._listen(wanted))
+                task = asyncio.get_running_loop().create_task(self._listen(wanted))
+                self._listener = task
+                self._listeners.add(task)
+                task.add_done_callback(self._listeners.discard)
 
     def _restart_listening(self) -> None:
         if self._listener is not None:

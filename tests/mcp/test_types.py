@@ -1,0 +1,81 @@
+"""Typed results built from the wire shapes of the specification's examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from paicli.mcp import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ProtocolError,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    UnknownContent,
+)
+
+
+def test_every_content_block_type_is_parsed() -> None:
+    result = CallToolResult.from_wire(
+        {
+            "content": [
+                {"type": "text", "text": "hi", "annotations": {"audience": ["user"]}},
+                {"type": "image", "data": "aW1n", "mimeType": "image/png"},
+                {"type": "audio", "data": "YXVk", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "size": 3},
+                {
+                    "type": "resource",
+                    "resource": {"uri": "file:///b", "mimeType": "text/plain", "text": "b"},
+                },
+                {"type": "resource", "resource": {"uri": "file:///c", "blob": "Yw=="}},
+                {"type": "hologram", "data": "?"},
+            ],
+            "structuredContent": {"n": 1},
+            "isError": True,
+        }
+    )
+    assert result.content == [
+        TextContent("hi", {"audience": ["user"]}),
+        ImageContent("aW1n", "image/png"),
+        AudioContent("YXVk", "audio/wav"),
+        ResourceLink("file:///a.txt", "a", size=3),
+        EmbeddedResource(TextResourceContents("file:///b", "b", "text/plain")),
+        EmbeddedResource(BlobResourceContents("file:///c", "Yw==")),
+        UnknownContent({"type": "hologram", "data": "?"}, "hologram"),
+    ]
+    assert result.structured_content == {"n": 1}
+    assert result.is_error is True
+    assert result.text == "hi"
+
+
+def test_a_result_without_optional_fields_is_complete_and_not_an_error() -> None:
+    result = CallToolResult.from_wire({"content": []})
+    assert result == CallToolResult(content=[])
+
+
+def test_a_malformed_block_names_the_field() -> None:
+    with pytest.raises(ProtocolError, match="image content: field 'mimeType'"):
+        CallToolResult.from_wire({"content": [{"type": "image", "data": "x"}]})
+
+
+def test_a_tool_keeps_its_schema_exactly_as_received() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"n": {"type": "integer"}},
+        "properties": {"n": {"$ref": "#/$defs/n"}},
+    }
+    tool = Tool.from_wire(
+        {"name": "t", "inputSchema": schema, "annotations": {"readOnlyHint": True}}
+    )
+    assert tool.input_schema is schema
+    assert tool.annotations == {"readOnlyHint": True}
+
+
+def test_a_tool_without_an_input_schema_is_a_protocol_error() -> None:
+    with pytest.raises(ProtocolError, match="tool 'broken': inputSchema"):
+        Tool.from_wire({"name": "broken"})
