@@ -13,6 +13,7 @@ SRC = Path(paicli.mcp.__file__).parent.parent
 def test_exported_names_are_exactly_the_public_api() -> None:
     assert sorted(paicli.mcp.__all__) == [
         "AudioContent",
+        "AuthenticationError",
         "BlobResourceContents",
         "CallToolResult",
         "ClientHandlers",
@@ -23,6 +24,8 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "EmbeddedResource",
         "GetPromptResult",
         "HandlerError",
+        "HttpError",
+        "HttpServer",
         "ImageContent",
         "Implementation",
         "McpError",

@@ -10,8 +10,10 @@ This package never imports the rest of paicli (agent, UI, integrations).
 from ._connect import connect
 from ._rpc import Progress
 from .errors import (
+    AuthenticationError,
     ConnectionClosed,
     HandlerError,
+    HttpError,
     McpError,
     MessageTooLarge,
     ProtocolError,
@@ -21,7 +23,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .handlers import ClientHandlers
-from .servers import StdioServer, server_from_dict
+from .servers import HttpServer, StdioServer, server_from_dict
 from .session import ClientSession
 from .types import (
     AudioContent,
@@ -50,6 +52,7 @@ from .types import (
 
 __all__ = [
     "AudioContent",
+    "AuthenticationError",
     "BlobResourceContents",
     "CallToolResult",
     "ClientHandlers",
@@ -60,6 +63,8 @@ __all__ = [
     "EmbeddedResource",
     "GetPromptResult",
     "HandlerError",
+    "HttpError",
+    "HttpServer",
     "ImageContent",
     "Implementation",
     "McpError",

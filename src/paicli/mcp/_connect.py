@@ -1,29 +1,40 @@
-"""`connect()`: from a server description (typed or a config dict) to a live session."""
+"""`connect()`: from a server description (typed or a config dict) to a live session.
+
+HTTP modules (and httpx) are imported only when an HTTP server is used, so scripts that
+talk to stdio servers do not pay for them.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from ._stdio import StdioTransport
+from ._transport import Transport
+from .errors import AuthenticationError, HttpError
 from .handlers import ClientHandlers
-from .servers import StdioServer, server_from_dict
+from .servers import HttpServer, ServerSpec, StdioServer, server_from_dict
 from .session import ClientSession
 
-ServerSpec = StdioServer | Mapping[str, Any]
+log = logging.getLogger("paicli.mcp")
+
+# Statuses with which a 2024-11-05 server refuses a Streamable HTTP POST; the specification's
+# cue to try the legacy HTTP+SSE transport on the same URL.
+LEGACY_SSE_CUES = (400, 404, 405)
 
 
-def as_server(server: ServerSpec, *, name: str | None = None) -> StdioServer:
+def as_server(server: ServerSpec | Mapping[str, Any], *, name: str | None = None) -> ServerSpec:
     """The typed description of `server`, parsing a config-file dict if needed."""
-    if isinstance(server, StdioServer):
+    if isinstance(server, StdioServer | HttpServer):
         return server
     return server_from_dict(server, name=name)
 
 
 @asynccontextmanager
 async def connect(
-    server: ServerSpec,
+    server: ServerSpec | Mapping[str, Any],
     *,
     name: str | None = None,
     handlers: ClientHandlers | None = None,
@@ -31,18 +42,43 @@ async def connect(
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
-    The server is shut down (bounded) when the block exits, however it exits.
+    A stdio server is shut down (bounded) when the block exits, however it exits; an HTTP
+    session is closed (DELETE) and its connections released.
     """
     spec = as_server(server, name=name)
-    transport = await StdioTransport.start(
-        spec.command,
-        spec.args,
-        env=spec.env,
-        cwd=spec.cwd,
-        max_message_size=spec.max_message_size,
-        stderr_file=spec.stderr_file,
-    )
-    async with ClientSession(
-        transport, spec, handlers=handlers, client_info=client_info
-    ) as session:
+    options: dict[str, Any] = {"handlers": handlers, "client_info": client_info}
+    if isinstance(spec, StdioServer):
+        transport: Transport = await StdioTransport.start(
+            spec.command,
+            spec.args,
+            env=spec.env,
+            cwd=spec.cwd,
+            max_message_size=spec.max_message_size,
+            stderr_file=spec.stderr_file,
+        )
+        async with ClientSession(transport, spec, **options) as session:
+            yield session
+        return
+    session = await _open_http(spec, options)
+    try:
         yield session
+    finally:
+        await session.aclose()
+
+
+async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession:
+    from ._http import StreamableHttpTransport  # noqa: PLC0415 - httpx only when needed
+    from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
+
+    if spec.transport != "sse":
+        session = ClientSession(StreamableHttpTransport(spec), spec, **options)
+        try:
+            return await session.__aenter__()
+        except AuthenticationError:
+            raise
+        except HttpError as exc:
+            if spec.transport == "http" or exc.status not in LEGACY_SSE_CUES:
+                raise
+            log.info("%s: Streamable HTTP refused (%s); trying legacy HTTP+SSE", spec.label, exc)
+    sse = await LegacySseTransport.open(spec)
+    return await ClientSession(sse, spec, **options).__aenter__()

@@ -19,7 +19,14 @@ from ._versions import (
     Era,
     newest_mutual,
 )
-from .errors import ProtocolError, RequestTimeout, RpcError, UnsupportedVersion
+from .errors import (
+    AuthenticationError,
+    HttpError,
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    UnsupportedVersion,
+)
 from .types import Implementation
 
 if TYPE_CHECKING:
@@ -36,9 +43,14 @@ PROBE_TIMEOUT = 10.0
 async def negotiate(session: ClientSession) -> None:
     """Run the handshake or discovery that fits `session.server.protocol`."""
     pin = session.server.protocol
+    legacy_only = getattr(session.transport, "legacy_only", False)
     if pin in HANDSHAKE_VERSIONS:
         await _initialize(session, pin)
-    elif pin == "legacy" or (pin == "auto" and _ERA_CACHE.get(session.server.identity) == "legacy"):
+    elif (
+        pin == "legacy"
+        or legacy_only
+        or (pin == "auto" and _ERA_CACHE.get(session.server.identity) == "legacy")
+    ):
         await _initialize(session, LATEST_HANDSHAKE)
     elif pin in MODERN_VERSIONS or pin == "modern":
         version = pin if pin in MODERN_VERSIONS else LATEST_MODERN
@@ -74,7 +86,10 @@ async def _discover(session: ClientSession, version: str) -> bool:
         result = await engine.request(
             "server/discover", {"_meta": session.modern_meta()}, timeout=timeout
         )
-    except (RpcError, RequestTimeout):
+    except AuthenticationError:
+        raise
+    except (RpcError, RequestTimeout, HttpError):
+        # A legacy server: it rejected or ignored the method, or (HTTP) refused the POST.
         return False
     chosen = newest_mutual(result.get("supportedVersions"), MODERN_VERSIONS)
     if chosen is None:
@@ -119,6 +134,9 @@ async def _initialize(session: ClientSession, offer: str) -> None:
             f"paicli does not support (it speaks {', '.join(KNOWN_VERSIONS)})"
         )
     session.protocol_version = version
+    if hasattr(session.transport, "protocol_version"):
+        # HTTP sends the agreed version as a header on every later request.
+        session.transport.protocol_version = version
     _fill_server(session, result, result.get("serverInfo"))
     await session._engine.notify("notifications/initialized")
 

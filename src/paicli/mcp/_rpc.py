@@ -119,7 +119,7 @@ class RpcEngine:
             self._group = group
             deliver_to = getattr(self._transport, "deliver_to", None)
             if deliver_to is not None:
-                deliver_to(self._dispatch)
+                deliver_to(self._dispatch, self._fail_request)
             try:
                 while True:
                     message = await self._transport.receive()
@@ -135,6 +135,12 @@ class RpcEngine:
                     self._fail_all(ConnectionClosed("connection closed"))
                 for task in self._inbound.values():
                     task.cancel()
+
+    def _fail_request(self, request_id: Any, exc: McpError) -> None:
+        """A transport could not carry one request (HTTP status, dropped stream, ...)."""
+        entry = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if entry is not None and not entry.future.done():
+            entry.future.set_exception(exc)
 
     def _fail_all(self, exc: McpError) -> None:
         self._closed = exc

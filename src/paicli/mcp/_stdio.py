@@ -17,7 +17,8 @@ from typing import IO, Any
 
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
-from .errors import ConnectionClosed, MessageTooLarge
+from .errors import ConnectionClosed, McpError, MessageTooLarge
+from .servers import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["StdioTransport"]
 
@@ -47,7 +48,6 @@ STDERR_RING_LINES = 200
 # A stderr "line" longer than this is split, so a server that never writes a newline to
 # stderr cannot grow our memory.
 STDERR_MAX_LINE = 8192
-DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 # Messages per write in a burst. One write per message costs a syscall each; one write per
 # burst leaves the server idle until the whole burst is encoded. Measured with 64 calls in
 # flight on two cores: 32 per write about doubles throughput over either extreme.
@@ -177,12 +177,15 @@ class StdioTransport:
         """The last stderr lines of the server (at most 200)."""
         return list(self._stderr.lines)
 
-    def deliver_to(self, sink: Callable[[Message], None]) -> None:
+    def deliver_to(
+        self, sink: Callable[[Message], None], on_error: Callable[[Any, McpError], None]
+    ) -> None:
         """Hand every message to `sink` straight from the read callback.
 
         This saves the event-loop turn that a separate receiving task costs per message
         (a sequential call's latency is a few such turns). `receive()` then returns no
-        messages and only raises `ConnectionClosed` when the server is gone.
+        messages and only raises `ConnectionClosed` when the server is gone. (`on_error`
+        is for transports that can fail a single request; a pipe never does.)
         """
         self._sink = sink
         while self._messages:

@@ -6,6 +6,8 @@ Every error the library raises derives from `McpError`:
     ├── ServerConfigError        a server description is invalid (bad field or value)
     ├── ConnectionClosed         the transport is gone; every pending call fails with it
     │   └── MessageTooLarge      the peer sent a message over the configured size cap
+    ├── HttpError                an HTTP exchange failed: refused, TLS, timeout, bad status
+    │   └── AuthenticationError  401/403: the server wants credentials (OAuth comes later)
     ├── RequestTimeout           a request passed its deadline (the server was told to cancel)
     ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
     │   └── UnsupportedVersion   -32022: the server does not speak the requested version
@@ -23,8 +25,10 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
     "ConnectionClosed",
     "HandlerError",
+    "HttpError",
     "McpError",
     "MessageTooLarge",
     "ProtocolError",
@@ -73,6 +77,22 @@ class ConnectionClosed(McpError):
 
 class MessageTooLarge(ConnectionClosed):
     """The peer sent a message larger than the configured maximum."""
+
+
+class HttpError(McpError):
+    """An HTTP request to a remote server failed; `status` is set when one was received."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class AuthenticationError(HttpError):
+    """The server answered 401 or 403: it needs credentials this client does not have."""
+
+    def __init__(self, message: str, *, status: int, www_authenticate: str | None) -> None:
+        self.www_authenticate = www_authenticate
+        super().__init__(message, status=status)
 
 
 class RequestTimeout(McpError):

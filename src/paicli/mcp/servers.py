@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ._versions import KNOWN_VERSIONS
 from .errors import ServerConfigError
 
@@ -31,6 +30,23 @@ DEFAULT_HANDSHAKE_TIMEOUT = 30.0
 DEFAULT_REQUEST_TIMEOUT = 60.0
 
 PROTOCOL_CHOICES = ("auto", "legacy", "modern", *KNOWN_VERSIONS)
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+HTTP_TRANSPORTS = ("auto", "http", "sse")
+
+
+def _check_common(where: str, server: StdioServer | HttpServer) -> None:
+    if server.protocol not in PROTOCOL_CHOICES:
+        raise ServerConfigError(f"{where}: 'protocol' must be one of {', '.join(PROTOCOL_CHOICES)}")
+    for key in ("handshake_timeout", "request_timeout"):
+        value = getattr(server, key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ServerConfigError(f"{where}: {key!r} must be a positive number of seconds")
+    if (
+        isinstance(server.max_message_size, bool)
+        or not isinstance(server.max_message_size, int)
+        or server.max_message_size <= 0
+    ):
+        raise ServerConfigError(f"{where}: 'max_message_size' must be a positive integer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +76,7 @@ class StdioServer:
             raise ServerConfigError(f"{where}: 'args' must be a list of strings")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
             raise ServerConfigError(f"{where}: 'env' must map strings to strings")
-        if self.protocol not in PROTOCOL_CHOICES:
-            raise ServerConfigError(
-                f"{where}: 'protocol' must be one of {', '.join(PROTOCOL_CHOICES)}"
-            )
-        for key in ("handshake_timeout", "request_timeout"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ServerConfigError(f"{where}: {key!r} must be a positive number of seconds")
-        if self.max_message_size <= 0:
-            raise ServerConfigError(f"{where}: 'max_message_size' must be positive")
+        _check_common(where, self)
 
     @property
     def label(self) -> str:
@@ -82,36 +89,91 @@ class StdioServer:
         return ("stdio", self.command, *self.args, self.cwd or "")
 
 
-_STDIO_KEYS = {
-    "type",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "protocol",
-    "startupTimeout",
-    "timeout",
-    "maxMessageSize",
-    "stderrFile",
-}
+@dataclass(frozen=True, slots=True)
+class HttpServer:
+    """A remote server reached over HTTP.
+
+    `transport` is `"auto"` (Streamable HTTP, falling back to the legacy HTTP+SSE transport
+    of 2024-11-05 when the server refuses it), `"http"` (Streamable HTTP only) or `"sse"`
+    (legacy HTTP+SSE only). `headers` go on every request (for example an API key).
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    transport: str = "auto"
+    name: str | None = None
+    protocol: str = "auto"
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+
+    def __post_init__(self) -> None:
+        where = f"server {self.name!r}" if self.name else "http server"
+        if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
+            raise ServerConfigError(f"{where}: 'url' must be an http:// or https:// URL")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()):
+            raise ServerConfigError(f"{where}: 'headers' must map strings to strings")
+        if self.transport not in HTTP_TRANSPORTS:
+            raise ServerConfigError(f"{where}: 'type' must be 'http' or 'sse'")
+        _check_common(where, self)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.url
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        return ("http", self.url)
+
+
+ServerSpec = StdioServer | HttpServer
+
+_COMMON_KEYS = {"type", "protocol", "startupTimeout", "timeout", "maxMessageSize"}
+_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile"}
+_HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
 # Keys that belong to other layers (the server manager) and are valid in a config entry.
 _MANAGER_KEYS = {"disabled", "includeTools", "excludeTools", "restart", "trust", "description"}
 
 
-def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> StdioServer:
+def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> ServerSpec:
     """Build a server description from one `mcpServers` entry of a config file."""
     where = f"server {name!r}" if name else "server"
     if not isinstance(entry, Mapping):
         raise ServerConfigError(f"{where}: expected an object, got {type(entry).__name__}")
-    kind = entry.get("type", "stdio")
-    if "url" in entry or kind in ("http", "sse", "streamable-http"):
-        raise ServerConfigError(f"{where}: HTTP servers are not supported yet")
-    if kind != "stdio":
-        raise ServerConfigError(f"{where}: unknown 'type' {kind!r} (expected 'stdio')")
+    kind = entry.get("type", "http" if "url" in entry else "stdio")
+    if kind not in ("stdio", "http", "streamable-http", "sse"):
+        raise ServerConfigError(
+            f"{where}: unknown 'type' {kind!r} (expected 'stdio', 'http' or 'sse')"
+        )
+    common: dict[str, Any] = {
+        "name": name,
+        "protocol": entry.get("protocol", "auto"),
+        "handshake_timeout": entry.get("startupTimeout", DEFAULT_HANDSHAKE_TIMEOUT),
+        "request_timeout": entry.get("timeout", DEFAULT_REQUEST_TIMEOUT),
+        "max_message_size": entry.get("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE),
+    }
+    if kind == "stdio":
+        _warn_unknown(where, entry, _STDIO_KEYS)
+        return _stdio_from_dict(where, entry, common)
+    _warn_unknown(where, entry, _HTTP_KEYS)
+    if "url" not in entry:
+        raise ServerConfigError(f"{where}: missing 'url'")
+    headers = entry.get("headers", {})
+    if not isinstance(headers, Mapping):
+        raise ServerConfigError(f"{where}: 'headers' must be an object of strings")
+    # A plain `url` (or "type": "http") lets paicli fall back to legacy SSE when needed.
+    transport = "sse" if kind == "sse" else ("http" if "type" in entry else "auto")
+    return HttpServer(url=entry["url"], headers=dict(headers), transport=transport, **common)
+
+
+def _warn_unknown(where: str, entry: Mapping[str, Any], known: set[str]) -> None:
+    for key in sorted(entry.keys() - known - _MANAGER_KEYS):
+        log.warning("%s: ignoring unknown key %r", where, key)
+
+
+def _stdio_from_dict(where: str, entry: Mapping[str, Any], common: dict[str, Any]) -> StdioServer:
     if "command" not in entry:
         raise ServerConfigError(f"{where}: missing 'command'")
-    for key in entry.keys() - _STDIO_KEYS - _MANAGER_KEYS:
-        log.warning("%s: ignoring unknown key %r", where, key)
     args = entry.get("args", [])
     env = entry.get("env", {})
     if not isinstance(args, list):
@@ -129,10 +191,6 @@ def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> St
         args=tuple(args),
         env=dict(env),
         cwd=cwd,
-        name=name,
-        protocol=entry.get("protocol", "auto"),
-        handshake_timeout=entry.get("startupTimeout", DEFAULT_HANDSHAKE_TIMEOUT),
-        request_timeout=entry.get("timeout", DEFAULT_REQUEST_TIMEOUT),
-        max_message_size=entry.get("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE),
         stderr_file=stderr_file,
+        **common,
     )

@@ -12,13 +12,14 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
+from ._headers import HeaderParam, header_params
 from ._negotiate import negotiate
 from ._rpc import ProgressCallback, RpcEngine
 from ._transport import JsonObject, Transport
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, Era, newest_mutual
 from .errors import HandlerError, McpError, ProtocolError, RpcError, UnsupportedVersion
 from .handlers import ClientHandlers
-from .servers import StdioServer
+from .servers import ServerSpec
 from .types import (
     CallToolResult,
     Completion,
@@ -56,7 +57,7 @@ class ClientSession:
     def __init__(
         self,
         transport: Transport,
-        server: StdioServer,
+        server: ServerSpec,
         *,
         handlers: ClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
@@ -264,8 +265,25 @@ class ClientSession:
     # -- typed methods -------------------------------------------------------------------
 
     async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """All tools of the server, following pagination to the end."""
-        return await self._paginate("tools/list", "tools", Tool.from_wire, timeout)
+        """All tools of the server, following pagination to the end.
+
+        Over HTTP in the 2026 era, a tool whose `x-mcp-header` annotations are invalid is
+        left out (with a warning naming it), as the specification requires.
+        """
+        tools = await self._paginate("tools/list", "tools", Tool.from_wire, timeout)
+        headers: dict[str, list[HeaderParam]] | None = getattr(self.transport, "tool_headers", None)
+        if headers is None or self.era != "modern":
+            return tools
+        usable = []
+        for tool in tools:
+            try:
+                headers[tool.name] = header_params(tool.input_schema)
+            except ValueError as exc:
+                log.warning("%s: leaving out tool %r: %s", self.server.label, tool.name, exc)
+                headers.pop(tool.name, None)
+                continue
+            usable.append(tool)
+        return usable
 
     async def call_tool(
         self,

@@ -1,0 +1,442 @@
+"""Streamable HTTP transport (2025-03-26 onwards, both eras), on httpx.
+
+Every outgoing message is its own POST, run as a task this transport owns; the answer (a
+JSON body, an SSE stream, or 202) is parsed and its messages handed to the engine. Stateful
+servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
+`initialize`, a GET stream for server-initiated messages, resumption of a dropped SSE stream
+with `Last-Event-ID`, one transparent re-initialization when the session is gone (404), and
+a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers
+and are cancelled by closing their stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import orjson
+
+from ._headers import HeaderParam, request_headers
+from ._sse import iter_events
+from .errors import AuthenticationError, ConnectionClosed, HttpError, McpError, MessageTooLarge
+from .servers import HttpServer
+
+__all__ = ["StreamableHttpTransport", "http_client", "translate_http_error"]
+
+log = logging.getLogger("paicli.mcp.http")
+
+Message = dict[str, Any]
+ErrorSink = Callable[[Any, McpError], None]
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+# Connecting and sending are quick on any working network; reading has no limit here
+# because SSE streams idle for long stretches and every request has its own deadline.
+HTTP_TIMEOUT = httpx.Timeout(connect=10.0, read=None, write=30.0, pool=None)
+# Resuming a dropped stream: the server's `retry` if it sent one, else one second, and at
+# most three attempts in a row so a broken server cannot keep us looping.
+DEFAULT_RETRY = 1.0
+MAX_RESUMES = 3
+# Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
+DELETE_TIMEOUT = 2.0
+
+
+def http_client(server: HttpServer) -> httpx.AsyncClient:
+    """A pooled keep-alive client carrying the server's configured headers."""
+    return httpx.AsyncClient(
+        headers=dict(server.headers),
+        timeout=HTTP_TIMEOUT,
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
+    )
+
+
+def translate_http_error(label: str, url: str, exc: httpx.HTTPError) -> McpError:
+    """One clear line for a failed HTTP exchange, naming the server."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return HttpError(f"{label}: timed out connecting to {url}")
+    if isinstance(exc, httpx.ConnectError):
+        text = str(exc)
+        if "SSL" in text or "certificate" in text.lower():
+            return HttpError(f"{label}: TLS failure connecting to {url}: {text}")
+        return HttpError(f"{label}: cannot connect to {url}: {text or 'connection refused'}")
+    if isinstance(exc, httpx.TimeoutException):
+        return HttpError(f"{label}: timed out talking to {url}")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return HttpError(f"{label}: the server broke the connection: {exc}")
+    return HttpError(f"{label}: HTTP request to {url} failed: {exc}")
+
+
+def status_error(label: str, response: httpx.Response) -> McpError:
+    """The error for an unsuccessful HTTP status with no JSON-RPC error in the body."""
+    status = response.status_code
+    text = f"{label}: HTTP {status} {response.reason_phrase}".rstrip()
+    if status in (401, 403):
+        return AuthenticationError(
+            f"{text} (the server needs credentials; set them with 'headers')",
+            status=status,
+            www_authenticate=response.headers.get("www-authenticate"),
+        )
+    return HttpError(text, status=status)
+
+
+async def read_body(response: httpx.Response, limit: int) -> bytes:
+    """The whole body, refusing to hold more than `limit` bytes."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise MessageTooLarge(f"server sent a response body over the {limit} byte limit")
+    return bytes(body)
+
+
+def _is_modern(message: Message) -> bool:
+    """Whether a message is a 2026-07-28 request (it carries the per-request version)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
+
+
+def parse_messages(body: bytes | str) -> list[Message]:
+    """The JSON-RPC messages in a body (one object, or a 2025-03-26 batch)."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        log.warning("skipping a non-JSON message from the server: %.200r", body[:200])
+        return []
+    if isinstance(data, dict):
+        return [data]
+    if isinstance(data, list):
+        return [m for m in data if isinstance(m, dict)]
+    return []
+
+
+class StreamableHttpTransport:
+    """One MCP endpoint reached over Streamable HTTP."""
+
+    mirrors_tool_headers = True
+
+    def __init__(self, server: HttpServer, client: httpx.AsyncClient | None = None) -> None:
+        self._server = server
+        self._client = client or http_client(server)
+        self._label = server.label
+        self.session_id: str | None = None
+        # Set by the session once a handshake-era version is agreed.
+        self.protocol_version: str | None = None
+        self.tool_headers: dict[str, list[HeaderParam]] = {}
+        self._sink: Callable[[Message], None] | None = None
+        self._on_error: ErrorSink | None = None
+        self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
+        self._closed: McpError | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        # In-flight requests by id: their POST task and whether they are 2026-era.
+        self._by_request: dict[Any, tuple[asyncio.Task[None], bool]] = {}
+        self._initialize: Message | None = None
+        self._reinit_lock = asyncio.Lock()
+        self._generation = 0
+        self._get_stream: asyncio.Task[None] | None = None
+
+    # -- the Transport interface ---------------------------------------------------------
+
+    def deliver_to(self, sink: Callable[[Message], None], on_error: ErrorSink) -> None:
+        """Hand incoming messages to `sink` and per-request failures to `on_error`."""
+        self._sink = sink
+        self._on_error = on_error
+
+    async def send(self, message: Message) -> None:
+        if self._closed is not None:
+            raise self._closed
+        if message.get("method") == "notifications/cancelled" and self._cancel_locally(message):
+            return
+        modern = _is_modern(message)
+        task = asyncio.get_running_loop().create_task(self._post(message, modern=modern))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if "method" in message and "id" in message:
+            request_id = message["id"]
+            self._by_request[request_id] = (task, modern)
+            task.add_done_callback(lambda _: self._by_request.pop(request_id, None))
+
+    async def receive(self) -> Message:
+        item = await self._queue.get()
+        if isinstance(item, McpError):
+            self._queue.put_nowait(item)  # Every later receive() sees the closure too.
+            raise item
+        return item
+
+    async def aclose(self) -> None:
+        if self._closed is not None:
+            return
+        self._closed = ConnectionClosed(f"{self._label}: transport closed")
+        self._queue.put_nowait(self._closed)
+        tasks = list(self._tasks)
+        if self._get_stream is not None:
+            tasks.append(self._get_stream)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        try:
+            if self.session_id is not None:
+                with contextlib.suppress(httpx.HTTPError):
+                    async with asyncio.timeout(DELETE_TIMEOUT):
+                        await self._client.delete(self._server.url, headers=self._base_headers())
+        except TimeoutError:
+            log.debug("%s: DELETE of the session timed out", self._label)
+        finally:
+            await self._client.aclose()
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def _cancel_locally(self, message: Message) -> bool:
+        """Cancellation: 2026 closes the request's stream; earlier eras also notify."""
+        params = message.get("params") or {}
+        found = self._by_request.get(params.get("requestId"))
+        if found is None:
+            return False
+        task, modern = found
+        task.cancel()
+        return modern
+
+    def _base_headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _headers_for(self, message: Message) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if _is_modern(message):
+            headers["MCP-Protocol-Version"] = message["params"]["_meta"][VERSION_KEY]
+            headers.update(request_headers(message, self.tool_headers))
+        elif message.get("method") != "initialize":
+            # The version is not negotiated yet during `initialize`.
+            headers.update(self._base_headers())
+        return headers
+
+    async def _post(self, message: Message, *, modern: bool, after_reinit: bool = False) -> None:
+        request_id = message.get("id") if "method" in message else None
+        if message.get("method") == "initialize":
+            self._initialize = message
+        generation = self._generation
+        try:
+            async with self._client.stream(
+                "POST",
+                self._server.url,
+                content=orjson.dumps(message),
+                headers=self._headers_for(message),
+            ) as response:
+                if (
+                    response.status_code == 404
+                    and self.session_id is not None
+                    and not after_reinit
+                    and message.get("method") != "initialize"
+                ):
+                    await response.aclose()
+                    if await self._reinitialize(generation):
+                        await self._post(message, modern=modern, after_reinit=True)
+                        return
+                await self._handle(message, request_id, response, modern)
+        except asyncio.CancelledError:
+            raise
+        except httpx.HTTPError as exc:
+            self._fail(request_id, translate_http_error(self._label, self._server.url, exc))
+        except McpError as exc:
+            self._fail(request_id, exc)
+
+    async def _handle(
+        self, message: Message, request_id: Any, response: httpx.Response, modern: bool
+    ) -> None:
+        status = response.status_code
+        limit = self._server.max_message_size
+        if status >= 400:
+            body = await read_body(response, limit)
+            errors = [m for m in parse_messages(body) if "error" in m] if body else []
+            if errors and request_id is not None and status not in (401, 403):
+                # A real JSON-RPC error in the body (2026 servers send them with 400/404).
+                error = errors[0]
+                if error.get("id") is None:
+                    error = {**error, "id": request_id}
+                self._deliver(error)
+                return
+            self._fail(request_id, status_error(self._label, response))
+            return
+        if message.get("method") == "initialize":
+            session_id = response.headers.get("mcp-session-id")
+            if session_id:
+                self.session_id = session_id
+        if message.get("method") == "notifications/initialized":
+            self._open_get_stream()
+        if request_id is None:
+            return  # Notifications and our answers to server requests: 202 is all we need.
+        if status == 202:
+            self._fail(request_id, HttpError(f"{self._label}: server sent no response (202)"))
+            return
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == "application/json":
+            for reply in parse_messages(await read_body(response, limit)):
+                self._deliver(reply)
+        elif content_type == "text/event-stream":
+            await self._follow_stream(message, request_id, response, modern)
+        else:
+            self._fail(
+                request_id,
+                HttpError(
+                    f"{self._label}: unexpected content type {content_type or '(none)'!r} "
+                    f"in the response to {message.get('method')}",
+                    status=status,
+                ),
+            )
+
+    async def _follow_stream(
+        self, message: Message, request_id: Any, response: httpx.Response, modern: bool
+    ) -> None:
+        """Read a request's SSE stream; if it drops before the response, resume it (the
+        2026 revision has no resumption: the request fails and may be sent again)."""
+        last_id, retry, answered = await self._read_stream(response.aiter_bytes(), request_id)
+        resumes = 0
+        while not answered:
+            if modern or last_id is None or resumes >= MAX_RESUMES:
+                self._fail(
+                    request_id,
+                    ConnectionClosed(
+                        f"{self._label}: the response stream for {message.get('method')} "
+                        "ended before the response"
+                    ),
+                )
+                return
+            resumes += 1
+            await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
+            headers = {
+                **self._base_headers(),
+                "Accept": "text/event-stream",
+                "Last-Event-ID": last_id,
+            }
+            async with self._client.stream("GET", self._server.url, headers=headers) as resumed:
+                if resumed.status_code != 200:
+                    self._fail(request_id, status_error(self._label, resumed))
+                    return
+                new_id, new_retry, answered = await self._read_stream(
+                    resumed.aiter_bytes(), request_id
+                )
+                last_id = new_id or last_id
+                retry = new_retry if new_retry is not None else retry
+
+    async def _read_stream(
+        self, chunks: AsyncIterator[bytes], request_id: Any
+    ) -> tuple[str | None, float | None, bool]:
+        """Deliver a stream's messages; return its last event id, retry and whether the
+        response to `request_id` was among them."""
+        last_id: str | None = None
+        retry: float | None = None
+        answered = False
+        try:
+            async for event in iter_events(chunks, self._server.max_message_size):
+                if event.id is not None:
+                    last_id = event.id
+                if event.retry_ms is not None:
+                    retry = event.retry_ms / 1000
+                if event.event != "message" or not event.data:
+                    continue  # Priming events carry only an id and a retry.
+                for reply in parse_messages(event.data):
+                    if (
+                        request_id is not None
+                        and reply.get("id") == request_id
+                        and "method" not in reply
+                    ):
+                        answered = True
+                    self._deliver(reply)
+        except httpx.HTTPError as exc:
+            # A dropped connection mid-stream is resumable; not an error by itself.
+            log.debug("%s: stream interrupted: %s", self._label, exc)
+        return last_id, retry, answered
+
+    # -- session upkeep --------------------------------------------------------------------
+
+    async def _reinitialize(self, generation: int) -> bool:
+        """The server forgot our session (404): run the handshake again, once."""
+        async with self._reinit_lock:
+            if self._generation != generation:
+                return True  # Another request already did it.
+            if self._initialize is None:
+                return False
+            log.info("%s: session expired; initializing a new one", self._label)
+            self.session_id = None
+            params = self._initialize.get("params")
+            request = {
+                "jsonrpc": "2.0",
+                "id": f"paicli-reinit-{generation + 1}",
+                "method": "initialize",
+                "params": params,
+            }
+            headers = self._headers_for(request)
+            response = await self._client.post(
+                self._server.url, content=orjson.dumps(request), headers=headers
+            )
+            if response.status_code >= 400:
+                return False
+            self.session_id = response.headers.get("mcp-session-id")
+            self._generation += 1
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await self._client.post(
+                self._server.url,
+                content=orjson.dumps(initialized),
+                headers=self._headers_for(initialized),
+            )
+            return True
+
+    def _open_get_stream(self) -> None:
+        if self._get_stream is None and self._closed is None:
+            self._get_stream = asyncio.get_running_loop().create_task(self._listen_get())
+
+    async def _listen_get(self) -> None:
+        """The optional GET stream for server-initiated messages (405: none offered)."""
+        last_id: str | None = None
+        failures = 0
+        while failures < MAX_RESUMES:
+            headers = {**self._base_headers(), "Accept": "text/event-stream"}
+            if last_id is not None:
+                headers["Last-Event-ID"] = last_id
+            retry: float | None = None
+            try:
+                async with self._client.stream(
+                    "GET", self._server.url, headers=headers
+                ) as response:
+                    ctype = response.headers.get("content-type", "")
+                    if response.status_code != 200 or not ctype.startswith("text/event-stream"):
+                        return
+                    new_id, retry, _ = await self._read_stream(response.aiter_bytes(), None)
+                    last_id = new_id or last_id
+                    failures = 0
+            except httpx.HTTPError as exc:
+                log.debug("%s: GET stream failed: %s", self._label, exc)
+                failures += 1
+            except McpError as exc:
+                log.warning("%s: GET stream dropped: %s", self._label, exc)
+                failures += 1
+            await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
+
+    # -- delivery --------------------------------------------------------------------------
+
+    def _deliver(self, message: Message) -> None:
+        if self._sink is not None:
+            try:
+                self._sink(message)
+            except Exception:
+                log.exception("message handler failed on %.200r", message)
+        else:
+            self._queue.put_nowait(message)
+
+    def _fail(self, request_id: Any, exc: McpError) -> None:
+        if request_id is not None and self._on_error is not None:
+            self._on_error(request_id, exc)
+        else:
+            log.warning("%s", exc)

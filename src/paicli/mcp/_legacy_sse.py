@@ -1,0 +1,164 @@
+"""The legacy HTTP+SSE transport of 2024-11-05 (deprecated, still served by many servers).
+
+A GET opens an event stream whose first `endpoint` event names the URL to POST messages to;
+every server message, responses included, then arrives as a `message` event on that stream.
+The endpoint must have the stream's origin, so a server cannot redirect our traffic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+import orjson
+
+from ._http import http_client, parse_messages, status_error, translate_http_error
+from ._sse import iter_events
+from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
+from .servers import HttpServer
+
+__all__ = ["LegacySseTransport"]
+
+log = logging.getLogger("paicli.mcp.sse")
+
+Message = dict[str, Any]
+
+
+class LegacySseTransport:
+    """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`."""
+
+    legacy_only = True
+
+    def __init__(self, server: HttpServer, client: httpx.AsyncClient) -> None:
+        self._server = server
+        self._client = client
+        self._label = server.label
+        self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._sink: Callable[[Message], None] | None = None
+        self._on_error: Callable[[Any, McpError], None] | None = None
+        self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
+        self._closed: McpError | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._posts: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    async def open(cls, server: HttpServer) -> LegacySseTransport:
+        """Open the event stream and wait (within the handshake timeout) for the endpoint."""
+        transport = cls(server, http_client(server))
+        transport._reader = asyncio.get_running_loop().create_task(transport._read())
+        try:
+            async with asyncio.timeout(server.handshake_timeout):
+                await transport._endpoint
+        except TimeoutError:
+            await transport.aclose()
+            raise HttpError(f"{server.label}: no 'endpoint' event on the SSE stream") from None
+        except BaseException:
+            await transport.aclose()
+            raise
+        return transport
+
+    def deliver_to(
+        self, sink: Callable[[Message], None], on_error: Callable[[Any, McpError], None]
+    ) -> None:
+        self._sink = sink
+        self._on_error = on_error
+
+    async def _read(self) -> None:
+        headers = {"Accept": "text/event-stream"}
+        error: McpError
+        try:
+            async with self._client.stream("GET", self._server.url, headers=headers) as response:
+                if response.status_code != 200:
+                    error = status_error(self._label, response)
+                else:
+                    async for event in iter_events(
+                        response.aiter_bytes(), self._server.max_message_size
+                    ):
+                        self._on_event(event.event, event.data)
+                    error = ConnectionClosed(f"{self._label}: the server closed the SSE stream")
+        except httpx.HTTPError as exc:
+            error = translate_http_error(self._label, self._server.url, exc)
+        except McpError as exc:
+            error = exc
+        self._closed = error
+        if not self._endpoint.done():
+            self._endpoint.set_exception(error)
+        self._queue.put_nowait(error)
+
+    def _on_event(self, kind: str, data: str) -> None:
+        if kind == "endpoint":
+            if self._endpoint.done():
+                return
+            endpoint = urljoin(self._server.url, data.strip())
+            if _origin(endpoint) != _origin(self._server.url):
+                self._endpoint.set_exception(
+                    ProtocolError(f"{self._label}: endpoint {endpoint!r} is on another origin")
+                )
+                return
+            self._endpoint.set_result(endpoint)
+        elif kind == "message" and data:
+            for message in parse_messages(data):
+                if self._sink is not None:
+                    try:
+                        self._sink(message)
+                    except Exception:
+                        log.exception("message handler failed on %.200r", message)
+                else:
+                    self._queue.put_nowait(message)
+
+    async def send(self, message: Message) -> None:
+        if self._closed is not None:
+            raise self._closed
+        task = asyncio.get_running_loop().create_task(self._post(message))
+        self._posts.add(task)
+        task.add_done_callback(self._posts.discard)
+
+    async def _post(self, message: Message) -> None:
+        request_id = message.get("id") if "method" in message else None
+        endpoint = self._endpoint.result()
+        error: McpError | None = None
+        try:
+            response = await self._client.post(
+                endpoint,
+                content=orjson.dumps(message),
+                headers={"Content-Type": "application/json"},
+            )
+            if response.status_code >= 400:
+                error = status_error(self._label, response)
+        except httpx.HTTPError as exc:
+            error = translate_http_error(self._label, endpoint, exc)
+        if error is not None:
+            if request_id is not None and self._on_error is not None:
+                self._on_error(request_id, error)
+            else:
+                log.warning("%s", error)
+
+    async def receive(self) -> Message:
+        item = await self._queue.get()
+        if isinstance(item, McpError):
+            self._queue.put_nowait(item)
+            raise item
+        return item
+
+    async def aclose(self) -> None:
+        if self._closed is None:
+            self._closed = ConnectionClosed(f"{self._label}: transport closed")
+        tasks = [*self._posts, *([self._reader] if self._reader else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._queue.put_nowait(self._closed)
+        await self._client.aclose()
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.scheme, parts.hostname, port
