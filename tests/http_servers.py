@@ -1,0 +1,67 @@
+"""Run the HTTP test servers in tests/servers/ as subprocesses for the length of a test.
+
+Each server prints one `LISTENING <url>` line once it accepts connections; waiting for that
+line (rather than sleeping or polling the port) is what makes startup both fast and reliable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+SERVERS = Path(__file__).parent / "servers"
+STARTUP_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+READY_PREFIX = b"LISTENING "
+
+
+@asynccontextmanager
+async def run_http_server(script: str | Path, *args: str) -> AsyncIterator[str]:
+    """Start `script` (a path, or a file name in tests/servers/) with `args`; yield its URL.
+
+    For example `run_http_server("http_fault_server.py", "--mode", "json")`. Servers pick a
+    free port unless `args` include `--port`.
+    """
+    path = SERVERS / script  # an absolute `script` replaces SERVERS
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(path),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        # Its own process group, so stopping it also stops anything it spawned.
+        start_new_session=True,
+    )
+    try:
+        yield await _wait_until_listening(process, path)
+    finally:
+        await _stop(process)
+
+
+async def _wait_until_listening(process: asyncio.subprocess.Process, path: Path) -> str:
+    assert process.stdout is not None
+    async with asyncio.timeout(STARTUP_TIMEOUT):
+        line = await process.stdout.readline()
+    if not line.startswith(READY_PREFIX):
+        # An empty line means the server exited; its traceback is already on stderr.
+        raise RuntimeError(f"{path.name} did not start (printed {line!r})")
+    return line[len(READY_PREFIX) :].decode().strip()
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None:
+        return
+    # It may have exited and been reaped on its own; then there is nothing left to signal.
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        async with asyncio.timeout(STOP_TIMEOUT):
+            await process.wait()
+    except TimeoutError:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()

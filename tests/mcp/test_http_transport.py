@@ -1,0 +1,229 @@
+"""Streamable HTTP and legacy HTTP+SSE against real servers on 127.0.0.1: the official SDK's
+server in its modes, and our fault server (dropped streams, lost sessions, slow, huge and
+mistyped bodies, silence, 401)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+import paicli.mcp as m
+from tests.conftest import recording_handlers
+from tests.http_servers import run_http_server
+
+TIMEOUT = 30.0
+ROOT = m.Root("file:///tmp/paicli-http", "project")
+
+
+def http(url: str, **options: Any) -> m.HttpServer:
+    options.setdefault("handshake_timeout", 10)
+    options.setdefault("request_timeout", 10)
+    return m.HttpServer(url, **options)
+
+
+async def counter(session: m.ClientSession, tool: str) -> int:
+    return int(json.loads((await session.call_tool(tool)).text))
+
+
+# -- the official SDK's server ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "protocol", "era"),
+    [
+        ((), "auto", "modern"),
+        ((), "legacy", "legacy"),
+        (("--json-response",), "legacy", "legacy"),
+        (("--json-response",), "auto", "modern"),
+        (("--stateless",), "legacy", "legacy"),
+        (("--stateless", "--json-response"), "legacy", "legacy"),
+    ],
+)
+async def test_sdk_streamable_http_server_in_each_mode(
+    mode: tuple[str, ...], protocol: str, era: str
+) -> None:
+    asked: dict[str, list[dict[str, Any]]] = {}
+    handlers = recording_handlers(asked, ROOT, {"name": "Ada"})
+    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py", *mode) as url:
+        async with m.connect(http(url, protocol=protocol), handlers=handlers) as session:
+            assert session.era == era
+            assert type(session.transport).__name__ == "StreamableHttpTransport"
+            names = {tool.name for tool in await session.list_tools()}
+            assert {"echo", "add", "greet", "count"} <= names
+            assert (await session.call_tool("echo", {"text": "über"})).text == "über"
+            assert (await session.call_tool("add", {"a": 2, "b": 3})).structured_content == {
+                "total": 5
+            }
+            progress: list[m.Progress] = []
+            done = await session.call_tool("count", {"steps": 2}, on_progress=progress.append)
+            assert done.text == "counted to 2"
+            if "--json-response" not in mode:
+                assert [p.progress for p in progress] == [1.0, 2.0]
+            back_channel = "--json-response" not in mode or era == "modern"
+            if "--stateless" not in mode and back_channel:
+                # A server ask mid-call: an SSE-borne request (legacy) or input_required (2026).
+                assert (await session.call_tool("greet")).text == "hello Ada"
+            resource = await session.read_resource("test://static/hello")
+            assert resource.contents[0] == m.TextResourceContents(
+                "test://static/hello", "hello resource", "text/plain"
+            )
+
+
+async def test_sdk_legacy_sse_server_is_reached_by_falling_back() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
+    ):
+        async with m.connect({"url": url, "startupTimeout": 10}) as session:
+            assert type(session.transport).__name__ == "LegacySseTransport"
+            assert session.era == "legacy"
+            assert (await session.call_tool("echo", {"text": "old"})).text == "old"
+
+
+async def test_forced_sse_type_goes_straight_to_the_legacy_transport() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
+    ):
+        async with m.connect({"url": url, "type": "sse"}) as session:
+            assert type(session.transport).__name__ == "LegacySseTransport"
+            assert len(await session.list_tools()) == 7
+
+
+async def test_forced_http_type_does_not_fall_back() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
+    ):
+        with pytest.raises(m.HttpError, match="HTTP 405"):
+            async with m.connect({"url": url, "type": "http"}):
+                pass
+
+
+# -- our fault server -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["normal", "json"])
+async def test_session_id_is_kept_and_deleted_on_close(mode: str) -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", mode) as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert session.era == "legacy"
+            assert session.transport.session_id  # type: ignore[attr-defined]
+            assert (await session.call_tool("echo", {"text": "a"})).text == "a"
+            results = await asyncio.gather(
+                *(session.call_tool("echo", {"text": str(i)}) for i in range(50))
+            )
+            assert [r.text for r in results] == [str(i) for i in range(50)]
+        async with m.connect(http(url)) as probe:
+            assert await counter(probe, "deleted_sessions") == 1
+
+
+async def test_a_dropped_stream_is_resumed_with_last_event_id() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "drop_stream") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert (await session.call_tool("echo", {"text": "back"})).text == "back"
+            assert await counter(session, "resume_count") >= 1
+
+
+async def test_a_lost_session_is_initialized_again_once() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "session_loss") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            first = session.transport.session_id  # type: ignore[attr-defined]
+            assert (await session.call_tool("echo", {"text": "again"})).text == "again"
+            assert session.transport.session_id != first  # type: ignore[attr-defined]
+            assert await counter(session, "initialize_count") == 2
+
+
+async def test_a_slow_body_hits_the_request_deadline() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "slow_body") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            with pytest.raises(m.RequestTimeout):
+                await session.call_tool("echo", {"text": "x"}, timeout=0.5)
+
+
+async def test_a_huge_body_is_refused_with_bounded_memory() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "huge_body") as url,
+    ):
+        async with m.connect(http(url, max_message_size=4 * 1024 * 1024)) as session:
+            with pytest.raises(m.MessageTooLarge):
+                await session.call_tool("echo", {"text": "x"})
+            # Only that request failed; the session goes on.
+            assert (await session.call_tool("resume_count")).is_error is False
+
+
+async def test_a_wrong_content_type_is_a_clear_error() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "wrong_content_type") as url,
+    ):
+        with pytest.raises(m.HttpError, match="unexpected content type 'text/html'"):
+            async with m.connect(http(url, protocol="legacy")):
+                pass
+
+
+async def test_a_server_that_never_answers_times_out_the_handshake() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "never_answers") as url,
+    ):
+        with pytest.raises(m.RequestTimeout, match="initialize timed out"):
+            async with m.connect(http(url, protocol="legacy", handshake_timeout=0.5)):
+                pass
+
+
+async def test_401_is_an_authentication_error_naming_the_server() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "unauthorized") as url,
+    ):
+        with pytest.raises(m.AuthenticationError, match=r"remote: HTTP 401") as info:
+            async with m.connect(http(url, name="remote")):
+                pass
+    assert info.value.status == 401
+    assert info.value.www_authenticate is not None
+
+
+async def test_a_2024_server_refusing_post_is_reached_over_legacy_sse() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "legacy_only_sse") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert type(session.transport).__name__ == "LegacySseTransport"
+            assert (await session.call_tool("echo", {"text": "sse"})).text == "sse"
+
+
+async def test_connection_refused_names_the_server_and_url() -> None:
+    with pytest.raises(m.HttpError, match=r"remote: cannot connect to http://127\.0\.0\.1:9/mcp"):
+        async with (
+            asyncio.timeout(TIMEOUT),
+            m.connect(http("http://127.0.0.1:9/mcp", name="remote")),
+        ):
+            pass
+
+
+async def test_custom_headers_reach_the_server() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("sdk_http_server.py", "--json-response") as url,
+    ):
+        server = http(url, headers={"X-Api-Key": "secret"}, protocol="legacy")
+        async with m.connect(server) as session:
+            assert (await session.call_tool("echo", {"text": "with key"})).text == "with key"
