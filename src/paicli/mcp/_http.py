@@ -42,6 +42,8 @@ DEFAULT_RETRY = 1.0
 MAX_RESUMES = 3
 # Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
 DELETE_TIMEOUT = 2.0
+# How long the handshake waits for the optional GET stream to be established.
+GET_READY_TIMEOUT = 5.0
 
 
 def http_client(server: HttpServer) -> httpx.AsyncClient:
@@ -137,6 +139,8 @@ class StreamableHttpTransport:
         self._reinit_lock = asyncio.Lock()
         self._generation = 0
         self._get_stream: asyncio.Task[None] | None = None
+        # Set once the GET stream is established, refused, or given up on.
+        self._get_ready = asyncio.Event()
 
     # -- the Transport interface ---------------------------------------------------------
 
@@ -149,6 +153,17 @@ class StreamableHttpTransport:
         if self._closed is not None:
             raise self._closed
         if message.get("method") == "notifications/cancelled" and self._cancel_locally(message):
+            return
+        if message.get("method") == "notifications/initialized":
+            # Finish the handshake in order: the server sees `initialized` before any
+            # request, and the GET stream is up before the first call (servers may send
+            # requests meant for it during that call).
+            await self._post(message, modern=False)
+            if self._get_stream is None:
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(GET_READY_TIMEOUT):
+                    await self._get_ready.wait()
             return
         modern = _is_modern(message)
         task = asyncio.get_running_loop().create_task(self._post(message, modern=modern))
@@ -399,6 +414,12 @@ class StreamableHttpTransport:
 
     async def _listen_get(self) -> None:
         """The optional GET stream for server-initiated messages (405: none offered)."""
+        try:
+            await self._get_loop()
+        finally:
+            self._get_ready.set()
+
+    async def _get_loop(self) -> None:
         last_id: str | None = None
         failures = 0
         while failures < MAX_RESUMES:
@@ -410,6 +431,7 @@ class StreamableHttpTransport:
                 async with self._client.stream(
                     "GET", self._server.url, headers=headers
                 ) as response:
+                    self._get_ready.set()
                     ctype = response.headers.get("content-type", "")
                     if response.status_code != 200 or not ctype.startswith("text/event-stream"):
                         return

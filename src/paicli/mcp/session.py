@@ -45,6 +45,8 @@ CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
 META = "io.modelcontextprotocol/"
 # Methods whose 2026 results may be `input_required` (multi round-trip requests).
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# 2026: the HTTP headers did not match the body (e.g. stale x-mcp-header annotations).
+HEADER_MISMATCH = -32020
 # Round cap as in the reference SDKs: a server that keeps asking is broken or hostile.
 MAX_INPUT_ROUNDS = 10
 # A result with only `requestState` asks us to come back later: back off 50 ms up to 250 ms.
@@ -179,7 +181,7 @@ class ClientSession:
 
     async def _modern_request(self, method: str, params: JsonObject, **options: Any) -> JsonObject:
         retry: JsonObject = {}
-        version_retried = False
+        version_retried = headers_retried = False
         rounds = 0
         while True:
             meta = {**params.get("_meta", {}), **self.modern_meta()}
@@ -193,6 +195,13 @@ class ClientSession:
                     raise
                 version_retried = True
                 self.protocol_version = version
+                continue
+            except RpcError as exc:
+                if exc.code != HEADER_MISMATCH or method != "tools/call" or headers_retried:
+                    raise
+                # The tool's header annotations changed under us: refresh them, retry once.
+                headers_retried = True
+                await self.list_tools()
                 continue
             result_type = result.get("resultType", "complete")
             if result_type == "complete":
