@@ -90,7 +90,7 @@ async def test_forced_sse_type_goes_straight_to_the_legacy_transport() -> None:
     ):
         async with m.connect({"url": url, "type": "sse"}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
-            assert len(await session.list_tools()) == 7
+            assert len(await session.list_tools()) == 8
 
 
 async def test_forced_http_type_does_not_fall_back() -> None:
@@ -227,3 +227,13 @@ async def test_custom_headers_reach_the_server() -> None:
         server = http(url, headers={"X-Api-Key": "secret"}, protocol="legacy")
         async with m.connect(server) as session:
             assert (await session.call_tool("echo", {"text": "with key"})).text == "with key"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_a_deadline_cancels_the_call_and_the_session_goes_on(protocol: str) -> None:
+    # 2025 eras send notifications/cancelled; 2026 closes the request's stream instead.
+    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
+        async with m.connect(http(url, protocol=protocol)) as session:
+            with pytest.raises(m.RequestTimeout):
+                await session.call_tool("wait", {"seconds": 30}, timeout=0.3)
+            assert (await session.call_tool("echo", {"text": "next"})).text == "next"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import anyio
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp_types import (
     CreateMessageResult,
@@ -45,6 +46,13 @@ def add(a: int, b: int) -> Sum:
 def fail(reason: str) -> str:
     """Always fails with a tool error."""
     raise ValueError(reason)
+
+
+@server.tool()
+async def wait(seconds: float) -> str:
+    """Sleep for `seconds` (for deadlines and cancellation)."""
+    await anyio.sleep(seconds)
+    return "waited"
 
 
 @server.tool()
