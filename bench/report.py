@@ -6,10 +6,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 Result = dict[str, Any]
-OURS, SDK, BARE = "paicli", "mcp-sdk", "bare"
+OURS, SDK, BARE, RAW = "paicli", "mcp-sdk", "bare", "raw-http"
 
 
 def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    if not rows:
+        print(f"\n{title}\n  (no clients measured)")
+        return
     widths = [max(len(h), *(len(r[i]) for r in rows if i < len(r))) for i, h in enumerate(headers)]
     print(f"\n{title}")
     print(
@@ -97,6 +100,45 @@ def print_tables(results: Result) -> None:
     )
 
 
+def print_http_tables(results: Result) -> None:
+    seq, conc = results.get("http_seq", {}), results.get("http_conc", {})
+    calls = next((r["calls"] for r in seq.values() if "calls" in r), "?")
+    table(
+        f"5. HTTP: sequential echo calls ({calls} calls after warm-up; Streamable HTTP, "
+        "JSON bodies, keep-alive)",
+        ["client", "p50 us", "p99 us", "mean us", "calls/s", "x mcp-sdk", "x bare", "connect ms"],
+        rows_for(
+            seq,
+            lambda r: [
+                f"{r['p50_us']:.0f}",
+                f"{r['p99_us']:.0f}",
+                f"{r['mean_us']:.0f}",
+                f"{r['calls_per_s']:,.0f}",
+                _fmt(ratio_to(seq, r, SDK)),
+                _fmt(ratio_to(seq, r, BARE)),
+                f"{r['connect_ms']:.0f}",
+            ],
+        ),
+    )
+    first = next((r for r in conc.values() if "calls" in r), {"calls": "?", "inflight": "?"})
+    table(
+        f"6. HTTP: throughput, {first['inflight']} calls in flight ({first['calls']} calls)",
+        ["client", "calls/s", "x mcp-sdk", "x bare"],
+        rows_for(
+            conc,
+            lambda r: [
+                f"{r['calls_per_s']:,.0f}",
+                _fmt(ratio_to(conc, r, SDK)),
+                _fmt(ratio_to(conc, r, BARE)),
+            ],
+        ),
+    )
+    print(
+        "  (bare: httpx.AsyncClient posting JSON-RPC; raw-http: raw asyncio sockets, no HTTP "
+        "library - the ceiling)"
+    )
+
+
 def ratio_to(section: dict[str, Result], result: Result, other: str) -> float | None:
     base = section.get(other, {}).get("calls_per_s")
     return result["calls_per_s"] / base if isinstance(base, int | float) and base else None
@@ -107,8 +149,8 @@ def _fmt(value: float | None, suffix: str = "x") -> str:
 
 
 def print_failed_rounds(results: Result) -> None:
-    for measurement in ("seq", "conc", "big"):
-        for client, result in results[measurement].items():
+    for measurement in ("seq", "conc", "big", "http_seq", "http_conc"):
+        for client, result in results.get(measurement, {}).items():
             failed = [r["error"] for r in result.get("rounds", []) if "error" in r]
             if failed and "error" not in result:
                 print(f"  note: {measurement}/{client}: {len(failed)} round(s) failed: {failed[0]}")
@@ -121,8 +163,10 @@ def print_report(results: Result) -> tuple[Result, Result]:
         f"{results['meta']['config']['rounds']} rounds, one fresh worker + server each"
     )
     print_tables(results)
+    print_http_tables(results)
     print_failed_rounds(results)
     imports, seq, conc, big = results["import"], results["seq"], results["conc"], results["big"]
+    http_seq, http_conc = results.get("http_seq", {}), results.get("http_conc", {})
     ours_import = imports.get(OURS, {}).get("median_ms")
     ratios: Result = {
         "import_sdk_over_ours": ratio(imports, "median_ms", SDK, OURS),
@@ -133,6 +177,12 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "big_first_ours_over_bare": ratio(big, "first_s", OURS, BARE),
         "peak_rss_ours_over_payload": big.get(OURS, {}).get("rss_delta_ratio"),
         "linearity_ours": big.get(OURS, {}).get("linearity"),
+        "http_seq_ours_over_sdk": ratio(http_seq, "calls_per_s", OURS, SDK),
+        "http_conc_ours_over_sdk": ratio(http_conc, "calls_per_s", OURS, SDK),
+        "http_seq_ours_over_bare": ratio(http_seq, "calls_per_s", OURS, BARE),
+        "http_conc_ours_over_bare": ratio(http_conc, "calls_per_s", OURS, BARE),
+        "http_seq_raw_over_ours": ratio(http_seq, "calls_per_s", RAW, OURS),
+        "http_conc_raw_over_ours": ratio(http_conc, "calls_per_s", RAW, OURS),
     }
     # name -> (measured value, threshold, higher is better)
     checks: dict[str, tuple[float | None, float, bool]] = {
@@ -141,6 +191,8 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "64 in flight >= 15x mcp-sdk": (ratios["conc_ours_over_sdk"], 15.0, True),
         "10 MB time < 1.5x bare": (ratios["big_time_ours_over_bare"], 1.5, False),
         "10 MB peak RSS < 3x payload": (ratios["peak_rss_ours_over_payload"], 3.0, False),
+        "HTTP sequential >= 4x mcp-sdk": (ratios["http_seq_ours_over_sdk"], 4.0, True),
+        "HTTP 64 in flight >= 10x mcp-sdk": (ratios["http_conc_ours_over_sdk"], 10.0, True),
     }
     print("\nRatios (paicli vs others)")
     labels = {
@@ -152,6 +204,12 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "big_time_ours_over_sdk": "10 MB time (warm), paicli / mcp-sdk",
         "peak_rss_ours_over_payload": "10 MB peak RSS increase, paicli / payload",
         "linearity_ours": "paicli time(10 MB) / time(2 MB) (linear = 5)",
+        "http_seq_ours_over_sdk": "HTTP sequential calls/s, paicli / mcp-sdk",
+        "http_conc_ours_over_sdk": "HTTP 64-in-flight calls/s, paicli / mcp-sdk",
+        "http_seq_ours_over_bare": "HTTP sequential calls/s, paicli / bare httpx",
+        "http_conc_ours_over_bare": "HTTP 64-in-flight calls/s, paicli / bare httpx",
+        "http_seq_raw_over_ours": "HTTP sequential calls/s, raw-http / paicli",
+        "http_conc_raw_over_ours": "HTTP 64-in-flight calls/s, raw-http / paicli",
     }
     for key, label in labels.items():
         print(f"  {label:<48} {_fmt(ratios[key], '')}")
@@ -165,5 +223,5 @@ def print_report(results: Result) -> tuple[Result, Result]:
         targets[name] = {"value": value, "threshold": threshold, "verdict": verdict}
         unit = " ms" if "ms" in name else "x"
         shown = "n/a" if value is None else f"{value:.2f}{unit}"
-        print(f"  {verdict:<4}  {name:<30} measured {shown}")
+        print(f"  {verdict:<4}  {name:<33} measured {shown}")
     return ratios, targets

@@ -3,7 +3,9 @@
     .venv/bin/python bench/run.py [--quick] [--clients paicli,mcp-sdk,...] [--out FILE]
 
 Every measurement of every client runs in its own subprocess (bench/worker.py) under a
-timeout, against its own fresh echo server (bench/servers/echo_server.py). The call
+timeout, against its own fresh echo server: bench/servers/echo_server.py over stdio, and
+bench/servers/http_echo_server.py for the HTTP measurements (the same calls over Streamable
+HTTP, where `bare` is httpx posting JSON-RPC and `raw-http` is raw asyncio sockets). The call
 measurements run in rounds that interleave the clients; each number reported is the median
 over the rounds. Results are printed as tables and written as JSON (bench/results.json by
 default, per-round values included).
@@ -37,6 +39,8 @@ FULL: dict[str, Any] = {
     "seq": {"calls": 2000, "warmup": 100},
     "conc": {"calls": 5000, "inflight": 64, "warmup": 100},
     "big": {"big": 10_000_000, "small": 2_000_000, "reps": 5, "warmup": 100},
+    "http_seq": {"calls": 2000, "warmup": 100},
+    "http_conc": {"calls": 5000, "inflight": 64, "warmup": 100},
 }
 QUICK: dict[str, Any] = {
     "import_runs": 5,
@@ -44,7 +48,11 @@ QUICK: dict[str, Any] = {
     "seq": {"calls": 1000, "warmup": 100},
     "conc": {"calls": 2000, "inflight": 64, "warmup": 100},
     "big": {"big": 10_000_000, "small": 2_000_000, "reps": 2, "warmup": 100},
+    "http_seq": {"calls": 1000, "warmup": 100},
+    "http_conc": {"calls": 2000, "inflight": 64, "warmup": 100},
 }
+STDIO_MEASUREMENTS = ("seq", "conc", "big")
+HTTP_MEASUREMENTS = ("http_seq", "http_conc")
 
 Result = dict[str, Any]
 
@@ -155,6 +163,8 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown clients: {', '.join(sorted(unknown))}")
     config = QUICK if args.quick else FULL
+    # HTTP-only references (raw-http) take no part in the stdio measurements.
+    stdio_clients = [c for c in clients if CLIENTS[c].stdio]
 
     started = time.perf_counter()
     results: Result = {
@@ -166,19 +176,21 @@ def main() -> int:
             "cpus": os.cpu_count(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         },
-        "import": measure_imports(clients, config["import_runs"]),
+        "import": measure_imports(stdio_clients, config["import_runs"]),
     }
     # Rounds interleave the clients, so a slow spell on the machine hits them all alike.
-    measurements = ("seq", "conc", "big")
-    raw: dict[str, dict[str, list[Result]]] = {m: {c: [] for c in clients} for m in measurements}
+    takers = {m: stdio_clients for m in STDIO_MEASUREMENTS} | {
+        m: clients for m in HTTP_MEASUREMENTS
+    }
+    raw: dict[str, dict[str, list[Result]]] = {m: {c: [] for c in cs} for m, cs in takers.items()}
     for round_no in range(1, config["rounds"] + 1):
-        for measurement in measurements:
-            for client in clients:
-                print(f"  round {round_no}: {measurement:<4} {client}", file=sys.stderr, flush=True)
+        for measurement, takers_of in takers.items():
+            for client in takers_of:
+                print(f"  round {round_no}: {measurement:<9} {client}", file=sys.stderr, flush=True)
                 result = run_worker(client, measurement, config[measurement])
                 raw[measurement][client].append(result)
-    for measurement in measurements:
-        results[measurement] = {c: combine(raw[measurement][c]) for c in clients}
+    for measurement, takers_of in takers.items():
+        results[measurement] = {c: combine(raw[measurement][c]) for c in takers_of}
     results["meta"]["elapsed_s"] = time.perf_counter() - started
 
     results["ratios"], results["targets"] = print_report(results)

@@ -2,8 +2,10 @@
 
     python bench/worker.py CLIENT MEASUREMENT '{"param": ...}'
 
-MEASUREMENT is `seq`, `conc` or `big`. The last stdout line is `RESULT {json}`; on failure
-it is `RESULT {"error": ...}` and the exit status is 1. Each run starts its own echo server.
+MEASUREMENT is `seq`, `conc` or `big` (stdio), or `http_seq` or `http_conc` (the same calls
+over Streamable HTTP). The last stdout line is `RESULT {json}`; on failure it is
+`RESULT {"error": ...}` and the exit status is 1. Each run starts its own echo server:
+bench/servers/echo_server.py for stdio, bench/servers/http_echo_server.py for HTTP.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import resource
+import signal
 import statistics
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,6 +29,8 @@ from clients import CLIENTS
 from clients.base import ClientModule, Session
 
 SERVER = Path(__file__).resolve().parent / "servers" / "echo_server.py"
+HTTP_SERVER = Path(__file__).resolve().parent / "servers" / "http_echo_server.py"
+HTTP_STARTUP_TIMEOUT = 20.0
 TEXT = "hello, benchmark"
 WARMUP = 100
 
@@ -127,15 +134,52 @@ MEASUREMENTS: dict[str, Callable[[Session, Result], Awaitable[Result]]] = {
     "seq": measure_seq,
     "conc": measure_conc,
     "big": measure_big,
+    "http_seq": measure_seq,
+    "http_conc": measure_conc,
 }
+
+
+@asynccontextmanager
+async def http_server() -> AsyncIterator[str]:
+    """Run bench/servers/http_echo_server.py on a free loopback port; yield its URL."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(HTTP_SERVER),
+        stdout=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(HTTP_STARTUP_TIMEOUT):
+            line = (await process.stdout.readline()).decode()
+        if not line.startswith("LISTENING "):
+            raise RuntimeError(f"the HTTP echo server did not start (printed {line!r})")
+        yield line.removeprefix("LISTENING ").strip()
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            async with asyncio.timeout(5.0):
+                await process.wait()
+        except TimeoutError:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
 
 
 async def run(client: str, measurement: str, params: Result) -> Result:
     module = cast(ClientModule, importlib.import_module(CLIENTS[client].module))
-    start = time.perf_counter()
-    async with module.connect(sys.executable, [str(SERVER)]) as session:
-        connect_ms = (time.perf_counter() - start) * 1e3
-        result = await MEASUREMENTS[measurement](session, params)
+    if measurement.startswith("http_"):
+        async with http_server() as url:
+            start = time.perf_counter()
+            async with module.connect_http(url) as session:
+                connect_ms = (time.perf_counter() - start) * 1e3
+                result = await MEASUREMENTS[measurement](session, params)
+    else:
+        start = time.perf_counter()
+        async with module.connect(sys.executable, [str(SERVER)]) as session:
+            connect_ms = (time.perf_counter() - start) * 1e3
+            result = await MEASUREMENTS[measurement](session, params)
     result["connect_ms"] = connect_ms
     return result
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 class ClientInfo(NamedTuple):
     module: str  # the bench module implementing the interface
     import_code: str  # what a user imports to get this client (timed in a fresh process)
+    stdio: bool = True  # whether it has `connect` (stdio); all clients have `connect_http`
 
 
 CLIENTS: dict[str, ClientInfo] = {
@@ -22,4 +23,6 @@ CLIENTS: dict[str, ClientInfo] = {
     # real cost of using it, so that is what is timed.
     "fastmcp": ClientInfo("clients.fastmcp_client", "from fastmcp import Client"),
     "bare": ClientInfo("clients.bare_client", "import asyncio, json"),
+    # HTTP only: Streamable HTTP on raw asyncio sockets, the ceiling without an HTTP library.
+    "raw-http": ClientInfo("clients.raw_http_client", "import asyncio, json", stdio=False),
 }

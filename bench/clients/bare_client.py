@@ -1,4 +1,5 @@
-"""The "speed of light" reference: the least an asyncio stdio MCP client can do.
+"""The "speed of light" reference: the least an asyncio stdio MCP client can do (and, at the
+end, the least a keep-alive Streamable HTTP client on httpx can do).
 
 Pipes from `asyncio.create_subprocess_exec`, `StreamReader.readline` framing, stdlib `json`,
 a dict from request id to future and one reader task. No validation, one timer per request,
@@ -12,6 +13,8 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
+
+import httpx
 
 from .base import CALL_TIMEOUT
 
@@ -114,3 +117,72 @@ async def connect(command: str, args: Sequence[str]) -> AsyncIterator[BareSessio
         yield session
     finally:
         await session.aclose()
+
+
+# -- HTTP: the least a keep-alive Streamable HTTP client can do ------------------------------
+
+
+class BareHttpSession:
+    """httpx.AsyncClient POSTing JSON-RPC and parsing the JSON body: no SSE, no GET stream,
+    no validation. Its pool keeps connections alive, one per concurrent request."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self._client = client
+        self._url = url
+        self._next_id = 0
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+
+    async def _post(self, message: dict[str, Any]) -> httpx.Response:
+        response = await self._client.post(
+            self._url, content=json.dumps(message), headers=self._headers
+        )
+        response.raise_for_status()
+        return response
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        self._next_id += 1
+        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
+        reply = json.loads((await self._post(message)).content)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
+    async def handshake(self) -> None:
+        self._next_id += 1
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": self._next_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bare", "version": "0"},
+            },
+        }
+        response = await self._post(initialize)
+        result = json.loads(response.content)["result"]
+        session_id = response.headers.get("mcp-session-id")
+        if session_id:
+            self._headers["Mcp-Session-Id"] = session_id
+        self._headers["MCP-Protocol-Version"] = result["protocolVersion"]
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self.request("tools/list", {})
+
+    async def echo(self, text: str) -> str:
+        result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
+        return str(result["content"][0]["text"])
+
+    async def big(self, size: int) -> int:
+        result = await self.request("tools/call", {"name": "big", "arguments": {"size": size}})
+        return len(result["content"][0]["text"])
+
+
+@asynccontextmanager
+async def connect_http(url: str) -> AsyncIterator[BareHttpSession]:
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+    async with httpx.AsyncClient(timeout=CALL_TIMEOUT, limits=limits) as client:
+        session = BareHttpSession(client, url)
+        await session.handshake()
+        yield session
+        with suppress(httpx.HTTPError):
+            await client.delete(url, headers=session._headers)

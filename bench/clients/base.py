@@ -23,3 +23,7 @@ class ClientModule(Protocol):
     def connect(
         self, command: str, args: Sequence[str]
     ) -> AbstractAsyncContextManager[Session]: ...
+
+    def connect_http(self, url: str) -> AbstractAsyncContextManager[Session]:
+        """A session with the Streamable HTTP server at `url` (handshake and tools/list done)."""
+        ...

@@ -1,4 +1,5 @@
-"""FastMCP's `Client` over its stdio transport (one server process per connection)."""
+"""FastMCP's `Client` over its stdio transport (one server process per connection) and its
+Streamable HTTP transport."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from contextlib import asynccontextmanager
 
 import mcp.types
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
+from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 
 from .base import CALL_TIMEOUT
 
 
 class FastmcpSession:
-    def __init__(self, client: Client[StdioTransport]) -> None:
+    def __init__(self, client: Client[StdioTransport] | Client[StreamableHttpTransport]) -> None:
         self._client = client
 
     async def echo(self, text: str) -> str:
@@ -33,5 +34,12 @@ class FastmcpSession:
 async def connect(command: str, args: Sequence[str]) -> AsyncIterator[FastmcpSession]:
     transport = StdioTransport(command, list(args), keep_alive=False)
     async with Client(transport) as client:
+        await client.list_tools()
+        yield FastmcpSession(client)
+
+
+@asynccontextmanager
+async def connect_http(url: str) -> AsyncIterator[FastmcpSession]:
+    async with Client(StreamableHttpTransport(url)) as client:
         await client.list_tools()
         yield FastmcpSession(client)

@@ -1,4 +1,4 @@
-"""paicli.mcp, used the way its docs show."""
+"""paicli.mcp, used the way its docs show (stdio, and Streamable HTTP for the HTTP runs)."""
 
 from __future__ import annotations
 
@@ -30,5 +30,13 @@ class PaicliSession:
 @asynccontextmanager
 async def connect(command: str, args: Sequence[str]) -> AsyncIterator[PaicliSession]:
     async with m.connect(m.StdioServer(command, args=list(args))) as session:
+        await session.list_tools()
+        yield PaicliSession(session)
+
+
+@asynccontextmanager
+async def connect_http(url: str) -> AsyncIterator[PaicliSession]:
+    # "http": Streamable HTTP only, as a user who knows the server would configure it.
+    async with m.connect(m.HttpServer(url, transport="http")) as session:
         await session.list_tools()
         yield PaicliSession(session)

@@ -1,4 +1,5 @@
-"""The official `mcp` SDK (v2): `stdio_client` + `ClientSession`, as its docs show."""
+"""The official `mcp` SDK (v2): `stdio_client` / `streamable_http_client` + `ClientSession`,
+as its docs show."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from .base import CALL_TIMEOUT
@@ -33,6 +35,14 @@ class SdkSession:
 async def connect(command: str, args: Sequence[str]) -> AsyncIterator[SdkSession]:
     params = StdioServerParameters(command=command, args=list(args))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.list_tools()
+        yield SdkSession(session)
+
+
+@asynccontextmanager
+async def connect_http(url: str) -> AsyncIterator[SdkSession]:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
         yield SdkSession(session)

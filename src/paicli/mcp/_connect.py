@@ -1,6 +1,6 @@
 """`connect()`: from a server description (typed or a config dict) to a live session.
 
-HTTP modules (and httpx) are imported only when an HTTP server is used, so scripts that
+HTTP modules (and aiohttp) are imported only when an HTTP server is used, so scripts that
 talk to stdio servers do not pay for them.
 """
 
@@ -67,7 +67,7 @@ async def connect(
 
 
 async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession:
-    from ._http import StreamableHttpTransport  # noqa: PLC0415 - httpx only when needed
+    from ._http import StreamableHttpTransport  # noqa: PLC0415 - aiohttp only when needed
     from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
 
     if spec.transport != "sse":

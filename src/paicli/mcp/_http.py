@@ -1,4 +1,4 @@
-"""Streamable HTTP transport (2025-03-26 onwards, both eras), on httpx.
+"""Streamable HTTP transport (2025-03-26 onwards, both eras), on aiohttp.
 
 Every outgoing message is its own POST, run as a task this transport owns; the answer (a
 JSON body, an SSE stream, or 202) is parsed and its messages handed to the engine. Stateful
@@ -7,6 +7,10 @@ servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
 with `Last-Event-ID`, one transparent re-initialization when the session is gone (404), and
 a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers
 and are cancelled by closing their stream.
+
+aiohttp rather than httpx: measured on bench/ (64 calls in flight against one local server)
+httpx spends most of each call in its connection-pool bookkeeping, and aiohttp does about
+ten times the calls per second with the same code on top (see the README's table).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
 
 from ._headers import HeaderParam, request_headers
@@ -35,7 +39,7 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 # Connecting and sending are quick on any working network; reading has no limit here
 # because SSE streams idle for long stretches and every request has its own deadline.
-HTTP_TIMEOUT = httpx.Timeout(connect=10.0, read=None, write=30.0, pool=None)
+HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=None)
 # Resuming a dropped stream: the server's `retry` if it sent one, else one second, and at
 # most three attempts in a row so a broken server cannot keep us looping.
 DEFAULT_RETRY = 1.0
@@ -46,35 +50,37 @@ DELETE_TIMEOUT = 2.0
 GET_READY_TIMEOUT = 5.0
 
 
-def http_client(server: HttpServer) -> httpx.AsyncClient:
+def http_client(server: HttpServer) -> aiohttp.ClientSession:
     """A pooled keep-alive client carrying the server's configured headers."""
-    return httpx.AsyncClient(
+    return aiohttp.ClientSession(
         headers=dict(server.headers),
         timeout=HTTP_TIMEOUT,
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
+        connector=aiohttp.TCPConnector(limit=100),
     )
 
 
-def translate_http_error(label: str, url: str, exc: httpx.HTTPError) -> McpError:
+# What aiohttp raises for a failed exchange (its timeouts are asyncio's TimeoutError).
+HTTP_FAILURES = (aiohttp.ClientError, TimeoutError)
+
+
+def translate_http_error(label: str, url: str, exc: BaseException) -> McpError:
     """One clear line for a failed HTTP exchange, naming the server."""
-    if isinstance(exc, httpx.ConnectTimeout):
-        return HttpError(f"{label}: timed out connecting to {url}")
-    if isinstance(exc, httpx.ConnectError):
-        text = str(exc)
-        if "SSL" in text or "certificate" in text.lower():
-            return HttpError(f"{label}: TLS failure connecting to {url}: {text}")
-        return HttpError(f"{label}: cannot connect to {url}: {text or 'connection refused'}")
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.ClientConnectorCertificateError):
+        return HttpError(f"{label}: TLS failure connecting to {url}: {exc}")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        reason = exc.os_error.strerror or str(exc.os_error)
+        return HttpError(f"{label}: cannot connect to {url}: {reason}")
+    if isinstance(exc, TimeoutError):
         return HttpError(f"{label}: timed out talking to {url}")
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
         return HttpError(f"{label}: the server broke the connection: {exc}")
     return HttpError(f"{label}: HTTP request to {url} failed: {exc}")
 
 
-def status_error(label: str, response: httpx.Response) -> McpError:
+def status_error(label: str, response: aiohttp.ClientResponse) -> McpError:
     """The error for an unsuccessful HTTP status with no JSON-RPC error in the body."""
-    status = response.status_code
-    text = f"{label}: HTTP {status} {response.reason_phrase}".rstrip()
+    status = response.status
+    text = f"{label}: HTTP {status} {response.reason or ''}".rstrip()
     if status in (401, 403):
         return AuthenticationError(
             f"{text} (the server needs credentials; set them with 'headers')",
@@ -84,10 +90,10 @@ def status_error(label: str, response: httpx.Response) -> McpError:
     return HttpError(text, status=status)
 
 
-async def read_body(response: httpx.Response, limit: int) -> bytes:
+async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole body, refusing to hold more than `limit` bytes."""
     body = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.content.iter_any():
         body += chunk
         if len(body) > limit:
             raise MessageTooLarge(f"server sent a response body over the {limit} byte limit")
@@ -120,7 +126,7 @@ class StreamableHttpTransport:
 
     mirrors_tool_headers = True
 
-    def __init__(self, server: HttpServer, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, server: HttpServer, client: aiohttp.ClientSession | None = None) -> None:
         self._server = server
         self._client = client or http_client(server)
         self._label = server.label
@@ -196,13 +202,15 @@ class StreamableHttpTransport:
                 await task
         try:
             if self.session_id is not None:
-                with contextlib.suppress(httpx.HTTPError):
+                with contextlib.suppress(aiohttp.ClientError):
                     async with asyncio.timeout(DELETE_TIMEOUT):
-                        await self._client.delete(self._server.url, headers=self._base_headers())
+                        url, headers = self._server.url, self._base_headers()
+                        async with self._client.delete(url, headers=headers):
+                            pass
         except TimeoutError:
             log.debug("%s: DELETE of the session timed out", self._label)
         finally:
-            await self._client.aclose()
+            await self._client.close()
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -243,38 +251,38 @@ class StreamableHttpTransport:
             self._initialize = message
         generation = self._generation
         try:
-            async with self._client.stream(
-                "POST",
+            async with self._client.post(
                 self._server.url,
-                content=orjson.dumps(message),
+                data=orjson.dumps(message),
                 headers=self._headers_for(message),
             ) as response:
                 if (
-                    response.status_code == 404
+                    response.status == 404
                     and self.session_id is not None
                     and not after_reinit
                     and message.get("method") != "initialize"
                 ):
-                    await response.aclose()
+                    response.release()
                     if await self._reinitialize(generation):
                         await self._post(message, modern=modern, after_reinit=True)
                         return
                 await self._handle(message, request_id, response, modern)
         except asyncio.CancelledError:
             raise
-        except httpx.HTTPError as exc:
+        except HTTP_FAILURES as exc:
             self._fail(request_id, translate_http_error(self._label, self._server.url, exc))
         except McpError as exc:
             self._fail(request_id, exc)
 
     async def _handle(
-        self, message: Message, request_id: Any, response: httpx.Response, modern: bool
+        self, message: Message, request_id: Any, response: aiohttp.ClientResponse, modern: bool
     ) -> None:
-        status = response.status_code
+        status = response.status
         limit = self._server.max_message_size
         if status >= 400:
             body = await read_body(response, limit)
-            errors = [m for m in parse_messages(body) if "error" in m] if body else []
+            is_json = response.content_type == "application/json"
+            errors = [m for m in parse_messages(body) if "error" in m] if is_json else []
             if errors and request_id is not None and status not in (401, 403):
                 # A real JSON-RPC error in the body (2026 servers send them with 400/404).
                 error = errors[0]
@@ -295,7 +303,7 @@ class StreamableHttpTransport:
         if status == 202:
             self._fail(request_id, HttpError(f"{self._label}: server sent no response (202)"))
             return
-        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        content_type = response.content_type
         if content_type == "application/json":
             for reply in parse_messages(await read_body(response, limit)):
                 self._deliver(reply)
@@ -312,11 +320,11 @@ class StreamableHttpTransport:
             )
 
     async def _follow_stream(
-        self, message: Message, request_id: Any, response: httpx.Response, modern: bool
+        self, message: Message, request_id: Any, response: aiohttp.ClientResponse, modern: bool
     ) -> None:
         """Read a request's SSE stream; if it drops before the response, resume it (the
         2026 revision has no resumption: the request fails and may be sent again)."""
-        last_id, retry, answered = await self._read_stream(response.aiter_bytes(), request_id)
+        last_id, retry, answered = await self._read_stream(response.content.iter_any(), request_id)
         resumes = 0
         while not answered:
             if modern or last_id is None or resumes >= MAX_RESUMES:
@@ -335,12 +343,12 @@ class StreamableHttpTransport:
                 "Accept": "text/event-stream",
                 "Last-Event-ID": last_id,
             }
-            async with self._client.stream("GET", self._server.url, headers=headers) as resumed:
-                if resumed.status_code != 200:
+            async with self._client.get(self._server.url, headers=headers) as resumed:
+                if resumed.status != 200:
                     self._fail(request_id, status_error(self._label, resumed))
                     return
                 new_id, new_retry, answered = await self._read_stream(
-                    resumed.aiter_bytes(), request_id
+                    resumed.content.iter_any(), request_id
                 )
                 last_id = new_id or last_id
                 retry = new_retry if new_retry is not None else retry
@@ -369,7 +377,7 @@ class StreamableHttpTransport:
                     ):
                         answered = True
                     self._deliver(reply)
-        except httpx.HTTPError as exc:
+        except HTTP_FAILURES as exc:
             # A dropped connection mid-stream is resumable; not an error by itself.
             log.debug("%s: stream interrupted: %s", self._label, exc)
         return last_id, retry, answered
@@ -393,19 +401,17 @@ class StreamableHttpTransport:
                 "params": params,
             }
             headers = self._headers_for(request)
-            response = await self._client.post(
-                self._server.url, content=orjson.dumps(request), headers=headers
-            )
-            if response.status_code >= 400:
-                return False
-            self.session_id = response.headers.get("mcp-session-id")
+            url = self._server.url
+            async with self._client.post(url, data=orjson.dumps(request), headers=headers) as r:
+                if r.status >= 400:
+                    return False
+                self.session_id = r.headers.get("mcp-session-id")
+                await r.read()
             self._generation += 1
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            await self._client.post(
-                self._server.url,
-                content=orjson.dumps(initialized),
-                headers=self._headers_for(initialized),
-            )
+            body, headers = orjson.dumps(initialized), self._headers_for(initialized)
+            async with self._client.post(url, data=body, headers=headers):
+                pass
             return True
 
     def _open_get_stream(self) -> None:
@@ -428,17 +434,16 @@ class StreamableHttpTransport:
                 headers["Last-Event-ID"] = last_id
             retry: float | None = None
             try:
-                async with self._client.stream(
-                    "GET", self._server.url, headers=headers
-                ) as response:
+                async with self._client.get(self._server.url, headers=headers) as response:
                     self._get_ready.set()
                     ctype = response.headers.get("content-type", "")
-                    if response.status_code != 200 or not ctype.startswith("text/event-stream"):
+                    if response.status != 200 or not ctype.startswith("text/event-stream"):
                         return
-                    new_id, retry, _ = await self._read_stream(response.aiter_bytes(), None)
+                    chunks = response.content.iter_any()
+                    new_id, retry, _ = await self._read_stream(chunks, None)
                     last_id = new_id or last_id
                     failures = 0
-            except httpx.HTTPError as exc:
+            except HTTP_FAILURES as exc:
                 log.debug("%s: GET stream failed: %s", self._label, exc)
                 failures += 1
             except McpError as exc:

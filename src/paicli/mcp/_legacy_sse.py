@@ -14,10 +14,16 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
+import aiohttp
 import orjson
 
-from ._http import http_client, parse_messages, status_error, translate_http_error
+from ._http import (
+    HTTP_FAILURES,
+    http_client,
+    parse_messages,
+    status_error,
+    translate_http_error,
+)
 from ._sse import iter_events
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 from .servers import HttpServer
@@ -34,7 +40,7 @@ class LegacySseTransport:
 
     legacy_only = True
 
-    def __init__(self, server: HttpServer, client: httpx.AsyncClient) -> None:
+    def __init__(self, server: HttpServer, client: aiohttp.ClientSession) -> None:
         self._server = server
         self._client = client
         self._label = server.label
@@ -72,16 +78,16 @@ class LegacySseTransport:
         headers = {"Accept": "text/event-stream"}
         error: McpError
         try:
-            async with self._client.stream("GET", self._server.url, headers=headers) as response:
-                if response.status_code != 200:
+            async with self._client.get(self._server.url, headers=headers) as response:
+                if response.status != 200:
                     error = status_error(self._label, response)
                 else:
                     async for event in iter_events(
-                        response.aiter_bytes(), self._server.max_message_size
+                        response.content.iter_any(), self._server.max_message_size
                     ):
                         self._on_event(event.event, event.data)
                     error = ConnectionClosed(f"{self._label}: the server closed the SSE stream")
-        except httpx.HTTPError as exc:
+        except HTTP_FAILURES as exc:
             error = translate_http_error(self._label, self._server.url, exc)
         except McpError as exc:
             error = exc
@@ -123,14 +129,14 @@ class LegacySseTransport:
         endpoint = self._endpoint.result()
         error: McpError | None = None
         try:
-            response = await self._client.post(
+            async with self._client.post(
                 endpoint,
-                content=orjson.dumps(message),
+                data=orjson.dumps(message),
                 headers={"Content-Type": "application/json"},
-            )
-            if response.status_code >= 400:
-                error = status_error(self._label, response)
-        except httpx.HTTPError as exc:
+            ) as response:
+                if response.status >= 400:
+                    error = status_error(self._label, response)
+        except HTTP_FAILURES as exc:
             error = translate_http_error(self._label, endpoint, exc)
         if error is not None:
             if request_id is not None and self._on_error is not None:
@@ -155,7 +161,7 @@ class LegacySseTransport:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._queue.put_nowait(self._closed)
-        await self._client.aclose()
+        await self._client.close()
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:
