@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paicli.mcp import ClientHandlers, Notification, Root, StdioServer, _negotiate
+from paicli.mcp import ClientHandlers, ClientSession, Notification, Root, StdioServer, _negotiate
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).parent.parent
@@ -79,3 +79,15 @@ def recording_handlers(
         return {"action": "accept", "content": dict(form)}
 
     return ClientHandlers(roots=[root], sampling=sampling, elicitation=elicitation)
+
+
+async def wait_for_tools(session: ClientSession, inbox: Inbox, wanted: set[str]) -> set[str]:
+    """List tools until `wanted` are all there, re-listing after each list_changed."""
+    while True:
+        seen = len(inbox.notes)
+        names = {tool.name for tool in await session.list_tools()}
+        if wanted <= names:
+            return names
+        await inbox.wait_for(
+            lambda note: note.method == "notifications/tools/list_changed", start=seen
+        )

@@ -39,7 +39,7 @@ async def run_http_server(script: str | Path, *args: str) -> AsyncIterator[str]:
     try:
         yield await _wait_until_listening(process, path)
     finally:
-        await _stop(process)
+        await stop_process(process)
 
 
 async def _wait_until_listening(process: asyncio.subprocess.Process, path: Path) -> str:
@@ -52,7 +52,8 @@ async def _wait_until_listening(process: asyncio.subprocess.Process, path: Path)
     return line[len(READY_PREFIX) :].decode().strip()
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group, then SIGKILL it if it is still there after 5 s."""
     if process.returncode is not None:
         return
     # It may have exited and been reaped on its own; then there is nothing left to signal.

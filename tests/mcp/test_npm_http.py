@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
@@ -26,7 +25,8 @@ import pytest
 import pytest_asyncio
 
 import paicli.mcp as m
-from tests.conftest import Inbox, recording_handlers
+from tests.conftest import Inbox, recording_handlers, wait_for_tools
+from tests.http_servers import stop_process
 
 NODE_MODULES = Path(__file__).resolve().parents[1] / "npm" / "node_modules"
 EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -43,7 +43,6 @@ pytestmark = [
 ]
 
 TIMEOUT = 20.0
-STOP_TIMEOUT = 5.0
 ROOT = m.Root("file:///tmp/paicli-npm-http", "project")
 CONDITIONAL_TOOLS = {"get-roots-list", "trigger-sampling-request", "trigger-elicitation-request"}
 # The URL path of each mode (see server-everything's dist/transports/*.js).
@@ -115,16 +114,7 @@ async def run_everything(mode: str) -> AsyncIterator[NodeServer]:
         drain = asyncio.get_running_loop().create_task(keep_reading())
         yield server
     finally:
-        if process.returncode is None:
-            with suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                async with asyncio.timeout(STOP_TIMEOUT):
-                    await process.wait()
-            except TimeoutError:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+        await stop_process(process)
         if drain is not None:
             drain.cancel()
             with suppress(asyncio.CancelledError):
@@ -146,18 +136,6 @@ class Live:
     session: m.ClientSession
     inbox: Inbox
     asked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-async def wait_for_tools(session: m.ClientSession, inbox: Inbox, wanted: set[str]) -> set[str]:
-    """List tools until `wanted` are all there, re-listing after each list_changed."""
-    while True:
-        seen = len(inbox.notes)
-        names = {tool.name for tool in await session.list_tools()}
-        if wanted <= names:
-            return names
-        await inbox.wait_for(
-            lambda note: note.method == "notifications/tools/list_changed", start=seen
-        )
 
 
 def http(url: str, **options: Any) -> m.HttpServer:

@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 
 import paicli.mcp as m
-from tests.conftest import Inbox, recording_handlers
+from tests.conftest import Inbox, recording_handlers, wait_for_tools
 
 NPM = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / "@modelcontextprotocol"
 EVERYTHING = NPM / "server-everything" / "dist" / "index.js"
@@ -65,18 +65,6 @@ class Everything:
     session: m.ClientSession
     inbox: Inbox
     asked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-async def wait_for_tools(session: m.ClientSession, inbox: Inbox, wanted: set[str]) -> set[str]:
-    """List tools until `wanted` are all there, re-listing after each list_changed."""
-    while True:
-        seen = len(inbox.notes)
-        names = {tool.name for tool in await session.list_tools()}
-        if wanted <= names:
-            return names
-        await inbox.wait_for(
-            lambda note: note.method == "notifications/tools/list_changed", start=seen
-        )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -92,6 +92,10 @@ def status_error(label: str, response: aiohttp.ClientResponse) -> McpError:
 
 async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole body, refusing to hold more than `limit` bytes."""
+    length = response.content_length
+    if length is not None and length <= limit:
+        # The common case: a declared, acceptable size, usually already buffered.
+        return await response.read()
     body = bytearray()
     async for chunk in response.content.iter_any():
         body += chunk
