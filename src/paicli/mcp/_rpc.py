@@ -49,7 +49,16 @@ class _DeadlinePassed(Exception):
 
 
 class _Pending:
-    __slots__ = ("deadline", "deadline_cap", "future", "method", "on_progress", "timeout")
+    __slots__ = (
+        "deadline",
+        "deadline_cap",
+        "expired",
+        "future",
+        "method",
+        "on_progress",
+        "sender",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -66,6 +75,9 @@ class _Pending:
         # Absolute loop time past which progress can no longer extend the deadline;
         # None when progress does not extend it at all.
         self.deadline_cap: float | None = None
+        # With a transport that sends inline, the task still inside `send()` (see request()).
+        self.sender: asyncio.Task[Any] | None = None
+        self.expired = False
 
 
 def error_from_wire(error: Any) -> RpcError:
@@ -103,6 +115,9 @@ class RpcEngine:
         self._cancelled: dict[int, None] = {}
         self._group: asyncio.TaskGroup | None = None
         self._loop = asyncio.get_running_loop()
+        # HTTP sends inline: `send()` carries the whole exchange in the caller's task and
+        # delivers the response before it returns, which saves two event-loop turns a call.
+        self._inline = bool(getattr(transport, "sends_inline", False))
         # One timer for all deadlines, armed at the earliest: most requests finish long
         # before their deadline, so a timer per request would be pure overhead.
         self._timer: asyncio.TimerHandle | None = None
@@ -184,28 +199,39 @@ class RpcEngine:
         future: asyncio.Future[JsonObject] = loop.create_future()
         entry = _Pending(future, method, on_progress)
         self._pending[request_id] = entry
+        if timeout is not None:
+            now = loop.time()
+            entry.timeout = timeout
+            entry.deadline = now + timeout
+            if entry.deadline < self._timer_at:
+                self._arm(entry.deadline)
+            if progress_extends_deadline:
+                entry.deadline_cap = now + (max_timeout if max_timeout else timeout * 10)
         try:
+            if self._inline:
+                entry.sender = asyncio.current_task()
             await self._transport.send(message)
-            if timeout is not None:
-                now = loop.time()
-                entry.timeout = timeout
-                entry.deadline = now + timeout
-                if entry.deadline < self._timer_at:
-                    self._arm(entry.deadline)
-                if progress_extends_deadline:
-                    entry.deadline_cap = now + (max_timeout if max_timeout else timeout * 10)
+            entry.sender = None
             return await future
         except _DeadlinePassed:
-            if cancellable:
-                await self._send_cancelled(request_id, "timeout")
-            elapsed = timeout if timeout is not None else 0.0
-            raise RequestTimeout(method, elapsed) from None
+            return await self._timed_out(request_id, method, timeout, cancellable)
         except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if entry.expired and task is not None and task.uncancel() == 0:
+                # Our own deadline cancelled the inline send (nobody else cancelled us).
+                return await self._timed_out(request_id, method, timeout, cancellable)
             if cancellable and self._closed is None:
                 await self._send_cancelled(request_id, "cancelled by the client")
             raise
         finally:
             del self._pending[request_id]
+
+    async def _timed_out(
+        self, request_id: int, method: str, timeout: float | None, cancellable: bool
+    ) -> JsonObject:
+        if cancellable:
+            await self._send_cancelled(request_id, "timeout")
+        raise RequestTimeout(method, timeout if timeout is not None else 0.0) from None
 
     def _arm(self, when: float) -> None:
         if self._timer is not None:
@@ -221,7 +247,12 @@ class RpcEngine:
         earliest = math.inf
         for entry in self._pending.values():
             if entry.deadline <= now:
-                if not entry.future.done():
+                if entry.sender is not None and not entry.expired:
+                    # Still inside an inline send: interrupt it (request() tells this
+                    # cancellation from the caller's own by `expired`).
+                    entry.expired = True
+                    entry.sender.cancel()
+                elif not entry.future.done():
                     entry.future.set_exception(_DeadlinePassed())
             elif entry.deadline < earliest:
                 earliest = entry.deadline
