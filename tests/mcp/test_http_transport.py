@@ -237,3 +237,15 @@ async def test_a_deadline_cancels_the_call_and_the_session_goes_on(protocol: str
             with pytest.raises(m.RequestTimeout):
                 await session.call_tool("wait", {"seconds": 30}, timeout=0.3)
             assert (await session.call_tool("echo", {"text": "next"})).text == "next"
+
+
+async def test_caller_cancellation_of_an_http_call_stays_a_cancellation() -> None:
+    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
+        async with m.connect(http(url, protocol="legacy")) as session:
+            call = asyncio.ensure_future(session.call_tool("wait", {"seconds": 30}))
+            while not session._engine._pending:  # noqa: ASYNC110 - event loop turns only
+                await asyncio.sleep(0)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert (await session.call_tool("echo", {"text": "after"})).text == "after"
