@@ -293,6 +293,9 @@ class FaultServer:
 
         async def replay() -> AsyncIterator[bytes]:
             yield sse_event(dumps(await work), event_id=self.next_event_id())
+            # Like the conformance suite's server, keep the resumed stream open after the
+            # response: a client must not wait for it to end.
+            await asyncio.Event().wait()
 
         return StreamingResponse(replay(), media_type=SSE)
 

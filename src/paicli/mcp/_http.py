@@ -373,6 +373,10 @@ class StreamableHttpTransport:
                     ):
                         answered = True
                     self._deliver(reply)
+                if answered:
+                    # Done with this request: stop reading even if the server keeps the
+                    # stream open (some resume on a GET stream that never ends).
+                    break
         except HTTP_FAILURES as exc:
             # A dropped connection mid-stream is resumable; not an error by itself.
             log.debug("%s: stream interrupted: %s", self._label, exc)
