@@ -17,7 +17,14 @@ from ._negotiate import negotiate
 from ._rpc import ProgressCallback, RpcEngine
 from ._transport import JsonObject, Transport
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, Era, newest_mutual
-from .errors import HandlerError, McpError, ProtocolError, RpcError, UnsupportedVersion
+from .errors import (
+    ConnectionClosed,
+    HandlerError,
+    McpError,
+    ProtocolError,
+    RpcError,
+    UnsupportedVersion,
+)
 from .handlers import ClientHandlers
 from .servers import ServerSpec
 from .types import (
@@ -125,6 +132,17 @@ class ClientSession:
                     log.exception("session task failed")
         if cancelled:
             raise asyncio.CancelledError
+
+    async def wait_closed(self) -> McpError:
+        """Wait until the connection is gone (a crash, or `aclose()`); return why."""
+        if self._reader is not None:
+            await asyncio.wait({self._reader})
+        return self._engine.closed or ConnectionClosed(f"{self.server.label}: closed")
+
+    @property
+    def closed(self) -> McpError | None:
+        """Why the connection is gone, or None while it is up."""
+        return self._engine.closed
 
     @property
     def pid(self) -> int | None:

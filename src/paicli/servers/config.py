@@ -1,0 +1,390 @@
+"""MCP server config files: read the three layers into typed entries, and edit one file.
+
+Files, highest precedence first: `<project>/.paicli/mcp.json` (scope "project"),
+`$PAICLI_HOME/mcp.json` (default `~/.paicli`, scope "user") and Claude Code's
+`<project>/.mcp.json` (scope "claude"), each `{"mcpServers": {NAME: {...}}}`. A name in a
+higher file replaces the whole entry of a lower one; fields are never merged.
+
+`load_config` never raises for bad config: a broken file becomes a `ConfigProblem`, a broken
+server stays listed with its `error`, unknown keys become `warnings`. Strings in `command`,
+`args`, `env` values, `cwd`, `url` and `headers` values expand `${VAR}` and `${VAR:-default}`
+(the default applies when VAR is unset or empty, as in the shell; it is taken literally);
+`${PROJECT_DIR}` is the project root and `${HOME}` the user's home. `restart` is `"never"`
+(the default), `"on-failure"`, or `{"policy": "never"|"on-failure", "maxRestarts": N}`: the
+object form (policy defaulting to "on-failure") exists only to change the maximum (default 3),
+so the common case stays a string.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
+
+__all__ = [
+    "DEFAULT_MAX_RESTARTS",
+    "ConfigProblem",
+    "ConfigWriteError",
+    "LoadedConfig",
+    "RestartPolicy",
+    "Scope",
+    "ServerEntry",
+    "add_server",
+    "load_config",
+    "paicli_home",
+    "remove_server",
+]
+
+Scope = Literal["user", "project", "claude"]
+RestartPolicy = Literal["never", "on-failure"]
+
+_CONFIG_NAME = "mcp.json"
+# Enough to ride out a server that crashes now and then, few enough that one crashing at
+# every start gives up quickly (the manager's backoff spaces the attempts).
+DEFAULT_MAX_RESTARTS = 3
+
+# `paicli.mcp.server_from_dict` reports unknown keys on this logger; we collect them instead.
+_LIBRARY_LOGGER = "paicli.mcp.config"
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """A whole config file could not be used; `message` names the file."""
+
+    source: Path
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class ServerEntry:
+    """One configured server: its connection `spec`, or the `error` that prevented one.
+
+    `include_tools`/`exclude_tools` are glob patterns (None: no filter). `raw` is the entry
+    after variable expansion (as written when expansion failed), for the trust store's hash.
+    """
+
+    name: str
+    source: Path
+    scope: Scope
+    spec: StdioServer | HttpServer | None = None
+    error: str | None = None
+    disabled: bool = False
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] | None = None
+    restart: RestartPolicy = "never"
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    trust: bool = False
+    raw: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """Every configured server by name, plus file-level errors and warnings."""
+
+    servers: dict[str, ServerEntry] = field(default_factory=dict)
+    errors: list[ConfigProblem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class ConfigWriteError(Exception):
+    """A config file could not be updated; it is left exactly as it was."""
+
+
+class _Invalid(Exception):
+    """A file or server is unusable; never escapes this module."""
+
+
+def paicli_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The paicli folder: `$PAICLI_HOME`, else `~/.paicli`."""
+    env = os.environ if environ is None else environ
+    override = env.get("PAICLI_HOME")
+    return Path(override).expanduser() if override else _user_home(env) / ".paicli"
+
+
+def load_config(
+    project_dir: Path | None,
+    *,
+    home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Read the user file (in `home`, default `paicli_home()`) and, with a project, its files."""
+    env = os.environ if environ is None else environ
+    user_home = _user_home(env)
+    user_file = (home if home is not None else paicli_home(env)) / _CONFIG_NAME
+    variables = {**env, "HOME": str(user_home)}
+    layers: list[tuple[Path, Scope]] = [(user_file, "user")]
+    if project_dir is not None:
+        variables["PROJECT_DIR"] = str(project_dir)
+        project_file = project_dir / ".paicli" / _CONFIG_NAME
+        layers.insert(0, (project_dir / ".mcp.json", "claude"))
+        # Run from the home folder, the project file *is* the user file: read it once, as user.
+        if project_file.resolve() != user_file.resolve():
+            layers.append((project_file, "project"))
+    config = LoadedConfig()
+    for path, scope in layers:  # lowest precedence first: later files replace names
+        shown = _shown(path, user_home)
+        try:
+            servers = _servers_of(_read_document(path, shown), shown, config.warnings)
+        except _Invalid as exc:
+            config.errors.append(ConfigProblem(path, str(exc)))
+            continue
+        for name, value in servers.items():
+            config.servers[name] = _load_server(
+                ServerEntry(name=name, source=path, scope=scope), value, shown, variables, config
+            )
+    return config
+
+
+def _user_home(env: Mapping[str, str]) -> Path:
+    # Path.home() reads os.environ; an injected HOME wins so callers and tests stay hermetic.
+    home = env.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def _shown(path: Path, user_home: Path) -> str:
+    try:
+        return "~/" + path.relative_to(user_home).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_document(path: Path, shown: str) -> dict[str, object]:
+    try:
+        # utf-8-sig: editors on Windows like to start JSON files with a BOM.
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise _Invalid(f"{shown}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise _Invalid(f"{shown}: not UTF-8 text") from exc
+    if not text.strip():  # a file just created with `touch` means "no servers yet"
+        return {}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Invalid(
+            f"{shown}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise _Invalid(f"{shown}: invalid JSON: {exc}") from exc
+    if not isinstance(document, dict):
+        raise _Invalid(f"{shown}: expected a JSON object at the top, got {_kind(document)}")
+    return document
+
+
+def _servers_of(document: dict[str, object], shown: str, warnings: list[str]) -> dict[str, object]:
+    servers = document.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise _Invalid(f"{shown}: 'mcpServers' must be an object of servers, got {_kind(servers)}")
+    if "mcpServers" not in document and document:
+        # VS Code's `"servers"` and a bare map of servers are common near misses.
+        found = ", ".join(repr(key) for key in document)
+        warnings.append(f"{shown}: no 'mcpServers' object (found {found}); no servers read")
+    return servers
+
+
+def _load_server(
+    entry: ServerEntry,
+    value: object,
+    shown: str,
+    variables: Mapping[str, str],
+    config: LoadedConfig,
+) -> ServerEntry:
+    where = f"{shown}: server {entry.name!r}"
+    if not isinstance(value, dict):
+        return replace(entry, error=f"{where}: expected an object, got {_kind(value)}")
+    try:
+        # Options first, so a disabled server whose variables are missing still says disabled.
+        entry = _with_options(replace(entry, raw=value), value, where, config.warnings)
+        resolved = _expanded(value, variables, where)
+        entry = replace(entry, raw=resolved)
+        with _collected_library_warnings(config.warnings, shown):
+            spec = server_from_dict(resolved, name=entry.name)
+    except _Invalid as exc:
+        return replace(entry, error=str(exc))
+    # server_from_dict checks field by field; an odd JSON type could still trip a TypeError
+    # or ValueError, and no config mistake may stop paicli from starting.
+    except (ServerConfigError, TypeError, ValueError) as exc:
+        return replace(entry, error=f"{shown}: {exc}")
+    return replace(entry, spec=spec)
+
+
+def _with_options(
+    entry: ServerEntry, value: dict[str, object], where: str, warnings: list[str]
+) -> ServerEntry:
+    disabled = value.get("disabled", False)
+    trust = value.get("trust", False)
+    for key, flag in (("disabled", disabled), ("trust", trust)):
+        if not isinstance(flag, bool):
+            raise _Invalid(f"{where}: {key!r} must be true or false, got {_kind(flag)}")
+    restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
+    return replace(
+        entry,
+        disabled=bool(disabled),
+        trust=bool(trust),
+        include_tools=_patterns(value, "includeTools", where),
+        exclude_tools=_patterns(value, "excludeTools", where),
+        restart=restart,
+        max_restarts=max_restarts,
+    )
+
+
+def _patterns(value: dict[str, object], key: str, where: str) -> tuple[str, ...] | None:
+    patterns = value.get(key)
+    if patterns is None:
+        return None
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise _Invalid(f"{where}: {key!r} must be a list of tool names or glob patterns")
+    return tuple(patterns)
+
+
+def _restart(value: object, where: str, warnings: list[str]) -> tuple[RestartPolicy, int]:
+    policy, limit = value, DEFAULT_MAX_RESTARTS
+    if isinstance(value, dict):
+        for key in sorted(value.keys() - {"policy", "maxRestarts"}):
+            warnings.append(f"{where}: restart: ignoring unknown key {key!r}")
+        policy, limit = value.get("policy", "on-failure"), value.get("maxRestarts", limit)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise _Invalid(f"{where}: restart.maxRestarts must be a whole number >= 0")
+    if policy == "never":
+        return "never", limit
+    if policy == "on-failure":
+        return "on-failure", limit
+    raise _Invalid(
+        f'{where}: \'restart\' must be "never", "on-failure" or '
+        f'{{"policy": ..., "maxRestarts": N}}, got {json.dumps(policy)}'
+    )
+
+
+def _expanded(
+    value: dict[str, object], variables: Mapping[str, str], where: str
+) -> dict[str, object]:
+    """A copy of `value` with variables expanded in the fields that take them."""
+    missing: list[str] = []
+
+    def expand(text: object, field: str) -> object:
+        if not isinstance(text, str):
+            return text  # server_from_dict names the wrong type
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            found = variables.get(name)
+            if default is not None and not found:
+                return default
+            if found is None:
+                missing.append(f"{field}: ${{{name}}} is not set")
+                return match.group(0)
+            return found
+
+        return _VARIABLE.sub(substitute, text)
+
+    resolved = dict(value)
+    for key in ("command", "cwd", "url"):
+        if key in resolved:
+            resolved[key] = expand(resolved[key], key)
+    args = resolved.get("args")
+    if isinstance(args, list):
+        resolved["args"] = [expand(arg, f"args[{i}]") for i, arg in enumerate(args)]
+    for key in ("env", "headers"):
+        mapping = resolved.get(key)
+        if isinstance(mapping, dict):
+            resolved[key] = {k: expand(v, f"{key}.{k}") for k, v in mapping.items()}
+    if missing:
+        raise _Invalid(f"{where}: " + "; ".join(missing))
+    return resolved
+
+
+@contextmanager
+def _collected_library_warnings(sink: list[str], shown: str) -> Iterator[None]:
+    """Turn the library's unknown-key log warnings into `sink` lines that name the file."""
+
+    def collect(record: logging.LogRecord) -> bool:
+        sink.append(f"{shown}: {record.getMessage()}")
+        return False  # collected, so not also logged without the file name
+
+    logger = logging.getLogger(_LIBRARY_LOGGER)
+    logger.addFilter(collect)
+    try:
+        yield
+    finally:
+        logger.removeFilter(collect)
+
+
+def _kind(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    names = {dict: "an object", list: "an array", str: "a string", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
+    """Add or replace server `name` in the config file at `path`, creating it if needed."""
+    document = _document_for_update(path)
+    servers = document.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
+    servers[name] = dict(entry)  # a replaced name keeps its place in the file
+    _write_atomically(path, document)
+
+
+def remove_server(path: Path, name: str) -> bool:
+    """Remove server `name` from the file at `path`; False when it was not there."""
+    document = _document_for_update(path)
+    servers = document.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
+    if name not in servers:
+        return False
+    del servers[name]
+    _write_atomically(path, document)
+    return True
+
+
+def _document_for_update(path: Path) -> dict[str, object]:
+    try:
+        return _read_document(path, str(path))
+    except _Invalid as exc:
+        # Rewriting a file we could not parse would throw away the user's text.
+        raise ConfigWriteError(f"{exc}; not changing the file") from exc
+
+
+def _write_atomically(path: Path, document: dict[str, object]) -> None:
+    # Write through a symlink (dotfiles managers link config files) instead of replacing it.
+    target = path.resolve() if path.is_symlink() else path
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The temporary file sits next to the target so os.replace stays an atomic rename.
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            # mkstemp creates 0600, which suits a new file that may hold tokens; an existing
+            # file keeps the mode its owner chose.
+            with suppress(FileNotFoundError):
+                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+            os.replace(temporary, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise ConfigWriteError(f"{path}: cannot write: {exc.strerror or exc}") from exc
