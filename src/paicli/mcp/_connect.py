@@ -55,6 +55,7 @@ async def connect(
             cwd=spec.cwd,
             max_message_size=spec.max_message_size,
             stderr_file=spec.stderr_file,
+            label=spec.label,
         )
         async with ClientSession(transport, spec, **options) as session:
             yield session

@@ -134,15 +134,17 @@ class StdioTransport:
         cwd: str | os.PathLike[str] | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_file: str | os.PathLike[str] | None = None,
+        label: str | None = None,
     ) -> StdioTransport:
-        """Spawn `command args...` (no shell) in a new process group."""
+        """Spawn `command args...` (no shell) in a new process group. `label` names the
+        server in errors (default: the command)."""
         mirror: IO[bytes] | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
             # the file is closed in aclose().
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), exist_ok=True)  # noqa: ASYNC240
             mirror = open(stderr_file, "ab")  # noqa: SIM115, ASYNC230
-        transport = cls(command, max_message_size, mirror)
+        transport = cls(label or command, max_message_size, mirror)
         try:
             transport._process = await ServerProcess.spawn(
                 [command, *args],

@@ -1,0 +1,323 @@
+"""The server manager: every configured MCP server kept running by one owner task.
+
+Servers start in parallel (at most `concurrency` handshakes at once); one server's failure,
+hang or slowness never touches another, and callers can use the ready ones at once. Each
+server's state (starting, ready, error, disabled, stopped) is observable; a crash withdraws
+its tools and, with `restart: on-failure`, restarts it with exponential backoff. `aclose()`
+stops every server with the bounded stdio shutdown ladder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import fnmatch
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from paicli.mcp import (
+    CallToolResult,
+    ClientHandlers,
+    ClientSession,
+    HttpServer,
+    McpError,
+    Notification,
+    StdioServer,
+    Tool,
+    connect,
+)
+
+__all__ = ["ManagedServer", "ServerManager", "ServerState"]
+
+log = logging.getLogger("paicli.servers")
+
+# Restart backoff: 0.5 s, 1 s, 2 s, ... capped at 30 s, so a crash-looping server costs
+# little while a transient failure recovers quickly.
+BACKOFF_START = 0.5
+BACKOFF_MAX = 30.0
+DEFAULT_CONCURRENCY = 8
+
+
+class ServerEntryLike(Protocol):
+    """What the manager needs from a configured server (see `paicli.servers.config`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def spec(self) -> StdioServer | HttpServer | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def disabled(self) -> bool: ...
+    @property
+    def include_tools(self) -> tuple[str, ...] | None: ...
+    @property
+    def exclude_tools(self) -> tuple[str, ...] | None: ...
+    @property
+    def restart(self) -> str: ...
+    @property
+    def max_restarts(self) -> int: ...
+
+
+class ServerState(enum.Enum):
+    STARTING = "starting"
+    READY = "ready"
+    ERROR = "error"
+    DISABLED = "disabled"
+    STOPPED = "stopped"
+
+
+@dataclass
+class ManagedServer:
+    """One server's live state, as `paicli mcp list` and `/mcp` show it."""
+
+    entry: ServerEntryLike
+    state: ServerState = ServerState.STOPPED
+    error: str | None = None
+    tools: list[Tool] = field(default_factory=list)
+    session: ClientSession | None = None
+    started_at: float | None = None
+    ready_after: float | None = None
+    restarts: int = 0
+    stderr_tail: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def transport(self) -> str:
+        spec = self.entry.spec
+        if isinstance(spec, StdioServer):
+            return "stdio"
+        if isinstance(spec, HttpServer):
+            return "sse" if spec.transport == "sse" else "http"
+        return "?"
+
+    @property
+    def pid(self) -> int | None:
+        return self.session.pid if self.session is not None else None
+
+    @property
+    def uptime(self) -> float | None:
+        if self.state is not ServerState.READY or self.started_at is None:
+            return None
+        return time.monotonic() - self.started_at
+
+
+ChangeCallback = Callable[[ManagedServer], object]
+
+
+class ServerManager:
+    """Owns the configured servers. Use as `async with ServerManager(entries) as manager`."""
+
+    def __init__(
+        self,
+        entries: Iterable[ServerEntryLike],
+        *,
+        handlers: ClientHandlers | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        on_change: ChangeCallback | None = None,
+    ) -> None:
+        self._servers = {e.name: ManagedServer(e) for e in entries}
+        self._handlers = handlers
+        self._startup_slots = asyncio.Semaphore(concurrency)
+        self._on_change = on_change
+        self._owners: dict[str, asyncio.Task[None]] = {}
+        self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
+        self._closed = False
+        # Tool-list refreshes in flight (list_changed); owned here, cancelled on close.
+        self._refreshes: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def __aenter__(self) -> ServerManager:
+        for server in self._servers.values():
+            if server.entry.disabled:
+                self._set(server, ServerState.DISABLED)
+            elif server.entry.spec is None:
+                self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
+            else:
+                self._start_owner(server)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every server; each stop is bounded (the stdio shutdown ladder)."""
+        self._closed = True
+        owners = [*self._owners.values(), *self._refreshes]
+        for task in owners:
+            task.cancel()
+        # Every owner closes its own session on cancellation; wait for all of them.
+        await asyncio.gather(*owners, return_exceptions=True)
+        self._owners.clear()
+
+    async def wait_ready(self, names: Iterable[str] | None = None) -> None:
+        """Wait until the given servers (default: all) have left the starting state."""
+        wanted = list(names) if names is not None else list(self._servers)
+        await asyncio.gather(*(self._settled[n].wait() for n in wanted))
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def servers(self) -> list[ManagedServer]:
+        return list(self._servers.values())
+
+    def get(self, name: str) -> ManagedServer:
+        try:
+            return self._servers[name]
+        except KeyError:
+            raise KeyError(f"no MCP server named {name!r}") from None
+
+    def ready_tools(self) -> dict[str, list[Tool]]:
+        """The tools of every ready server, after include/exclude filters."""
+        return {
+            s.name: list(s.tools) for s in self._servers.values() if s.state is ServerState.READY
+        }
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
+    ) -> CallToolResult:
+        managed = self.get(server)
+        if managed.state is not ServerState.READY or managed.session is None:
+            raise McpError(f"server {server!r} is not ready ({managed.state.value})")
+        return await managed.session.call_tool(tool, arguments, timeout=timeout)
+
+    # -- control -----------------------------------------------------------------------------
+
+    async def restart(self, name: str) -> None:
+        server = self.get(name)
+        await self._stop_owner(name)
+        server.restarts = 0
+        self._start_owner(server)
+
+    async def disable(self, name: str) -> None:
+        """Stop the server and withdraw its tools at once."""
+        server = self.get(name)
+        await self._stop_owner(name)
+        self._set(server, ServerState.DISABLED)
+
+    async def enable(self, name: str) -> None:
+        server = self.get(name)
+        if server.entry.spec is None:
+            self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
+            return
+        if name not in self._owners:
+            self._start_owner(server)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _start_owner(self, server: ManagedServer) -> None:
+        if self._closed:
+            return
+        self._settled[server.name].clear()
+        self._set(server, ServerState.STARTING)
+        self._owners[server.name] = asyncio.get_running_loop().create_task(
+            self._own(server), name=f"mcp:{server.name}"
+        )
+
+    async def _stop_owner(self, name: str) -> None:
+        task = self._owners.pop(name, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _own(self, server: ManagedServer) -> None:
+        """Run one server for as long as it should run: start, watch, restart."""
+        spec = server.entry.spec
+        assert spec is not None
+        while True:
+            failure = await self._run_once(server, spec)
+            if failure is None:
+                return
+            if server.entry.restart != "on-failure" or server.restarts >= server.entry.max_restarts:
+                return
+            delay = min(BACKOFF_START * 2**server.restarts, BACKOFF_MAX)
+            server.restarts += 1
+            log.info("%s: restarting in %.1fs (%s)", server.name, delay, failure)
+            await asyncio.sleep(delay)
+            self._set(server, ServerState.STARTING)
+
+    async def _run_once(self, server: ManagedServer, spec: StdioServer | HttpServer) -> str | None:
+        """Connect, serve until the connection ends; return why it failed (None: stopped)."""
+        started = time.monotonic()
+        try:
+            async with self._startup_slots:
+                context = connect(spec, name=server.name, handlers=self._handlers)
+                session = await context.__aenter__()
+            try:
+                server.session = session
+                server.tools = _filter(await session.list_tools(), server.entry)
+                session.subscribe(lambda n: self._on_notification(server, n))
+                server.started_at = time.monotonic()
+                server.ready_after = server.started_at - started
+                self._set(server, ServerState.READY)
+                reason = await session.wait_closed()
+                server.stderr_tail = session.stderr_lines()
+                self._set(server, ServerState.ERROR, str(reason))
+                return str(reason)
+            finally:
+                server.session = None
+                server.tools = []
+                await context.__aexit__(None, None, None)
+        except asyncio.CancelledError:
+            self._set(server, ServerState.STOPPED)
+            raise
+        except McpError as exc:
+            self._set(server, ServerState.ERROR, str(exc))
+            return str(exc)
+        except Exception as exc:  # A bug must cost one server, never the app.
+            log.exception("%s: unexpected failure", server.name)
+            self._set(server, ServerState.ERROR, f"internal error: {exc}")
+            return str(exc)
+
+    def _on_notification(self, server: ManagedServer, notification: Notification) -> None:
+        if notification.method == "notifications/tools/list_changed" and server.session:
+            task = asyncio.get_running_loop().create_task(self._refresh_tools(server))
+            self._refreshes.add(task)
+            task.add_done_callback(self._refreshes.discard)
+
+    async def _refresh_tools(self, server: ManagedServer) -> None:
+        session = server.session
+        if session is None:
+            return
+        try:
+            tools = _filter(await session.list_tools(), server.entry)
+        except McpError as exc:
+            log.warning("%s: could not refresh tools: %s", server.name, exc)
+            return
+        server.tools = tools  # One assignment: readers see the old list or the new one.
+        self._notify(server)
+
+    def _set(self, server: ManagedServer, state: ServerState, error: str | None = None) -> None:
+        server.state = state
+        server.error = error
+        if state is not ServerState.READY:
+            server.tools = [] if state is not ServerState.STARTING else server.tools
+        if state is not ServerState.STARTING:
+            self._settled[server.name].set()
+        self._notify(server)
+
+    def _notify(self, server: ManagedServer) -> None:
+        if self._on_change is not None:
+            try:
+                self._on_change(server)
+            except Exception:
+                log.exception("server change callback failed")
+
+
+def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
+    include, exclude = entry.include_tools, entry.exclude_tools
+    kept = [
+        t
+        for t in tools
+        if (include is None or any(fnmatch.fnmatchcase(t.name, p) for p in include))
+        and not (exclude and any(fnmatch.fnmatchcase(t.name, p) for p in exclude))
+    ]
+    return kept

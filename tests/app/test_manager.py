@@ -1,0 +1,160 @@
+"""The server manager with real config files and real servers: parallel start around a
+slow and a broken server, crash and restart with backoff, disable/enable, tool filters,
+list_changed refresh, and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.mcp import ConnectionClosed
+from paicli.servers.config import load_config
+from paicli.servers.manager import ServerManager, ServerState
+from tests.conftest import SERVERS
+
+FAULT = str(SERVERS / "fault_server.py")
+
+
+def write_config(project: Path, servers: dict[str, dict[str, Any]]) -> None:
+    folder = project / ".paicli"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def fault(mode: str = "normal", **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [FAULT, "--mode", mode], **extra}
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+
+
+def load(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> list[Any]:
+    write_config(tmp_path, servers)
+    config = load_config(tmp_path, home=tmp_path / "home", environ={"HOME": str(tmp_path)})
+    return list(config.servers.values())
+
+
+async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: Path) -> None:
+    entries = load(
+        tmp_path,
+        {
+            "good": fault(),
+            "slow": fault("no_handshake", startupTimeout=1),
+            "broken": fault("exit_during_handshake"),
+            "off": fault(disabled=True),
+            "misconfigured": {"command": "x", "args": "not-a-list"},
+        },
+    )
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        await manager.wait_ready(["good"])
+        good = manager.get("good")
+        assert good.state is ServerState.READY
+        # The slow server is still starting while the good one is usable.
+        assert manager.get("slow").state is ServerState.STARTING
+        result = await manager.call_tool("good", "echo", {"text": "hi"})
+        assert result.text == "hi"
+        await manager.wait_ready()
+        assert manager.get("slow").state is ServerState.ERROR
+        assert "initialize timed out" in (manager.get("slow").error or "")
+        broken = manager.get("broken")
+        assert broken.state is ServerState.ERROR
+        assert "exit code 2" in (broken.error or "")
+        assert manager.get("off").state is ServerState.DISABLED
+        assert manager.get("misconfigured").state is ServerState.ERROR
+        assert set(manager.ready_tools()) == {"good"}
+
+
+async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"flaky": fault(restart={"policy": "on-failure", "maxRestarts": 1})})
+    states: list[ServerState] = []
+    async with (
+        asyncio.timeout(30),
+        ServerManager(entries, on_change=lambda s: states.append(s.state)) as manager,
+    ):
+        await manager.wait_ready()
+        first_pid = manager.get("flaky").pid
+        assert first_pid is not None
+        crashed = asyncio.Event()
+        back = asyncio.Event()
+
+        def watch(server: Any) -> None:
+            if server.state is ServerState.ERROR:
+                crashed.set()
+            if crashed.is_set() and server.state is ServerState.READY:
+                back.set()
+
+        manager._on_change = watch
+        with pytest.raises(ConnectionClosed, match="flaky: server exited"):
+            await manager.call_tool("flaky", "exit", {"code": 7})
+        await crashed.wait()
+        assert manager.ready_tools() == {}
+        assert "exit code 7" in (manager.get("flaky").error or "")
+        await back.wait()
+        assert manager.get("flaky").pid not in (None, first_pid)
+        assert manager.get("flaky").restarts == 1
+
+
+async def test_disable_withdraws_tools_and_enable_brings_them_back(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fs": fault(excludeTools=["ask_*", "exit"])})
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        await manager.wait_ready()
+        names = {t.name for t in manager.ready_tools()["fs"]}
+        assert "echo" in names
+        assert not {"ask_roots", "exit"} & names
+        pid = manager.get("fs").pid
+        assert pid is not None
+        await manager.disable("fs")
+        assert manager.get("fs").state is ServerState.DISABLED
+        assert manager.ready_tools() == {}
+        assert not alive(pid)
+        await manager.enable("fs")
+        await manager.wait_ready(["fs"])
+        assert manager.get("fs").state is ServerState.READY
+        await manager.restart("fs")
+        await manager.wait_ready(["fs"])
+        assert (await manager.call_tool("fs", "echo", {"text": "again"})).text == "again"
+
+
+async def test_include_filter_keeps_only_matching_tools(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fs": fault(includeTools=["echo", "sle*"])})
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        await manager.wait_ready()
+        assert {t.name for t in manager.ready_tools()["fs"]} == {"echo", "sleep"}
+
+
+async def test_list_changed_refreshes_the_tools(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fs": fault()})
+    refreshed = asyncio.Event()
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        await manager.wait_ready()
+        manager._on_change = lambda s: refreshed.set()
+        await manager.call_tool("fs", "notify", {"kinds": ["notifications/tools/list_changed"]})
+        await refreshed.wait()
+        assert manager.get("fs").state is ServerState.READY
+
+
+async def test_closing_the_manager_leaves_no_process_behind(tmp_path: Path) -> None:
+    entries = load(
+        tmp_path, {f"s{i}": fault() for i in range(4)} | {"stubborn": fault("ignore_sigterm")}
+    )
+    async with asyncio.timeout(30):
+        async with ServerManager(entries) as manager:
+            await manager.wait_ready()
+            pids = [s.pid for s in manager.servers() if s.pid is not None]
+            stubborn = json.loads((await manager.call_tool("stubborn", "pids", {})).text)
+            assert len(pids) == 5
+        for pid in [*pids, stubborn["grandchild"]]:
+            assert not alive(pid), pid
+    assert os.getpid() > 0
