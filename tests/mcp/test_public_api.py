@@ -92,3 +92,15 @@ def test_the_mcp_library_never_imports_the_rest_of_paicli_or_ui_libraries() -> N
             if module.startswith("paicli"):
                 assert module == "paicli" or module.startswith("paicli.mcp"), (path, module)
             assert not module.startswith(forbidden_ui), (path, module)
+
+
+def test_the_servers_layer_imports_only_the_mcp_library_below_it() -> None:
+    forbidden_ui = ("rich", "prompt_toolkit", "openai", "langchain_core")
+    for path in (SRC / "paicli" / "servers").rglob("*.py"):
+        for module in imported_modules(path):
+            if module.startswith("paicli"):
+                assert module == "paicli" or module.startswith(("paicli.mcp", "paicli.servers")), (
+                    path,
+                    module,
+                )
+            assert not module.startswith(forbidden_ui), (path, module)
