@@ -150,6 +150,7 @@ class RpcEngine:
                     self._fail_all(ConnectionClosed("connection closed"))
                 for task in self._inbound.values():
                     task.cancel()
+                self._group = None
 
     def _fail_request(self, request_id: Any, exc: McpError) -> None:
         """A transport could not carry one request (HTTP status, dropped stream, ...)."""
@@ -367,7 +368,11 @@ class RpcEngine:
             log.exception("notification handler failed for notifications/cancelled")
 
     def _on_server_request(self, request_id: Any, method: str, params: Any) -> None:
-        if self._group is None or request_id in self._inbound:
+        if self._group is None or self._closed is not None:
+            # Closing (or closed): the reader may still deliver late messages; no reply.
+            log.debug("dropping server request %s on a closed connection", method)
+            return
+        if request_id in self._inbound:
             log.warning("dropping server request %s with a duplicate id", method)
             return
         task = self._group.create_task(
