@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import enum
 import fnmatch
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from paicli.mcp import (
@@ -122,11 +124,14 @@ class ServerManager:
         handlers: ClientHandlers | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         on_change: ChangeCallback | None = None,
+        log_dir: Path | None = None,
     ) -> None:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
         self._startup_slots = asyncio.Semaphore(concurrency)
         self._on_change = on_change
+        # stdio servers' stderr is mirrored to {log_dir}/{name}.log (for `paicli mcp logs`).
+        self._log_dir = log_dir
         self._owners: dict[str, asyncio.Task[None]] = {}
         self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
         self._closed = False
@@ -232,6 +237,8 @@ class ServerManager:
         """Run one server for as long as it should run: start, watch, restart."""
         spec = server.entry.spec
         assert spec is not None
+        if isinstance(spec, StdioServer) and self._log_dir and spec.stderr_file is None:
+            spec = dataclasses.replace(spec, stderr_file=str(self._log_dir / f"{server.name}.log"))
         while True:
             failure = await self._run_once(server, spec)
             if failure is None:

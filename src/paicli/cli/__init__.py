@@ -1,0 +1,97 @@
+"""The `paicli` command line: argument parsing and dispatch. The only `asyncio.run`.
+
+Command modules are imported only when their command runs, so `paicli --version` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from paicli import __version__
+
+PROTOCOLS = (
+    "auto",
+    "legacy",
+    "modern",
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paicli", description="An MCP-native agent CLI.")
+    parser.add_argument("--version", action="version", version=f"paicli {__version__}")
+    commands = parser.add_subparsers(dest="command")
+    mcp = commands.add_parser("mcp", help="manage MCP servers")
+    sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    starts = argparse.ArgumentParser(add_help=False)
+    starts.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="run this project's servers without asking (non-interactive runs skip them)",
+    )
+
+    listing = sub.add_parser(
+        "list", parents=[starts], help="start the configured servers and show their state"
+    )
+    listing.add_argument("--json", action="store_true")
+    get = sub.add_parser("get", parents=[starts], help="details of one server")
+    get.add_argument("name")
+    get.add_argument("--json", action="store_true")
+    tools = sub.add_parser("tools", parents=[starts], help="the tools of every server, or of NAME")
+    tools.add_argument("name", nargs="?")
+    tools.add_argument("--json", action="store_true")
+    call = sub.add_parser(
+        "call", parents=[starts], help="call TOOL of server NAME with JSON arguments"
+    )
+    call.add_argument("name")
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="?", default="{}", metavar="JSON")
+    logs = sub.add_parser("logs", help="the last stderr lines of a stdio server")
+    logs.add_argument("name")
+    logs.add_argument("-n", "--lines", type=int, default=50)
+    add = sub.add_parser(
+        "add", help="add a server: NAME -- CMD ARGS... or --transport http NAME URL"
+    )
+    add.add_argument("--scope", choices=("user", "project"), default="user")
+    add.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio")
+    add.add_argument("--header", action="append", default=[], metavar="'K: V'")
+    add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add.add_argument("name")
+    add.add_argument("target", nargs=argparse.REMAINDER, help="-- CMD ARGS... or URL")
+    remove = sub.add_parser("remove", help="remove a server from a config file")
+    remove.add_argument("--scope", choices=("user", "project"), default=None)
+    remove.add_argument("name")
+
+    probe = sub.add_parser("probe", help="start one stdio server, negotiate, list its tools")
+    probe.add_argument("--protocol", default="auto", choices=PROTOCOLS)
+    probe.add_argument("--call", metavar="TOOL", help="call TOOL instead of listing tools")
+    probe.add_argument("--args", default="{}", metavar="JSON", help="arguments for --call")
+    probe.add_argument("--timeout", type=float, default=30.0, help="handshake timeout (s)")
+    probe.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    if options.command == "mcp":
+        if options.mcp_command == "probe":
+            from .probe import probe  # noqa: PLC0415 - keep --version fast
+
+            return asyncio.run(probe(options))
+        from .mcp_commands import run  # noqa: PLC0415
+
+        return run(options)
+    print(f"paicli {__version__}: the agent REPL is not built yet.")
+    print("Try: paicli mcp list, or paicli mcp probe -- COMMAND [ARGS...]  (paicli --help)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

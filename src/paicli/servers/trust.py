@@ -1,0 +1,100 @@
+"""Trust for project servers: a repository's config can run any command, so a project
+server runs only after the user approved that exact command line or URL once.
+
+Approvals live in `$PAICLI_HOME/trusted-servers.json`, keyed by the project folder and a
+hash of the server's resolved config (command, args, env, cwd, url, headers): any change
+asks again. User-level servers are the user's own and need no approval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+from pathlib import Path
+
+from paicli.mcp import HttpServer, StdioServer
+
+from .config import ServerEntry
+
+__all__ = ["TrustStore", "describe", "fingerprint", "needs_approval"]
+
+STORE_NAME = "trusted-servers.json"
+
+
+def fingerprint(entry: ServerEntry) -> str:
+    """A stable hash of what the server would run or reach."""
+    spec = entry.spec
+    if isinstance(spec, StdioServer):
+        what: object = ["stdio", spec.command, list(spec.args), dict(spec.env), spec.cwd]
+    elif isinstance(spec, HttpServer):
+        what = ["http", spec.url, dict(spec.headers), spec.transport]
+    else:
+        what = ["invalid", dict(entry.raw)]
+    canonical = json.dumps(what, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def describe(entry: ServerEntry) -> str:
+    """The exact command line or URL the user is asked to approve (env names shown,
+    their values masked so a prompt never shows a secret)."""
+    spec = entry.spec
+    if isinstance(spec, StdioServer):
+        line = shlex.join([spec.command, *spec.args])
+        if spec.env:
+            line = " ".join(f"{k}=***" for k in sorted(spec.env)) + " " + line
+        if spec.cwd:
+            line += f"   (in {spec.cwd})"
+        return line
+    if isinstance(spec, HttpServer):
+        headers = "".join(f"  [{k}: ***]" for k in sorted(spec.headers))
+        return f"{spec.url}{headers}"
+    return "(invalid config)"
+
+
+def needs_approval(entry: ServerEntry) -> bool:
+    """Project servers (paicli's or Claude Code's project file) need the user's approval."""
+    return entry.scope != "user"
+
+
+class TrustStore:
+    """Approved (project, server fingerprint) pairs, stored as JSON under PAICLI_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self._path = home / STORE_NAME
+
+    def _read(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self._path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            k: [h for h in v if isinstance(h, str)] for k, v in data.items() if isinstance(v, list)
+        }
+
+    def is_approved(self, project: Path, entry: ServerEntry) -> bool:
+        if not needs_approval(entry):
+            return True
+        return fingerprint(entry) in self._read().get(str(project.resolve()), [])
+
+    def approve(self, project: Path, entry: ServerEntry) -> None:
+        data = self._read()
+        key = str(project.resolve())
+        hashes = data.setdefault(key, [])
+        if fingerprint(entry) not in hashes:
+            hashes.append(fingerprint(entry))
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self._path.parent, prefix=".trusted-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2, sort_keys=True)
+                f.write("\n")
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self._path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

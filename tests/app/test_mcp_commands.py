@@ -1,0 +1,129 @@
+"""`paicli mcp ...` as a user runs it: real subprocesses, real config files in a temporary
+PAICLI_HOME and project folder, real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.servers.config import load_config
+from paicli.servers.trust import TrustStore
+from tests.conftest import SERVERS
+
+FAULT = str(SERVERS / "fault_server.py")
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    return home, project
+
+
+def paicli(places: tuple[Path, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    home, project = places
+    return subprocess.run(
+        [sys.executable, "-m", "paicli.cli", "mcp", *args],
+        cwd=project,
+        env={**os.environ, "PAICLI_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_no_servers_says_how_to_add_one(places: tuple[Path, Path]) -> None:
+    done = paicli(places, "list")
+    assert done.returncode == 0
+    assert "paicli mcp add" in done.stdout
+
+
+def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
+    added = paicli(places, "add", "fault", "--", sys.executable, FAULT)
+    assert added.returncode == 0, added.stderr
+    listed = paicli(places, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].startswith("● fault")
+    assert "✓ fault  stdio  11 tools" in listed.stderr
+    assert "1/1 ready, 11 tools" in listed.stderr
+    rows = json.loads(paicli(places, "list", "--json").stdout)
+    assert rows[0]["state"] == "ready" and rows[0]["tools"] == 11
+    tools = json.loads(paicli(places, "tools", "--json").stdout)
+    assert {"name": "mcp__fault__echo", "server": "fault", "tool": "echo"}.items() <= tools[
+        0
+    ].items()
+    called = paicli(places, "call", "fault", "echo", '{"text": "hi there"}')
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.strip() == "hi there"
+    assert paicli(places, "remove", "fault").returncode == 0
+    assert "paicli mcp add" in paicli(places, "list").stdout
+
+
+def test_a_broken_server_shows_its_error_and_the_others_still_work(
+    places: tuple[Path, Path],
+) -> None:
+    paicli(places, "add", "good", "--", sys.executable, FAULT)
+    paicli(places, "add", "bad", "--", sys.executable, FAULT, "--mode", "exit_during_handshake")
+    listed = paicli(places, "list")
+    assert "✗ bad  stdio  bad: server exited (exit code 2)" in listed.stderr
+    assert "1/2 ready" in listed.stderr
+    assert "cannot start: missing API key" in paicli(places, "logs", "bad").stdout
+
+
+def test_secrets_never_reach_the_screen(places: tuple[Path, Path]) -> None:
+    paicli(
+        places,
+        "add",
+        "--transport",
+        "http",
+        "remote",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Authorization: Bearer sk-very-secret",
+    )
+    for args in (("list",), ("list", "--json"), ("get", "remote"), ("get", "remote", "--json")):
+        done = paicli(places, *args)
+        assert "sk-very-secret" not in done.stdout + done.stderr, args
+    assert "Authorization: ***" in paicli(places, "get", "remote").stdout
+
+
+def project_server(places: tuple[Path, Path], command: list[str]) -> None:
+    folder = places[1] / ".paicli"
+    folder.mkdir(exist_ok=True)
+    entry: dict[str, Any] = {"command": command[0], "args": command[1:]}
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"proj": entry}}))
+
+
+def test_unapproved_project_servers_are_skipped_unless_trusted(
+    places: tuple[Path, Path],
+) -> None:
+    project_server(places, [sys.executable, FAULT])
+    skipped = paicli(places, "list")
+    assert "skipping unapproved project server 'proj'" in skipped.stderr
+    assert "not approved" in skipped.stdout
+    trusted = paicli(places, "list", "--trust-project")
+    assert "✓ proj" in trusted.stderr
+
+
+def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Path]) -> None:
+    home, project = places
+    project_server(places, [sys.executable, FAULT])
+    entry = load_config(project, home=home).servers["proj"]
+    store = TrustStore(home)
+    assert not store.is_approved(project, entry)
+    store.approve(project, entry)
+    assert store.is_approved(project, entry)
+    assert "✓ proj" in paicli(places, "list").stderr
+    # The same name with another argument asks again.
+    project_server(places, [sys.executable, FAULT, "--mode", "garbage_stdout"])
+    changed = load_config(project, home=home).servers["proj"]
+    assert not store.is_approved(project, changed)
+    assert "skipping unapproved" in paicli(places, "list").stderr
