@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,86 @@ def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Pat
     changed = load_config(project, home=home).servers["proj"]
     assert not store.is_approved(project, changed)
     assert "skipping unapproved" in paicli(places, "list").stderr
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] != b"Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_paicli_leaves_no_server_behind(places: tuple[Path, Path], sig: int) -> None:
+    marker = f"paicli-orphan-check-{sig}-{os.getpid()}"
+    home, project = places
+    paicli(
+        places,
+        "add",
+        "stubborn",
+        "--",
+        sys.executable,
+        FAULT,
+        "--mode",
+        "ignore_sigterm",
+        "--initial-stderr",
+        marker,
+    )
+    paicli(
+        places,
+        "add",
+        "silent",
+        "--",
+        sys.executable,
+        FAULT,
+        "--mode",
+        "no_handshake",
+        "--initial-stderr",
+        marker,
+    )
+    running = subprocess.Popen(
+        [sys.executable, "-m", "paicli.cli", "mcp", "list"],
+        cwd=project,
+        env={**os.environ, "PAICLI_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert running.stderr is not None
+    # The stubborn server is up (its grandchild too) while the silent one keeps paicli waiting.
+    for line in running.stderr:
+        if line.startswith("✓ stubborn"):
+            break
+    servers = processes_with(marker)
+    assert len(servers) == 2
+    groups = {os.getpgid(pid) for pid in servers}
+    running.send_signal(sig)
+    running.communicate(timeout=30)
+    assert processes_with(marker) == []
+    # Nothing left in the servers' process groups either (the stubborn one's grandchild).
+    for group in groups:
+        assert not in_group(group), group
+
+
+def in_group(pgid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False

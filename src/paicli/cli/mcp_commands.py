@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +54,30 @@ def run(options: argparse.Namespace) -> int:
         return remove(options)
     if command == "logs":
         return logs(options)
-    return asyncio.run(with_servers(options))
+    try:
+        return asyncio.run(until_signalled(with_servers(options)))
+    except KeyboardInterrupt:
+        # Ctrl+C: asyncio.run already cancelled the work, which stopped every server.
+        return 130
+
+
+async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
+    """Run `work`; SIGTERM or SIGHUP cancel it like Ctrl+C does, so every server is still
+    stopped with the bounded shutdown ladder (servers live in their own process groups and
+    would otherwise outlive us)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await work
+    except asyncio.CancelledError:
+        err("paicli: stopped; servers shut down")
+        return 130
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
 
 
 # -- config editing -------------------------------------------------------------------------
