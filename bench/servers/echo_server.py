@@ -3,13 +3,18 @@
 It speaks the legacy handshake (and refuses `server/discover` with -32601, as any legacy
 server does) and offers two tools: `echo` {text} and `big` {size}. Every client compared
 talks to this same process, so the server's cost is identical for all of them.
+
+`--handshake-delay SECONDS` makes the server sleep that long, once, before answering the
+first `initialize` or `server/discover` (whichever comes first), to model a slow start.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+import time
 from typing import Any
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -32,6 +37,8 @@ TOOLS = json.dumps(
     separators=(",", ":"),
 )
 dumps = json.JSONEncoder(separators=(",", ":")).encode
+# Seconds still to sleep before the first handshake reply (--handshake-delay); 0 once spent.
+handshake_delay = 0.0
 
 
 def response(req_id: Any, result_json: str) -> str:
@@ -67,6 +74,10 @@ def handle(line: str) -> str | None:
 
 
 def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> str:
+    global handshake_delay  # noqa: PLW0603 - a one-shot flag in a single-threaded script
+    if handshake_delay and method in ("initialize", "server/discover"):
+        time.sleep(handshake_delay)
+        handshake_delay = 0.0
     if method == "tools/call":
         args = params.get("arguments") or {}
         name = params.get("name")
@@ -92,6 +103,10 @@ def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    global handshake_delay  # noqa: PLW0603
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--handshake-delay", type=float, default=0.0, metavar="SECONDS")
+    handshake_delay = max(0.0, parser.parse_args().handshake_delay)
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
     # Pieces of a line still waiting for its newline; joined once, so long lines stay linear.
     partial: list[bytes] = []

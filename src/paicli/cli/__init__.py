@@ -6,7 +6,7 @@ Command modules are imported only when their command runs, so `paicli --version`
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -78,13 +78,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def config_files_exist() -> bool:
+    """Whether any MCP config file exists (the user one, or the project's in the cwd)."""
+    home = os.environ.get("PAICLI_HOME") or os.path.join(os.path.expanduser("~"), ".paicli")
+    candidates = (
+        os.path.join(home, "mcp.json"),
+        os.path.join(".paicli", "mcp.json"),
+        ".mcp.json",
+    )
+    return any(os.path.exists(path) for path in candidates)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     options = build_parser().parse_args(argv)
     if options.command == "mcp":
         if options.mcp_command == "probe":
-            from .probe import probe  # noqa: PLC0415 - keep --version fast
+            import asyncio  # noqa: PLC0415 - keep --version fast
+
+            from .probe import probe  # noqa: PLC0415
 
             return asyncio.run(probe(options))
+        if options.mcp_command == "list" and not config_files_exist():
+            # The common first run: answer without loading the MCP machinery at all.
+            print("No MCP servers configured. Add one with: paicli mcp add NAME -- COMMAND ARGS...")
+            return 0
         from .mcp_commands import run  # noqa: PLC0415
 
         return run(options)
