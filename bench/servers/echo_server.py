@@ -78,6 +78,11 @@ def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> str:
     if handshake_delay and method in ("initialize", "server/discover"):
         time.sleep(handshake_delay)
         handshake_delay = 0.0
+    return answer(req_id, method, params)
+
+
+def answer(req_id: Any, method: str, params: dict[str, Any], name: str = "bench-echo") -> str:
+    """The reply to one request (shared with http_echo_server.py, so both serve the same)."""
     if method == "tools/call":
         args = params.get("arguments") or {}
         name = params.get("name")
@@ -96,7 +101,7 @@ def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> str:
         result = {
             "protocolVersion": offered if offered in VERSIONS else VERSIONS[-1],
             "capabilities": {"tools": {"listChanged": True}},
-            "serverInfo": {"name": "bench-echo", "version": "1.0"},
+            "serverInfo": {"name": name, "version": "1.0"},
         }
         return response(req_id, dumps(result))
     return error(req_id, -32601, "Method not found")

@@ -21,6 +21,8 @@ import sys
 import uuid
 from typing import Any
 
+import echo_server  # the same tools and replies as the stdio bench server
+
 try:
     import orjson
 
@@ -28,26 +30,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is a paicli dependency
     loads = json.loads
 
-VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MAX_HEAD = 64 * 1024
-TOOLS = json.dumps(
-    {
-        "tools": [
-            {
-                "name": "echo",
-                "description": "Return the text argument.",
-                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-            },
-            {
-                "name": "big",
-                "description": "Return a text block of `size` bytes of 'x'.",
-                "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}},
-            },
-        ]
-    },
-    separators=(",", ":"),
-)
-dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 STATUS = {
     200: b"200 OK",
@@ -58,42 +41,12 @@ STATUS = {
 }
 
 
-def response(req_id: Any, result_json: str) -> bytes:
-    return f'{{"jsonrpc":"2.0","id":{dumps(req_id)},"result":{result_json}}}'.encode()
-
-
 def error(req_id: Any, code: int, message: str) -> bytes:
-    err = dumps({"code": code, "message": message})
-    return f'{{"jsonrpc":"2.0","id":{dumps(req_id)},"error":{err}}}'.encode()
-
-
-def text_result(text_json: str) -> str:
-    return f'{{"content":[{{"type":"text","text":{text_json}}}],"isError":false}}'
+    return echo_server.error(req_id, code, message).encode()
 
 
 def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
-    if method == "tools/call":
-        args = params.get("arguments") or {}
-        name = params.get("name")
-        if name == "echo":
-            return response(req_id, text_result(dumps(str(args.get("text", "")))))
-        if name == "big":
-            size = max(0, int(args.get("size", 0)))
-            return response(req_id, text_result('"' + "x" * size + '"'))
-        return error(req_id, -32602, f"Unknown tool: {name}")
-    if method == "tools/list":
-        return response(req_id, TOOLS)
-    if method == "ping":
-        return response(req_id, "{}")
-    if method == "initialize":
-        offered = params.get("protocolVersion")
-        result = {
-            "protocolVersion": offered if offered in VERSIONS else VERSIONS[-1],
-            "capabilities": {"tools": {"listChanged": True}},
-            "serverInfo": {"name": "bench-http-echo", "version": "1.0"},
-        }
-        return response(req_id, dumps(result))
-    return error(req_id, -32601, "Method not found")
+    return echo_server.answer(req_id, method, params, name="bench-http-echo").encode()
 
 
 class HttpMcp(asyncio.Protocol):
