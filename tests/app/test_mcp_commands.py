@@ -211,3 +211,44 @@ def in_group(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] != b"Z":
             return True
     return False
+
+
+def interactive_list(places: tuple[Path, Path], answer: bytes) -> tuple[str, str]:
+    """`paicli mcp list` with a real pseudo-terminal as stdin, answering the trust prompt."""
+    home, project = places
+    master, slave = os.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "paicli.cli", "mcp", "list"],
+        cwd=project,
+        env={**os.environ, "PAICLI_HOME": str(home)},
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as running:
+        os.close(slave)
+        assert running.stderr is not None
+        prompt = ""
+        for line in running.stderr:
+            prompt += line
+            if "Allow it?" in line:
+                os.write(master, answer)
+                break
+        out, rest = running.communicate(timeout=30)
+    os.close(master)
+    return out, prompt + rest
+
+
+def test_the_user_approves_a_project_server_once_and_is_asked_again_after_a_change(
+    places: tuple[Path, Path],
+) -> None:
+    project_server(places, [sys.executable, FAULT])
+    out, errors = interactive_list(places, b"y\n")
+    assert f"{sys.executable} {FAULT}" in errors  # the exact command line was shown
+    assert "✓ proj" in errors
+    # Approved: a non-interactive run now starts it without asking.
+    assert "✓ proj" in paicli(places, "list").stderr
+    project_server(places, [sys.executable, FAULT, "--mode", "garbage_stdout"])
+    out, errors = interactive_list(places, b"n\n")
+    assert "--mode garbage_stdout" in errors
+    assert "not approved" in out
