@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from .base import CALL_TIMEOUT
+from .base import CALL_TIMEOUT, RawToolCalls
 
 # StreamReader refuses lines longer than its limit; leave room for a 10 MB result and more.
 LINE_LIMIT = 64 * 1024 * 1024
@@ -27,7 +27,7 @@ def _expire(future: asyncio.Future[Any]) -> None:
         future.set_exception(TimeoutError("request timed out"))
 
 
-class BareSession:
+class BareSession(RawToolCalls):
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self._proc = proc
@@ -82,14 +82,6 @@ class BareSession:
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await self.request("tools/list", {})
 
-    async def echo(self, text: str) -> str:
-        result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
-        return str(result["content"][0]["text"])
-
-    async def big(self, size: int) -> int:
-        result = await self.request("tools/call", {"name": "big", "arguments": {"size": size}})
-        return len(result["content"][0]["text"])
-
     async def aclose(self) -> None:
         self._stdin.close()
         try:
@@ -122,7 +114,7 @@ async def connect(command: str, args: Sequence[str]) -> AsyncIterator[BareSessio
 # -- HTTP: the least a keep-alive Streamable HTTP client can do ------------------------------
 
 
-class BareHttpSession:
+class BareHttpSession(RawToolCalls):
     """httpx.AsyncClient POSTing JSON-RPC and parsing the JSON body: no SSE, no GET stream,
     no validation. Its pool keeps connections alive, one per concurrent request."""
 
@@ -167,14 +159,6 @@ class BareHttpSession:
         self._headers["MCP-Protocol-Version"] = result["protocolVersion"]
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await self.request("tools/list", {})
-
-    async def echo(self, text: str) -> str:
-        result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
-        return str(result["content"][0]["text"])
-
-    async def big(self, size: int) -> int:
-        result = await self.request("tools/call", {"name": "big", "arguments": {"size": size}})
-        return len(result["content"][0]["text"])
 
 
 @asynccontextmanager

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import CALL_TIMEOUT
+from .base import CALL_TIMEOUT, RawToolCalls
 
 MAX_CONNECTIONS = 100
 
@@ -55,7 +55,7 @@ class _Connection(asyncio.Protocol):
             self.waiter.set_result((int(lines[0].split(b" ", 2)[1]), headers, body))
 
 
-class RawHttpSession:
+class RawHttpSession(RawToolCalls):
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         self._host = parts.hostname or "127.0.0.1"
@@ -129,14 +129,6 @@ class RawHttpSession:
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.exchange(b"POST", json.dumps(note).encode())
         await self.request("tools/list", {})
-
-    async def echo(self, text: str) -> str:
-        result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
-        return str(result["content"][0]["text"])
-
-    async def big(self, size: int) -> int:
-        result = await self.request("tools/call", {"name": "big", "arguments": {"size": size}})
-        return len(result["content"][0]["text"])
 
     async def aclose(self) -> None:
         try:

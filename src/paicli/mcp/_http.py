@@ -29,7 +29,7 @@ from ._sse import iter_events
 from .errors import AuthenticationError, ConnectionClosed, HttpError, McpError, MessageTooLarge
 from .servers import HttpServer
 
-__all__ = ["StreamableHttpTransport", "http_client", "translate_http_error"]
+__all__ = ["StreamableHttpTransport", "hand_over", "http_client", "translate_http_error"]
 
 log = logging.getLogger("paicli.mcp.http")
 
@@ -102,6 +102,22 @@ async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
         if len(body) > limit:
             raise MessageTooLarge(f"server sent a response body over the {limit} byte limit")
     return bytes(body)
+
+
+def hand_over(
+    message: Message,
+    sink: Callable[[Message], None] | None,
+    queue: asyncio.Queue[Message | McpError],
+) -> None:
+    """Give one incoming message to the engine's sink (or queue it for `receive()`)."""
+    if sink is None:
+        queue.put_nowait(message)
+        return
+    try:
+        sink(message)
+    except Exception:
+        # The sink's bug must not take the stream down with it.
+        log.exception("message handler failed on %.200r", message)
 
 
 def _is_modern(message: Message) -> bool:
@@ -454,13 +470,7 @@ class StreamableHttpTransport:
     # -- delivery --------------------------------------------------------------------------
 
     def _deliver(self, message: Message) -> None:
-        if self._sink is not None:
-            try:
-                self._sink(message)
-            except Exception:
-                log.exception("message handler failed on %.200r", message)
-        else:
-            self._queue.put_nowait(message)
+        hand_over(message, self._sink, self._queue)
 
     def _fail(self, request_id: Any, exc: McpError) -> None:
         if request_id is not None and self._on_error is not None:

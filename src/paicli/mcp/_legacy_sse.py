@@ -19,6 +19,7 @@ import orjson
 
 from ._http import (
     HTTP_FAILURES,
+    hand_over,
     http_client,
     parse_messages,
     status_error,
@@ -109,13 +110,7 @@ class LegacySseTransport:
             self._endpoint.set_result(endpoint)
         elif kind == "message" and data:
             for message in parse_messages(data):
-                if self._sink is not None:
-                    try:
-                        self._sink(message)
-                    except Exception:
-                        log.exception("message handler failed on %.200r", message)
-                else:
-                    self._queue.put_nowait(message)
+                hand_over(message, self._sink, self._queue)
 
     async def send(self, message: Message) -> None:
         if self._closed is not None:

@@ -306,7 +306,7 @@ class ServerManager:
         server.state = state
         server.error = error
         if state is not ServerState.READY:
-            server.tools = [] if state is not ServerState.STARTING else server.tools
+            server.tools = []
         if state is not ServerState.STARTING:
             self._settled[server.name].set()
         self._notify(server)

@@ -29,6 +29,8 @@ from paicli.mcp import (
     UnknownContent,
 )
 
+from .config import paicli_home
+
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "Attachment",
@@ -89,8 +91,7 @@ class ModelResult:
 
 def default_results_dir() -> Path:
     """`$PAICLI_HOME/tool-results`, with PAICLI_HOME defaulting to `~/.paicli`."""
-    home = os.environ.get("PAICLI_HOME")
-    return (Path(home) if home else Path.home() / ".paicli") / "tool-results"
+    return paicli_home() / "tool-results"
 
 
 def to_model_result(
