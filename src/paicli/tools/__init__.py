@@ -1,0 +1,1 @@
+"""Tools the agent can call: built-ins, MCP servers' tools, and the wrappers around them."""

@@ -1,0 +1,79 @@
+"""The toolbox interface: what every tool source and every wrapper around one implements.
+
+A toolbox lists `ToolSpec`s and runs calls. Wrappers (approval, audit) take a toolbox and are
+one themselves, composed in one place (`paicli.tools.registry`), audit outermost. A call never
+raises for a tool failure: it returns a `ToolOutcome` with `is_error` set, which the model
+reads (only cancellation escapes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+# What a tool can do, which decides whether a call asks first:
+#   read     never asks (read_file, list_dir, glob, grep)
+#   write    asks (write_file, edit_file)
+#   execute  asks (execute_command)
+#   mcp      asks, unless policy says otherwise (a third party's tool)
+ToolKind = Literal["read", "write", "execute", "mcp"]
+
+# Who let a call run or stopped it, as the audit log records it.
+DecidedBy = Literal["policy", "user", "session", "flag", "refusal", "validation"]
+Decision = Literal["allowed", "denied", "refused"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as the model sees it, plus what approval and audit need to know."""
+
+    name: str  # unique across all toolboxes; ^[a-zA-Z0-9_-]{1,64}$
+    description: str
+    parameters: Mapping[str, object]  # JSON Schema of the arguments, cleaned for the provider
+    kind: ToolKind
+    server: str | None = None  # MCP tools: the server's name
+    tool: str | None = None  # MCP tools: the tool's name on its server
+    read_only_hint: bool = False  # MCP annotations.readOnlyHint (believed for trusted servers)
+    trusted_server: bool = False  # MCP tools: the server is marked `trust` in its config
+
+    def openai_tool(self) -> dict[str, object]:
+        """The `tools=[...]` entry of an OpenAI chat completions request."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a call produced. `text` goes back to the model as the tool message."""
+
+    text: str
+    is_error: bool = False
+    decision: Decision = "allowed"
+    decided_by: DecidedBy | None = None
+    # Extra facts for the UI and the audit log (e.g. {"exit_code": 1, "truncated": True}).
+    details: Mapping[str, object] = field(default_factory=dict)
+
+
+class Toolbox(Protocol):
+    """A source of tools, or a wrapper around one."""
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools available now (MCP servers come and go, so ask each turn)."""
+        ...
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        """A cheap check before any approval prompt: an outcome refuses the call outright
+        (a path outside the project, a destructive command, arguments that break the
+        schema); None lets it go on."""
+        ...
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        """Run the call. Never raises for a tool failure (only on cancellation)."""
+        ...
