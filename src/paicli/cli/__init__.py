@@ -27,6 +27,37 @@ PROTOCOLS = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paicli", description="An MCP-native agent CLI.")
     parser.add_argument("--version", action="version", version=f"paicli {__version__}")
+    parser.add_argument(
+        "-p",
+        "--print",
+        metavar="PROMPT",
+        help="answer PROMPT once and exit (- reads it from stdin); never asks for approval",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="with -p: the answer as text, one JSON object, or JSON lines of events",
+    )
+    model = parser.add_argument_group("model")
+    model.add_argument("--provider", help="glm, deepseek, qwen, kimi, openai, openrouter, ollama")
+    model.add_argument("--model", help="the model name (default: the provider's default)")
+    model.add_argument("--base-url", help="any OpenAI-compatible endpoint")
+    acting = parser.add_argument_group("tools")
+    acting.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="with -p: let tools matching PATTERN run (e.g. 'mcp__fs__read_*'); repeatable",
+    )
+    acting.add_argument("--yes", action="store_true", help="with -p: let every tool run")
+    acting.add_argument("--max-steps", type=int, default=0, help="model calls per prompt")
+    parser.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="run this project's MCP servers without asking",
+    )
     commands = parser.add_subparsers(dest="command")
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -105,9 +136,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .mcp_commands import run  # noqa: PLC0415
 
         return run(options)
-    print(f"paicli {__version__}: the agent REPL is not built yet.")
-    print("Try: paicli mcp list, or paicli mcp probe -- COMMAND [ARGS...]  (paicli --help)")
-    return 0
+    flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
+    if options.print is not None:
+        from ._signals import run_until_signalled  # noqa: PLC0415
+        from .oneshot import run_once  # noqa: PLC0415
+
+        return run_until_signalled(run_once(options, flags))
+    from paicli.ui.repl import repl_main  # noqa: PLC0415
+
+    from ._signals import run_until_signalled  # noqa: PLC0415
+    from .mcp_commands import ask_on_terminal  # noqa: PLC0415
+
+    ask = ask_on_terminal if sys.stdin.isatty() else None
+    return run_until_signalled(repl_main(options, flags, ask_trust=ask))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import time
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,10 @@ from paicli.servers.config import (
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.naming import model_tool_name
 from paicli.servers.results import to_model_result
-from paicli.servers.trust import TrustStore, describe, needs_approval
+from paicli.servers.trust import TrustStore, approve_servers, describe
+from paicli.tools.escape import terminal_safe
+
+from ._signals import run_until_signalled
 
 MARKS = {
     ServerState.READY: "●",
@@ -54,30 +55,7 @@ def run(options: argparse.Namespace) -> int:
         return remove(options)
     if command == "logs":
         return logs(options)
-    try:
-        return asyncio.run(until_signalled(with_servers(options)))
-    except KeyboardInterrupt:
-        # Ctrl+C: asyncio.run already cancelled the work, which stopped every server.
-        return 130
-
-
-async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
-    """Run `work`; SIGTERM or SIGHUP cancel it like Ctrl+C does, so every server is still
-    stopped with the bounded shutdown ladder (servers live in their own process groups and
-    would otherwise outlive us)."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, task.cancel)
-    try:
-        return await work
-    except asyncio.CancelledError:
-        err("paicli: stopped; servers shut down")
-        return 130
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
+    return run_until_signalled(with_servers(options))
 
 
 # -- config editing -------------------------------------------------------------------------
@@ -168,32 +146,32 @@ def logs(options: argparse.Namespace) -> int:
 # -- commands that start servers --------------------------------------------------------------
 
 
+def ask_on_terminal(entry: ServerEntry) -> bool:
+    """The trust prompt for one project server, on stderr/stdin (used when stdin is a tty)."""
+    err(
+        f"Project server {entry.name!r} ({entry.source}) wants to run:\n"
+        f"  {terminal_safe(describe(entry))}"
+    )
+    err("Allow it? [y/N] ")
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry], list[str]]:
     """The entries allowed to run, and the names of unapproved project servers skipped."""
-    project = Path.cwd()
-    store = TrustStore(paicli_home())
-    allowed: list[ServerEntry] = []
-    skipped: list[str] = []
-    for entry in config.servers.values():
-        runnable = entry.disabled or entry.spec is None or not needs_approval(entry)
-        if runnable or trust_flag or store.is_approved(project, entry):
-            allowed.append(entry)
-        elif sys.stdin.isatty():
+    ask = ask_on_terminal if sys.stdin.isatty() else None
+    allowed, skipped = approve_servers(
+        config.servers.values(),
+        Path.cwd(),
+        TrustStore(paicli_home()),
+        trust_all=trust_flag,
+        ask=ask,
+    )
+    if ask is None:
+        for name in skipped:
             err(
-                f"Project server {entry.name!r} ({entry.source}) wants to run:\n  {describe(entry)}"
-            )
-            err("Allow it? [y/N] ")
-            if sys.stdin.readline().strip().lower() in ("y", "yes"):
-                store.approve(project, entry)
-                allowed.append(entry)
-            else:
-                skipped.append(entry.name)
-        else:
-            err(
-                f"paicli: skipping unapproved project server {entry.name!r} "
+                f"paicli: skipping unapproved project server {name!r} "
                 "(approve it in an interactive run, or pass --trust-project)"
             )
-            skipped.append(entry.name)
     return allowed, skipped
 
 

@@ -13,13 +13,14 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from paicli.mcp import HttpServer, StdioServer
 
 from .config import ServerEntry
 
-__all__ = ["TrustStore", "describe", "fingerprint", "needs_approval"]
+__all__ = ["TrustAsk", "TrustStore", "approve_servers", "describe", "fingerprint", "needs_approval"]
 
 STORE_NAME = "trusted-servers.json"
 
@@ -98,3 +99,33 @@ class TrustStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+# Asked once per unapproved project server before it may start: True runs it (and remembers).
+TrustAsk = Callable[[ServerEntry], bool]
+
+
+def approve_servers(
+    entries: Iterable[ServerEntry],
+    project: Path,
+    store: TrustStore,
+    *,
+    trust_all: bool,
+    ask: TrustAsk | None,
+) -> tuple[list[ServerEntry], list[str]]:
+    """The entries allowed to run, and the names of unapproved project servers skipped.
+
+    `trust_all` is `--trust-project`; `ask` is None in non-interactive runs.
+    """
+    allowed: list[ServerEntry] = []
+    skipped: list[str] = []
+    for entry in entries:
+        runnable = entry.disabled or entry.spec is None or not needs_approval(entry)
+        if runnable or trust_all or store.is_approved(project, entry):
+            allowed.append(entry)
+        elif ask is not None and ask(entry):
+            store.approve(project, entry)
+            allowed.append(entry)
+        else:
+            skipped.append(entry.name)
+    return allowed, skipped

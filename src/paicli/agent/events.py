@@ -1,0 +1,63 @@
+"""What the agent tells its UI while a turn runs (the REPL renders these, one-shot mode
+prints or serialises them, tests collect them). Text, reasoning and retry events are the
+model layer's own, passed through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from paicli.llm.events import ReasoningDelta, Retrying, TextDelta
+from paicli.tools.base import ToolOutcome
+
+__all__ = [
+    "AgentEvent",
+    "EventSink",
+    "Notice",
+    "ReasoningDelta",
+    "Retrying",
+    "TextDelta",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnEnded",
+]
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: Mapping[str, object] | None  # None when the model's JSON did not parse
+    server: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    outcome: ToolOutcome
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know that is not the model's answer (context trimmed, ...)."""
+
+    text: str
+
+
+TurnReason = Literal["done", "step_budget", "cancelled", "error"]
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    reason: TurnReason
+    text: str = ""  # the model's final answer (its last text)
+    error: str | None = None
+    steps: int = 0
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+AgentEvent = TextDelta | ReasoningDelta | Retrying | ToolStarted | ToolFinished | Notice | TurnEnded
+EventSink = Callable[[AgentEvent], None]

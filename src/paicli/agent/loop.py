@@ -1,0 +1,273 @@
+"""The agent loop: ask the model, run the tools it calls, feed the results back, repeat.
+
+One `run(text, emit)` is one user turn. Several tool calls in one model reply run at once and
+their results go back in call order. A tool failure is a result the model reads; a model
+endpoint failure ends the turn with an error (and the conversation is left as before the
+turn). Cancelling the task running `run` (Ctrl+C) cancels in-flight tool calls (MCP servers
+get `notifications/cancelled`) and leaves a conversation the model can continue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Protocol
+
+from paicli.llm.errors import LlmError
+from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+
+from . import context
+from .events import EventSink, Notice, ToolFinished, ToolStarted, TurnEnded
+
+Message = dict[str, object]
+
+DEFAULT_MAX_STEPS = 40
+# The model's raw arguments are quoted back to it when they do not parse, up to this much.
+_QUOTE_LIMIT = 500
+
+
+class ModelClient(Protocol):
+    """What the loop needs of `paicli.llm.client.LlmClient`."""
+
+    def stream(
+        self, messages: list[Message], tools: list[dict[str, object]]
+    ) -> AsyncGenerator[object, None]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Agent:
+    """A conversation with one model over one toolbox."""
+
+    def __init__(
+        self,
+        llm: ModelClient,
+        toolbox: Toolbox,
+        *,
+        system_prompt: str,
+        context_window: int,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.llm = llm
+        self.toolbox = toolbox
+        self.context_window = context_window
+        self.max_steps = max_steps
+        self._system = system_prompt
+        self.messages: list[Message] = [{"role": "system", "content": system_prompt}]
+        # What a cancellation must settle: text streamed so far, tool calls not answered yet.
+        self._partial = ""
+        self._pending: tuple[list[ToolCallRequest], list[ToolOutcome | None]] | None = None
+
+    def clear(self) -> None:
+        self.messages = [{"role": "system", "content": self._system}]
+
+    async def run(self, text: str, emit: EventSink) -> TurnEnded:
+        before = len(self.messages)
+        self.messages.append({"role": "user", "content": text})
+        usage: dict[str, int] = {}
+        answer = ""
+        step = 0
+        try:
+            while step < self.max_steps:
+                step += 1
+                specs = self.toolbox.specs()
+                tools = [spec.openai_tool() for spec in specs]
+                await self._fit_context(tools, emit)
+                completion = await self._ask(tools, emit)
+                _add_usage(usage, completion)
+                answer = completion.text or answer
+                calls = [_with_id(call, n) for n, call in enumerate(completion.tool_calls)]
+                self.messages.append(_assistant_message(completion.text, calls))
+                if not calls:
+                    ended = TurnEnded("done", completion.text, steps=step, usage=usage)
+                    emit(ended)
+                    return ended
+                await self._run_tools(calls, {s.name: s for s in specs}, emit)
+            emit(Notice(f"Stopped after {self.max_steps} steps (the step budget)."))
+            ended = TurnEnded("step_budget", answer, steps=step, usage=usage)
+            emit(ended)
+            return ended
+        except LlmError as exc:
+            del self.messages[before:]
+            ended = TurnEnded("error", error=str(exc), steps=step, usage=usage)
+            emit(ended)
+            return ended
+        except asyncio.CancelledError:
+            self._settle_after_cancel(before)
+            emit(TurnEnded("cancelled", answer, steps=step, usage=usage))
+            raise
+
+    async def _ask(self, tools: list[dict[str, object]], emit: EventSink) -> Completion:
+        completion: Completion | None = None
+        self._partial = ""
+        async with contextlib.aclosing(self.llm.stream(self.messages, tools)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    self._partial += event.text
+                    emit(event)
+                elif isinstance(event, ReasoningDelta | Retrying):
+                    emit(event)
+                elif isinstance(event, Completion):
+                    completion = event
+        if completion is None:
+            raise LlmError("the model's stream ended without a completion")
+        self._partial = ""
+        return completion
+
+    async def _run_tools(
+        self, calls: list[ToolCallRequest], specs: Mapping[str, ToolSpec], emit: EventSink
+    ) -> None:
+        outcomes: list[ToolOutcome | None] = [None] * len(calls)
+        self._pending = (calls, outcomes)
+        parsed = [_parse_arguments(call.arguments) for call in calls]
+        for call, arguments in zip(calls, parsed, strict=True):
+            spec = specs.get(call.name)
+            args = arguments if isinstance(arguments, dict) else None
+            emit(ToolStarted(call.id, call.name, args, spec.server if spec else None))
+
+        async def one(index: int) -> None:
+            call, arguments = calls[index], parsed[index]
+            started = time.monotonic()
+            outcome = await self._call(call, arguments, specs.get(call.name), specs)
+            outcomes[index] = outcome
+            emit(ToolFinished(call.id, call.name, outcome, time.monotonic() - started))
+
+        async with asyncio.TaskGroup() as group:
+            for index in range(len(calls)):
+                group.create_task(one(index))
+        self._pending = None
+        for call, outcome in zip(calls, outcomes, strict=True):
+            assert outcome is not None
+            self.messages.append(_tool_message(call.id, outcome.text))
+
+    async def _call(
+        self,
+        call: ToolCallRequest,
+        arguments: dict[str, object] | str,
+        spec: ToolSpec | None,
+        specs: Mapping[str, ToolSpec],
+    ) -> ToolOutcome:
+        if spec is None:
+            offered = ", ".join(sorted(specs)) or "none"
+            return ToolOutcome(
+                f"Error: there is no tool named {call.name!r}. Tools available: {offered}.", True
+            )
+        if isinstance(arguments, str):
+            return ToolOutcome(
+                arguments, is_error=True, decision="refused", decided_by="validation"
+            )
+        try:
+            return await self.toolbox.call(spec, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # A bug in one tool must cost one result, not the turn.
+            return ToolOutcome(f"Error: the tool failed: {type(exc).__name__}: {exc}", True)
+
+    async def _fit_context(self, tools: Sequence[object], emit: EventSink) -> None:
+        limit = context.budget(self.context_window)
+        if context.estimate_tokens(self.messages, tools) <= limit:
+            return
+        cut = context.trim_tool_results(self.messages)
+        if cut:
+            emit(Notice(f"Context nearly full: trimmed {cut} old tool results."))
+        if context.estimate_tokens(self.messages, tools) <= limit:
+            return
+        await self._summarise(emit)
+
+    async def _summarise(self, emit: EventSink) -> None:
+        system, older, recent = context.split_for_summary(self.messages)
+        if not older:
+            return
+        # The summariser sees at most half the window of old conversation.
+        source = context.transcript(older, self.context_window * context.CHARS_PER_TOKEN // 2)
+        request: list[Message] = [
+            {"role": "system", "content": context.SUMMARY_PROMPT},
+            {"role": "user", "content": source},
+        ]
+        summary = ""
+        try:
+            async with contextlib.aclosing(self.llm.stream(request, [])) as stream:
+                async for event in stream:
+                    if isinstance(event, Completion):
+                        summary = event.text
+        except LlmError as exc:
+            emit(Notice(f"Could not summarise older turns ({exc}); dropping them instead."))
+        note = (
+            f"Summary of the earlier conversation:\n{summary}"
+            if summary
+            else "(Earlier conversation was dropped to fit the context window.)"
+        )
+        self.messages = [*system, {"role": "user", "content": note}, *recent]
+        emit(Notice(f"Context nearly full: summarised {len(older)} older messages."))
+
+    def _settle_after_cancel(self, before: int) -> None:
+        """Leave a history the provider accepts: every tool call answered, partial text kept."""
+        pending = self._pending
+        if pending is not None:
+            calls, outcomes = pending
+            for call, outcome in zip(calls, outcomes, strict=True):
+                text = outcome.text if outcome else "Cancelled by the user before it finished."
+                self.messages.append(_tool_message(call.id, text))
+            self._pending = None
+        partial = self._partial
+        if partial:
+            self.messages.append({"role": "assistant", "content": partial + "\n[interrupted]"})
+            self._partial = ""
+        if len(self.messages) == before + 1:  # only the user's message: note the interruption
+            self.messages.append({"role": "assistant", "content": "[interrupted by the user]"})
+
+
+def _parse_arguments(raw: str) -> dict[str, object] | str:
+    """The model's arguments as an object, or the error text the model reads instead."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        quoted = raw if len(raw) <= _QUOTE_LIMIT else raw[:_QUOTE_LIMIT] + "..."
+        return (
+            f"Error: the tool arguments are not valid JSON ({exc.msg} at line {exc.lineno}, "
+            f"column {exc.colno}); the tool was not run. You sent: {quoted}"
+        )
+    if not isinstance(value, dict):
+        return "Error: the tool arguments must be a JSON object; the tool was not run."
+    return value
+
+
+def _with_id(call: ToolCallRequest, index: int) -> ToolCallRequest:
+    # Some local servers send tool calls without ids; the tool message must still match one.
+    if call.id:
+        return call
+    import dataclasses  # noqa: PLC0415
+
+    return dataclasses.replace(call, id=f"call_{index}_{int(time.time() * 1000)}")
+
+
+def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> Message:
+    message: Message = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments or "{}"},
+            }
+            for call in calls
+        ]
+    return message
+
+
+def _tool_message(call_id: str, text: str) -> Message:
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _add_usage(total: dict[str, int], completion: Completion) -> None:
+    usage = completion.usage
+    if usage is None:
+        return
+    total["prompt_tokens"] = total.get("prompt_tokens", 0) + usage.prompt_tokens
+    total["completion_tokens"] = total.get("completion_tokens", 0) + usage.completion_tokens

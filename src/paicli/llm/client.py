@@ -1,0 +1,278 @@
+"""The model client: one streamed chat completion at a time over the openai SDK.
+
+The SDK's own retries are off (`max_retries=0`): we retry 429, 5xx and dropped connections
+here, yielding `Retrying` before each wait so the UI can show it, and never once a delta has
+been yielded (the user has seen it; a retry would repeat it). Every SDK exception is
+translated into an `LlmError` at this one boundary. This is the only module that imports
+`openai`, so nothing else pays for loading it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import re
+import socket
+import time
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from typing import TYPE_CHECKING, cast
+
+import openai
+
+from paicli.llm._assembly import ChunkAssembler
+from paicli.llm.errors import (
+    AuthenticationFailed,
+    EndpointUnreachable,
+    LlmError,
+    ModelNotFound,
+    RequestRejected,
+    ServiceUnavailable,
+)
+from paicli.llm.events import Retrying, StreamEvent
+from paicli.llm.settings import ModelSettings
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionChunk,
+        ChatCompletionMessageParam,
+        ChatCompletionToolUnionParam,
+    )
+
+__all__ = ["LlmClient"]
+
+# Servers that need no key still get an Authorization header; the SDK insists on a value.
+NO_KEY = "no-key"
+# Longest silence allowed between streamed bytes: reasoning models may think for minutes
+# before the first token, but a silent socket for longer than this is dead.
+READ_TIMEOUT = 300.0
+# A host that has not accepted the connection in this long is not going to.
+CONNECT_TIMEOUT = 15.0
+# The first retry waits this long, then doubling; Retry-After replaces it when sent.
+BASE_DELAY = 1.0
+# No wait is longer than this, whatever Retry-After says: the user is watching a spinner.
+MAX_DELAY = 30.0
+# Server messages quoted in errors are cut to this many characters (they can be pages).
+MESSAGE_LIMIT = 300
+
+_MODEL_MISSING = re.compile(
+    r"model.*(not exist|not found|does not exist|unknown)|unknown model|模型不存在", re.I
+)
+
+
+class LlmClient:
+    """Streams chat completions from the model `settings` name; `aclose()` when done."""
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        max_retries: int = 4,
+        timeout: float = READ_TIMEOUT,
+        base_delay: float = BASE_DELAY,
+        max_delay: float = MAX_DELAY,
+    ) -> None:
+        if not settings.base_url or not settings.model:
+            # The SDK would otherwise fall back to OPENAI_BASE_URL or api.openai.com.
+            raise LlmError(settings.why_not_configured())
+        self.settings = settings
+        self._max_retries = max_retries
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        # Cleared when a server rejects `stream_options`; usage is then simply unknown.
+        self._ask_usage = True
+        self._client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key or NO_KEY,
+            max_retries=0,
+            timeout=openai.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def stream(
+        self, messages: list[dict[str, object]], tools: list[dict[str, object]]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Stream one completion: text and reasoning deltas as they arrive, `Retrying`
+        before each retry wait, and a final `Completion`. Raises `LlmError`.
+
+        Iterate it inside `contextlib.aclosing(...)`: cancelling the iterating task then
+        closes the HTTP response at once."""
+        failures = 0
+        while True:
+            assembler = ChunkAssembler()
+            try:
+                response = await self._create(messages, tools)
+                try:
+                    async for chunk in response:
+                        for delta in assembler.feed(chunk):
+                            yield delta
+                finally:
+                    await response.close()
+            except openai.APIError as exc:
+                if self._ask_usage and _rejects_stream_options(exc) and not assembler.started:
+                    self._ask_usage = False
+                    continue
+                failures += 1
+                delay = None
+                if not assembler.started and failures <= self._max_retries:
+                    delay = self._retry_delay(exc, failures)
+                if delay is None:
+                    raise self._translate(exc, failures, started=assembler.started) from exc
+                yield Retrying(failures, delay, _retry_reason(exc))
+                await asyncio.sleep(delay)
+                continue
+            yield assembler.completion()
+            return
+
+    async def _create(
+        self, messages: list[dict[str, object]], tools: list[dict[str, object]]
+    ) -> openai.AsyncStream[ChatCompletionChunk]:
+        # Messages and tools are built by the agent in the wire shape; the SDK's TypedDicts
+        # describe the same shape, so these casts only restate it.
+        return await self._client.chat.completions.create(
+            model=str(self.settings.model),
+            messages=cast("Iterable[ChatCompletionMessageParam]", messages),
+            tools=cast("Iterable[ChatCompletionToolUnionParam]", tools) if tools else openai.omit,
+            stream=True,
+            stream_options={"include_usage": True} if self._ask_usage else openai.omit,
+        )
+
+    def _retry_delay(self, exc: openai.APIError, failures: int) -> float | None:
+        """Seconds to wait before the next attempt, or None if `exc` is not worth one."""
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code != 429 and exc.status_code < 500:
+                return None
+            after = _retry_after(exc.response.headers)
+            if after is not None:
+                return min(max(after, 0.0), self._max_delay)
+        elif not isinstance(exc, openai.APIConnectionError) or _never_connected(exc):
+            return None
+        backoff: float = self._base_delay * 2.0 ** (failures - 1)
+        return min(backoff, self._max_delay)
+
+    def _translate(self, exc: openai.APIError, failures: int, *, started: bool) -> LlmError:
+        where = self._where()
+        attempts = f"{failures} attempt{'s' if failures != 1 else ''}"
+        if isinstance(exc, openai.APIConnectionError):
+            reason = _connection_reason(exc)
+            if started:
+                return ServiceUnavailable(f"the stream from {where} broke off: {reason}")
+            if _never_connected(exc):
+                return EndpointUnreachable(f"cannot reach {where}: {reason}")
+            return ServiceUnavailable(f"lost the connection to {where} after {attempts}")
+        message = self._server_message(exc)
+        if not isinstance(exc, openai.APIStatusError):
+            return ServiceUnavailable(f"{where} reported an error mid-stream: {message}")
+        status = exc.status_code
+        if status in (401, 403):
+            hint = self.settings.key_hint
+            return AuthenticationFailed(f"authentication failed for {where}: check {hint}")
+        if exc.code == "model_not_found" or (
+            status in (400, 404) and _MODEL_MISSING.search(message)
+        ):
+            model = self.settings.model
+            return ModelNotFound(f"{where} does not know the model {model!r}: {message}")
+        if status == 404:
+            return RequestRejected(
+                f"{where} has no chat completions endpoint (HTTP 404): check the base URL"
+            )
+        if status == 429:
+            return ServiceUnavailable(f"rate limited by {where} after {attempts}: {message}")
+        if status >= 500:
+            return ServiceUnavailable(
+                f"{where} failed with HTTP {status} after {attempts}: {message}"
+            )
+        return RequestRejected(f"{where} rejected the request (HTTP {status}): {message}")
+
+    def _where(self) -> str:
+        settings = self.settings
+        if settings.provider:
+            return f"{settings.provider} ({settings.base_url})"
+        return str(settings.base_url)
+
+    def _server_message(self, exc: openai.APIError) -> str:
+        """The server's own message, on one line, cut short, with the key scrubbed out."""
+        body = exc.body
+        message = body.get("message") if isinstance(body, dict) else None
+        text = str(message) if message else exc.message
+        text = " ".join(text.split())
+        if self.settings.api_key:
+            text = text.replace(self.settings.api_key, "***")
+        if len(text) > MESSAGE_LIMIT:
+            text = text[: MESSAGE_LIMIT - 1] + "…"
+        return text or "no message"
+
+
+def _rejects_stream_options(exc: openai.APIError) -> bool:
+    """Some older OpenAI-compatible servers answer 400/422 to `stream_options`."""
+    return (
+        isinstance(exc, openai.APIStatusError)
+        and exc.status_code in (400, 422)
+        and ("stream_options" in str(exc.body) or "include_usage" in str(exc.body))
+    )
+
+
+def _retry_reason(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code == 429:
+            return "rate limited"
+        return f"server error (HTTP {exc.status_code})"
+    return "connection lost"
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """`retry-after-ms`, or `retry-after` in seconds or as an HTTP date."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def _causes(exc: BaseException) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _never_connected(exc: openai.APIError) -> bool:
+    """Refused, unresolvable or timed out: retrying in a second will not change it (a
+    reset after connecting is different: a proxy or load balancer hiccup)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return True
+    return any(
+        isinstance(cause, ConnectionRefusedError | socket.gaierror)
+        or type(cause).__name__ in ("ConnectError", "ConnectTimeout")
+        for cause in _causes(exc)
+    )
+
+
+def _connection_reason(exc: openai.APIError) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "host name not resolved"
+    for cause in _causes(exc):
+        if cause is not exc and str(cause):
+            return " ".join(str(cause).split())
+    return "connection failed"

@@ -1,0 +1,158 @@
+"""Everything one run of paicli needs, assembled from the config files, the environment and
+the command line: model settings, the MCP servers, the composed toolbox, the agent.
+
+Shared by the REPL and one-shot mode; it never prints and never reads stdin (asking the user
+goes through the callbacks it is given). Servers start in the background: the runtime is
+usable at once, and MCP tools join as their servers become ready.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paicli.agent.loop import Agent, ModelClient
+from paicli.agent.prompt import system_prompt
+from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
+from paicli.mcp import HttpServer, StdioServer
+from paicli.servers.config import LoadedConfig, load_config, paicli_home
+from paicli.servers.manager import ChangeCallback, ServerManager
+from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
+from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
+from paicli.tools.audit import AuditingToolbox, AuditLog
+from paicli.tools.base import Toolbox
+from paicli.tools.builtin import BuiltinToolbox
+from paicli.tools.mcp_toolbox import McpToolbox
+from paicli.tools.redact import Redactor
+from paicli.tools.registry import CombinedToolbox
+from paicli.user_config import UserConfig, load_user_config
+
+
+@dataclass
+class Runtime:
+    root: Path
+    home: Path
+    user_config: UserConfig
+    settings: ModelSettings
+    config: LoadedConfig
+    manager: ServerManager
+    mcp: McpToolbox
+    audit: AuditLog
+    toolbox: Toolbox
+    agent: Agent | None
+    skipped: list[str] = field(default_factory=list)  # unapproved project servers
+    problems: list[str] = field(default_factory=list)  # config problems, one line each
+
+    def set_model(self, name: str) -> ModelSettings:
+        """`/model NAME`: switch the model or preset, keeping the conversation."""
+        settings = switch_model(self.settings, name, os.environ, self.user_config)
+        self.settings = settings
+        if not settings.configured:
+            return settings
+        llm = _client(settings)
+        if self.agent is None:
+            self.agent = _agent(llm, self.toolbox, self.root, settings)
+        else:
+            self.agent.llm = llm
+            self.agent.context_window = settings.context_window
+        return settings
+
+
+def config_secrets(config: LoadedConfig) -> list[str]:
+    """Values from server configs that must never reach a log: env values and headers."""
+    secrets: list[str] = []
+    for entry in config.servers.values():
+        spec = entry.spec
+        if isinstance(spec, StdioServer):
+            secrets += list((spec.env or {}).values())
+        elif isinstance(spec, HttpServer):
+            secrets += list((spec.headers or {}).values())
+    return secrets
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
+    *,
+    root: Path,
+    flags: Mapping[str, str | None],
+    approver: Approver | None,
+    flag_allow: tuple[str, ...] = (),
+    yes: bool = False,
+    trust_project: bool = False,
+    ask_trust: TrustAsk | None = None,
+    on_server_change: ChangeCallback | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AsyncIterator[Runtime]:
+    env = os.environ if environ is None else environ
+    home = paicli_home(env)
+    user_config = load_user_config(home)
+    settings, problems = resolve_settings(flags=flags, environ=env, user_config=user_config)
+    problems = [*user_config.problems, *problems]
+    config = load_config(root, environ=env)
+    problems += [f"{p.source}: {p.message}" for p in config.errors]
+    problems += [f"warning: {w}" for w in config.warnings]
+    entries, skipped = approve_servers(
+        config.servers.values(), root, TrustStore(home), trust_all=trust_project, ask=ask_trust
+    )
+    policy, policy_problems = Policy.from_config(user_config)
+    store = PermissionStore(home)
+    problems += [*policy_problems, *store.problems]
+    secrets = config_secrets(config)
+    if settings.api_key:
+        secrets.append(settings.api_key)
+    audit = AuditLog(home / "audit", Redactor(secrets))
+    manager = ServerManager(entries, on_change=on_server_change, log_dir=home / "logs" / "mcp")
+    mcp = McpToolbox(manager, results_dir=home / "tool-results")
+    toolbox: Toolbox = AuditingToolbox(
+        ApprovingToolbox(
+            CombinedToolbox(BuiltinToolbox(root), mcp),
+            policy=policy,
+            store=store,
+            approver=approver,
+            flag_allow=flag_allow,
+            yes=yes,
+        ),
+        audit,
+        session_id=uuid.uuid4().hex[:12],
+    )
+    async with manager:
+        agent = _agent(_client(settings), toolbox, root, settings) if settings.configured else None
+        runtime = Runtime(
+            root=root,
+            home=home,
+            user_config=user_config,
+            settings=settings,
+            config=config,
+            manager=manager,
+            mcp=mcp,
+            audit=audit,
+            toolbox=toolbox,
+            agent=agent,
+            skipped=skipped,
+            problems=problems,
+        )
+        try:
+            yield runtime
+        finally:
+            if runtime.agent is not None:
+                with contextlib.suppress(Exception):
+                    await runtime.agent.llm.aclose()
+
+
+def _client(settings: ModelSettings) -> ModelClient:
+    from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
+
+    return LlmClient(settings)
+
+
+def _agent(llm: ModelClient, toolbox: Toolbox, root: Path, settings: ModelSettings) -> Agent:
+    return Agent(
+        llm,
+        toolbox,
+        system_prompt=system_prompt(root),
+        context_window=settings.context_window,
+    )

@@ -1,0 +1,111 @@
+"""A tiny parent for one command, so that none of its processes outlives it or stays a zombie.
+
+Run as `python -I -S _reaper.py -- ARGV...` in a new process group (Linux only). It makes itself
+a child subreaper, so the command's orphaned descendants become its children instead of PID 1's
+(which, in containers, may never reap them), runs ARGV, and reaps everything. When the command
+exits, or a SIGTERM/SIGINT/SIGHUP arrives, what is left of the group gets SIGTERM, then SIGKILL
+after a grace period; the reaper exits with the command's exit status once all are reaped
+(128+N when a signal N ended the command). Standard library only: it starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+# Time for the rest of the group to exit on SIGTERM before SIGKILL; programs that flush and
+# remove temporary files on SIGTERM need well under a second.
+TERM_GRACE = 1.0
+# After SIGKILL the kernel ends the processes at once; this bounds waiting for escapees
+# (a descendant that left the group with setsid and is no longer signalled).
+KILL_GRACE = 1.0
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+def _group_members() -> list[int]:
+    """Live processes of our process group other than ourselves."""
+    me, group = os.getpid(), os.getpgrp()
+    members: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == group and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
+
+
+def _signal_group(sig: int) -> None:
+    for pid in _group_members():
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    # Signals are taken synchronously with sigtimedwait; the command starts with none blocked.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {*_STOP_SIGNALS, signal.SIGCHLD})
+    try:
+        child = os.posix_spawnp(argv[0], argv, os.environ, setsigmask=())
+    except OSError as exc:
+        sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
+        return 127
+    status: int | None = None
+    term_at: float | None = None  # When the rest of the group got SIGTERM.
+    kill_at: float | None = None  # When it got SIGKILL.
+    while True:
+        while True:  # Reap every child that has exited.
+            try:
+                pid, raw = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return _exit_code(status)
+            if pid == 0:
+                break
+            if pid == child:
+                status = os.waitstatus_to_exitcode(raw)
+        now = time.monotonic()
+        if status is not None and term_at is None:
+            _signal_group(signal.SIGTERM)
+            term_at = now
+        if term_at is not None and kill_at is None and now - term_at >= TERM_GRACE:
+            _signal_group(signal.SIGKILL)
+            kill_at = now
+        if kill_at is not None and now - kill_at >= KILL_GRACE:
+            return _exit_code(status)
+        if kill_at is not None:
+            wait: float = KILL_GRACE
+        elif term_at is not None:
+            wait = max(0.0, term_at + TERM_GRACE - now)
+        else:
+            wait = 3600.0
+        received = signal.sigtimedwait({*_STOP_SIGNALS, signal.SIGCHLD}, wait)
+        if received is not None and received.si_signo in _STOP_SIGNALS and term_at is None:
+            # The group got the signal too (it was sent to the group) or, if only we did,
+            # it gets it now.
+            _signal_group(signal.SIGTERM)
+            term_at = time.monotonic()
+
+
+def _exit_code(status: int | None) -> int:
+    if status is None:
+        return 128 + signal.SIGKILL
+    return 128 - status if status < 0 else status
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    sys.exit(main(args))

@@ -1,0 +1,182 @@
+"""The look-around tools: list_dir, glob, grep.
+
+They walk the tree below a confined path without following directory symlinks, skip the
+directories nobody wants searched (`.git`, `node_modules`, `.venv`, `__pycache__`), never read a
+file whose real path leaves the root, and cap what they return, saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ._files import is_binary
+from ._paths import Confinement
+from .base import ToolOutcome
+
+__all__ = ["SKIPPED_DIRS", "glob_files", "glob_regex", "grep", "list_dir"]
+
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+MAX_ENTRIES = 1000
+MAX_MATCHES = 500
+# A match line is context, not content: a minified line is cut.
+MAX_MATCH_LINE_CHARS = 300
+# Larger files are data or build output, not something to grep line by line.
+MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+
+
+def _error(text: str) -> ToolOutcome:
+    return ToolOutcome(text=text, is_error=True)
+
+
+def list_dir(paths: Confinement, path: Path, max_chars: int) -> ToolOutcome:
+    """The entries of a directory, sorted, directories marked with a trailing `/`."""
+    shown = paths.display(path)
+    if not path.is_dir():
+        return _error(f"{shown} is not a directory")
+    names: list[str] = []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            names.append(entry.name + "/" if entry.is_dir() else entry.name)
+    names.sort()
+    if not names:
+        return ToolOutcome(text=f"{shown} is empty", details={"entries": 0})
+    return _capped(names, max_chars, noun="entries", hint="list a subdirectory")
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a glob over `/`-separated relative paths: `**` spans directories,
+    `*` and `?` stay within one name, `[...]` is a character class."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> ToolOutcome:
+    """Paths below `base` matching `pattern`, relative to the root, sorted."""
+    if pattern.startswith("/") or ".." in pattern.split("/"):
+        return _error(f"glob pattern {pattern!r} must be relative and stay below the path")
+    if not base.is_dir():
+        return _error(f"{paths.display(base)} is not a directory")
+    regex = glob_regex(pattern.removeprefix("./"))
+    found: list[str] = []
+    for relative, is_dir in _walk(base):
+        if regex.match(relative):
+            found.append(paths.display(base / relative) + ("/" if is_dir else ""))
+    found.sort()
+    if not found:
+        return ToolOutcome(text=f"no paths match {pattern!r}", details={"matches": 0})
+    return _capped(found, max_chars, noun="paths", hint="narrow the pattern")
+
+
+def grep(
+    paths: Confinement, base: Path, arguments: Mapping[str, object], max_chars: int
+) -> ToolOutcome:
+    """Lines matching a regular expression, as `file:line: text`."""
+    pattern = str(arguments["pattern"])
+    flags = re.IGNORECASE if arguments.get("case_insensitive") else 0
+    try:
+        regex = re.compile(pattern, flags)
+    except re.error as exc:
+        return _error(f"invalid regular expression {pattern!r}: {exc}")
+    file_filter = arguments.get("glob")
+    name_regex = glob_regex(file_filter) if isinstance(file_filter, str) else None
+    if base.is_file():
+        candidates: Iterator[Path] = iter([base])
+    elif base.is_dir():
+        candidates = (base / rel for rel, is_dir in _walk(base) if not is_dir)
+    else:
+        return _error(f"{paths.display(base)} does not exist")
+    lines: list[str] = []
+    matches = 0
+    for file in candidates:
+        shown = paths.display(file)
+        if name_regex and not (
+            name_regex.match(shown) if "/" in str(file_filter) else name_regex.match(file.name)
+        ):
+            continue
+        text = _searchable_text(paths, file)
+        if text is None:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                matches += 1
+                cut = " [line cut]" if len(line) > MAX_MATCH_LINE_CHARS else ""
+                lines.append(f"{shown}:{number}: {line[:MAX_MATCH_LINE_CHARS]}{cut}")
+                if matches >= MAX_MATCHES:
+                    break
+        if matches >= MAX_MATCHES:
+            lines.append(f"[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]")
+            break
+    if not lines:
+        return ToolOutcome(text=f"no matches for {pattern!r}", details={"matches": 0})
+    outcome = _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
+    return ToolOutcome(text=outcome.text, details={**outcome.details, "matches": matches})
+
+
+def _searchable_text(paths: Confinement, file: Path) -> str | None:
+    """The file's text, or None for what grep skips: links leaving the root, big or binary
+    files, and anything unreadable."""
+    try:
+        real = Path(os.path.realpath(file))
+        if not paths.contains(real) or real.stat().st_size > MAX_GREP_FILE_BYTES:
+            return None
+        data = real.read_bytes()
+    except OSError:
+        return None
+    if is_binary(data):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _walk(base: Path) -> Iterator[tuple[str, bool]]:
+    """(path relative to `base`, is a directory) for everything below `base`, skipping the
+    uninteresting directories and not descending into directory symlinks."""
+    for directory, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        prefix = os.path.relpath(directory, base)
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        for name in dirnames:
+            yield prefix + name, True
+        for name in sorted(filenames):
+            yield prefix + name, False
+
+
+def _capped(items: list[str], max_chars: int, *, noun: str, hint: str) -> ToolOutcome:
+    shown: list[str] = []
+    used = 0
+    for item in items[:MAX_ENTRIES]:
+        if shown and used + len(item) + 1 > max_chars:
+            break
+        shown.append(item)
+        used += len(item) + 1
+    truncated = len(shown) < len(items)
+    if truncated:
+        shown.append(f"[{len(items) - len(shown)} more {noun} not shown; {hint}]")
+    return ToolOutcome(text="\n".join(shown), details={"count": len(items), "truncated": truncated})

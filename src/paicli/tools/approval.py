@@ -1,0 +1,195 @@
+"""The approving wrapper: decides, per call, whether a tool runs, and who decided.
+
+Order: the inner toolbox's precheck, deny patterns, read-only tools, allow patterns and saved
+answers, this session's answers, the command-line flags, and last the injected approver. The
+approver is asked one call at a time; the arguments it is shown are a frozen copy, and exactly
+that copy is what runs. This module never prints: the UI supplies the approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import enum
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+
+from paicli.tools._policy import PermissionStore, Policy, matches_any
+from paicli.tools.base import DecidedBy, Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.escape import json_for_terminal, terminal_safe
+
+__all__ = [
+    "Answer",
+    "ApprovalRequest",
+    "Approver",
+    "ApprovingToolbox",
+    "Choice",
+    "PermissionStore",
+    "Policy",
+]
+
+
+class Choice(enum.Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"  # this tool, until paicli exits
+    ALLOW_ALWAYS = "allow_always"  # this tool, saved in permissions.json
+    DENY = "deny"
+    DENY_WITH_MESSAGE = "deny_with_message"  # the message goes to the model
+
+
+@dataclass(frozen=True)
+class Answer:
+    choice: Choice
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call waiting for the user's answer. `arguments` is the approver's own copy."""
+
+    spec: ToolSpec
+    arguments: Mapping[str, object]
+
+    def display(self) -> str:
+        """Tool, server (MCP) and the full arguments as indented JSON, safe to print: it
+        decodes back to exactly the arguments that run."""
+        lines = [f"Tool: {terminal_safe(self.spec.name)}"]
+        if self.spec.server is not None:
+            tool = terminal_safe(self.spec.tool or self.spec.name)
+            lines.append(f"Server: {terminal_safe(self.spec.server)} (tool {tool})")
+        lines.append("Arguments:")
+        lines.append(json_for_terminal(self.arguments))
+        return "\n".join(lines)
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+def _denied(text: str, decided_by: DecidedBy) -> ToolOutcome:
+    return ToolOutcome(text=text, is_error=True, decision="denied", decided_by=decided_by)
+
+
+class ApprovingToolbox:
+    """A toolbox that runs `inner`'s calls only when policy, flags or the user allow them."""
+
+    def __init__(
+        self,
+        inner: Toolbox,
+        *,
+        policy: Policy,
+        store: PermissionStore,
+        approver: Approver | None,
+        flag_allow: tuple[str, ...] = (),
+        yes: bool = False,
+    ) -> None:
+        self._inner = inner
+        self._policy = policy
+        self._store = store
+        self._approver = approver
+        self._flag_allow = flag_allow
+        self._yes = yes
+        self._session: set[str] = set()
+        # One prompt at a time: parallel tool calls would otherwise talk over each other.
+        self._asking = asyncio.Lock()
+
+    def specs(self) -> list[ToolSpec]:
+        # Denied tools stay listed: the model learns why at call time instead of guessing.
+        return self._inner.specs()
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        return self._inner.precheck(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        refusal = self._inner.precheck(spec, arguments)
+        if refusal is not None:
+            return refusal
+        if self._policy.denies(spec.name):
+            return _denied(
+                f"The user's policy denies the tool {spec.name} (permissions.deny in the "
+                "paicli config); it was not run.",
+                "policy",
+            )
+        decided_by = self._decided_without_asking(spec)
+        if decided_by is not None:
+            return await self._run(spec, arguments, decided_by)
+        if self._flags_allow(spec):
+            return await self._run(spec, arguments, "flag")
+        if self._approver is None:
+            return _denied(
+                f"The tool {spec.name} was not run: paicli -p does not ask for approval. "
+                f"Pass --allow {spec.name} or --yes to let it run.",
+                "flag",
+            )
+        return await self._ask(self._approver, spec, arguments)
+
+    def _decided_without_asking(self, spec: ToolSpec) -> DecidedBy | None:
+        if spec.kind == "read":
+            return "policy"
+        # A server's readOnlyHint is its own claim: believed only when the user trusts it.
+        if spec.kind == "mcp" and spec.read_only_hint and spec.trusted_server:
+            return "policy"
+        if self._policy.allows(spec.name) or self._store.allows(spec.name):
+            return "policy"
+        if spec.name in self._session:
+            return "session"
+        return None
+
+    def _flags_allow(self, spec: ToolSpec) -> bool:
+        return self._yes or matches_any(spec.name, self._flag_allow)
+
+    async def _ask(
+        self, approver: Approver, spec: ToolSpec, arguments: Mapping[str, object]
+    ) -> ToolOutcome:
+        async with self._asking:
+            # While this call waited, the user may have allowed the tool for the session.
+            decided_by = self._decided_without_asking(spec)
+            if decided_by is None:
+                # Two copies of one snapshot: the approver may do what it likes with its
+                # own, the other is what runs, so the call is exactly what was shown.
+                frozen = copy.deepcopy(dict(arguments))
+                request = ApprovalRequest(spec, copy.deepcopy(frozen))
+                answer = await self._prompt(approver, request)
+                # Remembered before the lock is released, so waiting calls see it.
+                warning = self._remember(spec, answer)
+        # The lock serialises questions, not tool calls: the call runs outside it.
+        if decided_by is not None:
+            return await self._run(spec, arguments, decided_by)
+        if isinstance(answer, ToolOutcome):
+            return answer
+        if answer.choice is Choice.DENY:
+            return _denied("The user denied this tool call.", "user")
+        if answer.choice is Choice.DENY_WITH_MESSAGE:
+            if not answer.message or not answer.message.strip():
+                return _denied("The user denied this tool call.", "user")
+            return _denied(f"The user denied this tool call and said: {answer.message}", "user")
+        outcome = await self._run(spec, frozen, "user")
+        if warning is not None:
+            outcome = replace(outcome, details={**outcome.details, "approval_warning": warning})
+        return outcome
+
+    @staticmethod
+    async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:
+        """The user's answer, or a denial when asking failed."""
+        try:
+            return await approver(request)
+        except Exception as exc:  # CancelledError is a BaseException and propagates
+            failed = f"The tool {request.spec.name} was not run: asking the user failed"
+            return _denied(f"{failed} ({type(exc).__name__}: {exc}).", "user")
+
+    def _remember(self, spec: ToolSpec, answer: Answer | ToolOutcome) -> str | None:
+        if not isinstance(answer, Answer):
+            return None
+        if answer.choice is Choice.ALLOW_SESSION:
+            self._session.add(spec.name)
+        elif answer.choice is Choice.ALLOW_ALWAYS:
+            # The store remembers the answer for this process even when saving fails.
+            return self._store.add(spec.name)
+        return None
+
+    async def _run(
+        self, spec: ToolSpec, arguments: Mapping[str, object], decided_by: DecidedBy
+    ) -> ToolOutcome:
+        outcome = await self._inner.call(spec, arguments)
+        if outcome.decision != "allowed":
+            return outcome  # the inner toolbox refused at call time; its verdict stands
+        return replace(outcome, decided_by=decided_by)

@@ -1,0 +1,197 @@
+"""The audit log: one JSON line per tool call, allowed or not, in `$PAICLI_HOME/audit/`.
+
+One append-only file per local day (`YYYY-MM-DD.jsonl`, mode 0600, folder 0700). Every record
+is redacted before it is serialised. Writing never raises into the agent: a failure is logged
+once and counted. `AuditingToolbox` is the outermost wrapper, so denials and refusals by the
+wrappers inside it are recorded too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.redact import Redactor
+
+__all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
+
+_log = logging.getLogger(__name__)
+
+_DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
+# The error field is a pointer into the transcript, not a copy of it.
+_ERROR_LIMIT = 500
+
+CallOutcome = Literal["ok", "error", "denied", "refused", "cancelled"]
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+class AuditLog:
+    """Appends redacted records to today's file in `directory`; reads the latest back."""
+
+    def __init__(
+        self,
+        directory: Path,
+        redactor: Redactor,
+        *,
+        clock: Callable[[], datetime] = _local_now,
+    ) -> None:
+        self.directory = directory
+        self.redactor = redactor
+        self.clock = clock  # aware local time; a test seam for the per-day file name
+        self.failures = 0
+
+    def write(self, record: Mapping[str, object]) -> None:
+        """Append one redacted record to today's file; never raises."""
+        try:
+            line = json.dumps(self.redactor.redact(record), ensure_ascii=False, default=str)
+            self._append(self.clock().date().isoformat(), (line + "\n").encode("utf-8"))
+        except (OSError, ValueError, TypeError) as exc:
+            self.failures += 1
+            if self.failures == 1:
+                _log.warning("cannot write the audit log in %s: %s", self.directory, exc)
+
+    def _append(self, day: str, data: bytes) -> None:
+        self._ensure_directory()
+        # O_APPEND and a single write: concurrent paicli processes interleave whole lines.
+        fd = os.open(
+            self.directory / f"{day}.jsonl",
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+            0o600,
+        )
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def _ensure_directory(self) -> None:
+        try:
+            self.directory.mkdir(parents=True)
+        except FileExistsError:
+            return
+        # mkdir's mode is filtered by the umask; the log may hold file contents and commands.
+        os.chmod(self.directory, 0o700)
+
+    def tail(self, n: int) -> list[dict[str, object]]:
+        """The last `n` records across the newest day files, oldest first. Unreadable files
+        and lines (a line cut short by a crash) are skipped."""
+        if n <= 0:
+            return []
+        try:
+            names = sorted(
+                (p.name for p in self.directory.iterdir() if _DAY_FILE.match(p.name)),
+                reverse=True,
+            )
+        except OSError:
+            return []
+        newest_first: list[dict[str, object]] = []
+        for name in names:
+            try:
+                lines = (self.directory / name).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in reversed(lines):
+                record = _parse(line)
+                if record is not None:
+                    newest_first.append(record)
+                    if len(newest_first) == n:
+                        return newest_first[::-1]
+        return newest_first[::-1]
+
+
+def _parse(line: str) -> dict[str, object] | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _call_outcome(outcome: ToolOutcome) -> CallOutcome:
+    if outcome.decision == "denied":
+        return "denied"
+    if outcome.decision == "refused":
+        return "refused"
+    return "error" if outcome.is_error else "ok"
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0] if text.strip() else ""
+    return line[:_ERROR_LIMIT]
+
+
+class AuditingToolbox:
+    """Records every call `inner` receives, including denied, refused and cancelled ones."""
+
+    def __init__(self, inner: Toolbox, log: AuditLog, *, session_id: str) -> None:
+        self._inner = inner
+        self._log = log
+        self._session_id = session_id
+
+    def specs(self) -> list[ToolSpec]:
+        return self._inner.specs()
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        # Not recorded here: `call` runs the precheck again inside the approving wrapper, and
+        # that refusal is what the log records.
+        return self._inner.precheck(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        started = self._log.clock()
+        start = time.monotonic()
+        record: dict[str, object] = {
+            "time": started.isoformat(timespec="milliseconds"),
+            "session": self._session_id,
+            "tool": spec.name,
+            "server": spec.server,
+            "arguments": arguments,
+        }
+        try:
+            outcome = await self._inner.call(spec, arguments)
+        except asyncio.CancelledError:
+            self._write(record, start, decision=None, decided_by=None, result="cancelled")
+            raise
+        except Exception as exc:
+            # A toolbox should never raise; if one does, the log still says what happened.
+            error = f"{type(exc).__name__}: {exc}"
+            self._write(record, start, decision=None, decided_by=None, result="error", error=error)
+            raise
+        self._write(
+            record,
+            start,
+            decision=outcome.decision,
+            decided_by=outcome.decided_by,
+            result=_call_outcome(outcome),
+            error=_first_line(outcome.text) if outcome.is_error else None,
+        )
+        return outcome
+
+    def _write(
+        self,
+        record: dict[str, object],
+        start: float,
+        *,
+        decision: str | None,
+        decided_by: str | None,
+        result: CallOutcome,
+        error: str | None = None,
+    ) -> None:
+        record.update(
+            decision=decision,
+            decided_by=decided_by,
+            outcome=result,
+            duration_ms=round((time.monotonic() - start) * 1000),
+            error=error,
+        )
+        self._log.write(record)

@@ -1,0 +1,148 @@
+"""The ready MCP servers' tools as one toolbox: model-facing names, provider-clean schemas,
+arguments checked against the server's own schema, results rendered (and capped) for the model.
+
+The tool list is read from the `ServerManager` on every `specs()`, so a server that crashes,
+is disabled or relists its tools changes what the model is offered on its next turn. Cleaning a
+schema is cached per tool object (a relist makes new objects).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from paicli.mcp import McpError, Tool
+from paicli.servers._schema_text import cap
+from paicli.servers.manager import ServerManager, ServerState
+from paicli.servers.naming import ToolNameCollision, ToolNameRegistry
+from paicli.servers.results import DEFAULT_MAX_CHARS, to_model_result
+from paicli.servers.schema import CleanedSchema, Profile, clean_schema, validate_arguments
+
+from .base import ToolOutcome, ToolSpec
+
+__all__ = ["McpToolbox"]
+
+log = logging.getLogger("paicli.tools.mcp")
+
+# Tool descriptions often carry usage guidance worth more room than a schema field's (1,000);
+# 2,000 keeps a runaway description from eating the context.
+TOOL_DESCRIPTION_CAP = 2000
+
+
+class McpToolbox:
+    """Every ready server's tools, as `mcp__{server}__{tool}`."""
+
+    def __init__(
+        self,
+        manager: ServerManager,
+        *,
+        profile: Profile = "default",
+        max_result_chars: int = DEFAULT_MAX_CHARS,
+        results_dir: Path | None = None,
+    ) -> None:
+        self._manager = manager
+        self._profile: Profile = profile
+        self._max_result_chars = max_result_chars
+        self._results_dir = results_dir
+        self._cleaned: dict[tuple[str, str], tuple[Tool, CleanedSchema]] = {}
+        self._originals: dict[str, Tool] = {}
+        # Collisions already reported, so each is logged once, not every turn.
+        self._reported: set[str] = set()
+        self.problems: list[str] = []
+
+    def specs(self) -> list[ToolSpec]:
+        names = ToolNameRegistry()
+        specs: list[ToolSpec] = []
+        originals: dict[str, Tool] = {}
+        for server, tools in self._manager.ready_tools().items():
+            trusted = bool(getattr(self._manager.get(server).entry, "trust", False))
+            for tool in tools:
+                try:
+                    name = names.add(server, tool.name)
+                except ToolNameCollision as exc:
+                    if str(exc) not in self._reported:
+                        self._reported.add(str(exc))
+                        self.problems.append(str(exc))
+                        log.warning("%s", exc)
+                    continue
+                originals[name] = tool
+                annotations = tool.annotations or {}
+                specs.append(
+                    ToolSpec(
+                        name=name,
+                        description=cap(
+                            tool.description or tool.title or tool.name, TOOL_DESCRIPTION_CAP
+                        ),
+                        parameters=self._clean(server, tool).schema,
+                        kind="mcp",
+                        server=server,
+                        tool=tool.name,
+                        read_only_hint=annotations.get("readOnlyHint") is True,
+                        trusted_server=trusted,
+                    )
+                )
+        self._originals = originals
+        return specs
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        tool = self._originals.get(spec.name)
+        if tool is None or spec.server is None:
+            return ToolOutcome(
+                f"Error: the tool {spec.name} is not available now (its server is not ready).",
+                is_error=True,
+                decision="refused",
+                decided_by="validation",
+            )
+        cleaned = self._clean(spec.server, tool)
+        problem = validate_arguments(tool.input_schema, cleaned.arguments_for_server(arguments))
+        if problem is None:
+            return None
+        return ToolOutcome(
+            f"Error: the arguments do not match the tool's input schema; nothing was sent to "
+            f"the server. {problem}",
+            is_error=True,
+            decision="refused",
+            decided_by="validation",
+        )
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        refused = self.precheck(spec, arguments)
+        if refused is not None:
+            return refused
+        assert spec.server is not None and spec.tool is not None
+        server, tool = spec.server, self._originals[spec.name]
+        managed = self._manager.get(server)
+        if managed.state is not ServerState.READY:
+            return ToolOutcome(f"Error: MCP server {server!r} is {managed.state.value}.", True)
+        payload = self._clean(server, tool).arguments_for_server(arguments)
+        try:
+            result = await self._manager.call_tool(
+                server, tool.name, payload if isinstance(payload, Mapping) else {}
+            )
+        except McpError as exc:
+            return ToolOutcome(f"Error: MCP server {server!r}: {exc}", is_error=True)
+        rendered = await asyncio.to_thread(
+            to_model_result,
+            result,
+            server=server,
+            tool=tool.name,
+            max_chars=self._max_result_chars,
+            results_dir=self._results_dir,
+        )
+        details: dict[str, object] = {}
+        if rendered.truncated:
+            details["truncated"] = True
+            details["full_output_path"] = str(rendered.full_output_path or "")
+        if rendered.attachments:
+            details["attachments"] = [a.kind for a in rendered.attachments]
+        return ToolOutcome(rendered.text_with_error_prefix(), rendered.is_error, details=details)
+
+    def _clean(self, server: str, tool: Tool) -> CleanedSchema:
+        cached = self._cleaned.get((server, tool.name))
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        cleaned = clean_schema(tool.input_schema, self._profile)
+        self._cleaned[(server, tool.name)] = (tool, cleaned)
+        return cleaned

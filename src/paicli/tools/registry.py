@@ -1,0 +1,50 @@
+"""The one place toolboxes are composed: Audit( Approve( Builtin + MCP ) ).
+
+Audit is outermost so that denied and refused calls are recorded too; approval sits between
+the model and every source, so the REPL, one-shot mode and the LangChain adapter all get the
+same policy by calling this registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .base import Toolbox, ToolOutcome, ToolSpec
+
+
+class CombinedToolbox:
+    """Several toolboxes as one; a name offered by two sources goes to the first."""
+
+    def __init__(self, *toolboxes: Toolbox) -> None:
+        self._toolboxes = toolboxes
+        self._owner: dict[str, Toolbox] = {}
+
+    def specs(self) -> list[ToolSpec]:
+        owner: dict[str, Toolbox] = {}
+        specs: list[ToolSpec] = []
+        for toolbox in self._toolboxes:
+            for spec in toolbox.specs():
+                if spec.name not in owner:
+                    owner[spec.name] = toolbox
+                    specs.append(spec)
+        self._owner = owner
+        return specs
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        owner = self._owner.get(spec.name)
+        if owner is None:
+            return ToolOutcome(
+                f"Error: the tool {spec.name} is not available now.",
+                is_error=True,
+                decision="refused",
+                decided_by="validation",
+            )
+        return owner.precheck(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        owner = self._owner.get(spec.name)
+        if owner is None:
+            refused = self.precheck(spec, arguments)
+            assert refused is not None
+            return refused
+        return await owner.call(spec, arguments)

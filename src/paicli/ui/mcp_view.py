@@ -1,0 +1,184 @@
+"""`/mcp` in the REPL: the servers' status table, and restart/logs/disable/enable/tools/
+resources/prompts for one server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from paicli.mcp import McpError
+from paicli.runtime import Runtime
+from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.naming import model_tool_name
+from paicli.tools.escape import one_line, terminal_safe
+
+from .commands import MCP_ACTIONS
+
+MARKS = {
+    ServerState.READY: ("●", "green"),
+    ServerState.ERROR: ("✗", "red"),
+    ServerState.DISABLED: ("○", "dim"),
+    ServerState.STARTING: ("…", "yellow"),
+    ServerState.STOPPED: ("○", "dim"),
+}
+LOG_LINES = 30
+# How long /mcp restart|enable waits to report the outcome; the server keeps starting after.
+SETTLE_WAIT = 30.0
+
+
+def status_line(runtime: Runtime) -> str:
+    servers = runtime.manager.servers()
+    if not servers and not runtime.skipped:
+        return "🔌 MCP server: not configured"
+    ready = [s for s in servers if s.state is ServerState.READY]
+    starting = [s for s in servers if s.state is ServerState.STARTING]
+    failed = [s for s in servers if s.state is ServerState.ERROR]
+    tools = sum(len(s.tools) for s in ready)
+    parts = [f"{len(ready)}/{len(servers)} ready", f"{tools} tools"]
+    if starting:
+        parts.append(f"{len(starting)} starting")
+    if failed:
+        parts.append(f"{len(failed)} failed")
+    if runtime.skipped:
+        parts.append(f"{len(runtime.skipped)} not approved")
+    return "🔌 MCP servers: " + ", ".join(parts) + "  (/mcp for details)"
+
+
+def server_change_line(server: ManagedServer) -> Text | None:
+    """The line printed when a server settles (shown above the prompt)."""
+    name = terminal_safe(server.name)
+    if server.state is ServerState.READY:
+        seconds = f"  {server.ready_after:.1f}s" if server.ready_after is not None else ""
+        return Text(f"✓ {name}  {server.transport}  {len(server.tools)} tools{seconds}", "green")
+    if server.state is ServerState.ERROR:
+        error = one_line(terminal_safe(server.error or ""), 200)
+        return Text(f"✗ {name}  {server.transport}  {error}", "red")
+    return None
+
+
+def table(runtime: Runtime) -> Table:
+    grid = Table(show_edge=False, header_style="bold")
+    for column in ("", "NAME", "STATE", "TRANSPORT", "TOOLS", "UPTIME", "PID", "ERROR"):
+        grid.add_column(column)
+    for server in runtime.manager.servers():
+        mark, style = MARKS[server.state]
+        uptime = f"{server.uptime:.0f}s" if server.uptime is not None else "-"
+        grid.add_row(
+            Text(mark, style),
+            Text(terminal_safe(server.name)),
+            server.state.value,
+            server.transport,
+            str(len(server.tools)),
+            uptime,
+            str(server.pid or "-"),
+            Text(one_line(terminal_safe(server.error or ""), 80), "red"),
+        )
+    for name in runtime.skipped:
+        grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "")
+    return grid
+
+
+async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> None:
+    if not words:
+        if not runtime.manager.servers() and not runtime.skipped:
+            console.print(status_line(runtime))
+            console.print("Add one with: paicli mcp add NAME -- COMMAND ARGS...")
+            return
+        console.print(table(runtime))
+        return
+    action, names = words[0], words[1:]
+    if action not in MCP_ACTIONS or len(names) != 1:
+        console.print(Text(f"Usage: /mcp [{'|'.join(MCP_ACTIONS)} NAME]", "yellow"))
+        return
+    name = names[0]
+    try:
+        server = runtime.manager.get(name)
+    except KeyError:
+        known = ", ".join(s.name for s in runtime.manager.servers()) or "none"
+        console.print(
+            Text(f"No MCP server named {terminal_safe(name)!r} (servers: {known})", "red")
+        )
+        return
+    if action == "restart":
+        with console.status(f"restarting {terminal_safe(name)}…"):
+            await runtime.manager.restart(name)
+            await _settle(runtime, name)
+        _report(console, server)
+    elif action == "enable":
+        with console.status(f"starting {terminal_safe(name)}…"):
+            await runtime.manager.enable(name)
+            await _settle(runtime, name)
+        _report(console, server)
+    elif action == "disable":
+        await runtime.manager.disable(name)
+        console.print(f"Disabled {terminal_safe(name)} for this session; its tools are withdrawn.")
+    elif action == "logs":
+        _logs(runtime, console, server)
+    elif action == "tools":
+        _tools(console, server)
+    else:
+        await _listing(console, server, action)
+
+
+async def _settle(runtime: Runtime, name: str) -> None:
+    try:
+        async with asyncio.timeout(SETTLE_WAIT):
+            await runtime.manager.wait_ready([name])
+    except TimeoutError:
+        pass
+
+
+def _report(console: Console, server: ManagedServer) -> None:
+    line = server_change_line(server)
+    console.print(line if line is not None else f"{server.name}: {server.state.value}")
+
+
+def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
+    path = runtime.home / "logs" / "mcp" / f"{server.name}.log"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = list(server.stderr_tail)
+    if server.session is not None:
+        lines = lines or server.session.stderr_lines()
+    if not lines:
+        console.print(f"No stderr output from {terminal_safe(server.name)} yet.")
+        return
+    for line in lines[-LOG_LINES:]:
+        console.print(Text(terminal_safe(line)))
+
+
+def _tools(console: Console, server: ManagedServer) -> None:
+    if server.state is not ServerState.READY:
+        console.print(f"{terminal_safe(server.name)} is {server.state.value}.")
+        return
+    for tool in server.tools:
+        line = Text(model_tool_name(server.name, tool.name), "cyan")
+        line.append("  " + one_line(terminal_safe(tool.description or ""), 100), "dim")
+        console.print(line)
+
+
+async def _listing(console: Console, server: ManagedServer, action: str) -> None:
+    session = server.session
+    if server.state is not ServerState.READY or session is None:
+        console.print(f"{terminal_safe(server.name)} is {server.state.value}.")
+        return
+    try:
+        if action == "resources":
+            resources = await session.list_resources()
+            rows = [(f"@{server.name}:{r.uri}", r.description or r.name) for r in resources]
+        else:
+            prompts = await session.list_prompts()
+            rows = [(p.name, p.description or "") for p in prompts]
+    except McpError as exc:
+        console.print(Text(f"{terminal_safe(server.name)}: {terminal_safe(str(exc))}", "red"))
+        return
+    if not rows:
+        console.print(f"{terminal_safe(server.name)} offers no {action}.")
+    for first, second in rows:
+        line = Text(terminal_safe(first), "cyan")
+        line.append("  " + one_line(terminal_safe(second), 100), "dim")
+        console.print(line)

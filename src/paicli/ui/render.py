@@ -1,0 +1,124 @@
+"""The agent's events on the terminal: streaming Markdown, dimmed reasoning, one compact line
+per tool call and its result. Everything from a model or server passes `terminal_safe` and is
+printed as plain `Text`, never as rich markup."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.text import Text
+
+from paicli.agent.events import (
+    AgentEvent,
+    Notice,
+    ReasoningDelta,
+    Retrying,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+from paicli.tools.escape import one_line, terminal_safe
+
+RESULT_LINES = 3
+ARGUMENTS_CHARS = 160
+
+
+def call_line(name: str, arguments: object) -> str:
+    if isinstance(arguments, dict):
+        inner = ", ".join(
+            f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items()
+        )
+    else:
+        inner = "…"
+    return f"{name}({one_line(inner, ARGUMENTS_CHARS)})"
+
+
+def result_preview(text: str) -> str:
+    lines = terminal_safe(text).splitlines() or [""]
+    shown = [one_line(line, 150) for line in lines[:RESULT_LINES]]
+    if len(lines) > RESULT_LINES:
+        shown.append(f"… (+{len(lines) - RESULT_LINES} lines)")
+    return "\n     ".join(shown)
+
+
+class TurnRenderer:
+    """Renders one turn's events; call `close()` when the turn is over (or interrupted)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._text = ""
+        self._live: Live | None = None
+        self._reasoning = False
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, TextDelta):
+            self._end_reasoning()
+            self._text += event.text
+            if self._live is None:
+                self._live = Live(
+                    console=self.console,
+                    refresh_per_second=8,
+                    vertical_overflow="visible",
+                    transient=False,
+                )
+                self._live.start()
+            self._live.update(Markdown(terminal_safe(self._text)))
+        elif isinstance(event, ReasoningDelta):
+            self._end_text()
+            self._reasoning = True
+            self.console.print(Text(terminal_safe(event.text), style="dim italic"), end="")
+        elif isinstance(event, ToolStarted):
+            self.pause()
+            where = f" [{event.server}]" if event.server else ""
+            line = Text("⏺ ", style="cyan")
+            line.append(terminal_safe(call_line(event.name, event.arguments)))
+            line.append(where, style="dim")
+            self.console.print(line)
+        elif isinstance(event, ToolFinished):
+            self.pause()
+            outcome = event.outcome
+            if outcome.decision != "allowed":
+                style = "yellow"
+            elif outcome.is_error:
+                style = "red"
+            else:
+                style = "dim"
+            seconds = f"  ({event.seconds:.1f}s)" if event.seconds >= 0.5 else ""
+            line = Text(f"  ⎿ {event.name}: ", style=style)
+            line.append(result_preview(outcome.text) + seconds, style=style)
+            self.console.print(line)
+        elif isinstance(event, Retrying):
+            self.pause()
+            self.console.print(
+                Text(f"  {terminal_safe(event.reason)}; retrying in {event.delay:.1f}s", "yellow")
+            )
+        elif isinstance(event, Notice):
+            self.pause()
+            self.console.print(Text(f"  {terminal_safe(event.text)}", style="yellow"))
+        elif isinstance(event, TurnEnded):
+            self.close()
+            if event.error:
+                self.console.print(Text(f"✗ {terminal_safe(event.error)}", style="bold red"))
+
+    def pause(self) -> None:
+        """Finish the current text block (before a tool line or an approval prompt)."""
+        self._end_reasoning()
+        self._end_text()
+
+    def close(self) -> None:
+        self.pause()
+
+    def _end_text(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        self._text = ""
+
+    def _end_reasoning(self) -> None:
+        if self._reasoning:
+            self.console.print()
+            self._reasoning = False

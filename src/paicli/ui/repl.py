@@ -1,0 +1,265 @@
+"""The interactive REPL: `paicli` with no command.
+
+prompt_toolkit reads input (history, multi-line, completion); rich renders the output. A
+turn runs as a task owned here: Ctrl+C while it runs cancels it (in-flight MCP calls send
+`notifications/cancelled`) and returns to the prompt; Ctrl+C or Ctrl+D at an empty prompt
+exits, and leaving the runtime's context stops every server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.console import Console
+from rich.text import Text
+
+from paicli import __version__
+from paicli.llm import PRESETS
+from paicli.runtime import Runtime, open_runtime
+from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.mentions import ResourceIndex, expand_mentions
+from paicli.servers.trust import TrustAsk
+from paicli.tools.approval import Answer, ApprovalRequest
+from paicli.tools.escape import one_line, terminal_safe
+
+from .approval_prompt import TerminalApprover
+from .commands import help_text
+from .completion import ReplCompleter
+from .mcp_view import mcp_command, server_change_line, status_line
+from .render import TurnRenderer
+
+PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
+
+
+async def repl_main(
+    options: argparse.Namespace, flags: Mapping[str, str | None], *, ask_trust: TrustAsk | None
+) -> int:
+    console = Console(highlight=False, force_terminal=sys.stdout.isatty() or None)
+    repl = Repl(console)
+    async with open_runtime(
+        root=Path.cwd(),
+        flags=flags,
+        approver=repl.approve,
+        trust_project=options.trust_project,
+        ask_trust=ask_trust,
+        on_server_change=repl.server_changed,
+    ) as runtime:
+        if options.max_steps and runtime.agent is not None:
+            runtime.agent.max_steps = options.max_steps
+        return await repl.run(runtime)
+
+
+class Repl:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.runtime: Runtime | None = None
+        self.resources: ResourceIndex | None = None
+        self._turn: asyncio.Task[object] | None = None
+        self._renderer = TurnRenderer(console)
+        self._approver = TerminalApprover(
+            console, before_prompt=self._pause_rendering, on_interrupt=self._interrupt
+        )
+        self._background: set[asyncio.Task[None]] = set()
+        self._banner_shown = False
+
+    # -- callbacks from the runtime ----------------------------------------------------------
+
+    async def approve(self, request: ApprovalRequest) -> Answer:
+        return await self._approver(request)
+
+    def server_changed(self, server: ManagedServer) -> None:
+        if server.state is ServerState.READY and self.resources is not None:
+            task = asyncio.get_running_loop().create_task(self.resources.refresh(server.name))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        if self._banner_shown:
+            line = server_change_line(server)
+            if line is not None:
+                self.console.print(line)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def run(self, runtime: Runtime) -> int:
+        self.runtime = runtime
+        self.resources = ResourceIndex(runtime.manager)
+        for server in runtime.manager.servers():
+            if server.state is ServerState.READY:
+                self.server_changed(server)
+        self._banner(runtime)
+        session = self._prompt_session(runtime)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        try:
+            while True:
+                try:
+                    with patch_stdout(raw=True):
+                        text = await session.prompt_async(PROMPT, handle_sigint=False)
+                except (EOFError, KeyboardInterrupt):
+                    break
+                text = text.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    if await self._slash(runtime, text) == "exit":
+                        break
+                    continue
+                await self._run_turn(runtime, text)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            for task in self._background:
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+        self.console.print(Text("Bye. Stopping MCP servers…", "dim"))
+        return 0
+
+    def _banner(self, runtime: Runtime) -> None:
+        settings = runtime.settings
+        model = settings.describe() if settings.configured else "no model"
+        self.console.print(
+            Text(f"paicli {__version__}", "bold").append(
+                f" · {model} · {terminal_safe(str(runtime.root))}", "dim"
+            )
+        )
+        for problem in runtime.problems:
+            self.console.print(Text(terminal_safe(problem), "yellow"))
+        if not settings.configured:
+            self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
+        self.console.print(status_line(runtime))
+        self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
+        self._banner_shown = True
+
+    def _prompt_session(self, runtime: Runtime) -> PromptSession[str]:
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        def _(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()
+            else:
+                event.app.exit(exception=EOFError())
+
+        @keys.add("escape", "enter")
+        @keys.add("c-j")
+        def _(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("enter")
+        def _(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text.endswith("\\"):  # a trailing backslash continues the line
+                buffer.delete_before_cursor(1)
+                buffer.insert_text("\n")
+            else:
+                buffer.validate_and_handle()
+
+        history_file = runtime.home / "history"
+        with contextlib.suppress(OSError):
+            history_file.parent.mkdir(parents=True, exist_ok=True)
+        assert self.resources is not None
+        resources = self.resources
+        return PromptSession(
+            history=FileHistory(str(history_file)),
+            completer=ReplCompleter(
+                lambda: [s.name for s in runtime.manager.servers()], resources.completions
+            ),
+            key_bindings=keys,
+            complete_while_typing=False,
+        )
+
+    async def _run_turn(self, runtime: Runtime, text: str) -> None:
+        agent = runtime.agent
+        if agent is None:
+            self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
+            return
+        expansion = await expand_mentions(runtime.manager, text)
+        for problem in expansion.problems:
+            self.console.print(Text(terminal_safe(problem), "yellow"))
+        for mention in expansion.attached:
+            self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
+        self._renderer = TurnRenderer(self.console)
+        turn = asyncio.get_running_loop().create_task(agent.run(expansion.text, self._renderer))
+        self._turn = turn
+        try:
+            await turn
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the REPL itself is being stopped (SIGTERM), not just this turn
+            self._renderer.close()
+            self.console.print(Text("⎿ Interrupted. What should paicli do instead?", "yellow"))
+        finally:
+            self._turn = None
+            self._renderer.close()
+        self.console.print()
+
+    def _interrupt(self) -> None:
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+
+    def _pause_rendering(self) -> None:
+        self._renderer.pause()
+
+    # -- slash commands ----------------------------------------------------------------------
+
+    async def _slash(self, runtime: Runtime, text: str) -> str | None:
+        command, *words = text.split()
+        if command in ("/exit", "/quit"):
+            return "exit"
+        if command == "/help":
+            self.console.print(Text(help_text()))
+        elif command == "/clear":
+            if runtime.agent is not None:
+                runtime.agent.clear()
+            self.console.clear()
+            self.console.print(Text("Started a new conversation.", "dim"))
+        elif command == "/model":
+            self._model(runtime, words)
+        elif command == "/mcp":
+            await mcp_command(runtime, self.console, words)
+        elif command == "/audit":
+            self._audit(runtime, words)
+        else:
+            self.console.print(
+                Text(f"Unknown command {terminal_safe(command)}; /help lists them.", "yellow")
+            )
+        return None
+
+    def _model(self, runtime: Runtime, words: list[str]) -> None:
+        if words:
+            settings = runtime.set_model(words[0])
+            if not settings.configured:
+                self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
+                return
+        settings = runtime.settings
+        shown = settings.describe() if settings.configured else "none"
+        self.console.print(f"Model: {terminal_safe(shown)}")
+        self.console.print(Text(f"Presets: {', '.join(PRESETS)}  (/model NAME)", "dim"))
+
+    def _audit(self, runtime: Runtime, words: list[str]) -> None:
+        try:
+            count = int(words[0]) if words else 10
+        except ValueError:
+            self.console.print(Text("Usage: /audit [N]", "yellow"))
+            return
+        records = runtime.audit.tail(count)
+        if not records:
+            self.console.print("No tool calls recorded yet.")
+            return
+        for record in records:
+            line = (
+                f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
+                f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
+                f"{record.get('duration_ms')} ms"
+            )
+            self.console.print(Text(one_line(terminal_safe(line), 160)))

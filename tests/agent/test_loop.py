@@ -1,0 +1,353 @@
+"""The agent loop end to end: the real openai client against the scripted model server on
+127.0.0.1, real MCP servers (our fault server and an official-SDK server) behind the tools,
+the real approval and audit wrappers, and the audit file read back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from paicli.agent.events import (
+    AgentEvent,
+    Notice,
+    Retrying,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+from paicli.runtime import Runtime, open_runtime
+from paicli.tools.approval import Answer, ApprovalRequest, Choice
+from tests.conftest import SERVERS
+from tests.llm_server import ScriptedLlm
+
+SECRET = "tok-very-secret-4711"
+API_KEY = "sk-test-KEY0123456789"
+
+
+@dataclass
+class Approvals:
+    """An injected approver: answers from a list, records what it was shown."""
+
+    answers: list[Answer] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
+
+    async def __call__(self, request: ApprovalRequest) -> Answer:
+        self.shown.append(request.display())
+        return self.answers.pop(0) if self.answers else Answer(Choice.DENY)
+
+
+@dataclass
+class Events:
+    items: list[AgentEvent] = field(default_factory=list)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.items.append(event)
+        if isinstance(event, ToolStarted):
+            self.started.set()
+
+    def of(self, kind: type) -> list[AgentEvent]:
+        return [e for e in self.items if isinstance(e, kind)]
+
+
+def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path / "project"
+    (root / ".paicli").mkdir(parents=True)
+    (root / "notes.txt").write_text("alpha\nbeta\n")
+    servers = {
+        "fault": {
+            "command": sys.executable,
+            "args": [str(SERVERS / "fault_server.py")],
+            "env": {"API_TOKEN": SECRET},
+        },
+        "sdk": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    home = tmp_path / "home"
+    environ = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "PAICLI_HOME": str(home / ".paicli"),
+        "PAICLI_API_KEY": API_KEY,
+    }
+    return root, environ
+
+
+@pytest.fixture
+async def runtime_for(tmp_path: Path) -> AsyncIterator[object]:
+    contexts: list[object] = []
+
+    async def start(llm: ScriptedLlm, approvals: Approvals, **options: object) -> Runtime:
+        root, environ = project(tmp_path)
+        context = open_runtime(
+            root=root,
+            flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
+            approver=approvals,
+            trust_project=True,
+            environ=environ,
+            **options,  # type: ignore[arg-type]
+        )
+        contexts.append(context)
+        runtime = await context.__aenter__()  # type: ignore[attr-defined]
+        async with asyncio.timeout(30):
+            await runtime.manager.wait_ready()
+        return runtime
+
+    yield start
+    for context in reversed(contexts):
+        await context.__aexit__(None, None, None)  # type: ignore[attr-defined]
+
+
+def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
+    files = sorted((runtime.home / "audit").glob("*.jsonl"))
+    return [json.loads(line) for f in files for line in f.read_text().splitlines()]
+
+
+async def cancelled_ids(runtime: Runtime) -> list[object]:
+    """The request ids the fault server saw cancelled (a notice may trail the call)."""
+    ids: list[object] = []
+    async with asyncio.timeout(10):
+        for _ in range(1000):
+            seen = await runtime.manager.call_tool("fault", "cancelled_ids", {})
+            ids = json.loads(seen.content[0].text)  # type: ignore[union-attr]
+            if ids:
+                break
+            await asyncio.sleep(0.02)
+    return ids
+
+
+def tool_messages(request: dict[str, object]) -> list[dict[str, object]]:
+    return [m for m in request["messages"] if m["role"] == "tool"]  # type: ignore[union-attr,index]
+
+
+async def test_a_plain_answer_streams_in_pieces_and_ends_the_turn(runtime_for) -> None:
+    async with ScriptedLlm([{"text": "Hello there, how can I help?"}]) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        events = Events()
+        ended = await runtime.agent.run("hi", events)
+    assert ended.reason == "done"
+    assert ended.text == "Hello there, how can I help?"
+    assert len(events.of(TextDelta)) > 1
+    assert "".join(e.text for e in events.of(TextDelta)) == ended.text
+    assert llm.authorizations[0] == f"Bearer {API_KEY}"
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert {"read_file", "mcp__fault__echo", "mcp__sdk__add"} <= offered
+
+
+async def test_a_read_only_builtin_runs_without_asking_and_its_result_goes_back(
+    runtime_for,
+) -> None:
+    script = [
+        {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path": "notes.txt"}'}]},
+        {"text": "The file says alpha and beta."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals()
+        runtime = await runtime_for(llm, approvals)
+        ended = await runtime.agent.run("what is in notes.txt?", Events())
+    assert ended.reason == "done"
+    assert approvals.shown == []
+    (result,) = tool_messages(llm.requests[1])
+    assert result["tool_call_id"] == "c1"
+    assert "alpha" in result["content"] and "beta" in result["content"]
+
+
+async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(runtime_for) -> None:
+    script = [
+        {
+            "tool_calls": [
+                {"id": "slow", "name": "mcp__fault__sleep", "arguments": '{"seconds": 0.3}'},
+                {"id": "fast", "name": "mcp__sdk__add", "arguments": '{"a": 2, "b": 3}'},
+            ]
+        },
+        {"text": "done"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
+        runtime = await runtime_for(llm, approvals)
+        events = Events()
+        ended = await runtime.agent.run("go", events)
+    assert ended.reason == "done"
+    finished = [e.call_id for e in events.of(ToolFinished)]
+    assert finished == ["fast", "slow"]  # the quick call finished first ...
+    results = tool_messages(llm.requests[1])
+    assert [m["tool_call_id"] for m in results] == ["slow", "fast"]  # ... but answers in order
+    assert "5" in results[1]["content"]
+    assert len(approvals.shown) == 2
+
+
+async def test_malformed_tool_arguments_become_an_error_the_model_reads(runtime_for) -> None:
+    script = [
+        {"tool_calls": [{"id": "bad", "name": "mcp__sdk__add", "arguments": '{"a": 2, "b":'}]},
+        {"text": "Sorry, let me fix that."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals()
+        runtime = await runtime_for(llm, approvals)
+        ended = await runtime.agent.run("add", Events())
+    assert ended.reason == "done"
+    (result,) = tool_messages(llm.requests[1])
+    assert "not valid JSON" in result["content"]
+    assert approvals.shown == []  # nothing to approve: the call never ran
+
+
+async def test_arguments_that_break_the_server_schema_never_reach_the_server(runtime_for) -> None:
+    script = [
+        {"tool_calls": [{"id": "c", "name": "mcp__sdk__add", "arguments": '{"a": "two"}'}]},
+        {"text": "ok"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals()
+        runtime = await runtime_for(llm, approvals)
+        await runtime.agent.run("add", Events())
+    (result,) = tool_messages(llm.requests[1])
+    assert "input schema" in result["content"]
+    assert approvals.shown == []
+    (record,) = audit_lines(runtime)
+    assert record["decided_by"] == "validation"
+
+
+async def test_an_unknown_tool_name_is_answered_with_the_tools_on_offer(runtime_for) -> None:
+    script = [
+        {"tool_calls": [{"id": "c", "name": "delete_everything", "arguments": "{}"}]},
+        {"text": "ok"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        await runtime.agent.run("x", Events())
+    (result,) = tool_messages(llm.requests[1])
+    assert "no tool named 'delete_everything'" in result["content"]
+    assert "read_file" in result["content"]
+
+
+async def test_a_rate_limit_is_retried_and_the_user_sees_it(runtime_for) -> None:
+    script = [{"status": 429, "retry_after": 0.05}, {"text": "made it"}]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        events = Events()
+        ended = await runtime.agent.run("hi", events)
+    assert ended.reason == "done" and ended.text == "made it"
+    assert len(events.of(Retrying)) == 1
+
+
+async def test_a_rejected_key_ends_the_turn_with_one_line_and_no_secret(runtime_for) -> None:
+    script = [{"status": 401, "error": {"message": f"Incorrect API key provided: {API_KEY}"}}]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        before = list(runtime.agent.messages)
+        ended = await runtime.agent.run("hi", Events())
+    assert ended.reason == "error"
+    assert ended.error is not None and "\n" not in ended.error
+    assert API_KEY not in ended.error
+    assert runtime.agent.messages == before  # the failed turn left no trace
+
+
+async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(runtime_for) -> None:
+    arguments = json.dumps({"text": f"Authorization: Bearer {SECRET}"})
+    script = [
+        {"tool_calls": [{"id": "c", "name": "mcp__fault__echo", "arguments": arguments}]},
+        {"text": "understood"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals([Answer(Choice.DENY_WITH_MESSAGE, "use the notes file instead")])
+        runtime = await runtime_for(llm, approvals)
+        events = Events()
+        await runtime.agent.run("echo", events)
+    (result,) = tool_messages(llm.requests[1])
+    assert "use the notes file instead" in result["content"]
+    (finished,) = events.of(ToolFinished)
+    assert finished.outcome.decision == "denied"
+    (record,) = audit_lines(runtime)
+    assert record["tool"] == "mcp__fault__echo" and record["server"] == "fault"
+    assert record["decision"] == "denied" and record["decided_by"] == "user"
+    raw = b"".join(p.read_bytes() for p in (runtime.home / "audit").glob("*.jsonl"))
+    assert SECRET.encode() not in raw and API_KEY.encode() not in raw
+
+
+async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(runtime_for) -> None:
+    script = [
+        {"tool_calls": [{"id": "c", "name": "mcp__sdk__echo", "arguments": '{"text": "hey"}'}]},
+        {"text": "ok"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        await runtime.agent.run("echo", Events())
+    (record,) = audit_lines(runtime)
+    assert record["decision"] == "allowed" and record["decided_by"] == "user"
+    assert record["outcome"] == "ok"
+    assert isinstance(record["duration_ms"], int | float)
+    assert record["arguments"] == {"text": "hey"}
+
+
+async def test_the_step_budget_stops_a_model_that_never_finishes(runtime_for) -> None:
+    call = {"tool_calls": [{"name": "list_dir", "arguments": "{}"}]}
+    async with ScriptedLlm([call, call, call]) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        runtime.agent.max_steps = 2
+        events = Events()
+        ended = await runtime.agent.run("loop forever", events)
+    assert ended.reason == "step_budget" and ended.steps == 2
+    assert events.of(Notice)
+    assert len(llm.requests) == 2
+
+
+async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_on(
+    runtime_for,
+) -> None:
+    script = [
+        {"tool_calls": [{"id": "s", "name": "mcp__fault__sleep", "arguments": '{"seconds": 60}'}]},
+        {"text": "fresh start"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        events = Events()
+        turn = asyncio.create_task(runtime.agent.run("sleep", events))
+        async with asyncio.timeout(10):
+            await events.started.wait()  # the assistant's call is in the history, in flight
+            await asyncio.sleep(0.2)  # let the request reach the server
+            turn.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await turn
+        assert events.of(TurnEnded)[-1].reason == "cancelled"
+        assert await cancelled_ids(runtime)  # the server was told
+        ended = await runtime.agent.run("again", Events())
+    assert ended.text == "fresh start"
+    (result,) = tool_messages(llm.requests[1])
+    assert result["tool_call_id"] == "s" and "Cancelled" in result["content"]
+
+
+async def test_old_tool_results_are_trimmed_when_the_context_fills(runtime_for) -> None:
+    big = "x" * 6000
+    script = [
+        *[
+            {
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "name": "mcp__sdk__echo",
+                        "arguments": json.dumps({"text": big}),
+                    }
+                ]
+            }
+            for i in range(6)
+        ],
+        {"text": "done"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_SESSION)]))
+        runtime.agent.context_window = 12_000
+        events = Events()
+        ended = await runtime.agent.run("echo a lot", events)
+    assert ended.reason == "done"
+    assert any("trimmed" in e.text for e in events.of(Notice))
+    last = tool_messages(llm.requests[-1])
+    assert any("trimmed to save context" in m["content"] for m in last)
+    assert big in last[-1]["content"]  # the newest result is whole

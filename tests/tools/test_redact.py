@@ -1,0 +1,154 @@
+"""Secrets never leave paicli unredacted: known values, secret keys and credential shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from paicli.tools.redact import REDACTED, Redactor, is_secret_key
+
+SHAPES = [
+    "sk-proj-abcdefghijklmnopqrstuvwx1234",
+    "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+    "sk-abcdefghijklmnopqrstuvwx",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "gho_abcdefghijklmnopqrstuvwxyz0123456789",
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    "xoxb-1234567890-abcdefghijkl",
+    "xoxp-1234567890-abcdefghijkl",
+    "xoxa-1234567890-abcdefghijkl",
+    "AKIAIOSFODNN7EXAMPLE",
+    "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+]
+
+
+@pytest.mark.parametrize("secret", SHAPES)
+def test_credential_shapes_in_free_text_are_redacted(secret: str) -> None:
+    text = f"here is the key {secret} in a sentence"
+    assert Redactor().redact_text(text) == f"here is the key {REDACTED} in a sentence"
+
+
+def test_known_secret_values_are_redacted_wherever_they_appear() -> None:
+    redactor = Redactor(["hunter2-very-secret", "plainvalue42"])
+    value = {"output": ["log: hunter2-very-secret used", {"deep": "x plainvalue42 y"}]}
+    assert redactor.redact(value) == {
+        "output": [f"log: {REDACTED} used", {"deep": f"x {REDACTED} y"}]
+    }
+
+
+def test_short_known_values_are_ignored_so_ordinary_text_survives() -> None:
+    redactor = Redactor(["1", "true", "abc12"])
+    assert redactor.redact_text("true that abc12 is 1") == "true that abc12 is 1"
+
+
+def test_a_longer_secret_containing_a_shorter_one_is_replaced_whole() -> None:
+    redactor = Redactor(["secret", "secret-and-more"])
+    assert redactor.redact_text("x secret-and-more y") == f"x {REDACTED} y"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "Authorization",
+        "proxy-authorization",
+        "Cookie",
+        "set-cookie",
+        "X-Api-Key",
+        "api_key",
+        "apikey",
+        "API-KEY",
+        "token",
+        "access_token",
+        "refresh_token",
+        "secret",
+        "client_secret",
+        "password",
+        "passwd",
+        "pwd",
+        "private_key",
+        "GITHUB_TOKEN",
+        "aws_secret",
+        "OPENAI_API_KEY",
+        "db_password",
+    ],
+)
+def test_values_under_secret_keys_are_redacted(key: str) -> None:
+    assert is_secret_key(key)
+    assert Redactor().redact({"config": {key: "value-1"}}) == {"config": {key: REDACTED}}
+
+
+@pytest.mark.parametrize("key", ["path", "tokens_used", "keyboard", "monkey", "content"])
+def test_ordinary_keys_are_kept(key: str) -> None:
+    assert not is_secret_key(key)
+    assert Redactor().redact({key: "value"}) == {key: "value"}
+
+
+def test_empty_and_boolean_secret_values_keep_their_meaning() -> None:
+    value = {"token": None, "password": False, "secret": ""}
+    assert Redactor().redact(value) == value
+
+
+def test_redaction_is_deep_and_returns_a_new_structure() -> None:
+    original = {
+        "servers": [
+            {"env": {"API_KEY": "abc123456"}, "headers": {"Authorization": "Bearer xyz123456"}},
+            ("tuple item", "Bearer abcdef123456"),
+        ],
+        "count": 3,
+        "ok": True,
+    }
+    redacted = Redactor().redact(original)
+    assert redacted == {
+        "servers": [
+            {"env": {"API_KEY": REDACTED}, "headers": {"Authorization": REDACTED}},
+            ["tuple item", f"Bearer {REDACTED}"],
+        ],
+        "count": 3,
+        "ok": True,
+    }
+    assert original["servers"][0]["env"]["API_KEY"] == "abc123456"  # type: ignore[index]
+
+
+def test_bearer_and_basic_credentials_in_strings_are_redacted() -> None:
+    redactor = Redactor()
+    assert (
+        redactor.redact_text("curl -H 'X: Bearer abc.def-123'") == f"curl -H 'X: Bearer {REDACTED}'"
+    )
+    assert redactor.redact_text("use Basic dXNlcjpwYXNz here") == f"use Basic {REDACTED} here"
+
+
+def test_prose_about_bearer_and_basic_is_left_alone() -> None:
+    text = "Basic usage: Bearer tokens are explained in the Basic configuration chapter."
+    assert Redactor().redact_text(text) == text
+
+
+def test_authorization_headers_in_text_lose_their_whole_value() -> None:
+    text = 'Authorization: Token abc def\ncookie: a=1; b=2\n{"Authorization": "Digest x y"}'
+    assert Redactor().redact_text(text) == (
+        f'Authorization: {REDACTED}\ncookie: {REDACTED}\n{{"Authorization": "{REDACTED}"}}'
+    )
+
+
+def test_secret_pairs_in_urls_query_strings_and_env_files_are_redacted() -> None:
+    redactor = Redactor()
+    assert redactor.redact_text("https://api.example.com/x?access_token=abc123&page=2") == (
+        f"https://api.example.com/x?access_token={REDACTED}&page=2"
+    )
+    assert redactor.redact_text("password=hunter2 user=bob") == f"password={REDACTED} user=bob"
+    assert redactor.redact_text("token: abcdef") == f"token: {REDACTED}"
+    assert redactor.redact_text('DB_PASSWORD="s3 cr3t"\nHOME=/x') == (
+        f'DB_PASSWORD="{REDACTED}"\nHOME=/x'
+    )
+    assert redactor.redact_text('{"client_secret": "abc"}') == f'{{"client_secret": "{REDACTED}"}}'
+
+
+def test_passwords_in_url_userinfo_are_redacted() -> None:
+    text = "clone https://bob:hunter2@example.com/repo.git and postgres://u:p%40ss@db:5432/x"
+    assert Redactor().redact_text(text) == (
+        f"clone https://bob:{REDACTED}@example.com/repo.git and postgres://u:{REDACTED}@db:5432/x"
+    )
+
+
+def test_with_secrets_adds_values_learned_later() -> None:
+    redactor = Redactor(["first-secret"]).with_secrets(["second-secret"])
+    assert redactor.redact_text("first-secret second-secret") == f"{REDACTED} {REDACTED}"
