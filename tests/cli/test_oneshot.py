@@ -1,0 +1,194 @@
+"""`paicli -p PROMPT` as a script runs it: a real subprocess, the real openai client against
+the scripted model server on 127.0.0.1, a real MCP server, output formats and exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SERVERS
+from tests.llm_server import ScriptedLlm
+
+API_KEY = "sk-test-ONESHOT-0123456789"
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".paicli").mkdir(parents=True)
+    servers = {"fault": {"command": sys.executable, "args": [str(SERVERS / "fault_server.py")]}}
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return root
+
+
+async def paicli(project: Path, *args: str, llm: ScriptedLlm | None = None, stdin: str = "") -> Run:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(project.parent / "home"),
+        "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
+    }
+    flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
+    if llm:
+        env["PAICLI_API_KEY"] = API_KEY
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        *flags,
+        *args,
+        cwd=project,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(60):
+        out, err = await process.communicate(stdin.encode())
+    assert process.returncode is not None
+    return Run(process.returncode, out.decode(), err.decode())
+
+
+async def test_the_answer_goes_to_stdout_and_the_exit_code_is_zero(project: Path) -> None:
+    async with ScriptedLlm([{"text": "Four.", "reasoning": "two and two"}]) as llm:
+        run = await paicli(project, "-p", "2+2?", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "Four.\n"
+    assert "two and two" not in run.stdout  # reasoning never mixes into the answer
+    assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "2+2?"}
+
+
+async def test_a_dash_reads_the_prompt_from_stdin(project: Path) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "-", llm=llm, stdin="summarise this\nplease\n")
+    assert run.code == 0, run.stderr
+    assert llm.requests[0]["messages"][-1]["content"] == "summarise this\nplease\n"
+
+
+async def test_an_empty_prompt_is_a_usage_error(project: Path) -> None:
+    run = await paicli(project, "-p", "-", stdin="   \n")
+    assert run.code == 2
+    assert "prompt is empty" in run.stderr
+
+
+async def test_no_model_configured_explains_how_in_one_line(project: Path) -> None:
+    run = await paicli(project, "-p", "hello")
+    assert run.code == 2
+    assert "No model configured" in run.stderr
+    assert run.stdout == ""
+
+
+async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> None:
+    script = [
+        {"tool_calls": [{"id": "c", "name": "list_dir", "arguments": "{}"}]},
+        {"text": "There is a .paicli folder."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(project, "-p", "ls", "--output-format", "json", llm=llm)
+    assert run.code == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["result"] == "There is a .paicli folder."
+    assert result["reason"] == "done" and result["steps"] == 2
+    assert [c["name"] for c in result["tool_calls"]] == ["list_dir"]
+
+
+async def test_stream_json_prints_one_event_per_line(project: Path) -> None:
+    async with ScriptedLlm([{"text": "a b c"}]) as llm:
+        run = await paicli(project, "-p", "x", "--output-format", "stream-json", llm=llm)
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds.count("text") >= 2 and kinds[-1] == "turn_ended"
+    assert "".join(e["text"] for e in events if e["type"] == "text") == "a b c"
+
+
+async def test_tools_that_would_ask_are_denied_without_a_flag(project: Path) -> None:
+    script = [
+        {
+            "tool_calls": [
+                {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}
+            ]
+        },
+        {"text": "I could not write it."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(project, "-p", "write", llm=llm)
+    assert run.code == 0
+    assert not (project / "a.txt").exists()
+    denial = llm.requests[1]["messages"][-1]["content"]
+    assert "--allow" in denial and "--yes" in denial
+    assert "--allow" in run.stderr  # the user reads why too
+
+
+async def test_allow_lets_matching_tools_run_and_not_others(project: Path) -> None:
+    script = [
+        {
+            "tool_calls": [
+                {"id": "e", "name": "mcp__fault__echo", "arguments": '{"text": "hi"}'},
+                {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'},
+            ]
+        },
+        {"text": "done"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(
+            project, "-p", "go", "--trust-project", "--allow", "mcp__fault__*", llm=llm
+        )
+    assert run.code == 0, run.stderr
+    echo, write = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
+    assert echo["content"] == "hi"
+    assert "--allow" in write["content"]
+    assert not (project / "a.txt").exists()
+
+
+async def test_yes_lets_every_tool_run(project: Path) -> None:
+    script = [
+        {
+            "tool_calls": [
+                {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}
+            ]
+        },
+        {"text": "written"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(project, "-p", "write", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    assert (project / "a.txt").read_text() == "x"
+    audit = next((project.parent / "home" / ".paicli" / "audit").glob("*.jsonl")).read_text()
+    assert json.loads(audit)["decided_by"] == "flag"
+
+
+async def test_unapproved_project_servers_are_skipped_with_a_notice(project: Path) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "hi", llm=llm)
+    assert run.code == 0
+    assert "skipping unapproved project server 'fault'" in run.stderr
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert "mcp__fault__echo" not in offered
+
+
+async def test_a_rejected_key_exits_1_with_one_line_and_no_secret(project: Path) -> None:
+    async with ScriptedLlm([{"status": 401}]) as llm:
+        run = await paicli(project, "-p", "hi", llm=llm)
+    assert run.code == 1
+    assert API_KEY not in run.stderr + run.stdout
+    assert "authentication failed" in run.stderr.lower()
+
+
+async def test_the_step_budget_exits_3(project: Path) -> None:
+    call = {"tool_calls": [{"name": "list_dir", "arguments": "{}"}]}
+    async with ScriptedLlm([call, call]) as llm:
+        run = await paicli(project, "-p", "loop", "--max-steps", "2", llm=llm)
+    assert run.code == 3
+    assert "step budget" in run.stderr

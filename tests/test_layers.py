@@ -1,0 +1,71 @@
+"""Layers import downward only (house style 1): a walk over every module's imports.
+
+    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config ─► mcp
+
+rich and prompt_toolkit belong to the UI; openai to the model client alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.mcp.test_public_api import SRC, imported_modules
+
+RANKS = {
+    "paicli.mcp": 0,
+    "paicli.user_config": 1,
+    "paicli.servers": 1,
+    "paicli.llm": 1,
+    "paicli.tools": 2,
+    "paicli.agent": 3,
+    "paicli.runtime": 4,
+    "paicli.ui": 5,
+    "paicli.cli": 6,
+}
+UI_LIBRARIES = ("rich", "prompt_toolkit")
+
+
+def layer(module: str) -> str | None:
+    for name in RANKS:
+        if module == name or module.startswith(name + "."):
+            return name
+    return None
+
+
+def modules() -> list[tuple[Path, str]]:
+    found = []
+    for path in (SRC / "paicli").rglob("*.py"):
+        dotted = ".".join(path.relative_to(SRC).with_suffix("").parts)
+        found.append((path, dotted.removesuffix(".__init__")))
+    return found
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for _, module in modules():
+        assert module == "paicli" or layer(module), module
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = []
+    for path, module in modules():
+        own = layer(module)
+        if own is None:
+            continue
+        for imported in imported_modules(path):
+            target = layer(imported)
+            if target is not None and RANKS[target] > RANKS[own]:
+                upward.append(f"{module} imports {imported}")
+    assert upward == []
+
+
+def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_openai() -> None:
+    wrong = []
+    for path, module in modules():
+        for imported in imported_modules(path):
+            if imported.startswith(UI_LIBRARIES) and layer(module) != "paicli.ui":
+                wrong.append(f"{module} imports {imported}")
+            # _assembly imports openai for type annotations only.
+            allowed = ("paicli.llm.client", "paicli.llm._assembly")
+            if imported.startswith("openai") and module not in allowed:
+                wrong.append(f"{module} imports {imported}")
+    assert wrong == []
