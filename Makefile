@@ -7,7 +7,7 @@
 #                tests/conformance/client.py (ARGS="2026-07-28/tools_call 'auth/*'": only those)
 #   make lint    ruff format --check + ruff check + mypy
 #   make fmt     ruff format + ruff check --fix
-#   make run     run the paicli console script (pass arguments with ARGS="...")
+#   make run     open the paicli REPL here (pass arguments with ARGS="...")
 #   make bench   run bench/run.py
 #   make clean   remove caches;  make distclean  also remove .venv, node_modules, bootstrap uv
 #
@@ -100,8 +100,9 @@ fmt: $(UV_SYNC_STAMP)
 	$(UVRUN) ruff format
 	$(UVRUN) ruff check --fix
 
-# Until the agent REPL lands, `make run` shows a live MCP server: start, negotiate, list tools.
-RUN_ARGS ?= mcp probe -- python tests/servers/sdk_server.py
+# `make run` opens the REPL in this repository: its .paicli/mcp.json starts two example servers
+# (after the trust prompt); with no model configured it says how to configure one.
+RUN_ARGS ?=
 run: setup
 	$(UVRUN) paicli $(or $(ARGS),$(RUN_ARGS))
 

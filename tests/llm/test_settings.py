@@ -104,7 +104,7 @@ def test_nothing_configured_says_how_in_one_line() -> None:
     assert not settings.configured
     hint = settings.why_not_configured()
     assert "DEEPSEEK_API_KEY" in hint
-    assert "paicli --provider ollama" in hint
+    assert "--provider ollama" in hint
     assert "\n" not in hint
 
 

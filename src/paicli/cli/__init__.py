@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from paicli import __version__
@@ -24,8 +25,31 @@ PROTOCOLS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paicli", description="An MCP-native agent CLI.")
+def epilog() -> str:
+    """Model settings and the REPL's slash commands, from the same tables the code uses."""
+    from paicli.llm.presets import PRESETS  # noqa: PLC0415 - plain data, no openai
+    from paicli.ui.commands import help_text  # noqa: PLC0415 - plain data, no rich
+
+    keys = ", ".join(p.key_env[0] for p in PRESETS.values() if p.key_env)
+    settings = textwrap.fill(
+        "model settings (the most specific wins): flags > environment (PAICLI_PROVIDER, "
+        f"PAICLI_MODEL, PAICLI_BASE_URL, PAICLI_API_KEY, or a provider's key: {keys}) > "
+        "~/.paicli/config.toml (provider, model, base_url, api_key, context_window; "
+        "[permissions] allow/deny patterns).",
+        width=90,
+    )
+    return settings + "\n\nin the REPL:\n" + help_text()
+
+
+def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
+    """`full_help=False` leaves out the epilog, whose tables cost imports `--version` and
+    every ordinary run can skip."""
+    parser = argparse.ArgumentParser(
+        prog="paicli",
+        description="An MCP-native agent CLI. With no command, opens the interactive REPL.",
+        epilog=epilog() if full_help else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"paicli {__version__}")
     parser.add_argument(
         "-p",
@@ -121,7 +145,9 @@ def config_files_exist() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    options = build_parser().parse_args(argv)
+    args = sys.argv[1:] if argv is None else list(argv)
+    wants_help = "-h" in args or "--help" in args
+    options = build_parser(full_help=wants_help).parse_args(args)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

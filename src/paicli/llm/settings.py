@@ -87,8 +87,8 @@ class ModelSettings:
                 "see paicli --help"
             )
         return (
-            "No model configured: set DEEPSEEK_API_KEY (or another provider's key: "
-            f"{_key_list()}) or run paicli --provider ollama; see paicli --help"
+            "No model configured: set a provider's key (e.g. DEEPSEEK_API_KEY), "
+            "or use --provider ollama or --base-url URL --model NAME; see paicli --help"
         )
 
 
@@ -261,7 +261,3 @@ def _file_level(user_config: UserConfig, problems: list[str]) -> _Level:
 
 def _env_level(environ: Mapping[str, str]) -> _Level:
     return _Level("env", {k: environ[n] for k, n in ENV_NAMES.items() if environ.get(n)}, ENV_NAMES)
-
-
-def _key_list() -> str:
-    return ", ".join(p.key_env[0] for p in PRESETS.values() if p.key_env)

@@ -33,8 +33,14 @@ BY_NAME = {command.name: command for command in COMMANDS}
 
 
 def help_text() -> str:
-    width = max(len(f"{c.name} {c.usage}") for c in COMMANDS)
-    lines = [f"  {(c.name + ' ' + c.usage).strip():<{width}}  {c.help}" for c in COMMANDS]
+    width = 16  # a longer usage puts its help on the next line
+    lines = []
+    for c in COMMANDS:
+        usage = f"{c.name} {c.usage}".strip()
+        if len(usage) <= width:
+            lines.append(f"  {usage:<{width}}  {c.help}")
+        else:
+            lines += [f"  {usage}", f"  {'':<{width}}  {c.help}"]
     lines.append("")
     lines.append("  @server:uri in a prompt attaches that MCP resource (Tab completes).")
     lines.append("  Enter sends; Alt+Enter or Ctrl+J adds a line; Ctrl+C cancels a running turn.")
