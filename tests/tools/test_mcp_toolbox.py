@@ -1,0 +1,120 @@
+"""The MCP toolbox with real servers: model-facing names (collisions refused, long names
+hashed), provider-clean schemas, arguments checked against the server's own schema, results
+rendered and capped, tools withdrawn when their server goes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.servers.manager import ServerManager
+from paicli.tools.base import ToolSpec
+from paicli.tools.mcp_toolbox import McpToolbox
+from tests.app.test_manager import fault, load
+from tests.conftest import SERVERS
+
+
+def sdk() -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]}
+
+
+@pytest.fixture
+async def toolbox_for(tmp_path: Path) -> AsyncIterator[Any]:
+    managers: list[ServerManager] = []
+
+    async def start(servers: dict[str, dict[str, Any]], **options: Any) -> McpToolbox:
+        manager = ServerManager(load(tmp_path, servers))
+        managers.append(manager)
+        await manager.__aenter__()
+        async with asyncio.timeout(30):
+            await manager.wait_ready()
+        return McpToolbox(manager, results_dir=tmp_path / "results", **options)
+
+    yield start
+    for manager in managers:
+        await manager.aclose()
+
+
+def by_name(toolbox: McpToolbox) -> dict[str, ToolSpec]:
+    return {spec.name: spec for spec in toolbox.specs()}
+
+
+async def test_tools_are_offered_under_model_names_with_clean_schemas(toolbox_for: Any) -> None:
+    toolbox = await toolbox_for({"sdk": sdk(), "fault": fault(trust=True)})
+    specs = by_name(toolbox)
+    add = specs["mcp__sdk__add"]
+    assert (add.server, add.tool, add.kind) == ("sdk", "add", "mcp")
+    assert add.parameters["type"] == "object"
+    assert "$schema" not in json.dumps(add.parameters)
+    assert not add.trusted_server and specs["mcp__fault__echo"].trusted_server
+    entry = add.openai_tool()
+    assert entry["function"]["name"] == "mcp__sdk__add"  # type: ignore[index]
+
+
+async def test_two_servers_whose_names_meet_after_sanitising_are_refused_loudly(
+    toolbox_for: Any,
+) -> None:
+    toolbox = await toolbox_for({"a.b": fault(), "a_b": fault()})
+    names = [spec.name for spec in toolbox.specs()]
+    assert names.count("mcp__a_b__echo") == 1  # one pair holds the name, never both
+    assert any("mcp__a_b__echo" in problem for problem in toolbox.problems)
+    toolbox.specs()
+    assert len([p for p in toolbox.problems if "mcp__a_b__echo" in p]) == 1  # said once
+
+
+async def test_a_very_long_server_name_still_gives_valid_callable_names(toolbox_for: Any) -> None:
+    long_name = "srv-" + "x" * 200
+    toolbox = await toolbox_for({long_name: fault()})
+    specs = by_name(toolbox)
+    assert all(len(name) <= 64 for name in specs)
+    echo = next(spec for spec in specs.values() if spec.tool == "echo")
+    outcome = await toolbox.call(echo, {"text": "still here"})
+    assert outcome.text == "still here" and not outcome.is_error
+
+
+async def test_arguments_that_break_the_schema_are_refused_before_the_server(
+    toolbox_for: Any,
+) -> None:
+    toolbox = await toolbox_for({"sdk": sdk()})
+    add = by_name(toolbox)["mcp__sdk__add"]
+    refused = toolbox.precheck(add, {"a": "one", "b": 2})
+    assert refused is not None and refused.is_error
+    assert refused.decided_by == "validation"
+    assert "'a'" in refused.text or "one" in refused.text
+    assert toolbox.precheck(add, {"a": 1, "b": 2}) is None
+    outcome = await toolbox.call(add, {"a": 1, "b": 2})
+    assert "3" in outcome.text and not outcome.is_error
+
+
+async def test_a_large_result_is_capped_and_saved_whole(toolbox_for: Any) -> None:
+    toolbox = await toolbox_for({"fault": fault()}, max_result_chars=1000)
+    echo = by_name(toolbox)["mcp__fault__echo"]
+    text = "line of output\n" * 500
+    outcome = await toolbox.call(echo, {"text": text})
+    assert len(outcome.text) < 1500
+    assert outcome.details["truncated"] is True
+    saved = Path(str(outcome.details["full_output_path"]))
+    assert await asyncio.to_thread(saved.read_text) == text
+
+
+async def test_a_tool_error_reads_as_an_error_to_the_model(toolbox_for: Any) -> None:
+    toolbox = await toolbox_for({"sdk": sdk()})
+    fail = by_name(toolbox)["mcp__sdk__fail"]
+    outcome = await toolbox.call(fail, {"reason": "disk on fire"})
+    assert outcome.is_error
+    assert outcome.text.startswith("Error")  # the SDK server hides the reason itself
+
+
+async def test_a_disabled_server_takes_its_tools_away_at_once(toolbox_for: Any) -> None:
+    toolbox = await toolbox_for({"fault": fault(), "sdk": sdk()})
+    echo = by_name(toolbox)["mcp__fault__echo"]
+    await toolbox._manager.disable("fault")
+    assert not any(name.startswith("mcp__fault__") for name in by_name(toolbox))
+    stale = await toolbox.call(echo, {"text": "hi"})
+    assert stale.is_error and "not available" in stale.text
