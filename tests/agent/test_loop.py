@@ -351,3 +351,28 @@ async def test_old_tool_results_are_trimmed_when_the_context_fills(runtime_for) 
     last = tool_messages(llm.requests[-1])
     assert any("trimmed to save context" in m["content"] for m in last)
     assert big in last[-1]["content"]  # the newest result is whole
+
+
+async def test_older_turns_are_summarised_when_trimming_is_not_enough(runtime_for) -> None:
+    long = "A" * 8000
+    script = [
+        {"text": "first answer"},
+        {"text": "second answer"},
+        {"text": "SUMMARY: the user sent three long messages"},
+        {"text": "third answer"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        runtime.agent.context_window = 8000
+        for text in (long, "B" * 8000):
+            await runtime.agent.run(text, Events())
+        events = Events()
+        ended = await runtime.agent.run("C" * 8000, events)
+    assert ended.text == "third answer"
+    summary_request = llm.requests[2]
+    assert "tools" not in summary_request
+    assert long in summary_request["messages"][-1]["content"]
+    sent = json.dumps(llm.requests[3]["messages"])
+    assert "SUMMARY: the user sent three long messages" in sent
+    assert long not in sent and "B" * 8000 in sent
+    assert any("summarised" in e.text for e in events.of(Notice))

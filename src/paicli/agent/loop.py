@@ -180,7 +180,9 @@ class Agent:
 
     async def _summarise(self, emit: EventSink) -> None:
         system, older, recent = context.split_for_summary(self.messages)
-        if not older:
+        # Too little old conversation to be worth a model call (the tool schemas, say, are
+        # what fills the window): leave it.
+        if context.estimate_tokens(older) < context.budget(self.context_window) // 4:
             return
         # The summariser sees at most half the window of old conversation.
         source = context.transcript(older, self.context_window * context.CHARS_PER_TOKEN // 2)
