@@ -47,18 +47,21 @@ class Runtime:
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
 
-    def set_model(self, name: str) -> ModelSettings:
+    async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation."""
         settings = switch_model(self.settings, name, os.environ, self.user_config)
         self.settings = settings
+        if settings.api_key:  # a new key must never reach the audit log either
+            self.audit.redactor = self.audit.redactor.with_secrets([settings.api_key])
         if not settings.configured:
             return settings
         llm = _client(settings)
         if self.agent is None:
             self.agent = _agent(llm, self.toolbox, self.root, settings)
         else:
-            self.agent.llm = llm
+            old, self.agent.llm = self.agent.llm, llm
             self.agent.context_window = settings.context_window
+            await old.aclose()
         return settings
 
 

@@ -224,7 +224,7 @@ class Repl:
             self.console.clear()
             self.console.print(Text("Started a new conversation.", "dim"))
         elif command == "/model":
-            self._model(runtime, words)
+            await self._model(runtime, words)
         elif command == "/mcp":
             await mcp_command(runtime, self.console, words)
         elif command == "/audit":
@@ -235,9 +235,9 @@ class Repl:
             )
         return None
 
-    def _model(self, runtime: Runtime, words: list[str]) -> None:
+    async def _model(self, runtime: Runtime, words: list[str]) -> None:
         if words:
-            settings = runtime.set_model(words[0])
+            settings = await runtime.set_model(words[0])
             if not settings.configured:
                 self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
                 return
