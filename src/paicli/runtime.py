@@ -21,6 +21,7 @@ from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer
 from paicli.servers.config import LoadedConfig, load_config, paicli_home
 from paicli.servers.manager import ChangeCallback, ServerManager
+from paicli.servers.schema import Profile
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog
@@ -51,6 +52,7 @@ class Runtime:
         """`/model NAME`: switch the model or preset, keeping the conversation."""
         settings = switch_model(self.settings, name, os.environ, self.user_config)
         self.settings = settings
+        self.mcp.profile = schema_profile(settings)
         if settings.api_key:  # a new key must never reach the audit log either
             self.audit.redactor = self.audit.redactor.with_secrets([settings.api_key])
         if not settings.configured:
@@ -63,6 +65,13 @@ class Runtime:
             self.agent.context_window = settings.context_window
             await old.aclose()
         return settings
+
+
+def schema_profile(settings: ModelSettings) -> Profile:
+    """Gemini models (through Google's or a router's OpenAI-compatible endpoint) take only
+    an OpenAPI subset of JSON Schema; every other provider takes the default profile."""
+    where = f"{settings.model or ''} {settings.base_url or ''}".lower()
+    return "gemini" if "gemini" in where or "generativelanguage" in where else "default"
 
 
 def config_secrets(config: LoadedConfig) -> list[str]:
@@ -109,7 +118,7 @@ async def open_runtime(
         secrets.append(settings.api_key)
     audit = AuditLog(home / "audit", Redactor(secrets))
     manager = ServerManager(entries, on_change=on_server_change, log_dir=home / "logs" / "mcp")
-    mcp = McpToolbox(manager, results_dir=home / "tool-results")
+    mcp = McpToolbox(manager, profile=schema_profile(settings), results_dir=home / "tool-results")
     toolbox: Toolbox = AuditingToolbox(
         ApprovingToolbox(
             CombinedToolbox(BuiltinToolbox(root), mcp),

@@ -139,7 +139,17 @@ async def test_a_legacy_pin_does_not_decide_what_auto_picks_later() -> None:
 async def test_tools_are_listed_with_schemas(sdk: Sdk) -> None:
     async with asyncio.timeout(TIMEOUT):
         tools = {tool.name: tool for tool in await sdk.session.list_tools()}
-    assert set(tools) == {"echo", "add", "fail", "wait", "count", "greet", "think", "roots"}
+    assert set(tools) == {
+        "echo",
+        "add",
+        "search",
+        "fail",
+        "wait",
+        "count",
+        "greet",
+        "think",
+        "roots",
+    }
     assert tools["echo"].description == "Echo the text back."
     assert tools["echo"].input_schema["required"] == ["text"]
     assert tools["add"].output_schema is not None

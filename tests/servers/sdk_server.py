@@ -43,6 +43,12 @@ def add(a: int, b: int) -> Sum:
 
 
 @server.tool()
+def search(query: str, limit: int | None = None) -> str:
+    """Pretend to search; an optional, nullable argument (its schema is anyOf [T, null])."""
+    return f"{query}:{limit}"
+
+
+@server.tool()
 def fail(reason: str) -> str:
     """Always fails with a tool error."""
     raise ValueError(reason)

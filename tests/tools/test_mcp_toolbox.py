@@ -118,3 +118,13 @@ async def test_a_disabled_server_takes_its_tools_away_at_once(toolbox_for: Any) 
     assert not any(name.startswith("mcp__fault__") for name in by_name(toolbox))
     stale = await toolbox.call(echo, {"text": "hi"})
     assert stale.is_error and "not available" in stale.text
+
+
+async def test_a_gemini_model_gets_the_gemini_schema_subset(toolbox_for: Any) -> None:
+    toolbox = await toolbox_for({"sdk": sdk()})
+    limit = by_name(toolbox)["mcp__sdk__search"].parameters["properties"]["limit"]  # type: ignore[index]
+    assert "nullable" not in limit  # the default profile says it in text
+    toolbox.profile = "gemini"
+    limit = by_name(toolbox)["mcp__sdk__search"].parameters["properties"]["limit"]  # type: ignore[index]
+    assert limit["type"] == "integer" and limit["nullable"] is True
+    assert "anyOf" not in limit

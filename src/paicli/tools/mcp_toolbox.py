@@ -43,10 +43,10 @@ class McpToolbox:
         results_dir: Path | None = None,
     ) -> None:
         self._manager = manager
-        self._profile: Profile = profile
+        self.profile: Profile = profile  # may change with the model (`/model`)
         self._max_result_chars = max_result_chars
         self._results_dir = results_dir
-        self._cleaned: dict[tuple[str, str], tuple[Tool, CleanedSchema]] = {}
+        self._cleaned: dict[tuple[str, str, Profile], tuple[Tool, CleanedSchema]] = {}
         self._originals: dict[str, Tool] = {}
         # Collisions already reported, so each is logged once, not every turn.
         self._reported: set[str] = set()
@@ -140,9 +140,10 @@ class McpToolbox:
         return ToolOutcome(rendered.text_with_error_prefix(), rendered.is_error, details=details)
 
     def _clean(self, server: str, tool: Tool) -> CleanedSchema:
-        cached = self._cleaned.get((server, tool.name))
+        key = (server, tool.name, self.profile)
+        cached = self._cleaned.get(key)
         if cached is not None and cached[0] is tool:
             return cached[1]
-        cleaned = clean_schema(tool.input_schema, self._profile)
-        self._cleaned[(server, tool.name)] = (tool, cleaned)
+        cleaned = clean_schema(tool.input_schema, self.profile)
+        self._cleaned[key] = (tool, cleaned)
         return cleaned
