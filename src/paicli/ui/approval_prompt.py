@@ -49,9 +49,12 @@ class TerminalApprover:
         self._console.print(
             Panel(Text(request.display()), title="Tool call needs approval", border_style="yellow")
         )
+        # handle_sigint=False: prompt_toolkit's own SIGINT handler would replace the REPL's
+        # (loop.add_signal_handler keeps one per signal) and not give it back on exit, so
+        # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
         while True:
             try:
-                reply = (await self._session.prompt_async(QUESTION)).strip()
+                reply = (await self._session.prompt_async(QUESTION, handle_sigint=False)).strip()
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
@@ -63,7 +66,9 @@ class TerminalApprover:
                 continue
             if choice is Choice.DENY_WITH_MESSAGE:
                 try:
-                    message = await self._session.prompt_async("Message to the model: ")
+                    message = await self._session.prompt_async(
+                        "Message to the model: ", handle_sigint=False
+                    )
                 except (KeyboardInterrupt, EOFError):
                     self._on_interrupt()
                     return Answer(Choice.DENY)

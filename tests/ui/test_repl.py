@@ -1,0 +1,336 @@
+"""The interactive REPL as a user meets it: `paicli` in a real pseudo-terminal (120x40), keys
+typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli import __version__
+from paicli.ui.commands import COMMANDS
+from paicli.ui.repl import PROMPT
+from tests.conftest import SERVERS
+from tests.llm_server import ScriptedLlm
+
+from .terminal import Terminal, processes_with, state_of
+
+FAULT = str(SERVERS / "fault_server.py")
+SDK = str(SERVERS / "sdk_server.py")
+MARK = PROMPT.strip()  # a new prompt: the mark is drawn alone, the cursor moved after it
+# Terminal control sequences a hostile model or server might slip into tool arguments.
+HOSTILE = "clear\x1b[2Jscreen\rreturn\u202ereversed"
+
+
+@dataclass
+class Places:
+    home: Path  # HOME
+    project: Path  # the working directory
+    marker: str  # an argument only this test's servers carry, to find them in /proc
+
+    @property
+    def paicli_home(self) -> Path:
+        return self.home / ".paicli"
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> Places:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    return Places(home, project, f"paicli-repl-test-{os.getpid()}-{tmp_path.name}")
+
+
+def add_servers(places: Places, *names: str) -> None:
+    """Project servers: `fault` (our stdlib server) and/or `sdk` (the official SDK's)."""
+    known = {
+        "fault": [FAULT, "--initial-stderr", places.marker],
+        "sdk": [SDK],
+    }
+    servers = {name: {"command": sys.executable, "args": known[name]} for name in names}
+    folder = places.project / ".paicli"
+    folder.mkdir(exist_ok=True)
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+@asynccontextmanager
+async def paicli(places: Places, llm: ScriptedLlm | None = None) -> AsyncIterator[Terminal]:
+    """`paicli` (the REPL) with no API key in its environment at all."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(places.home),
+        "PAICLI_HOME": str(places.paicli_home),
+        "TERM": "xterm-256color",
+        # Our pty answers no cursor position requests; without this prompt_toolkit waits for
+        # one and then warns on screen that the terminal does not support them.
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+    }
+    flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
+    term = await Terminal.spawn(
+        [sys.executable, "-m", "paicli.cli", *flags, "--trust-project"],
+        cwd=places.project,
+        env=env,
+    )
+    try:
+        yield term
+    finally:
+        await term.aclose()
+
+
+async def ready(term: Terminal, name: str, tools: int) -> None:
+    """Wait until server `name` is ready and the prompt is up again (it is redrawn below the
+    server's line). A server ready before the banner shows in its status line instead."""
+    await term.expect(re.compile(rf"✓ {name}  stdio  {tools} tools|MCP servers: 1/1 ready"))
+    await term.expect(MARK)
+
+
+async def answer(term: Terminal, reply: str, tool: str) -> None:
+    """Wait for the approval prompt for `tool`, then type `reply`."""
+    await term.expect(f"Tool: {tool}")
+    await term.expect("Allow?")
+    term.line(reply)
+
+
+async def goodbye(term: Terminal) -> int:
+    term.send_keys("ctrl-d")
+    await term.expect("Bye.")
+    return await term.exit_code()
+
+
+def accepted(line: str) -> re.Pattern[str]:
+    """The input line as the REPL redraws it when Enter accepts it: what was really sent."""
+    return re.compile(re.escape(f"{PROMPT}{line}") + r"\r*\n")
+
+
+def audit_records(places: Places) -> list[dict[str, Any]]:
+    files = sorted((places.paicli_home / "audit").glob("*.jsonl"))
+    return [json.loads(line) for path in files for line in path.read_text().splitlines()]
+
+
+async def test_without_a_model_or_servers_the_banner_says_how_and_ctrl_d_exits(
+    places: Places,
+) -> None:
+    async with paicli(places) as term:
+        await term.expect(f"paicli {__version__}")
+        await term.expect("No model configured")
+        await term.expect("🔌 MCP server: not configured")
+        await term.expect(MARK)
+        term.line("/help")
+        for command in COMMANDS:
+            await term.expect(command.help)
+        await term.expect(MARK)
+        term.line("/mcp")
+        await term.expect("Add one with: paicli mcp add")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert term.text.count("No model configured") == 1
+    assert "--base-url" in term.text
+
+
+async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
+    places: Places,
+) -> None:
+    text = "Two things:\n\n- alpha item\n- beta item\n\nThat is **all**."
+    async with ScriptedLlm([{"text": text}]) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("list two things")
+        await term.expect("• alpha item")
+        await term.expect("• beta item")
+        await term.expect("That is all.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "list two things"}
+    assert "**all**" not in term.text  # rendered, not shown as source
+
+
+async def test_tab_completes_slash_commands_subcommands_and_server_names(places: Places) -> None:
+    add_servers(places, "fault")
+    async with paicli(places) as term:
+        await ready(term, "fault", 11)
+        term.send("/mc")
+        await term.expect("/mc")
+        term.send_keys("tab")
+        await term.expect("p")  # the completion drawn after what was typed
+        term.send_keys("enter")
+        await term.expect(accepted("/mcp"))  # the line as accepted
+        await term.expect(re.compile(r"fault\W+ready"))
+        await term.expect(MARK)
+        # Two subcommands start with "re": the first Tab offers both, the second picks one.
+        term.send("/mcp re")
+        term.send_keys("tab")
+        await term.expect("restart")
+        await term.expect("resources")
+        term.send_keys("tab")
+        term.send(" ")
+        term.send_keys("tab")
+        await term.expect("fault")
+        term.send_keys("enter")
+        await term.expect(accepted("/mcp restart fault"))
+        await term.expect("✓ fault  stdio  11 tools")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "decision", "result"),
+    [
+        ("y", "allowed", HOSTILE),
+        ("n", "denied", "The user denied this tool call."),
+    ],
+)
+async def test_the_approval_prompt_shows_hostile_arguments_escaped_and_records_the_answer(
+    places: Places, reply: str, decision: str, result: str
+) -> None:
+    add_servers(places, "fault")
+    call = {"id": "call_1", "name": "mcp__fault__echo", "arguments": json.dumps({"text": HOSTILE})}
+    script: list[dict[str, Any]] = [{"tool_calls": [call]}, {"text": "Done with the tool."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await ready(term, "fault", 11)
+        term.line("echo something nasty")
+        await term.expect("Tool call needs approval")
+        found = await term.expect(re.compile(r'"text": "(.*)"'))
+        assert found.group(1) == r"clear\u001b[2Jscreen\rreturn\u202ereversed"
+        await term.expect("Allow?")
+        term.line(reply)
+        await term.expect("⎿ mcp__fault__echo: ")
+        await term.expect("Done with the tool.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    # Not one of the sequences reached the terminal as itself.
+    assert "\x1b[2J" not in term.raw
+    assert "\u202e" not in term.raw
+    sent = llm.requests[1]["messages"][-1]
+    assert sent == {"role": "tool", "tool_call_id": "call_1", "content": result}
+    [record] = audit_records(places)
+    assert record["tool"] == "mcp__fault__echo"
+    assert record["decision"] == decision and record["decided_by"] == "user"
+    assert record["arguments"] == {"text": HOSTILE}
+
+
+async def test_ctrl_c_cancels_a_slow_mcp_call_and_the_server_is_told(places: Places) -> None:
+    add_servers(places, "fault")
+    # The model asks for a long sleep and a quick echo at once. The calls run in parallel, so
+    # once the echo's result is on screen the sleep is surely running in the server.
+    sleep = {"id": "call_s", "name": "mcp__fault__sleep", "arguments": '{"seconds": 60}'}
+    echo = {"id": "call_e", "name": "mcp__fault__echo", "arguments": '{"text": "still here"}'}
+    ask = {"id": "call_c", "name": "mcp__fault__cancelled_ids", "arguments": "{}"}
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [sleep, echo]},
+        {"tool_calls": [ask]},
+        {"text": "Checked."},
+    ]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await ready(term, "fault", 11)
+        [server] = processes_with(places.marker)
+        term.line("nap, then echo")
+        await answer(term, "y", "mcp__fault__sleep")
+        await answer(term, "y", "mcp__fault__echo")
+        await term.expect("⎿ mcp__fault__echo: still here")
+        term.send_keys("ctrl-c")
+        await term.expect("Interrupted.", timeout=10)
+        await term.expect(MARK)
+        term.line("which calls were cancelled?")
+        await answer(term, "y", "mcp__fault__cancelled_ids")
+        await term.expect("Checked.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    # The interrupted call was answered for the model; the server heard of the cancellation.
+    after = llm.requests[1]["messages"]
+    assert {"role": "tool", "tool_call_id": "call_s"}.items() <= after[-3].items()
+    assert after[-2] == {"role": "tool", "tool_call_id": "call_e", "content": "still here"}
+    cancelled = llm.requests[2]["messages"][-1]
+    assert cancelled["tool_call_id"] == "call_c"
+    assert json.loads(cancelled["content"]) != []
+    # Exiting stopped the server and reaped it (a zombie would linger: PID 1 here reaps none).
+    assert processes_with(places.marker) == []
+    assert state_of(server) is None
+
+
+async def test_ctrl_c_at_the_approval_prompt_denies_the_call_and_ends_the_turn(
+    places: Places,
+) -> None:
+    add_servers(places, "fault")
+    call = {"id": "call_1", "name": "mcp__fault__echo", "arguments": '{"text": "hi"}'}
+    async with ScriptedLlm([{"tool_calls": [call]}]) as llm, paicli(places, llm) as term:
+        await ready(term, "fault", 11)
+        term.line("echo hi")
+        await term.expect("Allow?")
+        term.send_keys("ctrl-c")
+        await term.expect("Interrupted.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert len(llm.requests) == 1  # the turn ended; the model was not asked again
+    [record] = audit_records(places)
+    assert record["decision"] == "denied" and record["decided_by"] == "user"
+
+
+async def test_ctrl_c_clears_a_typed_line_and_at_an_empty_prompt_exits(places: Places) -> None:
+    async with paicli(places) as term:
+        await term.expect(MARK)
+        term.send("half a thought")
+        await term.expect("half a thought")
+        term.send_keys("ctrl-c")
+        term.line("/help")  # still running, and the cleared text is not part of the line
+        await term.expect(accepted("/help"))
+        await term.expect(COMMANDS[-1].help)
+        await term.expect(MARK)
+        term.send_keys("ctrl-c")
+        await term.expect("Bye.")
+        assert await term.exit_code() == 0
+
+
+async def test_mcp_disable_enable_and_tools_act_on_one_server(places: Places) -> None:
+    add_servers(places, "fault")
+    async with paicli(places) as term:
+        await ready(term, "fault", 11)
+        term.line("/mcp")
+        await term.expect(re.compile(r"NAME\W+STATE"))
+        await term.expect(re.compile(r"fault\W+ready\W+stdio\W+11"))
+        await term.expect(MARK)
+        term.line("/mcp disable fault")
+        await term.expect("Disabled fault for this session")
+        await term.expect(MARK)
+        term.line("/mcp")
+        await term.expect(re.compile(r"fault\W+disabled"))
+        await term.expect(MARK)
+        term.line("/mcp enable fault")
+        await term.expect("✓ fault  stdio  11 tools")
+        await term.expect(MARK)
+        term.line("/mcp")
+        await term.expect(re.compile(r"fault\W+ready\W+stdio\W+11"))
+        await term.expect(MARK)
+        term.line("/mcp tools fault")
+        await term.expect("mcp__fault__echo  Return the text argument.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+
+
+async def test_an_at_mention_completes_and_attaches_the_resource(places: Places) -> None:
+    add_servers(places, "sdk")
+    async with ScriptedLlm([{"text": "It says hello."}]) as llm, paicli(places, llm) as term:
+        await ready(term, "sdk", 9)
+        # Listing the resources here waits out the REPL's own listing for completion, which
+        # started (on the same connection) when the server became ready.
+        term.line("/mcp resources sdk")
+        await term.expect("@sdk:test://static/hello")
+        await term.expect(MARK)
+        term.send("summarise @sdk:")
+        term.send_keys("tab")
+        await term.expect("test://static/hello")
+        term.send_keys("enter")
+        await term.expect(accepted("summarise @sdk:test://static/hello"))
+        await term.expect("attached @sdk:test://static/hello")
+        await term.expect("It says hello.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    sent = llm.requests[0]["messages"][-1]["content"]
+    assert sent.startswith('<resource server="sdk" uri="test://static/hello">\nhello resource\n')
+    assert sent.endswith("\n\nsummarise @sdk:test://static/hello")
