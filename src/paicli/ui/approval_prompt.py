@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prompt_toolkit import PromptSession
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
+
+from .line_input import LineInput
 
 CHOICES = {
     "y": Choice.ALLOW_ONCE,
@@ -37,11 +38,12 @@ class TerminalApprover:
         *,
         before_prompt: Callable[[], None],
         on_interrupt: Callable[[], None],
+        lines: LineInput,
     ) -> None:
         self._console = console
         self._before_prompt = before_prompt  # stops live rendering of the turn
         self._on_interrupt = on_interrupt  # cancels the running turn
-        self._session: PromptSession[str] = PromptSession()
+        self._lines = lines
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         self._before_prompt()
@@ -49,12 +51,9 @@ class TerminalApprover:
         self._console.print(
             Panel(Text(request.display()), title="Tool call needs approval", border_style="yellow")
         )
-        # handle_sigint=False: prompt_toolkit's own SIGINT handler would replace the REPL's
-        # (loop.add_signal_handler keeps one per signal) and not give it back on exit, so
-        # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
         while True:
             try:
-                reply = (await self._session.prompt_async(QUESTION, handle_sigint=False)).strip()
+                reply = (await self._lines.read(QUESTION)).strip()
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
@@ -66,9 +65,7 @@ class TerminalApprover:
                 continue
             if choice is Choice.DENY_WITH_MESSAGE:
                 try:
-                    message = await self._session.prompt_async(
-                        "Message to the model: ", handle_sigint=False
-                    )
+                    message = await self._lines.read("Message to the model: ")
                 except (KeyboardInterrupt, EOFError):
                     self._on_interrupt()
                     return Answer(Choice.DENY)

@@ -35,6 +35,7 @@ from paicli.tools.escape import one_line, terminal_safe
 from .approval_prompt import TerminalApprover
 from .commands import help_text
 from .completion import ReplCompleter
+from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import mcp_command, server_change_line, status_line
 from .render import TurnRenderer
 
@@ -45,7 +46,7 @@ async def repl_main(
     options: argparse.Namespace, flags: Mapping[str, str | None], *, ask_trust: TrustAsk | None
 ) -> int:
     console = Console(highlight=False, force_terminal=sys.stdout.isatty() or None)
-    repl = Repl(console)
+    repl = Repl(console, interactive=sys.stdin.isatty())
     async with open_runtime(
         root=Path.cwd(),
         flags=flags,
@@ -60,14 +61,20 @@ async def repl_main(
 
 
 class Repl:
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, interactive: bool = True) -> None:
         self.console = console
+        # Not a terminal: one prompt (or approval answer) per line of stdin.
+        self.interactive = interactive
+        self._lines: LineInput = TerminalInput() if interactive else PipeInput()
         self.runtime: Runtime | None = None
         self.resources: ResourceIndex | None = None
         self._turn: asyncio.Task[object] | None = None
         self._renderer = TurnRenderer(console)
         self._approver = TerminalApprover(
-            console, before_prompt=self._pause_rendering, on_interrupt=self._interrupt
+            console,
+            before_prompt=self._pause_rendering,
+            on_interrupt=self._interrupt,
+            lines=self._lines,
         )
         self._background: set[asyncio.Task[None]] = set()
         self._banner_shown = False
@@ -96,14 +103,17 @@ class Repl:
             if server.state is ServerState.READY:
                 self.server_changed(server)
         self._banner(runtime)
-        session = self._prompt_session(runtime)
+        session = self._prompt_session(runtime) if self.interactive else None
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
             while True:
                 try:
-                    with patch_stdout(raw=True):
-                        text = await session.prompt_async(PROMPT, handle_sigint=False)
+                    if session is None:
+                        text = await self._lines.read(PROMPT)
+                    else:
+                        with patch_stdout(raw=True):
+                            text = await session.prompt_async(PROMPT, handle_sigint=False)
                 except (EOFError, KeyboardInterrupt):
                     break
                 text = text.strip()

@@ -1,0 +1,61 @@
+"""`paicli` with stdin not a terminal: one prompt, slash command or approval answer per line
+(`printf 'do it\\ny\\n' | paicli`), so scripts and `make run` without a terminal still work."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from tests.llm_server import ScriptedLlm
+
+
+async def piped(project: Path, llm: ScriptedLlm, lines: str) -> tuple[int, str]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(project.parent),
+        "PAICLI_HOME": str(project.parent / ".paicli"),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "--base-url",
+        llm.base_url,
+        "--model",
+        "scripted",
+        cwd=project,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    async with asyncio.timeout(60):
+        out, _ = await process.communicate(lines.encode())
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+async def test_piped_lines_are_prompts_and_approval_answers(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}]},
+        {"text": "Written."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        code, out = await piped(project, llm, "write a.txt\ny\n/audit\n")
+    assert code == 0, out
+    assert (project / "a.txt").read_text() == "x"
+    assert "Written." in out
+    assert "write_file allowed/user ok" in out  # /audit read the call back
+
+
+async def test_the_end_of_input_exits_cleanly(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with ScriptedLlm([]) as llm:
+        code, out = await piped(project, llm, "/help\n")
+    assert code == 0
+    assert "/mcp" in out and "Bye." in out
