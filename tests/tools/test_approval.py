@@ -187,7 +187,11 @@ async def test_the_users_no_is_told_to_the_model_and_nothing_runs(tmp_path: Path
         RUN, {"command": "rm -rf build"}
     )
     assert outcome == ToolOutcome(
-        "The user denied this tool call.", is_error=True, decision="denied", decided_by="user"
+        "The user denied this tool call.",
+        is_error=True,
+        decision="denied",
+        decided_by="user",
+        details={"waited_ms": outcome.details["waited_ms"]},
     )
     assert inner.calls == []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools.approval import ApprovingToolbox, PermissionStore, Policy
+from paicli.tools.approval import Answer, ApprovingToolbox, Choice, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import ToolOutcome, ToolSpec
 from paicli.tools.redact import Redactor
@@ -223,3 +223,26 @@ def test_a_write_failure_never_raises_and_is_logged_once(
     assert log.failures == 2
     assert len(caplog.records) == 1
     assert "cannot write the audit log" in caplog.records[0].getMessage()
+
+
+async def test_time_spent_asking_is_kept_apart_from_the_run_time(tmp_path: Path) -> None:
+    class SlowApprover:
+        async def __call__(self, request: object) -> Answer:
+            await asyncio.sleep(0.3)  # the user thinks for a while
+            return Answer(Choice.ALLOW_ONCE)
+
+    log = AuditLog(tmp_path / "audit", Redactor())
+    toolbox = AuditingToolbox(
+        ApprovingToolbox(
+            ScriptedToolbox(),
+            policy=Policy(),
+            store=PermissionStore(tmp_path),
+            approver=SlowApprover(),
+        ),
+        log,
+        session_id="s",
+    )
+    await toolbox.call(WRITE, {"path": "a.txt"})
+    (record,) = log.tail(1)
+    assert record["waited_ms"] >= 300  # type: ignore[operator]
+    assert record["duration_ms"] < record["waited_ms"]  # type: ignore[operator]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import enum
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -65,8 +66,12 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
-def _denied(text: str, decided_by: DecidedBy) -> ToolOutcome:
-    return ToolOutcome(text=text, is_error=True, decision="denied", decided_by=decided_by)
+def _denied(
+    text: str, decided_by: DecidedBy, details: Mapping[str, object] | None = None
+) -> ToolOutcome:
+    return ToolOutcome(
+        text=text, is_error=True, decision="denied", decided_by=decided_by, details=details or {}
+    )
 
 
 class ApprovingToolbox:
@@ -140,6 +145,7 @@ class ApprovingToolbox:
     async def _ask(
         self, approver: Approver, spec: ToolSpec, arguments: Mapping[str, object]
     ) -> ToolOutcome:
+        asked = time.monotonic()
         async with self._asking:
             # While this call waited, the user may have allowed the tool for the session.
             decided_by = self._decided_without_asking(spec)
@@ -151,21 +157,24 @@ class ApprovingToolbox:
                 answer = await self._prompt(approver, request)
                 # Remembered before the lock is released, so waiting calls see it.
                 warning = self._remember(spec, answer)
+        # How long the call waited for the user (and for other prompts): the audit log keeps
+        # it apart from how long the tool ran.
+        waited: dict[str, object] = {"waited_ms": round((time.monotonic() - asked) * 1000)}
         # The lock serialises questions, not tool calls: the call runs outside it.
         if decided_by is not None:
-            return await self._run(spec, arguments, decided_by)
+            return await self._run(spec, arguments, decided_by, waited)
         if isinstance(answer, ToolOutcome):
-            return answer
+            return replace(answer, details={**answer.details, **waited})
         if answer.choice is Choice.DENY:
-            return _denied("The user denied this tool call.", "user")
+            return _denied("The user denied this tool call.", "user", waited)
         if answer.choice is Choice.DENY_WITH_MESSAGE:
             if not answer.message or not answer.message.strip():
-                return _denied("The user denied this tool call.", "user")
-            return _denied(f"The user denied this tool call and said: {answer.message}", "user")
-        outcome = await self._run(spec, frozen, "user")
+                return _denied("The user denied this tool call.", "user", waited)
+            said = f"The user denied this tool call and said: {answer.message}"
+            return _denied(said, "user", waited)
         if warning is not None:
-            outcome = replace(outcome, details={**outcome.details, "approval_warning": warning})
-        return outcome
+            waited["approval_warning"] = warning
+        return await self._run(spec, frozen, "user", waited)
 
     @staticmethod
     async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:
@@ -187,9 +196,15 @@ class ApprovingToolbox:
         return None
 
     async def _run(
-        self, spec: ToolSpec, arguments: Mapping[str, object], decided_by: DecidedBy
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        decided_by: DecidedBy,
+        details: Mapping[str, object] | None = None,
     ) -> ToolOutcome:
         outcome = await self._inner.call(spec, arguments)
+        if details:
+            outcome = replace(outcome, details={**outcome.details, **details})
         if outcome.decision != "allowed":
             return outcome  # the inner toolbox refused at call time; its verdict stands
         return replace(outcome, decided_by=decided_by)

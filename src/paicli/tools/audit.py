@@ -167,6 +167,9 @@ class AuditingToolbox:
             error = f"{type(exc).__name__}: {exc}"
             self._write(record, start, decision=None, decided_by=None, result="error", error=error)
             raise
+        waited = outcome.details.get("waited_ms")
+        if isinstance(waited, int):
+            record["waited_ms"] = waited  # time spent asking the user, not running
         self._write(
             record,
             start,
@@ -187,11 +190,13 @@ class AuditingToolbox:
         result: CallOutcome,
         error: str | None = None,
     ) -> None:
+        elapsed = round((time.monotonic() - start) * 1000)
+        waited = record.get("waited_ms")
         record.update(
             decision=decision,
             decided_by=decided_by,
             outcome=result,
-            duration_ms=round((time.monotonic() - start) * 1000),
+            duration_ms=max(0, elapsed - waited) if isinstance(waited, int) else elapsed,
             error=error,
         )
         self._log.write(record)
