@@ -134,7 +134,11 @@ class Agent:
             started = time.monotonic()
             outcome = await self._call(call, arguments, specs.get(call.name), specs)
             outcomes[index] = outcome
-            emit(ToolFinished(call.id, call.name, outcome, time.monotonic() - started))
+            waited = outcome.details.get("waited_ms")  # asking the user is not run time
+            seconds = time.monotonic() - started
+            if isinstance(waited, int):
+                seconds = max(0.0, seconds - waited / 1000)
+            emit(ToolFinished(call.id, call.name, outcome, seconds))
 
         async with asyncio.TaskGroup() as group:
             for index in range(len(calls)):
