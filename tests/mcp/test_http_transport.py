@@ -1,6 +1,7 @@
 """Streamable HTTP and legacy HTTP+SSE against real servers on 127.0.0.1: the official SDK's
 server in its modes, and our fault server (dropped streams, lost sessions, slow, huge and
-mistyped bodies, silence, 401)."""
+mistyped bodies, silence, 401). Fault handling added later (2026 header mismatches and
+broken streams, TLS, refused connections, the GET stream) is in test_http_faults.py."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ async def test_forced_sse_type_goes_straight_to_the_legacy_transport() -> None:
     ):
         async with m.connect({"url": url, "type": "sse"}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
-            assert len(await session.list_tools()) == 8
+            assert {"echo", "add"} <= {tool.name for tool in await session.list_tools()}
 
 
 async def test_forced_http_type_does_not_fall_back() -> None:
@@ -208,15 +209,6 @@ async def test_a_2024_server_refusing_post_is_reached_over_legacy_sse() -> None:
         async with m.connect(http(url)) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
             assert (await session.call_tool("echo", {"text": "sse"})).text == "sse"
-
-
-async def test_connection_refused_names_the_server_and_url() -> None:
-    with pytest.raises(m.HttpError, match=r"remote: cannot connect to http://127\.0\.0\.1:9/mcp"):
-        async with (
-            asyncio.timeout(TIMEOUT),
-            m.connect(http("http://127.0.0.1:9/mcp", name="remote")),
-        ):
-            pass
 
 
 async def test_custom_headers_reach_the_server() -> None:

@@ -2,7 +2,18 @@
 
 `--mode` picks one HTTP-level fault (see MODES); `normal` is a well-behaved session-based
 server at /mcp. The introspection tools (`deleted_sessions`, `resume_count`,
-`initialize_count`) are never faulted, so a test can always read what the server saw.
+`initialize_count`, `tools_list_count`, `tool_calls`) are never faulted, so a test can
+always read what the server saw.
+
+The MODERN_MODES speak 2026-07-28 instead (stateless; `server/discover`; the version in each
+request's `_meta`, mirrored in `MCP-Protocol-Version`): `header_mismatch` answers a tools/call
+with 400 and error -32020, `broken_response_stream` ends a tools/call's SSE stream before the
+response. Both fault the first call only, or every call with `--always`.
+
+`drop_get_stream` (legacy) ends every GET stream after one event and wants the next GET to
+carry that event's id as `Last-Event-ID`; it refuses (503) two reopenings out of three and
+sends a `notifications/message` on the third, or refuses them all with `--always`.
+`--tls-cert`/`--tls-key` serve HTTPS with that certificate.
 """
 
 from __future__ import annotations
@@ -40,7 +51,19 @@ MODES = (
     "never_answers",
     "unauthorized",
     "legacy_only_sse",
+    "header_mismatch",
+    "broken_response_stream",
+    "drop_get_stream",
 )
+MODERN_MODES = frozenset({"header_mismatch", "broken_response_stream"})
+MODERN_VERSION = "2026-07-28"
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+# drop_get_stream: a short `retry` keeps reopening quick; of every three reopenings, the
+# first two are refused, so a client that never resets its failure count gives up.
+GET_RETRY_MS = 10
+GET_REFUSALS_PER_SUCCESS = 2
 STREAMABLE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = "2025-11-25"
 SSE_ONLY_VERSION = "2024-11-05"
@@ -57,8 +80,12 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "deleted_sessions": ("How many DELETE requests the server has seen.", {}),
     "resume_count": ("How many GET requests the server has seen.", {}),
     "initialize_count": ("How many initialize requests the server has seen.", {}),
+    "tools_list_count": ("How many tools/list requests the server has seen.", {}),
+    "tool_calls": ("The JSON-RPC ids of the other tools' calls, as a JSON list.", {}),
 }
-INTROSPECTION = frozenset({"deleted_sessions", "resume_count", "initialize_count"})
+INTROSPECTION = frozenset(
+    {"deleted_sessions", "resume_count", "initialize_count", "tools_list_count", "tool_calls"}
+)
 
 
 class RpcError(Exception):
@@ -116,10 +143,18 @@ class FaultServer:
     """All state is in-process, so counters survive across client sessions."""
 
     mode: str
+    # Fault every request the mode applies to, not only the first.
+    always: bool = False
     sessions: set[str] = field(default_factory=set)
     initializes: int = 0
     deletes: int = 0
     gets: int = 0
+    lists: int = 0
+    call_ids: list[Any] = field(default_factory=list)
+    faults: int = 0
+    # drop_get_stream: session -> the id of the last event sent on its GET stream.
+    get_stream_ids: dict[str, str] = field(default_factory=dict)
+    get_reopenings: int = 0
     session_lost: bool = False
     last_event: int = 0
     # drop_stream: event id of a dropped stream -> (session, the response still owed).
@@ -132,6 +167,13 @@ class FaultServer:
     def next_event_id(self) -> str:
         self.last_event += 1
         return f"ev-{self.last_event}"
+
+    def fault_now(self) -> bool:
+        """Whether to fault this request: the first time, or every time with --always."""
+        if self.faults and not self.always:
+            return False
+        self.faults += 1
+        return True
 
     def spawn(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.get_running_loop().create_task(work)
@@ -168,6 +210,10 @@ class FaultServer:
                 return text_result(str(self.gets))
             case "initialize_count":
                 return text_result(str(self.initializes))
+            case "tools_list_count":
+                return text_result(str(self.lists))
+            case "tool_calls":
+                return text_result(dumps_list(self.call_ids))
         raise RpcError(-32602, f"Unknown tool: {name}")
 
     async def answer(self, method: str, params: Json) -> Json:
@@ -175,6 +221,7 @@ class FaultServer:
         if method == "ping":
             return {}
         if method == "tools/list":
+            self.lists += 1
             return {"tools": [tool_schema(name) for name in TOOLS]}
         if method == "tools/call":
             return await self.call_tool(params)
@@ -221,6 +268,8 @@ class FaultServer:
         if self.mode == "never_answers":
             await wait_for_disconnect(request)
             return Response()  # nobody is left to receive it
+        if self.mode in MODERN_MODES:
+            return await self.modern_post(request, message)
         method = message.get("method")
         if method is None or "id" not in message:
             # A notification or a response to us: acknowledged, nothing to send back.
@@ -242,6 +291,7 @@ class FaultServer:
         if problem is not None:
             return problem
         if method == "tools/call" and params.get("name") not in INTROSPECTION:
+            self.call_ids.append(request_id)
             faulted = self.faulty_tool_call(request, message)
             if faulted is not None:
                 return faulted
@@ -269,6 +319,47 @@ class FaultServer:
             return StreamingResponse(huge_body(request_id), media_type="application/json")
         return None
 
+    # --- the 2026-07-28 modes ------------------------------------------------------------------
+
+    async def modern_post(self, request: Request, message: Json) -> Response:
+        """A stateless 2026-07-28 request: no session; version and method in the headers."""
+        request_id = message.get("id")
+        method = message.get("method")
+        if method is None or request_id is None:
+            return Response(status_code=202)
+        params = message.get("params") or {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        version = meta.get(VERSION_KEY)
+        if version != MODERN_VERSION:
+            error = rpc_error(request_id, UNSUPPORTED_VERSION, "Unsupported protocol version")
+            error["error"]["data"] = {"supported": [MODERN_VERSION], "requested": version}
+            return JSONResponse(error, status_code=400)
+        headers = request.headers
+        if headers.get("mcp-protocol-version") != version or headers.get("mcp-method") != method:
+            mismatch = rpc_error(request_id, HEADER_MISMATCH, "Header mismatch")
+            return JSONResponse(mismatch, status_code=400)
+        if method == "server/discover":
+            return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": discover_result()})
+        if method == "tools/call" and params.get("name") not in INTROSPECTION:
+            self.call_ids.append(request_id)
+            if self.fault_now():
+                return self.modern_fault(request_id)
+        response = await self.response_to(message)
+        if "result" in response:
+            response["result"]["resultType"] = "complete"
+        return self.reply(response)
+
+    def modern_fault(self, request_id: Any) -> Response:
+        if self.mode == "header_mismatch":
+            # What a server says when a tool's x-mcp-header annotations changed under the client.
+            mismatch = rpc_error(request_id, HEADER_MISMATCH, "Header mismatch: Mcp-Param-*")
+            return JSONResponse(mismatch, status_code=400)
+
+        async def end_before_the_response() -> AsyncIterator[bytes]:
+            yield b": working\n\n"
+
+        return StreamingResponse(end_before_the_response(), media_type=SSE)
+
     async def dribble(self, message: Json) -> AsyncIterator[bytes]:
         body = dumps(await self.response_to(message)).encode()
         for i in range(len(body)):
@@ -279,6 +370,8 @@ class FaultServer:
         self.gets += 1
         if self.mode == "legacy_only_sse":
             return self.legacy_stream()
+        if self.mode == "drop_get_stream":
+            return self.short_get_stream(request)
         last_event = request.headers.get("last-event-id")
         if self.mode != "drop_stream" or last_event is None:
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})
@@ -298,6 +391,36 @@ class FaultServer:
             await asyncio.Event().wait()
 
         return StreamingResponse(replay(), media_type=SSE)
+
+    def short_get_stream(self, request: Request) -> Response:
+        """drop_get_stream: one event per GET stream, then the end of it."""
+        problem = self.session_problem(request)
+        if problem is not None:
+            return problem
+        session = request.headers[SESSION_HEADER]
+        expected = self.get_stream_ids.get(session)
+        if request.headers.get("last-event-id") != expected:
+            wrong = rpc_error(None, -32600, f"expected Last-Event-ID {expected}")
+            return JSONResponse(wrong, status_code=400)
+        event_id = self.next_event_id()
+        if expected is None:
+            event = sse_event("", event=None, event_id=event_id, retry=GET_RETRY_MS)
+        else:
+            self.get_reopenings += 1
+            if self.always or self.get_reopenings % (GET_REFUSALS_PER_SUCCESS + 1):
+                return Response(status_code=503)
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": f"reopening {self.get_reopenings}"},
+            }
+            event = sse_event(dumps(note), event_id=event_id)
+        self.get_stream_ids[session] = event_id
+
+        async def one_event() -> AsyncIterator[bytes]:
+            yield event
+
+        return StreamingResponse(one_event(), media_type=SSE)
 
     async def delete(self, request: Request) -> Response:
         if self.mode == "legacy_only_sse":
@@ -356,6 +479,21 @@ class FaultServer:
         await queue.put(response)
 
 
+def dumps_list(items: list[Any]) -> str:
+    return json.dumps(items, separators=(",", ":"))
+
+
+def discover_result() -> Json:
+    return {
+        "resultType": "complete",
+        "supportedVersions": [MODERN_VERSION],
+        "capabilities": {"tools": {}},
+        "_meta": {
+            "io.modelcontextprotocol/serverInfo": {"name": "http-fault-server", "version": "0.1.0"}
+        },
+    }
+
+
 def tool_schema(name: str) -> Json:
     description, arguments = TOOLS[name]
     return {
@@ -393,10 +531,10 @@ async def unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
     await response(scope, receive, send)
 
 
-def build_app(mode: str) -> Starlette:
+def build_app(mode: str, *, always: bool = False) -> Starlette:
     if mode == "unauthorized":
         return Starlette(routes=[Mount("/", app=unauthorized)])
-    server = FaultServer(mode)
+    server = FaultServer(mode, always=always)
     routes = [Route(PATH, server.endpoint, methods=["GET", "POST", "DELETE"])]
     if mode == "legacy_only_sse":
         routes.append(Route("/messages", server.legacy_post, methods=["POST"]))
@@ -409,6 +547,7 @@ class AnnouncingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, path: str) -> None:
         super().__init__(config)
         self.path = path
+        self.scheme = "https" if config.ssl_certfile else "http"
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -416,7 +555,7 @@ class AnnouncingServer(uvicorn.Server):
             return
         # Port 0 means the kernel chose; only the bound socket knows which port it got.
         port = self.servers[0].sockets[0].getsockname()[1]
-        print(f"LISTENING http://{HOST}:{port}{self.path}", flush=True)
+        print(f"LISTENING {self.scheme}://{HOST}:{port}{self.path}", flush=True)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Tests leave streams and hung requests open; a graceful shutdown would wait on them.
@@ -424,9 +563,14 @@ class AnnouncingServer(uvicorn.Server):
         self.force_exit = True
 
 
-def serve(app: ASGIApp, port: int, path: str) -> None:
-    """Serve `app` on 127.0.0.1:`port` (0 = any free port) until SIGTERM/SIGINT."""
-    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning")
+def serve(
+    app: ASGIApp, port: int, path: str, *, cert: str | None = None, key: str | None = None
+) -> None:
+    """Serve `app` on 127.0.0.1:`port` (0 = any free port) until SIGTERM/SIGINT; over
+    HTTPS when given a certificate and its key (PEM files)."""
+    config = uvicorn.Config(
+        app, host=HOST, port=port, log_level="warning", ssl_certfile=cert, ssl_keyfile=key
+    )
     asyncio.run(AnnouncingServer(config, path).serve())
 
 
@@ -434,8 +578,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mode", choices=MODES, default="normal")
+    parser.add_argument("--always", action="store_true", help="fault every time, not once")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate")
+    parser.add_argument("--tls-key", help="the certificate's PEM private key")
     args = parser.parse_args()
-    serve(build_app(args.mode), args.port, PATH)
+    app = build_app(args.mode, always=args.always)
+    serve(app, args.port, PATH, cert=args.tls_cert, key=args.tls_key)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ JSON body, an SSE stream, or 202) is parsed and its messages handed to the engin
 servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
 `initialize`, a GET stream for server-initiated messages, resumption of a dropped SSE stream
 with `Last-Event-ID`, one transparent re-initialization when the session is gone (404), and
-a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers
-and are cancelled by closing their stream.
+a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers,
+are cancelled by closing their stream, and are sent once more, under a new id, when their
+stream breaks before the response (that revision has no resumption).
 
 aiohttp rather than httpx: measured on bench/ (64 calls in flight against one local server)
 httpx spends most of each call in its connection-pool bookkeeping, and aiohttp does about
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import orjson
@@ -44,6 +46,9 @@ HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=None)
 # most three attempts in a row so a broken server cannot keep us looping.
 DEFAULT_RETRY = 1.0
 MAX_RESUMES = 3
+# Reopening the GET stream: each failure in a row doubles the wait (the server's `retry`,
+# else DEFAULT_RETRY), so a struggling server is not hammered; MAX_RESUMES bounds the run.
+GET_BACKOFF_FACTOR = 2.0
 # Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
 DELETE_TIMEOUT = 2.0
 # How long the handshake waits for the optional GET stream to be established.
@@ -141,6 +146,19 @@ def parse_messages(body: bytes | str) -> list[Message]:
     return []
 
 
+class StreamEnd(NamedTuple):
+    """What reading one SSE stream left behind."""
+
+    last_id: str | None  # the last event id seen (for `Last-Event-ID`)
+    retry: float | None  # the server's last `retry`, in seconds
+    answered: bool  # whether the awaited response was among the events
+    events: int  # how many events arrived (priming events included)
+
+
+class _BrokenStream(Exception):
+    """Internal: a 2026 request's response stream ended before its response."""
+
+
 class StreamableHttpTransport:
     """One MCP endpoint reached over Streamable HTTP."""
 
@@ -169,6 +187,9 @@ class StreamableHttpTransport:
         self._get_stream: asyncio.Task[None] | None = None
         # Set once the GET stream is established, refused, or given up on.
         self._get_ready = asyncio.Event()
+        # Ids of re-issued 2026 requests -> the engine's id, so replies reach the caller.
+        self._reissued: dict[str, Any] = {}
+        self._reissue_ids = itertools.count(1)
 
     # -- the Transport interface ---------------------------------------------------------
 
@@ -194,7 +215,10 @@ class StreamableHttpTransport:
         if modern and request_id is not None:
             self._modern_ids.add(request_id)
         try:
-            await self._post(message, modern=modern)
+            if modern and request_id is not None:
+                await self._post_modern(message)
+            else:
+                await self._post(message, modern=modern)
         finally:
             self._modern_ids.discard(request_id)
         if method == "notifications/initialized" and self._get_stream is not None:
@@ -256,6 +280,28 @@ class StreamableHttpTransport:
             # The version is not negotiated yet during `initialize`.
             headers.update(self._base_headers())
         return headers
+
+    async def _post_modern(self, message: Message) -> None:
+        """A 2026 request. If its stream breaks before the response, the request is lost and
+        the specification has the client send it again as a new request with a new id; once
+        only, since a server that breaks every stream will not answer a third time either."""
+        try:
+            await self._post(message, modern=True)
+            return
+        except _BrokenStream:
+            log.info("%s: %s stream broke; sending it again", self._label, message["method"])
+        reissue_id = f"paicli-reissue-{next(self._reissue_ids)}"
+        self._reissued[reissue_id] = message["id"]
+        try:
+            await self._post({**message, "id": reissue_id}, modern=True)
+        except _BrokenStream:
+            self._fail(reissue_id, self._stream_broke(message, "(also after sending it again)"))
+        finally:
+            del self._reissued[reissue_id]
+
+    def _stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
+        text = f"{self._label}: the response stream for {message.get('method')} ended before "
+        return ConnectionClosed(f"{text}the response {detail}".rstrip())
 
     async def _post(self, message: Message, *, modern: bool, after_reinit: bool = False) -> None:
         request_id = message.get("id") if "method" in message else None
@@ -335,18 +381,16 @@ class StreamableHttpTransport:
         self, message: Message, request_id: Any, response: aiohttp.ClientResponse, modern: bool
     ) -> None:
         """Read a request's SSE stream; if it drops before the response, resume it (the
-        2026 revision has no resumption: the request fails and may be sent again)."""
-        last_id, retry, answered = await self._read_stream(response.content.iter_any(), request_id)
+        2026 revision has no resumption: `_post_modern` sends the request again)."""
+        last_id, retry, answered, _ = await self._read_stream(
+            response.content.iter_any(), request_id
+        )
+        if modern and not answered:
+            raise _BrokenStream
         resumes = 0
         while not answered:
-            if modern or last_id is None or resumes >= MAX_RESUMES:
-                self._fail(
-                    request_id,
-                    ConnectionClosed(
-                        f"{self._label}: the response stream for {message.get('method')} "
-                        "ended before the response"
-                    ),
-                )
+            if last_id is None or resumes >= MAX_RESUMES:
+                self._fail(request_id, self._stream_broke(message))
                 return
             resumes += 1
             await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
@@ -359,22 +403,22 @@ class StreamableHttpTransport:
                 if resumed.status != 200:
                     self._fail(request_id, status_error(self._label, resumed))
                     return
-                new_id, new_retry, answered = await self._read_stream(
+                new_id, new_retry, answered, _ = await self._read_stream(
                     resumed.content.iter_any(), request_id
                 )
                 last_id = new_id or last_id
                 retry = new_retry if new_retry is not None else retry
 
-    async def _read_stream(
-        self, chunks: AsyncIterator[bytes], request_id: Any
-    ) -> tuple[str | None, float | None, bool]:
-        """Deliver a stream's messages; return its last event id, retry and whether the
-        response to `request_id` was among them."""
+    async def _read_stream(self, chunks: AsyncIterator[bytes], request_id: Any) -> StreamEnd:
+        """Deliver a stream's messages until it ends or brings the response to
+        `request_id`."""
         last_id: str | None = None
         retry: float | None = None
         answered = False
+        events = 0
         try:
             async for event in iter_events(chunks, self._server.max_message_size):
+                events += 1
                 if event.id is not None:
                     last_id = event.id
                 if event.retry_ms is not None:
@@ -396,7 +440,7 @@ class StreamableHttpTransport:
         except HTTP_FAILURES as exc:
             # A dropped connection mid-stream is resumable; not an error by itself.
             log.debug("%s: stream interrupted: %s", self._label, exc)
-        return last_id, retry, answered
+        return StreamEnd(last_id, retry, answered, events)
 
     # -- session upkeep --------------------------------------------------------------------
 
@@ -442,37 +486,55 @@ class StreamableHttpTransport:
             self._get_ready.set()
 
     async def _get_loop(self) -> None:
+        """Keep the GET stream open: reopen it when it drops, resuming from the last event
+        id it carried, after the server's `retry` (doubled for each failure in a row). A
+        reopening that brings events resets the count; MAX_RESUMES failures in a row end
+        the loop, and so does 405 (the server offers no GET stream)."""
         last_id: str | None = None
+        retry: float | None = None
         failures = 0
-        while failures < MAX_RESUMES:
+        while True:
             headers = {**self._base_headers(), "Accept": "text/event-stream"}
             if last_id is not None:
                 headers["Last-Event-ID"] = last_id
-            retry: float | None = None
             try:
                 async with self._client.get(self._server.url, headers=headers) as response:
                     self._get_ready.set()
-                    ctype = response.headers.get("content-type", "")
-                    if response.status != 200 or not ctype.startswith("text/event-stream"):
+                    if response.status == 405:
                         return
-                    chunks = response.content.iter_any()
-                    new_id, retry, _ = await self._read_stream(chunks, None)
-                    last_id = new_id or last_id
-                    failures = 0
+                    ctype = response.headers.get("content-type", "")
+                    if response.status == 200 and ctype.startswith("text/event-stream"):
+                        end = await self._read_stream(response.content.iter_any(), None)
+                        last_id = end.last_id or last_id
+                        retry = end.retry if end.retry is not None else retry
+                        failures = 0 if end.events else failures + 1
+                    else:
+                        log.debug("%s: GET stream refused: HTTP %s", self._label, response.status)
+                        failures += 1
             except HTTP_FAILURES as exc:
                 log.debug("%s: GET stream failed: %s", self._label, exc)
                 failures += 1
             except McpError as exc:
                 log.warning("%s: GET stream dropped: %s", self._label, exc)
                 failures += 1
-            await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
+            if failures >= MAX_RESUMES:
+                log.info("%s: giving up on the GET stream", self._label)
+                return
+            base = retry if retry is not None else DEFAULT_RETRY
+            await asyncio.sleep(base * GET_BACKOFF_FACTOR**failures)
 
     # -- delivery --------------------------------------------------------------------------
 
     def _deliver(self, message: Message) -> None:
+        reply_id = message.get("id")
+        if "method" not in message and isinstance(reply_id, str) and reply_id in self._reissued:
+            # The reply to a re-issued request answers the engine's original one.
+            message = {**message, "id": self._reissued[reply_id]}
         hand_over(message, self._sink, self._queue)
 
     def _fail(self, request_id: Any, exc: McpError) -> None:
+        if isinstance(request_id, str):
+            request_id = self._reissued.get(request_id, request_id)
         if request_id is not None and self._on_error is not None:
             self._on_error(request_id, exc)
         else:

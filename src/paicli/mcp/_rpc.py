@@ -103,8 +103,10 @@ class RpcEngine:
         *,
         on_request: RequestHandler,
         on_notification: NotificationHandler,
+        label: str | None = None,
     ) -> None:
         self._transport = transport
+        self._label = label  # the server's name, for errors the engine raises itself
         self._on_request = on_request
         self._on_notification = on_notification
         self._pending: dict[int, _Pending] = {}
@@ -232,7 +234,8 @@ class RpcEngine:
     ) -> JsonObject:
         if cancellable:
             await self._send_cancelled(request_id, "timeout")
-        raise RequestTimeout(method, timeout if timeout is not None else 0.0) from None
+        seconds = timeout if timeout is not None else 0.0
+        raise RequestTimeout(method, seconds, server=self._label) from None
 
     def _arm(self, when: float) -> None:
         if self._timer is not None:

@@ -98,10 +98,12 @@ class AuthenticationError(HttpError):
 class RequestTimeout(McpError):
     """A request did not complete before its deadline."""
 
-    def __init__(self, method: str, seconds: float) -> None:
+    def __init__(self, method: str, seconds: float, *, server: str | None = None) -> None:
         self.method = method
         self.seconds = seconds
-        super().__init__(f"{method} timed out after {seconds:g}s")
+        self.server = server
+        where = f"{server}: " if server else ""
+        super().__init__(f"{where}{method} timed out after {seconds:g}s")
 
 
 class RpcError(McpError):

@@ -77,7 +77,10 @@ class ClientSession:
         self.client_info: JsonObject = dict(client_info or CLIENT_INFO)
         self.capabilities: JsonObject = self.handlers.capabilities()
         self._engine = RpcEngine(
-            transport, on_request=self.handlers.answer, on_notification=self._on_notification
+            transport,
+            on_request=self.handlers.answer,
+            on_notification=self._on_notification,
+            label=server.label,
         )
         # Filled in by negotiation.
         self.era: Era = "legacy"
