@@ -45,12 +45,13 @@ class Runtime:
     audit: AuditLog
     toolbox: Toolbox
     agent: Agent | None
+    environ: Mapping[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
 
     async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation."""
-        settings = switch_model(self.settings, name, os.environ, self.user_config)
+        settings = switch_model(self.settings, name, self.environ, self.user_config)
         self.settings = settings
         self.mcp.profile = schema_profile(settings)
         if settings.api_key:  # a new key must never reach the audit log either
@@ -144,6 +145,7 @@ async def open_runtime(
             audit=audit,
             toolbox=toolbox,
             agent=agent,
+            environ=env,
             skipped=skipped,
             problems=problems,
         )

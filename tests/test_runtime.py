@@ -1,0 +1,79 @@
+"""The runtime as the REPL uses it: `/model` switching keeps the conversation, a first model
+can be chosen after starting without one, and the schema profile follows the model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from paicli.agent.events import AgentEvent
+from paicli.llm.settings import ModelSettings
+from paicli.runtime import open_runtime, schema_profile
+from tests.llm_server import ScriptedLlm
+
+
+def environ(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PAICLI_HOME": str(tmp_path / ".paicli"),
+        **extra,
+    }
+
+
+def ignore(event: AgentEvent) -> None:
+    pass
+
+
+async def test_switching_the_model_keeps_the_conversation(tmp_path: Path) -> None:
+    async with ScriptedLlm([{"text": "one"}, {"text": "two"}]) as llm:
+        flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
+        async with open_runtime(
+            root=tmp_path, flags=flags, approver=None, environ=environ(tmp_path)
+        ) as runtime:
+            assert runtime.agent is not None
+            await runtime.agent.run("hello", ignore)
+            settings = await runtime.set_model("second-model")
+            assert settings.model == "second-model"
+            await runtime.agent.run("again", ignore)
+    assert [r["model"] for r in llm.requests] == ["first-model", "second-model"]
+    second = [m["content"] for m in llm.requests[1]["messages"] if m["role"] != "system"]
+    assert second == ["hello", "one", "again"]
+
+
+async def test_a_runtime_without_a_model_gets_one_from_model_command(tmp_path: Path) -> None:
+    async with open_runtime(
+        root=tmp_path, flags={}, approver=None, environ=environ(tmp_path)
+    ) as runtime:
+        assert runtime.agent is None
+        assert "No model configured" in runtime.settings.why_not_configured()
+        settings = await runtime.set_model("ollama")  # a local server needs no key
+        assert settings.configured and settings.provider == "ollama"
+        assert runtime.agent is not None
+
+
+async def test_a_key_picked_up_by_model_command_is_redacted_from_the_audit_log(
+    tmp_path: Path,
+) -> None:
+    key = "sk-switched-key-0123456789"
+    env = environ(tmp_path, DEEPSEEK_API_KEY=key)
+    flags = {"base_url": "http://127.0.0.1:9/v1", "model": "local", "provider": None}
+    async with open_runtime(root=tmp_path, flags=flags, approver=None, environ=env) as runtime:
+        assert runtime.settings.api_key is None  # a plain base URL never borrows a key
+        settings = await runtime.set_model("deepseek")
+        assert settings.api_key == key
+        runtime.audit.write({"note": f"the key is {key}"})
+    text = "".join(p.read_text() for p in (tmp_path / ".paicli" / "audit").glob("*.jsonl"))
+    assert "the key is" in text and key not in text
+
+
+def test_gemini_models_get_the_gemini_schema_profile() -> None:
+    def settings(model: str, base_url: str) -> ModelSettings:
+        return ModelSettings(
+            provider=None, model=model, base_url=base_url, api_key=None, context_window=1000
+        )
+
+    assert schema_profile(settings("gemini-2.5-pro", "https://openrouter.ai/api/v1")) == "gemini"
+    google = "https://generativelanguage.googleapis.com/v1beta/openai/"
+    assert schema_profile(settings("some-model", google)) == "gemini"
+    assert schema_profile(settings("deepseek-chat", "https://api.deepseek.com")) == "default"
