@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import paicli.mcp as m
-from paicli.mcp import _http
+from paicli.mcp import _http_stream
 from tests.conftest import Inbox
 from tests.http_servers import run_http_server
 
@@ -191,7 +191,7 @@ async def test_get_stream_reopening_gives_up_after_failures_in_a_row() -> None:
     ):
         async with m.connect(http(url)) as session:
             await asyncio.wait({get_stream(session)})
-            assert await counter(session, "resume_count") == 1 + _http.MAX_RESUMES
+            assert await counter(session, "resume_count") == 1 + _http_stream.MAX_RESUMES
 
 
 async def test_a_405_to_the_get_stream_means_none_is_offered() -> None:
@@ -208,7 +208,7 @@ async def test_closing_the_transport_stops_reopening_the_get_stream_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # After its first refusal the client would wait hours to reopen the stream.
-    monkeypatch.setattr(_http, "GET_BACKOFF_FACTOR", 1e6)
+    monkeypatch.setattr(_http_stream, "GET_BACKOFF_FACTOR", 1e6)
     async with (
         asyncio.timeout(TIMEOUT),
         run_http_server("http_fault_server.py", "--mode", "drop_get_stream", "--always") as url,

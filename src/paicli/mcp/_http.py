@@ -1,13 +1,16 @@
 """Streamable HTTP transport (2025-03-26 onwards, both eras), on aiohttp.
 
-Every outgoing message is its own POST, run as a task this transport owns; the answer (a
-JSON body, an SSE stream, or 202) is parsed and its messages handed to the engine. Stateful
+Every outgoing message is its own POST, made inside `send()` in the caller's task
+(`sends_inline`); the answer (a JSON body, an SSE stream, or 202) is parsed and its messages
+handed to the engine. Stateful
 servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
 `initialize`, a GET stream for server-initiated messages, resumption of a dropped SSE stream
 with `Last-Event-ID`, one transparent re-initialization when the session is gone (404), and
 a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers,
 are cancelled by closing their stream, and are sent once more, under a new id, when their
-stream breaks before the response (that revision has no resumption).
+stream breaks before the response (that revision has no resumption). Reading, following and
+resuming the SSE streams lives in `_http_stream`; the aiohttp boundary shared with the legacy
+transport (client, error translation, bodies, parsing) in `_http_exchange`.
 
 aiohttp rather than httpx: measured on bench/ (64 calls in flight against one local server)
 httpx spends most of each call in its connection-pool bookkeeping, and aiohttp does about
@@ -20,18 +23,27 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 import orjson
 
 from ._headers import HeaderParam, request_headers
-from ._sse import iter_events
-from .errors import AuthenticationError, ConnectionClosed, HttpError, McpError, MessageTooLarge
+from ._http_exchange import (
+    HTTP_FAILURES,
+    hand_over,
+    http_client,
+    parse_messages,
+    read_body,
+    status_error,
+    translate_http_error,
+)
+from ._http_stream import BrokenStream, follow_stream, listen_get
+from .errors import ConnectionClosed, HttpError, McpError
 from .servers import HttpServer
 
-__all__ = ["StreamableHttpTransport", "hand_over", "http_client", "translate_http_error"]
+__all__ = ["StreamableHttpTransport"]
 
 log = logging.getLogger("paicli.mcp.http")
 
@@ -39,90 +51,10 @@ Message = dict[str, Any]
 ErrorSink = Callable[[Any, McpError], None]
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
-# Connecting and sending are quick on any working network; reading has no limit here
-# because SSE streams idle for long stretches and every request has its own deadline.
-HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=None)
-# Resuming a dropped stream: the server's `retry` if it sent one, else one second, and at
-# most three attempts in a row so a broken server cannot keep us looping.
-DEFAULT_RETRY = 1.0
-MAX_RESUMES = 3
-# Reopening the GET stream: each failure in a row doubles the wait (the server's `retry`,
-# else DEFAULT_RETRY), so a struggling server is not hammered; MAX_RESUMES bounds the run.
-GET_BACKOFF_FACTOR = 2.0
 # Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
 DELETE_TIMEOUT = 2.0
 # How long the handshake waits for the optional GET stream to be established.
 GET_READY_TIMEOUT = 5.0
-
-
-def http_client(server: HttpServer) -> aiohttp.ClientSession:
-    """A pooled keep-alive client carrying the server's configured headers."""
-    return aiohttp.ClientSession(
-        headers=dict(server.headers),
-        timeout=HTTP_TIMEOUT,
-        connector=aiohttp.TCPConnector(limit=100),
-    )
-
-
-# What aiohttp raises for a failed exchange (its timeouts are asyncio's TimeoutError).
-HTTP_FAILURES = (aiohttp.ClientError, TimeoutError)
-
-
-def translate_http_error(label: str, url: str, exc: BaseException) -> McpError:
-    """One clear line for a failed HTTP exchange, naming the server."""
-    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.ClientConnectorCertificateError):
-        return HttpError(f"{label}: TLS failure connecting to {url}: {exc}")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        reason = exc.os_error.strerror or str(exc.os_error)
-        return HttpError(f"{label}: cannot connect to {url}: {reason}")
-    if isinstance(exc, TimeoutError):
-        return HttpError(f"{label}: timed out talking to {url}")
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
-        return HttpError(f"{label}: the server broke the connection: {exc}")
-    return HttpError(f"{label}: HTTP request to {url} failed: {exc}")
-
-
-def status_error(label: str, response: aiohttp.ClientResponse) -> McpError:
-    """The error for an unsuccessful HTTP status with no JSON-RPC error in the body."""
-    status = response.status
-    text = f"{label}: HTTP {status} {response.reason or ''}".rstrip()
-    if status in (401, 403):
-        return AuthenticationError(
-            f"{text} (the server needs credentials; set them with 'headers')",
-            status=status,
-            www_authenticate=response.headers.get("www-authenticate"),
-        )
-    return HttpError(text, status=status)
-
-
-async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The whole body, refusing to hold more than `limit` bytes."""
-    length = response.content_length
-    if length is not None and length <= limit:
-        # The common case: a declared, acceptable size, usually already buffered.
-        return await response.read()
-    body = bytearray()
-    async for chunk in response.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            raise MessageTooLarge(f"server sent a response body over the {limit} byte limit")
-    return bytes(body)
-
-
-def hand_over(
-    message: Message,
-    sink: Callable[[Message], None] | None,
-    queue: asyncio.Queue[Message | McpError],
-) -> None:
-    """Give one incoming message to the engine's sink (or queue it for `receive()`)."""
-    if sink is None:
-        queue.put_nowait(message)
-        return
-    try:
-        sink(message)
-    except Exception:
-        # The sink's bug must not take the stream down with it.
-        log.exception("message handler failed on %.200r", message)
 
 
 def _is_modern(message: Message) -> bool:
@@ -130,33 +62,6 @@ def _is_modern(message: Message) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
-
-
-def parse_messages(body: bytes | str) -> list[Message]:
-    """The JSON-RPC messages in a body (one object, or a 2025-03-26 batch)."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        log.warning("skipping a non-JSON message from the server: %.200r", body[:200])
-        return []
-    if isinstance(data, dict):
-        return [data]
-    if isinstance(data, list):
-        return [m for m in data if isinstance(m, dict)]
-    return []
-
-
-class StreamEnd(NamedTuple):
-    """What reading one SSE stream left behind."""
-
-    last_id: str | None  # the last event id seen (for `Last-Event-ID`)
-    retry: float | None  # the server's last `retry`, in seconds
-    answered: bool  # whether the awaited response was among the events
-    events: int  # how many events arrived (priming events included)
-
-
-class _BrokenStream(Exception):
-    """Internal: a 2026 request's response stream ended before its response."""
 
 
 class StreamableHttpTransport:
@@ -288,13 +193,13 @@ class StreamableHttpTransport:
         try:
             await self._post(message, modern=True)
             return
-        except _BrokenStream:
+        except BrokenStream:
             log.info("%s: %s stream broke; sending it again", self._label, message["method"])
         reissue_id = f"paicli-reissue-{next(self._reissue_ids)}"
         self._reissued[reissue_id] = message["id"]
         try:
             await self._post({**message, "id": reissue_id}, modern=True)
-        except _BrokenStream:
+        except BrokenStream:
             self._fail(reissue_id, self._stream_broke(message, "(also after sending it again)"))
         finally:
             del self._reissued[reissue_id]
@@ -366,7 +271,7 @@ class StreamableHttpTransport:
             for reply in parse_messages(await read_body(response, limit)):
                 self._deliver(reply)
         elif content_type == "text/event-stream":
-            await self._follow_stream(message, request_id, response, modern)
+            await follow_stream(self, message, request_id, response, modern)
         else:
             self._fail(
                 request_id,
@@ -376,71 +281,6 @@ class StreamableHttpTransport:
                     status=status,
                 ),
             )
-
-    async def _follow_stream(
-        self, message: Message, request_id: Any, response: aiohttp.ClientResponse, modern: bool
-    ) -> None:
-        """Read a request's SSE stream; if it drops before the response, resume it (the
-        2026 revision has no resumption: `_post_modern` sends the request again)."""
-        last_id, retry, answered, _ = await self._read_stream(
-            response.content.iter_any(), request_id
-        )
-        if modern and not answered:
-            raise _BrokenStream
-        resumes = 0
-        while not answered:
-            if last_id is None or resumes >= MAX_RESUMES:
-                self._fail(request_id, self._stream_broke(message))
-                return
-            resumes += 1
-            await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
-            headers = {
-                **self._base_headers(),
-                "Accept": "text/event-stream",
-                "Last-Event-ID": last_id,
-            }
-            async with self._client.get(self._server.url, headers=headers) as resumed:
-                if resumed.status != 200:
-                    self._fail(request_id, status_error(self._label, resumed))
-                    return
-                new_id, new_retry, answered, _ = await self._read_stream(
-                    resumed.content.iter_any(), request_id
-                )
-                last_id = new_id or last_id
-                retry = new_retry if new_retry is not None else retry
-
-    async def _read_stream(self, chunks: AsyncIterator[bytes], request_id: Any) -> StreamEnd:
-        """Deliver a stream's messages until it ends or brings the response to
-        `request_id`."""
-        last_id: str | None = None
-        retry: float | None = None
-        answered = False
-        events = 0
-        try:
-            async for event in iter_events(chunks, self._server.max_message_size):
-                events += 1
-                if event.id is not None:
-                    last_id = event.id
-                if event.retry_ms is not None:
-                    retry = event.retry_ms / 1000
-                if event.event != "message" or not event.data:
-                    continue  # Priming events carry only an id and a retry.
-                for reply in parse_messages(event.data):
-                    if (
-                        request_id is not None
-                        and reply.get("id") == request_id
-                        and "method" not in reply
-                    ):
-                        answered = True
-                    self._deliver(reply)
-                if answered:
-                    # Done with this request: stop reading even if the server keeps the
-                    # stream open (some resume on a GET stream that never ends).
-                    break
-        except HTTP_FAILURES as exc:
-            # A dropped connection mid-stream is resumable; not an error by itself.
-            log.debug("%s: stream interrupted: %s", self._label, exc)
-        return StreamEnd(last_id, retry, answered, events)
 
     # -- session upkeep --------------------------------------------------------------------
 
@@ -476,52 +316,7 @@ class StreamableHttpTransport:
 
     def _open_get_stream(self) -> None:
         if self._get_stream is None and self._closed is None:
-            self._get_stream = asyncio.get_running_loop().create_task(self._listen_get())
-
-    async def _listen_get(self) -> None:
-        """The optional GET stream for server-initiated messages (405: none offered)."""
-        try:
-            await self._get_loop()
-        finally:
-            self._get_ready.set()
-
-    async def _get_loop(self) -> None:
-        """Keep the GET stream open: reopen it when it drops, resuming from the last event
-        id it carried, after the server's `retry` (doubled for each failure in a row). A
-        reopening that brings events resets the count; MAX_RESUMES failures in a row end
-        the loop, and so does 405 (the server offers no GET stream)."""
-        last_id: str | None = None
-        retry: float | None = None
-        failures = 0
-        while True:
-            headers = {**self._base_headers(), "Accept": "text/event-stream"}
-            if last_id is not None:
-                headers["Last-Event-ID"] = last_id
-            try:
-                async with self._client.get(self._server.url, headers=headers) as response:
-                    self._get_ready.set()
-                    if response.status == 405:
-                        return
-                    ctype = response.headers.get("content-type", "")
-                    if response.status == 200 and ctype.startswith("text/event-stream"):
-                        end = await self._read_stream(response.content.iter_any(), None)
-                        last_id = end.last_id or last_id
-                        retry = end.retry if end.retry is not None else retry
-                        failures = 0 if end.events else failures + 1
-                    else:
-                        log.debug("%s: GET stream refused: HTTP %s", self._label, response.status)
-                        failures += 1
-            except HTTP_FAILURES as exc:
-                log.debug("%s: GET stream failed: %s", self._label, exc)
-                failures += 1
-            except McpError as exc:
-                log.warning("%s: GET stream dropped: %s", self._label, exc)
-                failures += 1
-            if failures >= MAX_RESUMES:
-                log.info("%s: giving up on the GET stream", self._label)
-                return
-            base = retry if retry is not None else DEFAULT_RETRY
-            await asyncio.sleep(base * GET_BACKOFF_FACTOR**failures)
+            self._get_stream = asyncio.get_running_loop().create_task(listen_get(self))
 
     # -- delivery --------------------------------------------------------------------------
 

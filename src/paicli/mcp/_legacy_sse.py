@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 import orjson
 
-from ._http import (
+from ._http_exchange import (
     HTTP_FAILURES,
     hand_over,
     http_client,

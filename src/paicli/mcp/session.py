@@ -2,7 +2,8 @@
 
 The session owns its receive task and its modern-era listen task; `aclose()` (or leaving
 `async with`) stops both and closes the transport. Era negotiation lives in `_negotiate`;
-this module only needs `self.era` and `self.protocol_version` to shape each request.
+this module only needs `self.era` and `self.protocol_version` to shape each request. The
+2026 request loop (MRTR rounds, -32022/-32020 retries) and the listen request are `_modern`'s.
 """
 
 from __future__ import annotations
@@ -13,18 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from ._headers import HeaderParam, header_params
+from ._modern import listen, listen_filter, modern_request
 from ._negotiate import negotiate
 from ._rpc import ProgressCallback, RpcEngine
 from ._transport import JsonObject, Transport
-from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, Era, newest_mutual
-from .errors import (
-    ConnectionClosed,
-    HandlerError,
-    McpError,
-    ProtocolError,
-    RpcError,
-    UnsupportedVersion,
-)
+from ._versions import LATEST_HANDSHAKE, Era
+from .errors import ConnectionClosed, McpError, ProtocolError
 from .handlers import ClientHandlers
 from .servers import ServerSpec
 from .types import (
@@ -50,14 +45,6 @@ LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "a
 
 CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
 META = "io.modelcontextprotocol/"
-# Methods whose 2026 results may be `input_required` (multi round-trip requests).
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-# 2026: the HTTP headers did not match the body (e.g. stale x-mcp-header annotations).
-HEADER_MISMATCH = -32020
-# Round cap as in the reference SDKs: a server that keeps asking is broken or hostile.
-MAX_INPUT_ROUNDS = 10
-# A result with only `requestState` asks us to come back later: back off 50 ms up to 250 ms.
-STATE_ONLY_BACKOFF = (0.05, 0.1, 0.2, 0.25)
 
 
 class ClientSession:
@@ -191,7 +178,8 @@ class ClientSession:
                 progress_extends_deadline=progress_extends_deadline,
                 max_timeout=max_timeout,
             )
-        return await self._modern_request(
+        return await modern_request(
+            self,
             method,
             params or {},
             timeout=self.server.request_timeout if timeout is None else timeout,
@@ -199,72 +187,6 @@ class ClientSession:
             progress_extends_deadline=progress_extends_deadline,
             max_timeout=max_timeout,
         )
-
-    async def _modern_request(self, method: str, params: JsonObject, **options: Any) -> JsonObject:
-        retry: JsonObject = {}
-        version_retried = headers_retried = False
-        rounds = 0
-        while True:
-            meta = {**params.get("_meta", {}), **self.modern_meta()}
-            try:
-                result = await self._engine.request(
-                    method, {**params, **retry, "_meta": meta}, **options
-                )
-            except UnsupportedVersion as exc:
-                version = newest_mutual(list(exc.supported), MODERN_VERSIONS)
-                if version_retried or version is None:
-                    raise
-                version_retried = True
-                self.protocol_version = version
-                continue
-            except RpcError as exc:
-                if exc.code != HEADER_MISMATCH or method != "tools/call" or headers_retried:
-                    raise
-                # The tool's header annotations changed under us: refresh them, retry once.
-                headers_retried = True
-                await self.list_tools()
-                continue
-            result_type = result.get("resultType", "complete")
-            if result_type == "complete":
-                return result
-            if result_type != "input_required" or method not in MRTR_METHODS:
-                raise ProtocolError(f"{method}: unexpected resultType {result_type!r}")
-            rounds += 1
-            if rounds > MAX_INPUT_ROUNDS:
-                raise ProtocolError(f"{method}: server asked for input {rounds} times; giving up")
-            retry = await self._fulfil_input(method, result, rounds)
-
-    async def _fulfil_input(self, method: str, result: JsonObject, rounds: int) -> JsonObject:
-        """Answer a server's `inputRequests` and build the retry's extra params."""
-        asks = result.get("inputRequests")
-        retry: JsonObject = {}
-        if isinstance(asks, dict) and asks:
-            keys = list(asks)
-            answers = await asyncio.gather(*(self._answer_input(asks[k]) for k in keys))
-            retry["inputResponses"] = dict(zip(keys, answers, strict=True))
-        elif "requestState" in result:
-            await asyncio.sleep(STATE_ONLY_BACKOFF[min(rounds, len(STATE_ONLY_BACKOFF)) - 1])
-        else:
-            raise ProtocolError(f"{method}: input_required result with nothing to answer")
-        if "requestState" in result:
-            # Echoed byte for byte: the state is the server's, never ours to read.
-            retry["requestState"] = result["requestState"]
-        return retry
-
-    async def _answer_input(self, ask: Any) -> JsonObject:
-        if not isinstance(ask, dict) or not isinstance(ask.get("method"), str):
-            raise ProtocolError(f"malformed input request: {ask!r:.200}")
-        method = ask["method"]
-        params = ask.get("params")
-        try:
-            return await self.handlers.answer(method, params if isinstance(params, dict) else None)
-        except Exception as exc:
-            # Our own handler's failure (or a missing one), not the server's error: keep the
-            # two apart so callers never mistake it for a server's JSON-RPC error.
-            reason = exc.message if isinstance(exc, RpcError) else str(exc)
-            raise HandlerError(
-                f"{self.server.label}: could not answer the server's {method}: {reason}"
-            ) from exc
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         """Send a notification to the server."""
@@ -435,28 +357,13 @@ class ClientSession:
             except Exception:
                 log.exception("notification subscriber failed on %s", method)
 
-    def _listen_filter(self) -> JsonObject:
-        caps = self.server_capabilities
-        wanted: JsonObject = {}
-        for cap, key in (
-            ("tools", "toolsListChanged"),
-            ("prompts", "promptsListChanged"),
-            ("resources", "resourcesListChanged"),
-        ):
-            section = caps.get(cap)
-            if isinstance(section, dict) and section.get("listChanged"):
-                wanted[key] = True
-        if self._resource_subscriptions:
-            wanted["resourceSubscriptions"] = sorted(self._resource_subscriptions)
-        return wanted
-
     def _ensure_listening(self) -> None:
         if self.era != "modern" or self._closed:
             return
         if self._listener is None or self._listener.done():
-            wanted = self._listen_filter()
+            wanted = listen_filter(self)
             if wanted:
-                task = asyncio.get_running_loop().create_task(self._listen(wanted))
+                task = asyncio.get_running_loop().create_task(listen(self, wanted))
                 self._listener = task
                 self._listeners.add(task)
                 task.add_done_callback(self._listeners.discard)
@@ -466,13 +373,3 @@ class ClientSession:
             self._listener.cancel()
             self._listener = None
         self._ensure_listening()
-
-    async def _listen(self, wanted: JsonObject) -> None:
-        """Hold a 2026 `subscriptions/listen` request open; its notifications arrive tagged
-        with the request id and reach subscribers like any other notification."""
-        try:
-            await self._modern_request(
-                "subscriptions/listen", {"notifications": wanted}, timeout=None
-            )
-        except McpError as exc:
-            log.warning("%s: subscription stream ended: %s", self.server.label, exc)

@@ -13,6 +13,9 @@ server stays listed with its `error`, unknown keys become `warnings`. Strings in
 (the default), `"on-failure"`, or `{"policy": "never"|"on-failure", "maxRestarts": N}`: the
 object form (policy defaulting to "on-failure") exists only to change the maximum (default 3),
 so the common case stays a string.
+
+Pieces live apart: reading one file in `_config_file`, expansion in `_expand`, and editing
+(`add_server`, `remove_server`, `ConfigWriteError`, re-exported here) in `_config_edit`.
 """
 
 from __future__ import annotations
@@ -20,16 +23,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
-import stat
-import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
+
+from ._config_edit import ConfigWriteError, add_server, remove_server
+from ._config_file import InvalidConfig, kind, read_document
+from ._expand import expanded
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -55,7 +59,6 @@ DEFAULT_MAX_RESTARTS = 3
 
 # `paicli.mcp.server_from_dict` reports unknown keys on this logger; we collect them instead.
 _LIBRARY_LOGGER = "paicli.mcp.config"
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +103,6 @@ class LoadedConfig:
     warnings: list[str] = field(default_factory=list)
 
 
-class ConfigWriteError(Exception):
-    """A config file could not be updated; it is left exactly as it was."""
-
-
-class _Invalid(Exception):
-    """A file or server is unusable; never escapes this module."""
-
-
 def paicli_home(environ: Mapping[str, str] | None = None) -> Path:
     """The paicli folder: `$PAICLI_HOME`, else `~/.paicli`."""
     env = os.environ if environ is None else environ
@@ -138,8 +133,8 @@ def load_config(
     for path, scope in layers:  # lowest precedence first: later files replace names
         shown = _shown(path, user_home)
         try:
-            servers = _servers_of(_read_document(path, shown), shown, config.warnings)
-        except _Invalid as exc:
+            servers = _servers_of(read_document(path, shown), shown, config.warnings)
+        except InvalidConfig as exc:
             config.errors.append(ConfigProblem(path, str(exc)))
             continue
         for name, value in servers.items():
@@ -162,35 +157,12 @@ def _shown(path: Path, user_home: Path) -> str:
         return str(path)
 
 
-def _read_document(path: Path, shown: str) -> dict[str, object]:
-    try:
-        # utf-8-sig: editors on Windows like to start JSON files with a BOM.
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise _Invalid(f"{shown}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise _Invalid(f"{shown}: not UTF-8 text") from exc
-    if not text.strip():  # a file just created with `touch` means "no servers yet"
-        return {}
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _Invalid(
-            f"{shown}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        raise _Invalid(f"{shown}: invalid JSON: {exc}") from exc
-    if not isinstance(document, dict):
-        raise _Invalid(f"{shown}: expected a JSON object at the top, got {_kind(document)}")
-    return document
-
-
 def _servers_of(document: dict[str, object], shown: str, warnings: list[str]) -> dict[str, object]:
     servers = document.get("mcpServers", {})
     if not isinstance(servers, dict):
-        raise _Invalid(f"{shown}: 'mcpServers' must be an object of servers, got {_kind(servers)}")
+        raise InvalidConfig(
+            f"{shown}: 'mcpServers' must be an object of servers, got {kind(servers)}"
+        )
     if "mcpServers" not in document and document:
         # VS Code's `"servers"` and a bare map of servers are common near misses.
         found = ", ".join(repr(key) for key in document)
@@ -207,15 +179,15 @@ def _load_server(
 ) -> ServerEntry:
     where = f"{shown}: server {entry.name!r}"
     if not isinstance(value, dict):
-        return replace(entry, error=f"{where}: expected an object, got {_kind(value)}")
+        return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
         entry = _with_options(replace(entry, raw=value), value, where, config.warnings)
-        resolved = _expanded(value, variables, where)
+        resolved = expanded(value, variables, where)
         entry = replace(entry, raw=resolved)
         with _collected_library_warnings(config.warnings, shown):
             spec = server_from_dict(resolved, name=entry.name)
-    except _Invalid as exc:
+    except InvalidConfig as exc:
         return replace(entry, error=str(exc))
     # server_from_dict checks field by field; an odd JSON type could still trip a TypeError
     # or ValueError, and no config mistake may stop paicli from starting.
@@ -231,7 +203,7 @@ def _with_options(
     trust = value.get("trust", False)
     for key, flag in (("disabled", disabled), ("trust", trust)):
         if not isinstance(flag, bool):
-            raise _Invalid(f"{where}: {key!r} must be true or false, got {_kind(flag)}")
+            raise InvalidConfig(f"{where}: {key!r} must be true or false, got {kind(flag)}")
     restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
     return replace(
         entry,
@@ -249,7 +221,7 @@ def _patterns(value: dict[str, object], key: str, where: str) -> tuple[str, ...]
     if patterns is None:
         return None
     if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
-        raise _Invalid(f"{where}: {key!r} must be a list of tool names or glob patterns")
+        raise InvalidConfig(f"{where}: {key!r} must be a list of tool names or glob patterns")
     return tuple(patterns)
 
 
@@ -260,53 +232,15 @@ def _restart(value: object, where: str, warnings: list[str]) -> tuple[RestartPol
             warnings.append(f"{where}: restart: ignoring unknown key {key!r}")
         policy, limit = value.get("policy", "on-failure"), value.get("maxRestarts", limit)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise _Invalid(f"{where}: restart.maxRestarts must be a whole number >= 0")
+            raise InvalidConfig(f"{where}: restart.maxRestarts must be a whole number >= 0")
     if policy == "never":
         return "never", limit
     if policy == "on-failure":
         return "on-failure", limit
-    raise _Invalid(
+    raise InvalidConfig(
         f'{where}: \'restart\' must be "never", "on-failure" or '
         f'{{"policy": ..., "maxRestarts": N}}, got {json.dumps(policy)}'
     )
-
-
-def _expanded(
-    value: dict[str, object], variables: Mapping[str, str], where: str
-) -> dict[str, object]:
-    """A copy of `value` with variables expanded in the fields that take them."""
-    missing: list[str] = []
-
-    def expand(text: object, field: str) -> object:
-        if not isinstance(text, str):
-            return text  # server_from_dict names the wrong type
-
-        def substitute(match: re.Match[str]) -> str:
-            name, default = match.group(1), match.group(2)
-            found = variables.get(name)
-            if default is not None and not found:
-                return default
-            if found is None:
-                missing.append(f"{field}: ${{{name}}} is not set")
-                return match.group(0)
-            return found
-
-        return _VARIABLE.sub(substitute, text)
-
-    resolved = dict(value)
-    for key in ("command", "cwd", "url"):
-        if key in resolved:
-            resolved[key] = expand(resolved[key], key)
-    args = resolved.get("args")
-    if isinstance(args, list):
-        resolved["args"] = [expand(arg, f"args[{i}]") for i, arg in enumerate(args)]
-    for key in ("env", "headers"):
-        mapping = resolved.get(key)
-        if isinstance(mapping, dict):
-            resolved[key] = {k: expand(v, f"{key}.{k}") for k, v in mapping.items()}
-    if missing:
-        raise _Invalid(f"{where}: " + "; ".join(missing))
-    return resolved
 
 
 @contextmanager
@@ -323,68 +257,3 @@ def _collected_library_warnings(sink: list[str], shown: str) -> Iterator[None]:
         yield
     finally:
         logger.removeFilter(collect)
-
-
-def _kind(value: object) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    names = {dict: "an object", list: "an array", str: "a string", type(None): "null"}
-    return names.get(type(value), "a number")
-
-
-def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
-    """Add or replace server `name` in the config file at `path`, creating it if needed."""
-    document = _document_for_update(path)
-    servers = document.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
-    servers[name] = dict(entry)  # a replaced name keeps its place in the file
-    _write_atomically(path, document)
-
-
-def remove_server(path: Path, name: str) -> bool:
-    """Remove server `name` from the file at `path`; False when it was not there."""
-    document = _document_for_update(path)
-    servers = document.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
-    if name not in servers:
-        return False
-    del servers[name]
-    _write_atomically(path, document)
-    return True
-
-
-def _document_for_update(path: Path) -> dict[str, object]:
-    try:
-        return _read_document(path, str(path))
-    except _Invalid as exc:
-        # Rewriting a file we could not parse would throw away the user's text.
-        raise ConfigWriteError(f"{exc}; not changing the file") from exc
-
-
-def _write_atomically(path: Path, document: dict[str, object]) -> None:
-    # Write through a symlink (dotfiles managers link config files) instead of replacing it.
-    target = path.resolve() if path.is_symlink() else path
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # The temporary file sits next to the target so os.replace stays an atomic rename.
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            # mkstemp creates 0600, which suits a new file that may hold tokens; an existing
-            # file keeps the mode its owner chose.
-            with suppress(FileNotFoundError):
-                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
-            os.replace(temporary, target)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
-    except OSError as exc:
-        raise ConfigWriteError(f"{path}: cannot write: {exc.strerror or exc}") from exc

@@ -1,0 +1,178 @@
+"""Reading the SSE streams of the Streamable HTTP transport.
+
+A request's response stream is followed until its response arrives; if it drops first it is
+resumed with `Last-Event-ID` (at most MAX_RESUMES times), except in the 2026 era, which has
+no resumption (`BrokenStream` tells the transport to send the request again). The optional
+GET stream for server-initiated messages is kept open, reopened with backoff when it drops.
+These functions work on the transport's own state; it calls them in its own tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import aiohttp
+
+from ._http_exchange import HTTP_FAILURES, parse_messages, status_error
+from ._sse import iter_events
+from .errors import McpError
+
+if TYPE_CHECKING:
+    from ._http import StreamableHttpTransport
+
+__all__ = [
+    "BrokenStream",
+    "StreamEnd",
+    "follow_stream",
+    "listen_get",
+    "read_stream",
+]
+
+log = logging.getLogger("paicli.mcp.http")
+
+Message = dict[str, Any]
+
+# Resuming a dropped stream: the server's `retry` if it sent one, else one second, and at
+# most three attempts in a row so a broken server cannot keep us looping.
+DEFAULT_RETRY = 1.0
+MAX_RESUMES = 3
+# Reopening the GET stream: each failure in a row doubles the wait (the server's `retry`,
+# else DEFAULT_RETRY), so a struggling server is not hammered; MAX_RESUMES bounds the run.
+GET_BACKOFF_FACTOR = 2.0
+
+
+class StreamEnd(NamedTuple):
+    """What reading one SSE stream left behind."""
+
+    last_id: str | None  # the last event id seen (for `Last-Event-ID`)
+    retry: float | None  # the server's last `retry`, in seconds
+    answered: bool  # whether the awaited response was among the events
+    events: int  # how many events arrived (priming events included)
+
+
+class BrokenStream(Exception):
+    """Internal: a 2026 request's response stream ended before its response."""
+
+
+async def follow_stream(
+    transport: StreamableHttpTransport,
+    message: Message,
+    request_id: Any,
+    response: aiohttp.ClientResponse,
+    modern: bool,
+) -> None:
+    """Read a request's SSE stream; if it drops before the response, resume it (the
+    2026 revision has no resumption: `_post_modern` sends the request again)."""
+    last_id, retry, answered, _ = await read_stream(
+        transport, response.content.iter_any(), request_id
+    )
+    if modern and not answered:
+        raise BrokenStream
+    resumes = 0
+    while not answered:
+        if last_id is None or resumes >= MAX_RESUMES:
+            transport._fail(request_id, transport._stream_broke(message))
+            return
+        resumes += 1
+        await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
+        headers = {
+            **transport._base_headers(),
+            "Accept": "text/event-stream",
+            "Last-Event-ID": last_id,
+        }
+        async with transport._client.get(transport._server.url, headers=headers) as resumed:
+            if resumed.status != 200:
+                transport._fail(request_id, status_error(transport._label, resumed))
+                return
+            new_id, new_retry, answered, _ = await read_stream(
+                transport, resumed.content.iter_any(), request_id
+            )
+            last_id = new_id or last_id
+            retry = new_retry if new_retry is not None else retry
+
+
+async def read_stream(
+    transport: StreamableHttpTransport, chunks: AsyncIterator[bytes], request_id: Any
+) -> StreamEnd:
+    """Deliver a stream's messages until it ends or brings the response to
+    `request_id`."""
+    last_id: str | None = None
+    retry: float | None = None
+    answered = False
+    events = 0
+    try:
+        async for event in iter_events(chunks, transport._server.max_message_size):
+            events += 1
+            if event.id is not None:
+                last_id = event.id
+            if event.retry_ms is not None:
+                retry = event.retry_ms / 1000
+            if event.event != "message" or not event.data:
+                continue  # Priming events carry only an id and a retry.
+            for reply in parse_messages(event.data):
+                if (
+                    request_id is not None
+                    and reply.get("id") == request_id
+                    and "method" not in reply
+                ):
+                    answered = True
+                transport._deliver(reply)
+            if answered:
+                # Done with this request: stop reading even if the server keeps the
+                # stream open (some resume on a GET stream that never ends).
+                break
+    except HTTP_FAILURES as exc:
+        # A dropped connection mid-stream is resumable; not an error by itself.
+        log.debug("%s: stream interrupted: %s", transport._label, exc)
+    return StreamEnd(last_id, retry, answered, events)
+
+
+async def listen_get(transport: StreamableHttpTransport) -> None:
+    """The optional GET stream for server-initiated messages (405: none offered)."""
+    try:
+        await _get_loop(transport)
+    finally:
+        transport._get_ready.set()
+
+
+async def _get_loop(transport: StreamableHttpTransport) -> None:
+    """Keep the GET stream open: reopen it when it drops, resuming from the last event
+    id it carried, after the server's `retry` (doubled for each failure in a row). A
+    reopening that brings events resets the count; MAX_RESUMES failures in a row end
+    the loop, and so does 405 (the server offers no GET stream)."""
+    label = transport._label
+    last_id: str | None = None
+    retry: float | None = None
+    failures = 0
+    while True:
+        headers = {**transport._base_headers(), "Accept": "text/event-stream"}
+        if last_id is not None:
+            headers["Last-Event-ID"] = last_id
+        try:
+            async with transport._client.get(transport._server.url, headers=headers) as response:
+                transport._get_ready.set()
+                if response.status == 405:
+                    return
+                ctype = response.headers.get("content-type", "")
+                if response.status == 200 and ctype.startswith("text/event-stream"):
+                    end = await read_stream(transport, response.content.iter_any(), None)
+                    last_id = end.last_id or last_id
+                    retry = end.retry if end.retry is not None else retry
+                    failures = 0 if end.events else failures + 1
+                else:
+                    log.debug("%s: GET stream refused: HTTP %s", label, response.status)
+                    failures += 1
+        except HTTP_FAILURES as exc:
+            log.debug("%s: GET stream failed: %s", label, exc)
+            failures += 1
+        except McpError as exc:
+            log.warning("%s: GET stream dropped: %s", label, exc)
+            failures += 1
+        if failures >= MAX_RESUMES:
+            log.info("%s: giving up on the GET stream", label)
+            return
+        base = retry if retry is not None else DEFAULT_RETRY
+        await asyncio.sleep(base * GET_BACKOFF_FACTOR**failures)

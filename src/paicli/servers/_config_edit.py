@@ -1,0 +1,81 @@
+"""Adding and removing one server in one mcp.json file (`paicli mcp add/remove`).
+
+A file is changed only when it parsed: it is rewritten whole, atomically (a temporary file
+next to it, then a rename), through a symlink rather than over it, keeping its mode. On any
+failure the file is left exactly as it was and `ConfigWriteError` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+
+from ._config_file import InvalidConfig, read_document
+
+__all__ = ["ConfigWriteError", "add_server", "remove_server"]
+
+
+class ConfigWriteError(Exception):
+    """A config file could not be updated; it is left exactly as it was."""
+
+
+def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
+    """Add or replace server `name` in the config file at `path`, creating it if needed."""
+    document = _document_for_update(path)
+    servers = document.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
+    servers[name] = dict(entry)  # a replaced name keeps its place in the file
+    _write_atomically(path, document)
+
+
+def remove_server(path: Path, name: str) -> bool:
+    """Remove server `name` from the file at `path`; False when it was not there."""
+    document = _document_for_update(path)
+    servers = document.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
+    if name not in servers:
+        return False
+    del servers[name]
+    _write_atomically(path, document)
+    return True
+
+
+def _document_for_update(path: Path) -> dict[str, object]:
+    try:
+        return read_document(path, str(path))
+    except InvalidConfig as exc:
+        # Rewriting a file we could not parse would throw away the user's text.
+        raise ConfigWriteError(f"{exc}; not changing the file") from exc
+
+
+def _write_atomically(path: Path, document: dict[str, object]) -> None:
+    # Write through a symlink (dotfiles managers link config files) instead of replacing it.
+    target = path.resolve() if path.is_symlink() else path
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The temporary file sits next to the target so os.replace stays an atomic rename.
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            # mkstemp creates 0600, which suits a new file that may hold tokens; an existing
+            # file keeps the mode its owner chose.
+            with suppress(FileNotFoundError):
+                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+            os.replace(temporary, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise ConfigWriteError(f"{path}: cannot write: {exc.strerror or exc}") from exc
