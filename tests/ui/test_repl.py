@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -334,3 +335,18 @@ async def test_an_at_mention_completes_and_attaches_the_resource(places: Places)
     sent = llm.requests[0]["messages"][-1]["content"]
     assert sent.startswith('<resource server="sdk" uri="test://static/hello">\nhello resource\n')
     assert sent.endswith("\n\nsummarise @sdk:test://static/hello")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+async def test_a_signal_stops_the_repl_and_every_server_with_it(
+    places: Places, sig: signal.Signals
+) -> None:
+    add_servers(places, "fault")
+    async with paicli(places) as term:
+        await ready(term, "fault", 11)
+        [server] = processes_with(places.marker)
+        os.kill(term.process.pid, sig)  # paicli alone: the server has its own process group
+        assert await term.exit_code() == 130
+    assert "servers shut down" in term.text
+    assert processes_with(places.marker) == []
+    assert state_of(server) is None
