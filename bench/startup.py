@@ -17,6 +17,7 @@ warm-up. Prints a table with PASS/MISS against the targets; writes bench/startup
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import statistics
@@ -114,10 +115,21 @@ CLIENTS = {
     "fastmcp Client(mcpServers)": start_fastmcp,
     "bare gather(connect)": start_bare,
 }
+# What each client imports, loaded before its clock starts: the benchmark times starting
+# servers, not importing libraries (import time has its own benchmark in run.py).
+IMPORTS = {
+    "paicli ServerManager": ["paicli.mcp", "paicli.servers.config", "paicli.servers.manager"],
+    "mcp SDK ClientSessionGroup": ["mcp.client.session_group", "mcp.client.stdio"],
+    "fastmcp Client(mcpServers)": ["fastmcp"],
+    "bare gather(connect)": ["paicli.mcp"],
+}
 
 
 def child(client: str) -> None:
     """In a fresh process: time one client's startup; print `RESULT {json}`."""
+
+    for module in IMPORTS[client]:
+        importlib.import_module(module)
 
     async def timed() -> tuple[float, int]:
         started = time.perf_counter()
@@ -134,7 +146,9 @@ def child(client: str) -> None:
 
 def run_once(client: str) -> float | str:
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", client]
-    status, out, err = run_child(argv, CHILD_TIMEOUT)
+    # As in run.py: from bytecode, as installed packages run.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    status, out, err = run_child(argv, CHILD_TIMEOUT, env)
     for line in reversed(out.splitlines()):
         if line.startswith("RESULT "):
             seconds: float = json.loads(line.removeprefix("RESULT "))["seconds"]
