@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
 
 from tests.llm_server import ScriptedLlm
 
+BENCH_SERVER = Path(__file__).parent.parent.parent / "bench" / "servers" / "echo_server.py"
 
-async def piped(project: Path, llm: ScriptedLlm, lines: str) -> tuple[int, str]:
+
+async def piped(project: Path, llm: ScriptedLlm, lines: str, *flags: str) -> tuple[int, str]:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent),
@@ -25,6 +28,7 @@ async def piped(project: Path, llm: ScriptedLlm, lines: str) -> tuple[int, str]:
         llm.base_url,
         "--model",
         "scripted",
+        *flags,
         cwd=project,
         env=env,
         stdin=asyncio.subprocess.PIPE,
@@ -59,3 +63,16 @@ async def test_the_end_of_input_exits_cleanly(tmp_path: Path) -> None:
         code, out = await piped(project, llm, "/help\n")
     assert code == 0
     assert "/mcp" in out and "Bye." in out
+
+
+async def test_a_prompt_sent_while_a_server_starts_waits_for_its_tools(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".paicli").mkdir(parents=True)
+    slow = [str(BENCH_SERVER), "--handshake-delay", "1.0"]
+    servers = {"slow": {"command": sys.executable, "args": slow}}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    async with ScriptedLlm([{"text": "hi"}]) as llm:
+        code, out = await piped(project, llm, "hello\n", "--trust-project")
+    assert code == 0, out
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert "mcp__slow__echo" in offered

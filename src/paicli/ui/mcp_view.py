@@ -117,10 +117,14 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         console.print(f"Disabled {terminal_safe(name)} for this session; its tools are withdrawn.")
     elif action == "logs":
         _logs(runtime, console, server)
-    elif action == "tools":
-        _tools(console, server)
     else:
-        await _listing(console, server, action)
+        if server.state is ServerState.STARTING:  # asked right after start: wait for it
+            with console.status(f"waiting for {terminal_safe(name)} to start…"):
+                await _settle(runtime, name)
+        if action == "tools":
+            _tools(console, server)
+        else:
+            await _listing(console, server, action)
 
 
 async def _settle(runtime: Runtime, name: str) -> None:
@@ -132,8 +136,9 @@ async def _settle(runtime: Runtime, name: str) -> None:
 
 
 def _report(console: Console, server: ManagedServer) -> None:
-    line = server_change_line(server)
-    console.print(line if line is not None else f"{server.name}: {server.state.value}")
+    # Ready and error lines are printed by the REPL's server-change callback already.
+    if server.state not in (ServerState.READY, ServerState.ERROR):
+        console.print(f"{terminal_safe(server.name)}: still {server.state.value}")
 
 
 def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from paicli import __version__
+from paicli.agent.loop import Agent
 from paicli.llm import PRESETS
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
@@ -39,6 +40,9 @@ from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import mcp_command, server_change_line, status_line
 from .render import TurnRenderer
 
+# How long a prompt waits for servers still starting before the model is asked without them
+# (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
+SERVER_WAIT = 30.0
 PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 
 
@@ -192,13 +196,9 @@ class Repl:
         if agent is None:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
-        expansion = await expand_mentions(runtime.manager, text)
-        for problem in expansion.problems:
-            self.console.print(Text(terminal_safe(problem), "yellow"))
-        for mention in expansion.attached:
-            self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
         self._renderer = TurnRenderer(self.console)
-        turn = asyncio.get_running_loop().create_task(agent.run(expansion.text, self._renderer))
+        # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
+        turn = asyncio.get_running_loop().create_task(self._turn_body(runtime, agent, text))
         self._turn = turn
         try:
             await turn
@@ -212,6 +212,31 @@ class Repl:
             self._turn = None
             self._renderer.close()
         self.console.print()
+
+    async def _turn_body(self, runtime: Runtime, agent: Agent, text: str) -> None:
+        await self._wait_for_servers(runtime)
+        expansion = await expand_mentions(runtime.manager, text)
+        for problem in expansion.problems:
+            self.console.print(Text(terminal_safe(problem), "yellow"))
+        for mention in expansion.attached:
+            self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
+        await agent.run(expansion.text, self._renderer)
+
+    async def _wait_for_servers(self, runtime: Runtime) -> None:
+        """Servers still starting would miss this turn: wait for them (bounded; Ctrl+C
+        skips the wait along with the turn)."""
+        starting = [s.name for s in runtime.manager.servers() if s.state is ServerState.STARTING]
+        if not starting:
+            return
+        names = terminal_safe(", ".join(starting))
+        try:
+            with self.console.status(f"waiting for MCP servers to start: {names}…"):
+                async with asyncio.timeout(SERVER_WAIT):
+                    await runtime.manager.wait_ready(starting)
+        except TimeoutError:
+            self.console.print(
+                Text(f"MCP servers still starting ({names}); going on without them.", "yellow")
+            )
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
