@@ -8,7 +8,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,9 +38,12 @@ class Approvals:
 
     answers: list[Answer] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)
+    hook: Callable[[], None] | None = None  # runs while the user "reads" the prompt
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         self.shown.append(request.display())
+        if self.hook is not None:
+            self.hook()
         return self.answers.pop(0) if self.answers else Answer(Choice.DENY)
 
 
@@ -376,3 +379,42 @@ async def test_older_turns_are_summarised_when_trimming_is_not_enough(runtime_fo
     assert "SUMMARY: the user sent three long messages" in sent
     assert long not in sent and "B" * 8000 in sent
     assert any("summarised" in e.text for e in events.of(Notice))
+
+
+async def test_an_empty_answer_is_kept_as_empty_text_not_null(runtime_for) -> None:
+    async with ScriptedLlm([{"text": ""}, {"text": "ok"}]) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        await runtime.agent.run("say nothing", Events())
+        await runtime.agent.run("now say ok", Events())
+    answer = llm.requests[1]["messages"][-2]
+    assert answer == {"role": "assistant", "content": ""}
+
+
+async def test_a_model_failure_after_summarising_restores_the_history_exactly(
+    runtime_for,
+) -> None:
+    echo = {"name": "mcp__sdk__echo", "arguments": '{"text": "hi"}'}
+    script = [
+        {"text": "one"},
+        {"text": "two"},
+        {"tool_calls": [{"id": "c1", **echo}, {"id": "c2", **echo}]},
+        {"text": "SUMMARY"},
+        {"status": 400, "error": {"message": "bad request"}},
+    ]
+    async with ScriptedLlm(script) as llm:
+        approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
+        runtime = await runtime_for(llm, approvals)
+        agent = runtime.agent
+        for text in ("A" * 8000, "B" * 8000):
+            await agent.run(text, Events())
+        before = json.dumps(agent.messages)
+
+        def shrink() -> None:
+            agent.context_window = 8000  # the next step must summarise
+
+        approvals.hook = shrink
+        events = Events()
+        ended = await agent.run("C", events)
+    assert ended.reason == "error"
+    assert any("summarised" in e.text for e in events.of(Notice))
+    assert json.dumps(agent.messages) == before

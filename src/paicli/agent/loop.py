@@ -66,8 +66,12 @@ class Agent:
         self.messages = [{"role": "system", "content": self._system}]
 
     async def run(self, text: str, emit: EventSink) -> TurnEnded:
-        before = len(self.messages)
-        self.messages.append({"role": "user", "content": text})
+        # The history as it was, restored if the model endpoint fails. A copy, not an index:
+        # summarising may rebuild the list during the turn.
+        before = list(self.messages)
+        self._partial, self._pending = "", None
+        question: Message = {"role": "user", "content": text}
+        self.messages.append(question)
         usage: dict[str, int] = {}
         answer = ""
         step = 0
@@ -92,14 +96,16 @@ class Agent:
             emit(ended)
             return ended
         except LlmError as exc:
-            del self.messages[before:]
+            self.messages = before
             ended = TurnEnded("error", error=str(exc), steps=step, usage=usage)
             emit(ended)
             return ended
         except asyncio.CancelledError:
-            self._settle_after_cancel(before)
+            self._settle_after_cancel(question)
             emit(TurnEnded("cancelled", answer, steps=step, usage=usage))
             raise
+        finally:
+            self._partial, self._pending = "", None
 
     async def _ask(self, tools: list[dict[str, object]], emit: EventSink) -> Completion:
         completion: Completion | None = None
@@ -210,7 +216,7 @@ class Agent:
         self.messages = [*system, {"role": "user", "content": note}, *recent]
         emit(Notice(f"Context nearly full: summarised {len(older)} older messages."))
 
-    def _settle_after_cancel(self, before: int) -> None:
+    def _settle_after_cancel(self, question: Message) -> None:
         """Leave a history the provider accepts: every tool call answered, partial text kept."""
         pending = self._pending
         if pending is not None:
@@ -223,7 +229,7 @@ class Agent:
         if partial:
             self.messages.append({"role": "assistant", "content": partial + "\n[interrupted]"})
             self._partial = ""
-        if len(self.messages) == before + 1:  # only the user's message: note the interruption
+        if self.messages and self.messages[-1] is question:  # nothing answered: say so
             self.messages.append({"role": "assistant", "content": "[interrupted by the user]"})
 
 
@@ -254,7 +260,8 @@ def _with_id(call: ToolCallRequest, index: int) -> ToolCallRequest:
 
 
 def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> Message:
-    message: Message = {"role": "assistant", "content": text or None}
+    # Content may be null only next to tool calls; an empty answer is an empty string.
+    message: Message = {"role": "assistant", "content": (text or None) if calls else text}
     if calls:
         message["tool_calls"] = [
             {

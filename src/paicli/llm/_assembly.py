@@ -8,6 +8,7 @@ index, no id at all, usage in a separate last chunk or on every chunk, or none.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -75,7 +76,9 @@ class ChunkAssembler:
         # A different id at a known index is a new call (servers that send each call whole
         # with index 0); the same id repeated, or none, continues the call.
         if call is None or (fragment.id and call.id != fragment.id and call.name):
-            call = _PartialCall(id=fragment.id or f"call_{len(self._calls)}")
+            # No id from the server (some local ones): make one unique in the conversation,
+            # since each tool message must answer exactly one call.
+            call = _PartialCall(id=fragment.id or f"call_{uuid.uuid4().hex[:16]}")
             self._by_index[fragment.index] = call
             self._calls.append(call)
         function = fragment.function
