@@ -77,3 +77,17 @@ def test_gemini_models_get_the_gemini_schema_profile() -> None:
     google = "https://generativelanguage.googleapis.com/v1beta/openai/"
     assert schema_profile(settings("some-model", google)) == "gemini"
     assert schema_profile(settings("deepseek-chat", "https://api.deepseek.com")) == "default"
+
+
+async def test_a_preset_without_a_key_is_refused_and_the_model_stays(tmp_path: Path) -> None:
+    async with ScriptedLlm([{"text": "still me"}]) as llm:
+        flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
+        async with open_runtime(
+            root=tmp_path, flags=flags, approver=None, environ=environ(tmp_path)
+        ) as runtime:
+            refused = await runtime.set_model("openai")
+            assert not refused.configured and "OPENAI_API_KEY" in refused.why_not_configured()
+            assert runtime.settings.model == "first-model"
+            assert runtime.agent is not None
+            ended = await runtime.agent.run("hello", ignore)
+    assert ended.text == "still me"

@@ -46,21 +46,26 @@ class Runtime:
     toolbox: Toolbox
     agent: Agent | None
     environ: Mapping[str, str] = field(default_factory=dict)
+    max_steps: int | None = None  # --max-steps, kept for an agent created by /model
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
 
     async def set_model(self, name: str) -> ModelSettings:
-        """`/model NAME`: switch the model or preset, keeping the conversation."""
+        """`/model NAME`: switch the model or preset, keeping the conversation. Settings that
+        are not usable (a preset with no key) are returned and not applied: the current
+        model stays."""
         settings = switch_model(self.settings, name, self.environ, self.user_config)
-        self.settings = settings
-        self.mcp.profile = schema_profile(settings)
         if settings.api_key:  # a new key must never reach the audit log either
             self.audit.redactor = self.audit.redactor.with_secrets([settings.api_key])
         if not settings.configured:
             return settings
+        self.settings = settings
+        self.mcp.profile = schema_profile(settings)
         llm = _client(settings)
         if self.agent is None:
             self.agent = _agent(llm, self.toolbox, self.root, settings)
+            if self.max_steps:
+                self.agent.max_steps = self.max_steps
         else:
             old, self.agent.llm = self.agent.llm, llm
             self.agent.context_window = settings.context_window

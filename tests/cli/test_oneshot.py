@@ -192,3 +192,9 @@ async def test_the_step_budget_exits_3(project: Path) -> None:
         run = await paicli(project, "-p", "loop", "--max-steps", "2", llm=llm)
     assert run.code == 3
     assert "step budget" in run.stderr
+
+
+async def test_a_step_budget_below_one_is_a_usage_error(project: Path) -> None:
+    run = await paicli(project, "-p", "hi", "--max-steps", "0")
+    assert run.code == 2
+    assert "at least 1" in run.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import paicli.llm
 from paicli.llm import PRESETS, ModelSettings, resolve_settings, switch_model
+from paicli.llm.settings import display_url
 from paicli.user_config import UserConfig
 
 FILE = Path("/home/user/.paicli/config.toml")
@@ -254,3 +255,8 @@ def test_switching_to_a_model_name_keeps_the_provider_and_key() -> None:
     )
     assert switched.base_url == settings.base_url
     assert "model: /model" in switched.notes
+
+
+def test_a_base_url_is_shown_without_credentials() -> None:
+    assert display_url("https://user:tok@host.example/v1?key=abc") == "https://host.example/v1"
+    assert display_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"

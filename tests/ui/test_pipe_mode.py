@@ -76,3 +76,12 @@ async def test_a_prompt_sent_while_a_server_starts_waits_for_its_tools(tmp_path:
     assert code == 0, out
     offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
     assert "mcp__slow__echo" in offered
+
+
+async def test_text_that_looks_like_rich_markup_is_printed_literally(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with ScriptedLlm([]) as llm:
+        code, out = await piped(project, llm, "/model odd[/]name[bold]\n")
+    assert code == 0, out
+    assert "odd[/]name[bold]" in out

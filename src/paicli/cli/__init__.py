@@ -41,6 +41,13 @@ def epilog() -> str:
     return settings + "\n\nin the REPL:\n" + help_text()
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     """`full_help=False` leaves out the epilog, whose tables cost imports `--version` and
     every ordinary run can skip."""
@@ -76,7 +83,9 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="with -p: let tools matching PATTERN run (e.g. 'mcp__fs__read_*'); repeatable",
     )
     acting.add_argument("--yes", action="store_true", help="with -p: let every tool run")
-    acting.add_argument("--max-steps", type=int, default=0, help="model calls per prompt")
+    acting.add_argument(
+        "--max-steps", type=positive_int, default=0, help="model calls per prompt (at least 1)"
+    )
     parser.add_argument(
         "--trust-project",
         action="store_true",
@@ -165,9 +174,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
     if options.print is not None:
         from ._signals import run_until_signalled  # noqa: PLC0415
-        from .oneshot import run_once  # noqa: PLC0415
+        from .oneshot import read_prompt, run_once  # noqa: PLC0415
 
-        return run_until_signalled(run_once(options, flags))
+        try:
+            prompt = read_prompt(options)
+        except KeyboardInterrupt:
+            return 130
+        if prompt is None:
+            print("paicli -p: the prompt is empty", file=sys.stderr)
+            return 2
+        return run_until_signalled(run_once(options, flags, prompt))
     from paicli.ui.repl import repl_main  # noqa: PLC0415
 
     from ._signals import run_until_signalled  # noqa: PLC0415

@@ -38,17 +38,15 @@ def err(text: str) -> None:
 
 
 def read_prompt(options: argparse.Namespace) -> str | None:
+    """The prompt, read before the event loop starts when it comes from stdin (a blocking
+    read inside the loop would keep SIGTERM from being handled until stdin ends)."""
     prompt: str = options.print
     if prompt == "-":
         prompt = sys.stdin.read()
     return prompt if prompt.strip() else None
 
 
-async def run_once(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
-    prompt = read_prompt(options)
-    if prompt is None:
-        err("paicli -p: the prompt is empty")
-        return 2
+async def run_once(options: argparse.Namespace, flags: dict[str, str | None], prompt: str) -> int:
     fmt: str = options.output_format
     async with open_runtime(
         root=Path.cwd(),
@@ -88,6 +86,7 @@ class EventPrinter:
         self.fmt = fmt
         self.tool_calls: list[dict[str, Any]] = []
         self._ends_with_newline = True
+        self._tty = sys.stdout.isatty()
 
     def __call__(self, event: AgentEvent) -> None:
         if self.fmt == "stream-json":
@@ -106,7 +105,9 @@ class EventPrinter:
         if self.fmt == "json":
             return
         if isinstance(event, TextDelta):
-            sys.stdout.write(event.text)
+            # On a terminal, escape sequences in the answer are shown, not obeyed; into a
+            # pipe or file the answer goes byte for byte.
+            sys.stdout.write(terminal_safe(event.text) if self._tty else event.text)
             sys.stdout.flush()
             self._ends_with_newline = event.text.endswith("\n")
         elif isinstance(event, ToolStarted):

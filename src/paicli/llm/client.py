@@ -29,7 +29,7 @@ from paicli.llm.errors import (
     ServiceUnavailable,
 )
 from paicli.llm.events import Retrying, StreamEvent
-from paicli.llm.settings import ModelSettings
+from paicli.llm.settings import ModelSettings, display_url
 
 if TYPE_CHECKING:
     from openai.types.chat import (
@@ -187,9 +187,10 @@ class LlmClient:
 
     def _where(self) -> str:
         settings = self.settings
+        url = display_url(settings.base_url or "")
         if settings.provider:
-            return f"{settings.provider} ({settings.base_url})"
-        return str(settings.base_url)
+            return f"{settings.provider} ({url})"
+        return url
 
     def _server_message(self, exc: openai.APIError) -> str:
         """The server's own message, on one line, cut short, with the key scrubbed out."""

@@ -8,6 +8,7 @@ REPL's `/model NAME` derives new settings with `switch_model`. The API key is he
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -61,7 +62,7 @@ class ModelSettings:
 
     def describe(self) -> str:
         """ "deepseek · deepseek-chat" (never the key)."""
-        where = self.provider or self.base_url or "no provider"
+        where = self.provider or (display_url(self.base_url) if self.base_url else "no provider")
         return f"{where} · {self.model or 'no model'}"
 
     def why_not_configured(self) -> str:
@@ -261,3 +262,11 @@ def _file_level(user_config: UserConfig, problems: list[str]) -> _Level:
 
 def _env_level(environ: Mapping[str, str]) -> _Level:
     return _Level("env", {k: environ[n] for k, n in ENV_NAMES.items() if environ.get(n)}, ENV_NAMES)
+
+
+def display_url(url: str) -> str:
+    """`url` fit to show: without `user:password@` and without the query string, either of
+    which can carry a credential."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

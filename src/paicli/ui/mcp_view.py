@@ -54,7 +54,7 @@ def server_change_line(server: ManagedServer) -> Text | None:
         seconds = f"  {server.ready_after:.1f}s" if server.ready_after is not None else ""
         return Text(f"✓ {name}  {server.transport}  {len(server.tools)} tools{seconds}", "green")
     if server.state is ServerState.ERROR:
-        error = one_line(terminal_safe(server.error or ""), 200)
+        error = one_line(server.error or "", 200)
         return Text(f"✗ {name}  {server.transport}  {error}", "red")
     return None
 
@@ -74,7 +74,7 @@ def table(runtime: Runtime) -> Table:
             str(len(server.tools)),
             uptime,
             str(server.pid or "-"),
-            Text(one_line(terminal_safe(server.error or ""), 80), "red"),
+            Text(one_line(server.error or "", 80), "red"),
         )
     for name in runtime.skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "")
@@ -97,7 +97,7 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
     try:
         server = runtime.manager.get(name)
     except KeyError:
-        known = ", ".join(s.name for s in runtime.manager.servers()) or "none"
+        known = terminal_safe(", ".join(s.name for s in runtime.manager.servers()) or "none")
         console.print(
             Text(f"No MCP server named {terminal_safe(name)!r} (servers: {known})", "red")
         )
@@ -162,7 +162,7 @@ def _tools(console: Console, server: ManagedServer) -> None:
         return
     for tool in server.tools:
         line = Text(model_tool_name(server.name, tool.name), "cyan")
-        line.append("  " + one_line(terminal_safe(tool.description or ""), 100), "dim")
+        line.append("  " + one_line(tool.description or "", 100), "dim")
         console.print(line)
 
 
@@ -185,5 +185,5 @@ async def _listing(console: Console, server: ManagedServer, action: str) -> None
         console.print(f"{terminal_safe(server.name)} offers no {action}.")
     for first, second in rows:
         line = Text(terminal_safe(first), "cyan")
-        line.append("  " + one_line(terminal_safe(second), 100), "dim")
+        line.append("  " + one_line(second, 100), "dim")
         console.print(line)

@@ -38,7 +38,7 @@ def call_line(name: str, arguments: object) -> str:
 
 
 def result_preview(text: str) -> str:
-    lines = terminal_safe(text).splitlines() or [""]
+    lines = text.splitlines() or [""]  # one_line makes each line safe
     shown = [one_line(line, 150) for line in lines[:RESULT_LINES]]
     if len(lines) > RESULT_LINES:
         shown.append(f"… (+{len(lines) - RESULT_LINES} lines)")
@@ -62,18 +62,21 @@ class TurnRenderer:
                 self._live = Live(
                     console=self.console,
                     refresh_per_second=8,
-                    vertical_overflow="visible",
+                    # "visible" redraws an answer taller than the screen again and again;
+                    # cut it while streaming, and rich prints it whole when the Live stops.
+                    vertical_overflow="ellipsis",
                     transient=False,
                 )
                 self._live.start()
-            self._live.update(Markdown(terminal_safe(self._text)))
+            # hyperlinks=False: a link shows its real target, never hidden behind its text.
+            self._live.update(Markdown(terminal_safe(self._text), hyperlinks=False))
         elif isinstance(event, ReasoningDelta):
             self._end_text()
             self._reasoning = True
             self.console.print(Text(terminal_safe(event.text), style="dim italic"), end="")
         elif isinstance(event, ToolStarted):
             self.pause()
-            where = f" [{event.server}]" if event.server else ""
+            where = f" [{terminal_safe(event.server)}]" if event.server else ""
             line = Text("⏺ ", style="cyan")
             line.append(terminal_safe(call_line(event.name, event.arguments)))
             line.append(where, style="dim")
@@ -88,7 +91,7 @@ class TurnRenderer:
             else:
                 style = "dim"
             seconds = f"  ({event.seconds:.1f}s)" if event.seconds >= 0.5 else ""
-            line = Text(f"  ⎿ {event.name}: ", style=style)
+            line = Text(f"  ⎿ {terminal_safe(event.name)}: ", style=style)
             line.append(result_preview(outcome.text) + seconds, style=style)
             self.console.print(line)
         elif isinstance(event, Retrying):

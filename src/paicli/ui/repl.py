@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
@@ -49,7 +50,11 @@ PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 async def repl_main(
     options: argparse.Namespace, flags: Mapping[str, str | None], *, ask_trust: TrustAsk | None
 ) -> int:
-    console = Console(highlight=False, force_terminal=sys.stdout.isatty() or None)
+    # markup and emoji off: names and text from servers and models are printed literally
+    # (a server called "x[/]" or ":smile:" must neither crash nor restyle the screen).
+    console = Console(
+        highlight=False, markup=False, emoji=False, force_terminal=sys.stdout.isatty() or None
+    )
     repl = Repl(console, interactive=sys.stdin.isatty())
     async with open_runtime(
         root=Path.cwd(),
@@ -59,9 +64,38 @@ async def repl_main(
         ask_trust=ask_trust,
         on_server_change=repl.server_changed,
     ) as runtime:
+        runtime.max_steps = options.max_steps or None
         if options.max_steps and runtime.agent is not None:
             runtime.agent.max_steps = options.max_steps
         return await repl.run(runtime)
+
+
+class SafeFileHistory(FileHistory):
+    """Prompt history in a file; a file that cannot be read or written (disk full, read-only
+    PAICLI_HOME) costs the history, never the prompt: one warning, then silence."""
+
+    def __init__(self, filename: str, console: Console) -> None:
+        super().__init__(filename)
+        self._console = console
+        self._warned = False
+
+    def load_history_strings(self) -> Iterable[str]:
+        try:
+            return list(super().load_history_strings())
+        except OSError as exc:
+            self._warn(exc)
+            return []
+
+    def store_string(self, string: str) -> None:
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self._warn(exc)
+
+    def _warn(self, exc: OSError) -> None:
+        if not self._warned:
+            self._warned = True
+            self._console.print(Text(f"History not saved: {exc}", "yellow"))
 
 
 class Repl:
@@ -123,9 +157,11 @@ class Repl:
                 text = text.strip()
                 if not text:
                     continue
+                if text in ("/exit", "/quit"):
+                    break
                 if text.startswith("/"):
-                    if await self._slash(runtime, text) == "exit":
-                        break
+                    # A task like a turn, so Ctrl+C cuts short a slow /mcp restart too.
+                    await self._interruptible(self._slash(runtime, text), "")
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -183,7 +219,7 @@ class Repl:
         assert self.resources is not None
         resources = self.resources
         return PromptSession(
-            history=FileHistory(str(history_file)),
+            history=SafeFileHistory(str(history_file), self.console),
             completer=ReplCompleter(
                 lambda: [s.name for s in runtime.manager.servers()], resources.completions
             ),
@@ -198,20 +234,26 @@ class Repl:
             return
         self._renderer = TurnRenderer(self.console)
         # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
-        turn = asyncio.get_running_loop().create_task(self._turn_body(runtime, agent, text))
-        self._turn = turn
+        await self._interruptible(
+            self._turn_body(runtime, agent, text), " What should paicli do instead?"
+        )
+        self.console.print()
+
+    async def _interruptible(self, work: Coroutine[Any, Any, object], hint: str) -> None:
+        """Run `work` as the task Ctrl+C cancels (see `_interrupt`)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._turn = task
         try:
-            await turn
+            await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
-                raise  # the REPL itself is being stopped (SIGTERM), not just this turn
+                raise  # the REPL itself is being stopped (SIGTERM), not just this task
             self._renderer.close()
-            self.console.print(Text("⎿ Interrupted. What should paicli do instead?", "yellow"))
+            self.console.print(Text(f"⎿ Interrupted.{hint}", "yellow"))
         finally:
             self._turn = None
             self._renderer.close()
-        self.console.print()
 
     async def _turn_body(self, runtime: Runtime, agent: Agent, text: str) -> None:
         await self._wait_for_servers(runtime)
@@ -247,10 +289,8 @@ class Repl:
 
     # -- slash commands ----------------------------------------------------------------------
 
-    async def _slash(self, runtime: Runtime, text: str) -> str | None:
+    async def _slash(self, runtime: Runtime, text: str) -> None:
         command, *words = text.split()
-        if command in ("/exit", "/quit"):
-            return "exit"
         if command == "/help":
             self.console.print(Text(help_text()))
         elif command == "/clear":
@@ -268,13 +308,15 @@ class Repl:
             self.console.print(
                 Text(f"Unknown command {terminal_safe(command)}; /help lists them.", "yellow")
             )
-        return None
 
     async def _model(self, runtime: Runtime, words: list[str]) -> None:
         if words:
             settings = await runtime.set_model(words[0])
             if not settings.configured:
                 self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
+                current = runtime.settings
+                kept = current.describe() if current.configured else "no model"
+                self.console.print(Text(f"Still using: {terminal_safe(kept)}", "dim"))
                 return
         settings = runtime.settings
         shown = settings.describe() if settings.configured else "none"
@@ -297,4 +339,4 @@ class Repl:
                 f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
                 f"{record.get('duration_ms')} ms"
             )
-            self.console.print(Text(one_line(terminal_safe(line), 160)))
+            self.console.print(Text(one_line(line, 160)))
