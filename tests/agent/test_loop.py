@@ -418,3 +418,16 @@ async def test_a_model_failure_after_summarising_restores_the_history_exactly(
     assert ended.reason == "error"
     assert any("summarised" in e.text for e in events.of(Notice))
     assert json.dumps(agent.messages) == before
+
+
+async def test_arguments_with_an_unpaired_surrogate_are_refused(runtime_for) -> None:
+    script = [
+        {"tool_calls": [{"id": "c", "name": "read_file", "arguments": '{"path": "a\\ud800"}'}]},
+        {"text": "ok"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        runtime = await runtime_for(llm, Approvals())
+        ended = await runtime.agent.run("read", Events())
+    assert ended.reason == "done"
+    (result,) = tool_messages(llm.requests[1])
+    assert "unpaired surrogate" in result["content"]

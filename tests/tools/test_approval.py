@@ -470,3 +470,22 @@ def test_saving_keeps_answers_another_process_saved_meanwhile(tmp_path: Path) ->
     assert second.add("execute_command") is None
     assert PermissionStore(tmp_path).patterns == ("write_file", "execute_command")
     assert [p.name for p in tmp_path.iterdir()] == ["permissions.json"]  # no temporary left
+
+
+@pytest.mark.parametrize("pattern", ["mcp__My.Server__*", "MCP__my_server__DROP_*", "*drop*"])
+async def test_deny_patterns_match_any_case_and_the_unsanitised_server_name(
+    tmp_path: Path, pattern: str
+) -> None:
+    drop = ToolSpec(
+        "mcp__my_server__drop_table",
+        "Drop",
+        {"type": "object"},
+        "mcp",
+        server="my.server",
+        tool="drop_table",
+    )
+    inner, approver = RecordingToolbox(), ScriptedApprover()
+    policy = Policy(deny=(pattern,))
+    outcome = await wrapper(inner, tmp_path, approver, policy=policy).call(drop, {})
+    assert (outcome.decision, outcome.decided_by) == ("denied", "policy")
+    assert inner.calls == [] and approver.requests == []

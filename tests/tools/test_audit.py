@@ -246,3 +246,12 @@ async def test_time_spent_asking_is_kept_apart_from_the_run_time(tmp_path: Path)
     (record,) = log.tail(1)
     assert record["waited_ms"] >= 300  # type: ignore[operator]
     assert record["duration_ms"] < record["waited_ms"]  # type: ignore[operator]
+
+
+async def test_a_lone_surrogate_in_the_arguments_does_not_cost_the_record(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit", Redactor())
+    toolbox = AuditingToolbox(ScriptedToolbox(), log, session_id="s")
+    await toolbox.call(READ, json.loads('{"path": "a\\udcff"}'))
+    (record,) = log.tail(1)
+    assert record["tool"] == "read_file"
+    assert log.failures == 0

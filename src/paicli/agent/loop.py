@@ -247,6 +247,13 @@ def _parse_arguments(raw: str) -> dict[str, object] | str:
         )
     if not isinstance(value, dict):
         return "Error: the tool arguments must be a JSON object; the tool was not run."
+    try:  # JSON may spell unpaired surrogates (\ud800), which no file name or pipe can carry
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return (
+            "Error: the tool arguments contain invalid Unicode (an unpaired surrogate escape "
+            "such as \\ud800); the tool was not run."
+        )
     return value
 
 

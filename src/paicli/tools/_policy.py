@@ -40,8 +40,12 @@ class Policy:
     def allows(self, name: str) -> bool:
         return matches_any(name, self.allow)
 
-    def denies(self, name: str) -> bool:
-        return matches_any(name, self.deny)
+    def denies(self, name: str, *also: str) -> bool:
+        """Deny patterns fail closed: matched without regard to case, against the model-facing
+        name and any other names of the tool (`also`: e.g. `mcp__my.server__tool` before its
+        dots became underscores), so a pattern written either way catches it."""
+        names = [n.lower() for n in (name, *also)]
+        return any(fnmatchcase(n, p.lower()) for n in names for p in self.deny)
 
     @classmethod
     def from_config(cls, user_config: UserConfig) -> tuple[Policy, list[str]]:

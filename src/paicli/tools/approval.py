@@ -108,7 +108,8 @@ class ApprovingToolbox:
         refusal = self._inner.precheck(spec, arguments)
         if refusal is not None:
             return refusal
-        if self._policy.denies(spec.name):
+        raw = f"mcp__{spec.server}__{spec.tool}" if spec.server and spec.tool else spec.name
+        if self._policy.denies(spec.name, raw):
             return _denied(
                 f"The user's policy denies the tool {spec.name} (permissions.deny in the "
                 "paicli config); it was not run.",

@@ -56,7 +56,10 @@ class AuditLog:
         """Append one redacted record to today's file; never raises."""
         try:
             line = json.dumps(self.redactor.redact(record), ensure_ascii=False, default=str)
-            self._append(self.clock().date().isoformat(), (line + "\n").encode("utf-8"))
+            # backslashreplace: a lone surrogate from the model's JSON must not cost the
+            # record (the call it describes may have run).
+            data = (line + "\n").encode("utf-8", "backslashreplace")
+            self._append(self.clock().date().isoformat(), data)
         except (OSError, ValueError, TypeError) as exc:
             self.failures += 1
             if self.failures == 1:
