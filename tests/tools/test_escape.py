@@ -73,3 +73,8 @@ def test_json_for_terminal_is_printable_and_decodes_to_the_same_value() -> None:
     assert json.loads(text) == value
     assert "\\u202e" in text
     assert "\\udb40\\udc41" in text
+
+
+def test_variation_selectors_that_can_hide_bytes_are_shown_but_emoji_stay() -> None:
+    assert terminal_safe("a\ufe00b\U000e0100c") == "a\\ufe00b\\U000e0100c"
+    assert terminal_safe("I \u2764\ufe0f it") == "I \u2764\ufe0f it"

@@ -22,6 +22,12 @@ _INVISIBLE = frozenset(
     "\u115f\u1160"  # Hangul choseong/jungseong fillers
     "\u3164"  # Hangul filler
     "\uffa0"  # halfwidth Hangul filler
+    "\u17b4\u17b5"  # Khmer inherent vowels
+    "\u2800"  # braille blank
+    # Variation selectors: invisible, and a run of them can smuggle hidden bytes. VS15/VS16
+    # (U+FE0E/U+FE0F) stay: they choose text or emoji style, and emoji use them everywhere.
+    + "".join(chr(c) for c in range(0xFE00, 0xFE0E))
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
 )
 
 # Cc: C0/C1 controls and DEL. Cf: bidi overrides and isolates, zero-width characters, BOM,
