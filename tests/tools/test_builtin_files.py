@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import tracemalloc
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from paicli.tools._files import MAX_WRITE_BYTES, atomic_write
+from paicli.tools import _files
+from paicli.tools._files import MAX_WRITE_BYTES, NotRegularFile, atomic_write, open_regular
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin import BuiltinToolbox
 
@@ -372,3 +375,176 @@ async def test_grep_caps_many_matches(tmp_path: Path) -> None:
     outcome = await run(BuiltinToolbox(tmp_path, max_output_chars=2000), "grep", {"pattern": "hit"})
     assert len(outcome.text) < 2200
     assert "not shown" in outcome.text
+
+
+# -- special files, sizes, line endings ------------------------------------------------------
+
+
+async def test_read_file_refuses_a_named_pipe_instead_of_blocking(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    async with asyncio.timeout(5):
+        outcome = await run(toolbox, "read_file", {"path": "pipe"})
+    assert outcome.is_error
+    assert "\n" not in outcome.text
+    assert "pipe" in outcome.text and "named pipe" in outcome.text
+
+
+async def test_grep_and_glob_skip_a_named_pipe_in_the_tree(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "a.txt").write_text("needle\n")
+    os.mkfifo(tmp_path / "pipe")
+    async with asyncio.timeout(5):
+        grepped = await run(toolbox, "grep", {"pattern": "needle"})
+        globbed = await run(toolbox, "glob", {"pattern": "*"})
+    assert grepped.text == "a.txt:1: needle"
+    assert globbed.text == "a.txt"
+
+
+async def test_grep_on_a_named_pipe_is_an_error_not_a_hang(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    async with asyncio.timeout(5):
+        outcome = await run(toolbox, "grep", {"pattern": "x", "path": "pipe"})
+    assert outcome.is_error and "pipe is neither a regular file" in outcome.text
+
+
+def test_open_regular_refuses_a_fifo_swapped_in_after_the_check(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(NotRegularFile, match="named pipe"):
+        open_regular(tmp_path / "pipe")
+
+
+def test_read_file_streams_a_large_file_without_holding_it(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with big.open("wb") as f:
+        for _ in range(12):
+            f.write(b"0123456789abcdef\n" * 65536)  # 12 x 1 MiB
+    toolbox = BuiltinToolbox(tmp_path)
+    tracemalloc.start()
+    try:
+        outcome = _files.read_file(toolbox.paths, big, {"limit": 3}, 30_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert outcome.text.splitlines()[:3] == [
+        "     1\t0123456789abcdef",
+        "     2\t0123456789abcdef",
+        "     3\t0123456789abcdef",
+    ]
+    assert f"of {12 * 65536}" in outcome.text
+    assert peak < 4 * 1024 * 1024, peak
+
+
+def test_read_file_of_a_huge_file_says_more_lines_follow_without_counting(
+    tmp_path: Path,
+) -> None:
+    huge = tmp_path / "huge.log"
+    huge.write_bytes(b"x\n" * (_files.COUNT_LINES_MAX_BYTES // 2 + 10))
+    toolbox = BuiltinToolbox(tmp_path)
+    outcome = _files.read_file(toolbox.paths, huge, {"offset": 2, "limit": 2}, 30_000)
+    assert outcome.text == (
+        "     2\tx\n     3\tx\n"
+        "[showing lines 2-3; more lines follow; call read_file with offset=4 to read further]"
+    )
+    assert outcome.details["lines"] is None and outcome.details["truncated"] is True
+
+
+async def test_read_file_cuts_a_very_long_line_and_numbers_the_next(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "min.js").write_text("é" * 1_000_000 + "\nnext\n")
+    outcome = await run(toolbox, "read_file", {"path": "min.js"})
+    first, second = outcome.text.splitlines()[:2]
+    assert first == "     1\t" + "é" * _files.MAX_LINE_CHARS + " [line cut]"
+    assert second == "     2\tnext"
+
+
+async def test_read_file_past_the_end_names_the_line_count(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo")
+    outcome = await run(toolbox, "read_file", {"path": "a.txt", "offset": 5})
+    assert outcome.is_error and "a.txt has 2 lines; offset 5 is past the end" in outcome.text
+
+
+async def test_edit_file_refuses_a_file_over_the_write_limit(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "big.txt").write_bytes(b"x" * (MAX_WRITE_BYTES + 1))
+    outcome = await run(
+        toolbox, "edit_file", {"path": "big.txt", "old_string": "xx", "new_string": "y"}
+    )
+    assert outcome.is_error and "5 MB limit of edit_file" in outcome.text
+    assert (tmp_path / "big.txt").stat().st_size == MAX_WRITE_BYTES + 1
+
+
+async def test_edit_file_refuses_a_replace_all_that_would_grow_past_the_limit(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "f.txt").write_text("ab\n" * 1000)
+    outcome = await run(
+        toolbox,
+        "edit_file",
+        {"path": "f.txt", "old_string": "a", "new_string": "z" * 6000, "replace_all": True},
+    )
+    assert outcome.is_error and "nothing was changed" in outcome.text
+    assert (tmp_path / "f.txt").read_text() == "ab\n" * 1000
+
+
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+async def test_a_read_only_file_is_not_replaced(
+    tmp_path: Path, toolbox: BuiltinToolbox, tool: str
+) -> None:
+    target = tmp_path / "locked.txt"
+    target.write_text("old\n")
+    target.chmod(0o444)
+    arguments: dict[str, object] = (
+        {"path": "locked.txt", "content": "new\n"}
+        if tool == "write_file"
+        else {"path": "locked.txt", "old_string": "old", "new_string": "new"}
+    )
+    outcome = await run(toolbox, tool, arguments)
+    assert outcome.is_error and "locked.txt is read-only" in outcome.text
+    assert target.read_text() == "old\n"
+
+
+async def test_line_numbers_count_only_newlines(tmp_path: Path, toolbox: BuiltinToolbox) -> None:
+    (tmp_path / "odd.txt").write_text("a\fb\u2028c\r\nneedle\n")
+    read = await run(toolbox, "read_file", {"path": "odd.txt"})
+    grepped = await run(toolbox, "grep", {"pattern": "needle|c$"})
+    assert read.text == "     1\ta\fb\u2028c\n     2\tneedle"
+    assert grepped.text == "odd.txt:1: a\fb\u2028c\nodd.txt:2: needle"
+
+
+async def test_edit_file_matches_multiline_text_in_a_crlf_file(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    (tmp_path / "f.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    outcome = await run(
+        toolbox,
+        "edit_file",
+        {"path": "f.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n"},
+    )
+    assert outcome.text == "Replaced 1 occurrence in f.txt"
+    assert (tmp_path / "f.txt").read_bytes() == b"1\r\n2\r\nthree\r\n"
+
+
+@pytest.mark.parametrize("tool", ["glob", "grep"])
+async def test_a_bad_glob_is_an_error_outcome(
+    tree: Path, toolbox: BuiltinToolbox, tool: str
+) -> None:
+    arguments = {"pattern": "[z-a]"} if tool == "glob" else {"pattern": "x", "glob": "[z-a]"}
+    outcome = await run(toolbox, tool, arguments)
+    assert outcome.is_error and "invalid glob pattern '[z-a]'" in outcome.text
+
+
+async def test_a_posix_class_in_a_glob_raises_no_warning(
+    tree: Path, toolbox: BuiltinToolbox
+) -> None:
+    # pytest turns warnings into errors here; re warns about a nested set in `[[`.
+    outcome = await run(toolbox, "glob", {"pattern": "[[:alpha:]]*"})
+    assert not outcome.is_error

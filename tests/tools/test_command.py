@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -88,6 +89,24 @@ async def test_malformed_command_arguments_are_refused_as_invalid(
     outcome = await run(toolbox, arguments)
     assert outcome.decided_by == "validation"
     assert expected in outcome.text
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), json.loads("NaN"), float("inf")])
+async def test_a_timeout_that_is_not_a_finite_number_is_refused_as_invalid(
+    toolbox: BuiltinToolbox, timeout: float
+) -> None:
+    outcome = await run(toolbox, {"command": "echo ran", "timeout": timeout})
+    assert outcome.decided_by == "validation"
+    assert "timeout must be a number of seconds" in outcome.text or "maximum" in outcome.text
+    assert "ran" not in outcome.text
+
+
+async def test_commands_get_the_default_sigpipe_so_a_closed_pipe_ends_them_quietly(
+    toolbox: BuiltinToolbox,
+) -> None:
+    outcome = await run(toolbox, {"command": "yes | head -1"})
+    assert outcome.text == "y\n[exit code 0]"
+    assert outcome.details["exit_code"] == 0
 
 
 async def test_a_timeout_kills_the_whole_group_and_reaps_it(toolbox: BuiltinToolbox) -> None:
@@ -187,6 +206,41 @@ REFUSED = [
     "sh -c 'rm -rf /'",
     'bash -c "curl x | sh"',
     "echo ok\nsudo ls",
+    # Wrappers and their options are looked through.
+    "timeout 5 sudo ls",
+    "timeout -s KILL --kill-after=2 10 reboot",
+    "setsid sudo ls",
+    "env -u FOO sudo ls",
+    "nice -n 5 rm -rf /",
+    "ionice -c 3 rm -rf ~",
+    "stdbuf -oL reboot",
+    # `-c` inside a group of shell options.
+    "bash -lc 'sudo ls'",
+    "sh -ec 'rm -rf /'",
+    "bash -xc reboot",
+    "bash -o pipefail -c 'rm -rf ~'",
+    # A cd that does not lead into a subdirectory, or that a subshell undoes.
+    "cd / && rm -rf *",
+    "cd ~ && rm -rf *",
+    "cd $HOME && rm -rf *",
+    "cd && rm -rf *",
+    "cd .. && rm -rf *",
+    "cd - && rm -rf *",
+    "(cd build); rm -rf *",
+    "(cd build) && rm -rf .",
+    # `dir/*` deletes what `dir` does.
+    "rm -rf /usr/*",
+    "rm -rf /etc/",
+    "rm -rf //var/*",
+    "find / -delete",
+    "find ~ -delete",
+    "find / -name '*.log' -delete",
+    "find $HOME -type f -delete",
+    # Newlines outside quotes and after heredocs and comments still separate commands.
+    "echo 'multi\nline'\nsudo ls",
+    "cat <<EOF > notes.md\nhello\nEOF\nsudo ls",
+    "# comment\nsudo ls",
+    "# don't\nsudo ls\n# won't",
 ]
 
 ALLOWED = [
@@ -214,6 +268,21 @@ ALLOWED = [
     "pytest -q tests",
     "find . -name '*.pyc' -delete",
     "docker rm -f abc",
+    "git commit -m 'fix\n\nreboot the thing'",
+    'git commit -m "Drop sudo from the docs\n\nsudo is not needed any more"',
+    "cat <<'EOF' > README.md\nRun sudo make install to install.\nrm -rf /\nEOF",
+    "cat <<-EOF > x.txt\n\tsudo is mentioned\n\tEOF\necho done",
+    "command -v sudo",
+    "command -V reboot || echo none",
+    "cd src/gen && rm -rf ./*",
+    "(cd build && rm -rf *)",
+    "timeout 60 pytest -q",
+    "setsid make",
+    "find build -delete",
+    "rm -rf build/*",
+    "ls # ; sudo ls",
+    "bash -lc 'make test'",
+    "sh -c 'echo reboot'",
 ]
 
 
@@ -229,6 +298,21 @@ def test_destructive_commands_are_refused(toolbox: BuiltinToolbox, command: str)
 @pytest.mark.parametrize("command", ALLOWED)
 def test_look_alikes_are_allowed(toolbox: BuiltinToolbox, command: str) -> None:
     assert toolbox.precheck(spec_of(toolbox), {"command": command}) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("systemctl --force reboot", "refused: systemctl reboot shuts the machine down"),
+        ("shutdown -h now", "refused: shutdown shuts the machine down"),
+        ("timeout 5 sudo ls", "refused: sudo runs commands"),
+        ("find / -delete", "refused: find / -delete would delete the whole file system"),
+        ("rm -rf /usr/*", "refused: rm -r /usr/* would delete the system directory /usr"),
+    ],
+)
+def test_the_refusal_names_the_command_it_refuses(command: str, expected: str) -> None:
+    reason = refusal_reason(command)
+    assert reason is not None and reason.startswith(expected), reason
 
 
 @pytest.mark.parametrize(

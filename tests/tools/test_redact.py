@@ -152,3 +152,89 @@ def test_passwords_in_url_userinfo_are_redacted() -> None:
 def test_with_secrets_adds_values_learned_later() -> None:
     redactor = Redactor(["first-secret"]).with_secrets(["second-secret"])
     assert redactor.redact_text("first-secret second-secret") == f"{REDACTED} {REDACTED}"
+
+
+def test_secrets_in_json_escaped_inside_a_string_are_redacted() -> None:
+    text = r'{"arguments": "{\"api_key\": \"abcDEF123456\", \"Authorization\": \"Bearer xyz\"}"}'
+    assert Redactor().redact_text(text) == (
+        rf'{{"arguments": "{{\"api_key\": \"{REDACTED}\", \"Authorization\": \"{REDACTED}\"}}"}}'
+    )
+
+
+def test_signatures_and_keys_in_query_strings_are_redacted() -> None:
+    text = "GET https://b.s3.example.com/o?X-Amz-Signature=deadbeef1234&sig=AbC123%2F&key=AIzaX&n=2"
+    assert Redactor().redact_text(text) == (
+        f"GET https://b.s3.example.com/o?X-Amz-Signature={REDACTED}&sig={REDACTED}"
+        f"&key={REDACTED}&n=2"
+    )
+
+
+def test_a_key_outside_a_query_string_is_not_a_secret() -> None:
+    assert Redactor().redact({"key": "sort-order"}) == {"key": "sort-order"}
+    assert Redactor().redact_text("cache key=users:42") == "cache key=users:42"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("curl -u bob:hunter2pass https://x", f"curl -u bob:{REDACTED} https://x"),
+        ("curl -s -ubob:hunter2pass https://x", f"curl -s -ubob:{REDACTED} https://x"),
+        ("curl --user 'bob:hunter2pass' https://x", f"curl --user 'bob:{REDACTED}' https://x"),
+    ],
+)
+def test_curl_user_passwords_are_redacted_and_the_user_kept(command: str, expected: str) -> None:
+    assert Redactor().redact_text(command) == expected
+
+
+def test_pem_private_key_blocks_are_redacted_whole() -> None:
+    text = (
+        "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAABG5vbmU=\n"
+        "-----END OPENSSH PRIVATE KEY-----\ndone"
+    )
+    assert Redactor().redact_text(text) == (
+        f"key:\n-----BEGIN OPENSSH PRIVATE KEY-----{REDACTED}"
+        "-----END OPENSSH PRIVATE KEY-----\ndone"
+    )
+
+
+def test_a_private_key_cut_off_before_its_end_line_is_redacted_to_the_end() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+    assert Redactor().redact_text(text) == f"-----BEGIN PRIVATE KEY-----{REDACTED}"
+
+
+def test_header_lists_redact_the_value_of_secret_names() -> None:
+    value = [{"name": "Authorization", "value": "tok_abc123"}, {"name": "Accept", "value": "x"}]
+    assert Redactor().redact({"headers": value}) == {
+        "headers": [{"name": "Authorization", "value": REDACTED}, {"name": "Accept", "value": "x"}]
+    }
+    text = '[{"name": "X-Api-Key", "value": "tok_abc123"}, {"name": "Accept", "value": "json"}]'
+    assert Redactor().redact_text(text) == (
+        f'[{{"name": "X-Api-Key", "value": "{REDACTED}"}}, {{"name": "Accept", "value": "json"}}]'
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "curl -H Authorization: Bearer abc123XYZ https://x.example/y; rm -rf build",
+            f"curl -H Authorization: Bearer {REDACTED} https://x.example/y; rm -rf build",
+        ),
+        (
+            'curl -H "Authorization: Bearer abc123XYZ" https://x.example/y; rm -rf build',
+            f'curl -H "Authorization: {REDACTED}" https://x.example/y; rm -rf build',
+        ),
+        (
+            "curl -H 'Cookie: a=1; b=2' https://x.example && make",
+            f"curl -H 'Cookie: {REDACTED}' https://x.example && make",
+        ),
+        (
+            "http GET x.example Authorization:abc123XYZ page==2",
+            f"http GET x.example Authorization:{REDACTED} page==2",
+        ),
+    ],
+)
+def test_a_header_inside_a_command_line_keeps_the_rest_of_the_command(
+    command: str, expected: str
+) -> None:
+    assert Redactor().redact_text(command) == expected

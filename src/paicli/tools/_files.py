@@ -8,15 +8,26 @@ target, so a failure at any step leaves the old file as it was.
 
 from __future__ import annotations
 
+import codecs
 import os
+import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from ._paths import Confinement
 from .base import ToolOutcome
 
-__all__ = ["MAX_WRITE_BYTES", "edit_file", "is_binary", "read_file", "write_file"]
+__all__ = [
+    "MAX_WRITE_BYTES",
+    "NotRegularFile",
+    "edit_file",
+    "is_binary",
+    "open_regular",
+    "read_file",
+    "write_file",
+]
 
 MAX_WRITE_BYTES = 5 * 1024 * 1024
 # Enough lines for most source files in one call; the model pages with offset for the rest.
@@ -25,6 +36,50 @@ DEFAULT_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 # Text files have no NUL bytes in their first few KB; binaries almost always do.
 BINARY_SNIFF_BYTES = 8192
+# Bytes of one line kept for display: MAX_LINE_CHARS characters of up to 4 UTF-8 bytes each,
+# plus the newline; the rest of a longer line is skipped without being held in memory.
+MAX_LINE_BYTES = MAX_LINE_CHARS * 4 + 2
+# Counting the lines after the page means reading to the end; below this size that is cheap,
+# above it read_file only says more lines follow.
+COUNT_LINES_MAX_BYTES = 16 * 1024 * 1024
+COUNT_CHUNK = 1024 * 1024
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a directory",
+}
+
+
+class NotRegularFile(ValueError):
+    """A file tool was pointed at a named pipe, socket or device; reading one can block
+    forever (a FIFO with no writer) or never end (/dev/zero)."""
+
+    def __init__(self, mode: int) -> None:
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        super().__init__(f"it is {kind}, not a regular file; file tools read only regular files")
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for binary reading, or NotRegularFile when it is anything but a regular
+    file. Checked with stat before opening, and again with fstat on the open descriptor (a
+    FIFO swapped in between is opened without blocking, thanks to O_NONBLOCK, then refused)."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(mode)
+        # O_NONBLOCK means nothing for a regular file; clear it anyway so reads are ordinary.
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def is_binary(head: bytes) -> bool:
@@ -46,44 +101,64 @@ def _decode(data: bytes, shown: str) -> str | ToolOutcome:
 def read_file(
     paths: Confinement, path: Path, arguments: Mapping[str, object], max_chars: int
 ) -> ToolOutcome:
-    """Lines of a text file, numbered, from `offset` (1-based), at most `limit` of them."""
+    """Lines of a text file, numbered, from `offset` (1-based), at most `limit` of them.
+
+    Lines are read one at a time up to the page's end, so a huge file costs only its page;
+    lines end at "\n" only (a trailing "\r" is dropped), as editors and grep count them."""
     shown = paths.display(path)
     offset = _int(arguments.get("offset"), 1)
     limit = _int(arguments.get("limit"), DEFAULT_READ_LINES)
     if path.is_dir():
         return _error(f"{shown} is a directory; use list_dir to see its entries")
-    with path.open("rb") as f:
-        data = f.read()
-    if is_binary(data):
-        return _error(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
-    text = _decode(data, shown)
-    if isinstance(text, ToolOutcome):
-        return text
-    lines = text.splitlines()
-    total = len(lines)
+    with open_regular(path) as f:
+        if is_binary(f.read(BINARY_SNIFF_BYTES)):
+            return _error(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
+        f.seek(0)
+        size = os.fstat(f.fileno()).st_size
+        out: list[str] = []
+        used = 0
+        last = offset - 1
+        long_lines = False
+        number = 0
+        position = 0  # Byte offset of the current line, for the UTF-8 error message.
+        full = False
+        for number, raw, cut in _raw_lines(f):
+            if number >= offset:
+                if number >= offset + limit:
+                    full = True
+                    break
+                line = _decode_line(raw, cut, position, shown)
+                if isinstance(line, ToolOutcome):
+                    return line
+                if cut or len(line) > MAX_LINE_CHARS:
+                    line = line[:MAX_LINE_CHARS] + " [line cut]"
+                    long_lines = True
+                entry = f"{number:6}\t{line}"
+                if out and used + len(entry) + 1 > max_chars:
+                    full = True
+                    break
+                out.append(entry)
+                used += len(entry) + 1
+                last = number
+            position = f.tell()
+        total: int | None
+        if not full:
+            total = number
+        elif size <= COUNT_LINES_MAX_BYTES:
+            # `number` lines were read (the last of them not shown); count the rest.
+            total = number + _count_lines(f)
+        else:
+            total = None
     if total == 0:
         return ToolOutcome(text=f"{shown} is empty", details={"lines": 0})
-    if offset > total:
+    if total is not None and offset > total:
         return _error(f"{shown} has {total} lines; offset {offset} is past the end")
-    out: list[str] = []
-    used = 0
-    last = offset - 1
-    long_lines = False
-    for number in range(offset, min(total, offset - 1 + limit) + 1):
-        line = lines[number - 1]
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " [line cut]"
-            long_lines = True
-        entry = f"{number:6}\t{line}"
-        if out and used + len(entry) + 1 > max_chars:
-            break
-        out.append(entry)
-        used += len(entry) + 1
-        last = number
+    truncated = total is None or last < total
     notes: list[str] = []
-    if last < total:
+    if truncated:
+        of = f" of {total}" if total is not None else "; more lines follow"
         notes.append(
-            f"[showing lines {offset}-{last} of {total}; "
+            f"[showing lines {offset}-{last}{of}; "
             f"call read_file with offset={last + 1} to read further]"
         )
     if long_lines:
@@ -91,8 +166,39 @@ def read_file(
     body = "\n".join(out + notes)
     return ToolOutcome(
         text=body,
-        details={"lines": total, "first": offset, "last": last, "truncated": last < total},
+        details={"lines": total, "first": offset, "last": last, "truncated": truncated},
     )
+
+
+def _raw_lines(f: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
+    """(1-based number, the line's first MAX_LINE_BYTES bytes without its ending, whether it
+    was longer) for each line of `f`; memory stays bounded however long a line is."""
+    number = 0
+    while line := f.readline(MAX_LINE_BYTES):
+        number += 1
+        cut = not line.endswith(b"\n") and len(line) == MAX_LINE_BYTES
+        if cut:
+            while (rest := f.readline(COUNT_CHUNK)) and not rest.endswith(b"\n"):
+                pass
+        yield number, line.removesuffix(b"\n").removesuffix(b"\r"), cut
+
+
+def _decode_line(raw: bytes, cut: bool, position: int, shown: str) -> str | ToolOutcome:
+    # A cut line may end inside a character: the incremental decoder keeps that part back.
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(raw, final=not cut)
+    except UnicodeDecodeError as exc:
+        return _error(f"{shown} is not UTF-8 text (invalid byte at offset {position + exc.start})")
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines from the current position to the end, counted without keeping them."""
+    count = 0
+    last = b"\n"
+    while chunk := f.read(COUNT_CHUNK):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
 
 
 def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -> ToolOutcome:
@@ -108,6 +214,8 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
     if path.is_dir():
         return _error(f"{shown} is a directory; cannot write a file there")
     existed = path.exists()
+    if existed and (problem := _not_writable(path, shown)):
+        return problem
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data)
     verb = "Overwrote" if existed else "Created"
@@ -135,13 +243,26 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
         return _error("old_string and new_string are identical; nothing to change")
     if path.is_dir():
         return _error(f"{shown} is a directory, not a file")
-    data = path.read_bytes()
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_WRITE_BYTES:
+            return _error(
+                f"{shown} is {size} bytes, over the {MAX_WRITE_BYTES // (1024 * 1024)} MB limit "
+                "of edit_file; change it with a command instead"
+            )
+        data = f.read(MAX_WRITE_BYTES + 1)
+    if problem := _not_writable(path, shown):
+        return problem
     if is_binary(data):
         return _error(f"{shown} looks like a binary file; edit_file only edits text")
     text = _decode(data, shown)
     if isinstance(text, ToolOutcome):
         return text
     count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r" not in old:
+        # The model copies lines from read_file, which shows them without their "\r".
+        old, new = old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
+        count = text.count(old)
     if count == 0:
         return _error(
             f"old_string was not found in {shown}; read the file and copy the exact text "
@@ -152,10 +273,23 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
             f"old_string occurs {count} times in {shown}; include more surrounding context "
             "to make it unique, or set replace_all to replace every occurrence"
         )
-    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    atomic_write(path, updated.encode("utf-8"))
+    updated = (text.replace(old, new) if replace_all else text.replace(old, new, 1)).encode()
+    if len(updated) > MAX_WRITE_BYTES:
+        return _error(
+            f"the edit would make {shown} {len(updated)} bytes, over the "
+            f"{MAX_WRITE_BYTES // (1024 * 1024)} MB limit of edit_file; nothing was changed"
+        )
+    atomic_write(path, updated)
     noun = "occurrence" if count == 1 else "occurrences"
     return ToolOutcome(text=f"Replaced {count} {noun} in {shown}", details={"replacements": count})
+
+
+def _not_writable(path: Path, shown: str) -> ToolOutcome | None:
+    # Replacing by rename needs only the directory to be writable, so a read-only file would
+    # be replaced silently; and root passes os.access, so the mode bits are asked too.
+    if os.access(path, os.W_OK) and os.stat(path).st_mode & 0o222:
+        return None
+    return _error(f"{shown} is read-only; change its permissions first if it should be edited")
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -57,8 +57,16 @@ def main(argv: list[str]) -> int:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Signals are taken synchronously with sigtimedwait; the command starts with none blocked.
     signal.pthread_sigmask(signal.SIG_BLOCK, {*_STOP_SIGNALS, signal.SIGCHLD})
+    # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec:
+    # the command gets their default actions back (`yes | head -1` ends quietly on SIGPIPE).
     try:
-        child = os.posix_spawnp(argv[0], argv, os.environ, setsigmask=())
+        child = os.posix_spawnp(
+            argv[0],
+            argv,
+            os.environ,
+            setsigmask=(),
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127

@@ -1,7 +1,8 @@
 """The look-around tools: list_dir, glob, grep.
 
 They walk the tree below a confined path without following directory symlinks, skip the
-directories nobody wants searched (`.git`, `node_modules`, `.venv`, `__pycache__`), never read a
+directories nobody wants searched (`.git`, `node_modules`, `.venv`, `__pycache__`) and anything
+that is neither a directory nor a regular file (reading a FIFO blocks forever), never read a
 file whose real path leaves the root, and cap what they return, saying so.
 """
 
@@ -12,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ._files import is_binary
+from ._files import NotRegularFile, is_binary, open_regular
 from ._paths import Confinement
 from .base import ToolOutcome
 
@@ -67,15 +68,24 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             out.append("[^/]")
         elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
             body = pattern[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            negate = body.startswith("!")
+            out.append("[" + ("^" if negate else "") + _class_body(body[negate:]) + "]")
             i = end + 1
             continue
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    try:
+        return re.compile("".join(out) + r"\Z", re.DOTALL)
+    except re.error as exc:
+        raise ValueError(f"invalid glob pattern {pattern!r}: {exc}") from exc
+
+
+def _class_body(body: str) -> str:
+    # In a glob class only `-` (a range) means something; backslashes and what re reserves
+    # for future set operations (`[`, `&&`, `~~`, `||`, `--`) are taken literally.
+    out = re.sub(r"[\\\[&~|^]", lambda m: "\\" + m[0], body)
+    return out.replace("--", "-\\-")
 
 
 def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> ToolOutcome:
@@ -84,7 +94,10 @@ def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> 
         return _error(f"glob pattern {pattern!r} must be relative and stay below the path")
     if not base.is_dir():
         return _error(f"{paths.display(base)} is not a directory")
-    regex = glob_regex(pattern.removeprefix("./"))
+    try:
+        regex = glob_regex(pattern.removeprefix("./"))
+    except ValueError as exc:
+        return _error(str(exc))
     found: list[str] = []
     for relative, is_dir in _walk(base):
         if regex.match(relative):
@@ -106,11 +119,16 @@ def grep(
     except re.error as exc:
         return _error(f"invalid regular expression {pattern!r}: {exc}")
     file_filter = arguments.get("glob")
-    name_regex = glob_regex(file_filter) if isinstance(file_filter, str) else None
+    try:
+        name_regex = glob_regex(file_filter) if isinstance(file_filter, str) else None
+    except ValueError as exc:
+        return _error(str(exc))
     if base.is_file():
         candidates: Iterator[Path] = iter([base])
     elif base.is_dir():
         candidates = (base / rel for rel, is_dir in _walk(base) if not is_dir)
+    elif base.exists():
+        return _error(f"{paths.display(base)} is neither a regular file nor a directory")
     else:
         return _error(f"{paths.display(base)} does not exist")
     lines: list[str] = []
@@ -124,7 +142,9 @@ def grep(
         text = _searchable_text(paths, file)
         if text is None:
             continue
-        for number, line in enumerate(text.splitlines(), 1):
+        # Lines end at "\n" only, as read_file numbers them (not at form feeds or U+2028).
+        for number, raw in enumerate(text.removesuffix("\n").split("\n") if text else [], 1):
+            line = raw.removesuffix("\r")
             if regex.search(line):
                 matches += 1
                 cut = " [line cut]" if len(line) > MAX_MATCH_LINE_CHARS else ""
@@ -142,13 +162,16 @@ def grep(
 
 def _searchable_text(paths: Confinement, file: Path) -> str | None:
     """The file's text, or None for what grep skips: links leaving the root, big or binary
-    files, and anything unreadable."""
+    files, anything that is not a regular file, and anything unreadable."""
     try:
         real = Path(os.path.realpath(file))
-        if not paths.contains(real) or real.stat().st_size > MAX_GREP_FILE_BYTES:
+        if not paths.contains(real):
             return None
-        data = real.read_bytes()
-    except OSError:
+        with open_regular(real) as f:
+            if os.fstat(f.fileno()).st_size > MAX_GREP_FILE_BYTES:
+                return None
+            data = f.read(MAX_GREP_FILE_BYTES + 1)
+    except (OSError, NotRegularFile):
         return None
     if is_binary(data):
         return None
@@ -156,16 +179,35 @@ def _searchable_text(paths: Confinement, file: Path) -> str | None:
 
 
 def _walk(base: Path) -> Iterator[tuple[str, bool]]:
-    """(path relative to `base`, is a directory) for everything below `base`, skipping the
-    uninteresting directories and not descending into directory symlinks."""
-    for directory, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        prefix = os.path.relpath(directory, base)
-        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        for name in dirnames:
-            yield prefix + name, True
-        for name in sorted(filenames):
-            yield prefix + name, False
+    """(path relative to `base`, is a directory) for the directories and regular files below
+    `base` (a symlink counts as what it points to), depth first, sorted within a directory;
+    skips the uninteresting directories, does not descend into directory symlinks, and leaves
+    out FIFOs, sockets, devices and broken links."""
+    pending: list[tuple[str, str]] = [(str(base), "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirectories: list[tuple[str, str]] = []
+        files: list[str] = []
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if entry.name in SKIPPED_DIRS:
+                        continue
+                    yield prefix + entry.name, True
+                    if not entry.is_symlink():
+                        subdirectories.append((entry.path, prefix + entry.name + "/"))
+                elif entry.is_file():
+                    files.append(prefix + entry.name)
+            except OSError:
+                continue
+        for name in files:
+            yield name, False
+        pending.extend(reversed(subdirectories))
 
 
 def _capped(items: list[str], max_chars: int, *, noun: str, hint: str) -> ToolOutcome:

@@ -9,6 +9,7 @@ event loop stays free; commands run as subprocesses that never outlive the call.
 from __future__ import annotations
 
 import asyncio
+import math
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +19,7 @@ from . import _files, _search
 from ._command import outcome_for, run_command
 from ._paths import Confinement, PathRefused
 from ._refusal import refusal_reason
-from ._specs import BUILTIN_SPECS, PATH_ARGUMENTS
+from ._specs import BUILTIN_SPECS, MAX_COMMAND_TIMEOUT, PATH_ARGUMENTS
 from .base import ToolOutcome, ToolSpec
 
 __all__ = ["BuiltinToolbox"]
@@ -72,6 +73,16 @@ class BuiltinToolbox:
         if (command is None) == (argv is None):
             return _invalid(
                 "give exactly one of `command` (a shell command line) or `argv` (a list)"
+            )
+        timeout = arguments.get("timeout")
+        # JSON allows NaN here (Python's json module accepts it) and NaN passes the schema's
+        # bounds, since every comparison with it is false; it would disable the timeout.
+        if isinstance(timeout, float) and not (
+            math.isfinite(timeout) and 0 < timeout <= MAX_COMMAND_TIMEOUT
+        ):
+            return _invalid(
+                f"timeout must be a number of seconds above 0 and at most "
+                f"{MAX_COMMAND_TIMEOUT}, not {timeout!r}"
             )
         reason = refusal_reason(
             command if isinstance(command, str) else None,

@@ -40,22 +40,46 @@ _SECRET_KEYS = frozenset(
 )
 _SECRET_SUFFIXES = ("_token", "_secret", "_key", "_password", "_apikey")
 
-# Headers whose whole value is the secret (it may contain spaces: "Bearer abc", cookies).
-_HEADER_VALUE = re.compile(
+# Header names whose value is the secret; how much of what follows is the value depends on
+# the context (see `_header_value_end`). The quote may be escaped (JSON inside a string).
+_HEADER_NAME = re.compile(
     r"""(?ix)
     \b(?P<key>(?:proxy-)?authorization|set-cookie|cookie)
-    (?P<sep>["']?\s*[:=]\s*)
-    (?P<value>"[^"\r\n]*"|'[^'\r\n]*'|[^\r\n]+)
+    (?P<sep>(?:\\?["'])?[ \t]*[:=][ \t]*)
     """
 )
-# `key=value` / `key: value` / `"key": "value"`, in query strings, env files, JSON text.
+# Authorization schemes kept in front of a redacted credential ("Bearer [REDACTED]").
+_AUTH_SCHEMES = frozenset(
+    {"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey", "aws4-hmac-sha256"}
+)
+# `key=value` / `key: value` / `"key": "value"`, in query strings, env files, JSON text (also
+# JSON inside a JSON string, where the quotes are escaped: `{\"api_key\": \"...\"}`).
 _PAIR = re.compile(
     r"""(?ix)
     (?<![A-Za-z0-9_.-])
     (?P<key>[A-Za-z0-9_.-]*(?:token|secret|key|password|passwd|pwd))  # checked by is_secret_key
-    (?P<sep>["']?\s*[:=]\s*)
-    (?P<value>"[^"\r\n]*"|'[^'\r\n]*'|[^\s&,;"'<>]+)
+    (?P<sep>(?:\\?["'])?\s*[:=]\s*)
+    (?P<value>\\"(?:[^"\\\r\n]|\\[^"])*\\"|"[^"\r\n]*"|'[^'\r\n]*'|[^\s&,;"'<>\\]+)
     """
+)
+# Query parameters that carry a signature or key under a name too plain to be a secret key
+# everywhere (`key` is also a dict key, a sort key, a cache key...).
+_QUERY_SECRET = re.compile(
+    r"(?i)(?P<head>[?&](?:key|sig|signature|x-amz-signature|x-goog-signature)=)"
+    r"(?P<value>[^&#\s\"'<>\\]+)"
+)
+# `curl -u user:password` (also `--user=user:password`); the user name is kept.
+_CURL_USER = re.compile(
+    r"""(?P<head>\bcurl\b[^\n]*?\s(?:-u[ \t]*|--user[ \t=]+)["']?[^\s:"']*:)(?P<pw>[^\s"']+)"""
+)
+_PEM_PRIVATE_KEY = re.compile(
+    r"(?P<begin>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)"
+    r".*?(?P<end>-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+    re.DOTALL,
+)
+# `[{"name": "Authorization", "value": "..."}]`: a header list (HAR files, some MCP configs).
+_NAMED_VALUE = re.compile(
+    r"""(?P<head>"name"\s*:\s*"(?P<name>[^"\\]+)"\s*,\s*"value"\s*:\s*")(?P<value>[^"\\]*)\""""
 )
 _SCHEME_TOKEN = re.compile(
     r"\b(?P<scheme>Bearer|Basic|bearer|basic)\s+(?P<token>[A-Za-z0-9._~+/=-]{8,})"
@@ -105,6 +129,10 @@ class Redactor:
         if isinstance(value, str):
             return self.redact_text(value)
         if isinstance(value, Mapping):
+            named = value.get("name")
+            if isinstance(named, str) and is_secret_key(named) and _is_filled(value.get("value")):
+                # A header list entry: {"name": "Authorization", "value": "Bearer ..."}.
+                value = {**value, "value": REDACTED}
             return {key: self._redact_entry(key, item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self.redact(item) for item in value]
@@ -120,8 +148,12 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        text = _HEADER_VALUE.sub(_replace_value, text)
+        text = _PEM_PRIVATE_KEY.sub(lambda m: f"{m['begin']}{REDACTED}{m['end']}", text)
+        text = _redact_headers(text)
+        text = _NAMED_VALUE.sub(_replace_named_value, text)
         text = _PAIR.sub(_replace_pair, text)
+        text = _QUERY_SECRET.sub(lambda m: f"{m['head']}{REDACTED}", text)
+        text = _CURL_USER.sub(lambda m: f"{m['head']}{REDACTED}", text)
         text = _SCHEME_TOKEN.sub(_replace_scheme_token, text)
         text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{REDACTED}@", text)
         return _SHAPES.sub(REDACTED, text)
@@ -132,9 +164,64 @@ def _is_filled(item: object) -> bool:
     return item is not None and not isinstance(item, bool) and item != ""
 
 
+def _redact_headers(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    for match in _HEADER_NAME.finditer(text):
+        start = match.end()
+        if match.start() < done or start >= len(text) or text[start] in "\r\n":
+            continue
+        end, keep = _header_value_end(text, match.start(), start)
+        if text[start:end] == REDACTED:
+            continue
+        out.append(text[done : start + keep])
+        out.append(REDACTED)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _header_value_end(text: str, name_at: int, start: int) -> tuple[int, int]:
+    """Where the secret value after a header name ends, and how many of its first characters
+    stay (a quote, an auth scheme). A quoted value ends at its quote; a header inside a quoted
+    argument (`-H "Authorization: Bearer x"`) at that quote; a header starting its line (an
+    HTTP dump) at the line's end; one in the middle of a command line after its credential,
+    so the rest of the command stays readable."""
+    line_end = len(text)
+    for newline in "\r\n":
+        found = text.find(newline, start)
+        line_end = min(line_end, found) if found != -1 else line_end
+    line_start = max(text.rfind("\n", 0, name_at), text.rfind("\r", 0, name_at)) + 1
+    before = text[line_start:name_at]
+    for quote in ('\\"', '"', "'"):
+        if text.startswith(quote, start):
+            close = text.find(quote, start + len(quote), line_end)
+            if close != -1:
+                return close, len(quote)
+    for quote in ('\\"', '"', "'"):
+        if before.endswith(quote):
+            close = text.find(quote, start, line_end)
+            return (close if close != -1 else line_end), 0
+    if not before.strip():
+        return line_end, 0
+    words = re.match(r"(?P<first>\S+)(?P<gap>[ \t]+)(?P<second>\S+)", text[start:line_end])
+    if words and words["first"].lower() in _AUTH_SCHEMES:
+        return start + words.end(), len(words["first"]) + len(words["gap"])
+    first = re.match(r"\S+", text[start:line_end])
+    return start + (first.end() if first else 0), 0
+
+
+def _replace_named_value(match: re.Match[str]) -> str:
+    if not is_secret_key(match["name"]) or not match["value"] or match["value"] == REDACTED:
+        return match[0]
+    return f'{match["head"]}{REDACTED}"'
+
+
 def _replace_value(match: re.Match[str]) -> str:
     value = match["value"]
-    if value[:1] in "\"'" and len(value) >= 2:
+    if value.startswith('\\"') and len(value) >= 4:
+        value = f'\\"{REDACTED}\\"'
+    elif value[:1] in "\"'" and len(value) >= 2:
         value = f"{value[0]}{REDACTED}{value[-1]}"
     else:
         value = REDACTED
@@ -142,7 +229,7 @@ def _replace_value(match: re.Match[str]) -> str:
 
 
 def _replace_pair(match: re.Match[str]) -> str:
-    if not is_secret_key(match["key"]) or match["value"].strip("\"'") == REDACTED:
+    if not is_secret_key(match["key"]) or match["value"].strip("\\\"'") == REDACTED:
         return match[0]
     return _replace_value(match)
 
