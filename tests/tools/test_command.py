@@ -226,6 +226,10 @@ REFUSED = [
     "cd && rm -rf *",
     "cd .. && rm -rf *",
     "cd - && rm -rf *",
+    "cd build; rm -rf *",
+    "cd build || rm -rf *",
+    "cd build && make; rm -rf *",
+    "cd build\nrm -rf *",
     "(cd build); rm -rf *",
     "(cd build) && rm -rf .",
     # `dir/*` deletes what `dir` does.
@@ -249,6 +253,7 @@ ALLOWED = [
     "rm -f /tmp/x",
     "rm *.pyc",
     "cd build && rm -rf *",
+    "cd build && make && rm -rf *",
     "ls /",
     "ls -la ~",
     "git clean -fdx",

@@ -48,6 +48,8 @@ _WRAPPER_POSITIONALS = {"timeout": 1, "chroot": 1}
 # Shell keywords that may start a simple command inside a compound one.
 _KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until"})
 _SEPARATORS = frozenset({";", "&&", "||", "&", "(", ")", ";;", "\n"})
+# After these, the next command runs whether or not the ones before succeeded.
+_CHAIN_BREAKS = frozenset({";", "||", "&", ";;", "\n"})
 _PIPES = frozenset({"|", "|&"})
 # A run of shell punctuation (shlex returns `;\n` or `)|` as one token) split into operators;
 # the redirections among them stay words of the command.
@@ -90,7 +92,11 @@ def _check_string(command: str, *, depth: int) -> str | None:
             return reason
         name, args = _program(words)
         if name in {"cd", "pushd"} and joiner not in _PIPES:
-            cd_seen = _into_subdirectory(args)
+            # Only `cd dir && ...` is sure to run what follows in dir: after `;`, `||` or
+            # `&` the next command runs even when the cd failed, in the project root.
+            cd_seen = _into_subdirectory(args) and joiner == "&&"
+        elif joiner in _CHAIN_BREAKS:
+            cd_seen = False
         if joiner in _PIPES and name in _DOWNLOADERS:
             for later, later_joiner in segments[index + 1 :]:
                 unprivileged = later[1:] if later[:1] and later[0] in _PRIVILEGE else later
