@@ -331,3 +331,22 @@ def test_argv_lists_are_checked_too(argv: list[str]) -> None:
 @pytest.mark.parametrize("argv", [["rm", "-rf", "build"], ["echo", "rm", "-rf", "/"], ["ls", "/"]])
 def test_argv_look_alikes_are_allowed(argv: list[str]) -> None:
     assert refusal_reason(argv=argv) is None
+
+
+async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
+    tmp_path: Path, toolbox: BuiltinToolbox
+) -> None:
+    script = tmp_path / "escapee.sh"
+    script.write_text("echo $$ > escapee.tmp; mv escapee.tmp escapee.pid; exec sleep 60\n")
+    wait = "while [ ! -s escapee.pid ]; do sleep 0.01; done"
+    command = f"setsid -f sh {script}; {wait}; echo started"
+    outcome = await run(toolbox, {"command": command, "timeout": 20})
+    assert outcome.details["exit_code"] == 0 and outcome.details["timed_out"] is False
+    assert "started" in outcome.text
+    pid = int((tmp_path / "escapee.pid").read_bytes())
+    async with asyncio.timeout(10):
+        for _ in range(500):
+            if gone(pid):
+                break
+            await asyncio.sleep(0.02)
+    assert gone(pid)

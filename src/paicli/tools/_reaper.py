@@ -27,7 +27,9 @@ _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
 def _group_members() -> list[int]:
-    """Live processes of our process group other than ourselves."""
+    """Live processes to stop: our process group, and our children outside it (a descendant
+    that left the group with setsid becomes our child once its parent exits, since we are
+    its subreaper)."""
     me, group = os.getpid(), os.getpgrp()
     members: list[int] = []
     for entry in os.listdir("/proc"):
@@ -38,8 +40,11 @@ def _group_members() -> list[int]:
                 stat = f.read()
         except OSError:
             continue
+        # Fields after the parenthesised command name: state, ppid, pgrp, ...
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == group and fields[0] != b"Z":
+        if len(fields) < 3 or fields[0] == b"Z":
+            continue
+        if int(fields[2]) == group or int(fields[1]) == me:
             members.append(int(entry))
     return members
 
