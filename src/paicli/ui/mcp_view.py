@@ -27,6 +27,8 @@ MARKS = {
 LOG_LINES = 30
 # How long /mcp restart|enable waits to report the outcome; the server keeps starting after.
 SETTLE_WAIT = 30.0
+# How long /mcp waits for servers still starting before showing the table anyway.
+TABLE_WAIT = 5.0
 
 
 def status_line(runtime: Runtime) -> str:
@@ -87,6 +89,14 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
             console.print(status_line(runtime))
             console.print("Add one with: paicli mcp add NAME -- COMMAND ARGS...")
             return
+        starting = [s.name for s in runtime.manager.servers() if s.state is ServerState.STARTING]
+        if starting:  # a table of "starting" says little: give them a moment
+            with console.status(f"waiting for {terminal_safe(', '.join(starting))}…"):
+                try:
+                    async with asyncio.timeout(TABLE_WAIT):
+                        await runtime.manager.wait_ready(starting)
+                except TimeoutError:
+                    pass
         console.print(table(runtime))
         return
     action, names = words[0], words[1:]

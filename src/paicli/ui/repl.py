@@ -185,6 +185,15 @@ class Repl:
         if not settings.configured:
             self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
         self.console.print(status_line(runtime))
+        if runtime.skipped:
+            names = terminal_safe(", ".join(runtime.skipped))
+            self.console.print(
+                Text(
+                    f"Project servers not approved: {names} (approve them when paicli asks in "
+                    "a terminal, or pass --trust-project)",
+                    "yellow",
+                )
+            )
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
 
