@@ -219,3 +219,13 @@ async def test_closing_the_transport_stops_reopening_the_get_stream_at_once(
                 pass  # each turn is a round trip to the server
             assert not task.done()
         assert task.cancelled()
+
+
+async def test_a_discovery_probe_whose_stream_ends_empty_falls_back_to_the_handshake() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "broken_discover") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert session.era == "legacy"
+            assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"

@@ -13,6 +13,8 @@ response. Both fault the first call only, or every call with `--always`.
 `drop_get_stream` (legacy) ends every GET stream after one event and wants the next GET to
 carry that event's id as `Last-Event-ID`; it refuses (503) two reopenings out of three and
 sends a `notifications/message` on the third, or refuses them all with `--always`.
+`broken_discover` (legacy) answers the 2026 `server/discover` probe with an SSE stream that
+ends at once, without a response.
 `--tls-cert`/`--tls-key` serve HTTPS with that certificate.
 """
 
@@ -54,6 +56,7 @@ MODES = (
     "header_mismatch",
     "broken_response_stream",
     "drop_get_stream",
+    "broken_discover",
 )
 MODERN_MODES = frozenset({"header_mismatch", "broken_response_stream"})
 MODERN_VERSION = "2026-07-28"
@@ -277,6 +280,13 @@ class FaultServer:
         if self.mode == "wrong_content_type":
             return HTMLResponse("<html><body>Sign in to continue</body></html>")
         request_id = message["id"]
+        if method == "server/discover" and self.mode == "broken_discover":
+            # A legacy server behind a proxy that cuts unknown requests' streams short.
+            async def nothing() -> AsyncIterator[bytes]:
+                return
+                yield b""
+
+            return StreamingResponse(nothing(), media_type=SSE)
         if method == "server/discover":
             # What a pre-2026 server says to the 2026 probe: it simply doesn't know the method.
             return JSONResponse(rpc_error(request_id, -32601, "Method not found"), status_code=404)

@@ -21,6 +21,7 @@ from ._versions import (
 )
 from .errors import (
     AuthenticationError,
+    ConnectionClosed,
     HttpError,
     ProtocolError,
     RequestTimeout,
@@ -90,6 +91,12 @@ async def _discover(session: ClientSession, version: str) -> bool:
         raise
     except (RpcError, RequestTimeout, HttpError):
         # A legacy server: it rejected or ignored the method, or (HTTP) refused the POST.
+        return False
+    except ConnectionClosed:
+        if session.closed is not None:
+            raise  # the connection itself is gone (a stdio server died): nothing to fall to
+        # Only the probe's own HTTP stream ended without an answer (a legacy server or a
+        # proxy cutting an unknown request short): the handshake may still work.
         return False
     chosen = newest_mutual(result.get("supportedVersions"), MODERN_VERSIONS)
     if chosen is None:
