@@ -3,6 +3,7 @@ typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -350,3 +351,25 @@ async def test_a_signal_stops_the_repl_and_every_server_with_it(
     assert "servers shut down" in term.text
     assert processes_with(places.marker) == []
     assert state_of(server) is None
+
+
+async def test_ctrl_c_while_the_model_streams_stops_the_stream_and_keeps_the_session(
+    places: Places,
+) -> None:
+    script: list[dict[str, Any]] = [{"text": "Thinking about it", "hang": True}, {"text": "Fresh."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("take your time")
+        await term.expect("Thinking")
+        term.send_keys("ctrl-c")
+        await term.expect("Interrupted.")
+        async with asyncio.timeout(10):
+            await llm.disconnected.wait()  # the HTTP stream was closed, not left hanging
+        await term.expect(MARK)
+        term.line("again")
+        await term.expect("Fresh.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    second = llm.requests[1]["messages"]
+    assert [m["role"] for m in second[1:]] == ["user", "assistant", "user"]
+    assert "[interrupted]" in second[2]["content"]
