@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Coroutine, Iterable, Mapping
+import termios
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -253,7 +254,8 @@ class Repl:
         task = asyncio.get_running_loop().create_task(work)
         self._turn = task
         try:
-            await task
+            with self._no_echo():
+                await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -288,6 +290,28 @@ class Repl:
             self.console.print(
                 Text(f"MCP servers still starting ({names}); going on without them.", "yellow")
             )
+
+    @contextlib.contextmanager
+    def _no_echo(self) -> Iterator[None]:
+        """While a turn runs, keys typed (and the `^C` of Ctrl+C) are not echoed: the echo
+        would shift the live rendering, which then draws lines twice. Ctrl+C still signals."""
+        if not self.interactive:
+            yield
+            return
+        fd = sys.stdin.fileno()
+        try:
+            saved = termios.tcgetattr(fd)
+        except termios.error:
+            yield
+            return
+        quiet = list(saved)
+        quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+            yield
+        finally:
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
 
     def _interrupt(self) -> None:
         if self._turn is not None and not self._turn.done():
