@@ -17,6 +17,7 @@ from paicli.mcp import ConnectionClosed
 from paicli.servers.config import load_config
 from paicli.servers.manager import ServerManager, ServerState
 from tests.conftest import SERVERS
+from tests.processes import alive
 
 FAULT = str(SERVERS / "fault_server.py")
 
@@ -29,15 +30,6 @@ def write_config(project: Path, servers: dict[str, dict[str, Any]]) -> None:
 
 def fault(mode: str = "normal", **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [FAULT, "--mode", mode], **extra}
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
 def load(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> list[Any]:

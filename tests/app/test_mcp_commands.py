@@ -16,6 +16,7 @@ import pytest
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore
 from tests.conftest import SERVERS
+from tests.processes import in_group, processes_with
 
 FAULT = str(SERVERS / "fault_server.py")
 
@@ -130,22 +131,6 @@ def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Pat
     assert "skipping unapproved" in paicli(places, "list").stderr
 
 
-def processes_with(marker: str) -> list[int]:
-    """Live (non-zombie) processes whose command line contains `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] != b"Z":
-            found.append(int(entry))
-    return found
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_paicli_leaves_no_server_behind(places: tuple[Path, Path], sig: int) -> None:
     marker = f"paicli-orphan-check-{sig}-{os.getpid()}"
@@ -197,20 +182,6 @@ def test_stopping_paicli_leaves_no_server_behind(places: tuple[Path, Path], sig:
     # Nothing left in the servers' process groups either (the stubborn one's grandchild).
     for group in groups:
         assert not in_group(group), group
-
-
-def in_group(pgid: int) -> bool:
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
 
 
 def interactive_list(places: tuple[Path, Path], answer: bytes) -> tuple[str, str]:

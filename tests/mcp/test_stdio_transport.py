@@ -14,16 +14,7 @@ import pytest
 from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, connect
 from paicli.mcp._stdio import StdioTransport
 from tests.conftest import fault_server
-
-
-def process_alive(pid: int) -> bool:
-    """True while `pid` exists and is not a zombie (PID 1 here may never reap orphans)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
+from tests.processes import alive
 
 
 async def test_server_gets_a_minimal_environment_plus_its_own_variables(
@@ -108,9 +99,9 @@ async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild()
         async with connect(fault_server("ignore_sigterm")) as session:
             pids = json.loads((await session.call_tool("pids")).text)
             assert session.pid == pids["pid"]
-            assert process_alive(pids["grandchild"])
-        assert not process_alive(pids["pid"])
-        assert not process_alive(pids["grandchild"])
+            assert alive(pids["grandchild"])
+        assert not alive(pids["pid"])
+        assert not alive(pids["grandchild"])
 
 
 async def test_shutdown_finishes_even_when_the_caller_is_cancelled() -> None:
@@ -123,8 +114,8 @@ async def test_shutdown_finishes_even_when_the_caller_is_cancelled() -> None:
         closing.cancel()
         with pytest.raises(asyncio.CancelledError):
             await closing
-        assert not process_alive(pids["pid"])
-        assert not process_alive(pids["grandchild"])
+        assert not alive(pids["pid"])
+        assert not alive(pids["grandchild"])
         await context.__aexit__(None, None, None)
 
 
@@ -134,7 +125,7 @@ async def test_a_well_behaved_server_exits_on_stdin_close() -> None:
             pid = session.pid
             assert pid is not None
         assert session.transport is not None
-        assert not process_alive(pid)
+        assert not alive(pid)
         returncode = getattr(session.transport, "returncode", None)
         assert returncode == 0
 

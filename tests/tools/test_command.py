@@ -14,6 +14,7 @@ from paicli.tools._command import OutputCapture
 from paicli.tools._refusal import refusal_reason
 from paicli.tools.base import ToolOutcome, ToolSpec
 from paicli.tools.builtin import BuiltinToolbox
+from tests.processes import gone
 
 
 def spec_of(toolbox: BuiltinToolbox) -> ToolSpec:
@@ -27,11 +28,6 @@ async def run(toolbox: BuiltinToolbox, arguments: Mapping[str, object]) -> ToolO
         return early
     async with asyncio.timeout(30):
         return await toolbox.call(spec, arguments)
-
-
-def gone(pid: int) -> bool:
-    """The process no longer exists at all: neither running nor a zombie left unreaped."""
-    return not os.path.exists(f"/proc/{pid}")
 
 
 @pytest.fixture

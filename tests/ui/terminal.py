@@ -166,28 +166,3 @@ class Terminal:
         if not self._eof:
             asyncio.get_running_loop().remove_reader(self._master)
         os.close(self._master)
-
-
-def processes_with(marker: str) -> list[int]:
-    """Live processes whose command line contains `marker` (a zombie's command line is empty,
-    so zombies never match: check those with `state_of`)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker.encode() in cmdline:
-            found.append(int(entry))
-    return found
-
-
-def state_of(pid: int) -> str | None:
-    """The process state letter ("S", "R", "Z", ...), or None once the process is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :][:1].decode()

@@ -22,8 +22,9 @@ from paicli.ui.commands import COMMANDS
 from paicli.ui.repl import PROMPT
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
+from tests.processes import processes_with, state_of
 
-from .terminal import Terminal, processes_with, state_of
+from .terminal import Terminal
 
 FAULT = str(SERVERS / "fault_server.py")
 SDK = str(SERVERS / "sdk_server.py")

@@ -1,0 +1,62 @@
+"""The process table, read from /proc, for tests that check nothing is left running.
+
+PID 1 on the test machines may never reap orphans, so "gone" (no /proc entry at all) and
+"alive" (present and not a zombie) are different questions.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """The /proc/PID/stat fields after the parenthesised command name (state, ppid, pgrp,
+    ...), or None once the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def state_of(pid: int) -> str | None:
+    """The process state letter ("S", "R", "Z", ...), or None once the process is gone."""
+    fields = _stat_fields(pid)
+    return fields[0].decode() if fields else None
+
+
+def alive(pid: int) -> bool:
+    """Present and not a zombie."""
+    return state_of(pid) not in (None, "Z")
+
+
+def gone(pid: int) -> bool:
+    """Neither running nor a zombie left unreaped."""
+    return state_of(pid) is None
+
+
+def _pids() -> list[str]:
+    return [entry for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains `marker`."""
+    found = []
+    for entry in _pids():
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def in_group(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is in process group `pgid`."""
+    for entry in _pids():
+        fields = _stat_fields(entry)
+        if fields and len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
