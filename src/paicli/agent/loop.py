@@ -18,7 +18,7 @@ from typing import Protocol
 
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec, waited_ms
 
 from . import context
 from .events import EventSink, Notice, ToolFinished, ToolStarted, TurnEnded
@@ -140,10 +140,8 @@ class Agent:
             started = time.monotonic()
             outcome = await self._call(call, arguments, specs.get(call.name), specs)
             outcomes[index] = outcome
-            waited = outcome.details.get("waited_ms")  # asking the user is not run time
-            seconds = time.monotonic() - started
-            if isinstance(waited, int):
-                seconds = max(0.0, seconds - waited / 1000)
+            # Asking the user is not run time.
+            seconds = max(0.0, time.monotonic() - started - (waited_ms(outcome) or 0) / 1000)
             emit(ToolFinished(call.id, call.name, outcome, seconds))
 
         async with asyncio.TaskGroup() as group:

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec, waited_ms
 from paicli.tools.redact import Redactor
 
 __all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
@@ -170,8 +170,8 @@ class AuditingToolbox:
             error = f"{type(exc).__name__}: {exc}"
             self._write(record, start, decision=None, decided_by=None, result="error", error=error)
             raise
-        waited = outcome.details.get("waited_ms")
-        if isinstance(waited, int):
+        waited = waited_ms(outcome)
+        if waited is not None:
             record["waited_ms"] = waited  # time spent asking the user, not running
         self._write(
             record,
@@ -180,6 +180,7 @@ class AuditingToolbox:
             decided_by=outcome.decided_by,
             result=_call_outcome(outcome),
             error=_first_line(outcome.text) if outcome.is_error else None,
+            waited=waited or 0,
         )
         return outcome
 
@@ -192,14 +193,14 @@ class AuditingToolbox:
         decided_by: str | None,
         result: CallOutcome,
         error: str | None = None,
+        waited: int = 0,
     ) -> None:
         elapsed = round((time.monotonic() - start) * 1000)
-        waited = record.get("waited_ms")
         record.update(
             decision=decision,
             decided_by=decided_by,
             outcome=result,
-            duration_ms=max(0, elapsed - waited) if isinstance(waited, int) else elapsed,
+            duration_ms=max(0, elapsed - waited),
             error=error,
         )
         self._log.write(record)

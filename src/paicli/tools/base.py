@@ -77,3 +77,10 @@ class Toolbox(Protocol):
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         """Run the call. Never raises for a tool failure (only on cancellation)."""
         ...
+
+
+def waited_ms(outcome: ToolOutcome) -> int | None:
+    """How long the call waited for the user's approval (set by the approving wrapper), so
+    run time can be told apart from time spent asking; None when nobody was asked."""
+    waited = outcome.details.get("waited_ms")
+    return waited if isinstance(waited, int) else None
