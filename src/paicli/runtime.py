@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paicli.agent.loop import Agent, ModelClient
+from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.prompt import system_prompt
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer
@@ -46,7 +46,7 @@ class Runtime:
     toolbox: Toolbox
     agent: Agent | None
     environ: Mapping[str, str] = field(default_factory=dict)
-    max_steps: int | None = None  # --max-steps, kept for an agent created by /model
+    max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
 
@@ -63,9 +63,7 @@ class Runtime:
         self.mcp.profile = schema_profile(settings)
         llm = _client(settings)
         if self.agent is None:
-            self.agent = _agent(llm, self.toolbox, self.root, settings)
-            if self.max_steps:
-                self.agent.max_steps = self.max_steps
+            self.agent = _agent(llm, self.toolbox, self.root, settings, self.max_steps)
         else:
             old, self.agent.llm = self.agent.llm, llm
             self.agent.context_window = settings.context_window
@@ -104,6 +102,7 @@ async def open_runtime(
     ask_trust: TrustAsk | None = None,
     on_server_change: ChangeCallback | None = None,
     environ: Mapping[str, str] | None = None,
+    max_steps: int | None = None,
 ) -> AsyncIterator[Runtime]:
     env = os.environ if environ is None else environ
     home = paicli_home(env)
@@ -138,7 +137,11 @@ async def open_runtime(
         session_id=uuid.uuid4().hex[:12],
     )
     async with manager:
-        agent = _agent(_client(settings), toolbox, root, settings) if settings.configured else None
+        agent = (
+            _agent(_client(settings), toolbox, root, settings, max_steps)
+            if settings.configured
+            else None
+        )
         runtime = Runtime(
             root=root,
             home=home,
@@ -151,6 +154,7 @@ async def open_runtime(
             toolbox=toolbox,
             agent=agent,
             environ=env,
+            max_steps=max_steps,
             skipped=skipped,
             problems=problems,
         )
@@ -168,10 +172,17 @@ def _client(settings: ModelSettings) -> ModelClient:
     return LlmClient(settings)
 
 
-def _agent(llm: ModelClient, toolbox: Toolbox, root: Path, settings: ModelSettings) -> Agent:
+def _agent(
+    llm: ModelClient,
+    toolbox: Toolbox,
+    root: Path,
+    settings: ModelSettings,
+    max_steps: int | None,
+) -> Agent:
     return Agent(
         llm,
         toolbox,
         system_prompt=system_prompt(root),
         context_window=settings.context_window,
+        max_steps=max_steps or DEFAULT_MAX_STEPS,
     )

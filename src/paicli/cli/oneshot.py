@@ -56,6 +56,7 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
         yes=options.yes,
         trust_project=options.trust_project,
         on_server_change=_report_server,
+        max_steps=options.max_steps or None,
     ) as runtime:
         for problem in runtime.problems:
             err(f"paicli: {problem}")
@@ -64,8 +65,6 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
         if runtime.agent is None:
             err(f"paicli: {runtime.settings.why_not_configured()}")
             return 2
-        if options.max_steps:
-            runtime.agent.max_steps = options.max_steps
         await runtime.manager.wait_ready()
         printer = EventPrinter(fmt)
         ended = await runtime.agent.run(prompt, printer)

@@ -64,10 +64,8 @@ async def repl_main(
         trust_project=options.trust_project,
         ask_trust=ask_trust,
         on_server_change=repl.server_changed,
+        max_steps=options.max_steps or None,
     ) as runtime:
-        runtime.max_steps = options.max_steps or None
-        if options.max_steps and runtime.agent is not None:
-            runtime.agent.max_steps = options.max_steps
         return await repl.run(runtime)
 
 
