@@ -150,3 +150,11 @@ async def test_closing_the_manager_leaves_no_process_behind(tmp_path: Path) -> N
         for pid in [*pids, stubborn["grandchild"]]:
             assert not alive(pid), pid
     assert os.getpid() > 0
+
+
+async def test_a_bounded_wait_says_which_servers_are_still_starting(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"good": fault(), "slow": fault("no_handshake", startupTimeout=30)})
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        assert await manager.wait_ready(["good"], timeout=20) is True
+        assert await manager.wait_ready(timeout=0.2) is False
+        assert manager.starting() == ["slow"]

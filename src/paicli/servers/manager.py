@@ -163,15 +163,27 @@ class ServerManager:
         await asyncio.gather(*owners, return_exceptions=True)
         self._owners.clear()
 
-    async def wait_ready(self, names: Iterable[str] | None = None) -> None:
-        """Wait until the given servers (default: all) have left the starting state."""
+    async def wait_ready(
+        self, names: Iterable[str] | None = None, *, timeout: float | None = None
+    ) -> bool:
+        """Wait until the given servers (default: all) have left the starting state, or
+        `timeout` seconds pass; True when they all settled."""
         wanted = list(names) if names is not None else list(self._servers)
-        await asyncio.gather(*(self._settled[n].wait() for n in wanted))
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*(self._settled[n].wait() for n in wanted))
+        except TimeoutError:
+            return False
+        return True
 
     # -- queries -----------------------------------------------------------------------------
 
     def servers(self) -> list[ManagedServer]:
         return list(self._servers.values())
+
+    def starting(self) -> list[str]:
+        """The names of the servers still starting."""
+        return [s.name for s in self._servers.values() if s.state is ServerState.STARTING]
 
     def get(self, name: str) -> ManagedServer:
         try:

@@ -3,8 +3,6 @@ resources/prompts for one server."""
 
 from __future__ import annotations
 
-import asyncio
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -89,14 +87,10 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
             console.print(status_line(runtime))
             console.print("Add one with: paicli mcp add NAME -- COMMAND ARGS...")
             return
-        starting = [s.name for s in runtime.manager.servers() if s.state is ServerState.STARTING]
+        starting = runtime.manager.starting()
         if starting:  # a table of "starting" says little: give them a moment
             with console.status(f"waiting for {terminal_safe(', '.join(starting))}…"):
-                try:
-                    async with asyncio.timeout(TABLE_WAIT):
-                        await runtime.manager.wait_ready(starting)
-                except TimeoutError:
-                    pass
+                await runtime.manager.wait_ready(starting, timeout=TABLE_WAIT)
         console.print(table(runtime))
         return
     action, names = words[0], words[1:]
@@ -138,11 +132,7 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
 
 
 async def _settle(runtime: Runtime, name: str) -> None:
-    try:
-        async with asyncio.timeout(SETTLE_WAIT):
-            await runtime.manager.wait_ready([name])
-    except TimeoutError:
-        pass
+    await runtime.manager.wait_ready([name], timeout=SETTLE_WAIT)
 
 
 def _report(console: Console, server: ManagedServer) -> None:

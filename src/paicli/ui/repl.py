@@ -276,15 +276,13 @@ class Repl:
     async def _wait_for_servers(self, runtime: Runtime) -> None:
         """Servers still starting would miss this turn: wait for them (bounded; Ctrl+C
         skips the wait along with the turn)."""
-        starting = [s.name for s in runtime.manager.servers() if s.state is ServerState.STARTING]
+        starting = runtime.manager.starting()
         if not starting:
             return
         names = terminal_safe(", ".join(starting))
-        try:
-            with self.console.status(f"waiting for MCP servers to start: {names}…"):
-                async with asyncio.timeout(SERVER_WAIT):
-                    await runtime.manager.wait_ready(starting)
-        except TimeoutError:
+        with self.console.status(f"waiting for MCP servers to start: {names}…"):
+            settled = await runtime.manager.wait_ready(starting, timeout=SERVER_WAIT)
+        if not settled:
             self.console.print(
                 Text(f"MCP servers still starting ({names}); going on without them.", "yellow")
             )
