@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.mcp.test_public_api import SRC, imported_modules
+from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
 
 RANKS = {
     "paicli.mcp": 0,
+    "paicli._version": 0,
     "paicli.user_config": 1,
     "paicli.servers": 1,
     "paicli.llm": 1,
@@ -32,26 +33,22 @@ def layer(module: str) -> str | None:
     return None
 
 
-def modules() -> list[tuple[Path, str]]:
-    found = []
-    for path in (SRC / "paicli").rglob("*.py"):
-        dotted = ".".join(path.relative_to(SRC).with_suffix("").parts)
-        found.append((path, dotted.removesuffix(".__init__")))
-    return found
+def modules() -> list[tuple[Path, Path, str]]:
+    return list(python_modules(APP_SRC, MCP_SRC))
 
 
 def test_every_module_belongs_to_a_layer() -> None:
-    for _, module in modules():
+    for _, _, module in modules():
         assert module == "paicli" or layer(module), module
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
     upward = []
-    for path, module in modules():
+    for root, path, module in modules():
         own = layer(module)
         if own is None:
             continue
-        for imported in imported_modules(path):
+        for imported in imported_modules(root, path):
             target = layer(imported)
             if target is not None and RANKS[target] > RANKS[own]:
                 upward.append(f"{module} imports {imported}")
@@ -60,8 +57,8 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 
 def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_openai() -> None:
     wrong = []
-    for path, module in modules():
-        for imported in imported_modules(path):
+    for root, path, module in modules():
+        for imported in imported_modules(root, path):
             if imported.startswith(UI_LIBRARIES) and layer(module) != "paicli.ui":
                 wrong.append(f"{module} imports {imported}")
             # _assembly imports openai for type annotations only.

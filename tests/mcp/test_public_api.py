@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import subprocess
+import sys
+import textwrap
+import tomllib
 
 import paicli.mcp
+from tests.conftest import SERVERS
+from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
 
-SRC = Path(paicli.mcp.__file__).parent.parent
+FAULT_SERVER = SERVERS / "fault_server.py"
 
 
 def test_exported_names_are_exactly_the_public_api() -> None:
@@ -68,27 +72,10 @@ def test_every_error_derives_from_the_root() -> None:
         assert issubclass(error, paicli.mcp.McpError), error
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    found: set[str] = set()
-    package = ".".join(path.relative_to(SRC).with_suffix("").parts[:-1])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                found.add(".".join([*base, node.module or ""]).rstrip("."))
-            elif node.module:
-                found.add(node.module)
-    return found
-
-
 def test_the_mcp_library_never_imports_the_rest_of_paicli_or_ui_libraries() -> None:
     forbidden_ui = ("rich", "prompt_toolkit", "openai", "langchain_core")
-    for path in (SRC / "paicli" / "mcp").rglob("*.py"):
-        for module in imported_modules(path):
+    for root, path, _ in python_modules(MCP_SRC):
+        for module in imported_modules(root, path):
             if module.startswith("paicli"):
                 assert module == "paicli" or module.startswith("paicli.mcp"), (path, module)
             assert not module.startswith(forbidden_ui), (path, module)
@@ -96,11 +83,55 @@ def test_the_mcp_library_never_imports_the_rest_of_paicli_or_ui_libraries() -> N
 
 def test_the_servers_layer_imports_only_the_mcp_library_below_it() -> None:
     forbidden_ui = ("rich", "prompt_toolkit", "openai", "langchain_core")
-    for path in (SRC / "paicli" / "servers").rglob("*.py"):
-        for module in imported_modules(path):
+    for root, path, name in python_modules(APP_SRC):
+        if not name.startswith("paicli.servers"):
+            continue
+        for module in imported_modules(root, path):
             if module.startswith("paicli"):
                 assert module == "paicli" or module.startswith(("paicli.mcp", "paicli.servers")), (
                     path,
                     module,
                 )
             assert not module.startswith(forbidden_ui), (path, module)
+
+
+def test_the_library_distribution_needs_only_the_protocol_core_packages() -> None:
+    project = tomllib.loads((MCP_SRC.parent / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "paicli-mcp"
+    assert sorted(dep.split(">")[0] for dep in project["dependencies"]) == ["aiohttp", "orjson"]
+
+
+def test_the_library_works_with_the_agent_packages_missing() -> None:
+    """Every module of paicli.mcp imports, and a session runs, where the agent's packages
+    cannot be imported at all and the application's source is not on the path."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, importlib, pkgutil, sys
+        sys.path = [p for p in sys.path if p != {str(APP_SRC)!r}]
+        BLOCKED = ("openai", "rich", "prompt_toolkit", "jsonschema", "paicli.servers",
+                   "paicli.tools", "paicli.ui", "paicli.cli", "paicli.agent", "paicli.llm")
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.startswith(BLOCKED):
+                    raise ImportError("blocked: " + name)
+
+        sys.meta_path.insert(0, Block())
+        import paicli.mcp
+        for info in pkgutil.walk_packages(paicli.mcp.__path__, "paicli.mcp."):
+            importlib.import_module(info.name)
+
+        async def main():
+            server = paicli.mcp.StdioServer(sys.executable, args=[{str(FAULT_SERVER)!r}])
+            async with paicli.mcp.connect(server) as session:
+                result = await session.call_tool("echo", {{"text": "standalone"}})
+                print(result.content[0].text)
+
+        asyncio.run(main())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "standalone"

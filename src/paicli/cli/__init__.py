@@ -11,7 +11,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from paicli import __version__
+from paicli._version import __version__
 
 PROTOCOLS = (
     "auto",

@@ -25,7 +25,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from paicli import __version__
+from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.llm import PRESETS
 from paicli.runtime import Runtime, open_runtime
