@@ -21,10 +21,8 @@ Pieces live apart: reading one file in `_config_file`, expansion in `_expand`, a
 from __future__ import annotations
 
 import json
-import logging
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -57,8 +55,10 @@ _CONFIG_NAME = "mcp.json"
 # every start gives up quickly (the manager's backoff spaces the attempts).
 DEFAULT_MAX_RESTARTS = 3
 
-# `paicli.mcp.server_from_dict` reports unknown keys on this logger; we collect them instead.
-_LIBRARY_LOGGER = "paicli.mcp.config"
+# Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
+APP_KEYS = frozenset(
+    {"disabled", "includeTools", "excludeTools", "restart", "trust", "description"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +185,9 @@ def _load_server(
         entry = _with_options(replace(entry, raw=value), value, where, config.warnings)
         resolved = expanded(value, variables, where)
         entry = replace(entry, raw=resolved)
-        with _collected_library_warnings(config.warnings, shown):
-            spec = server_from_dict(resolved, name=entry.name)
+        found: list[str] = []
+        spec = server_from_dict(resolved, name=entry.name, extra_keys=APP_KEYS, warnings=found)
+        config.warnings.extend(f"{shown}: {text}" for text in found)
     except InvalidConfig as exc:
         return replace(entry, error=str(exc))
     # server_from_dict checks field by field; an odd JSON type could still trip a TypeError
@@ -241,19 +242,3 @@ def _restart(value: object, where: str, warnings: list[str]) -> tuple[RestartPol
         f'{where}: \'restart\' must be "never", "on-failure" or '
         f'{{"policy": ..., "maxRestarts": N}}, got {json.dumps(policy)}'
     )
-
-
-@contextmanager
-def _collected_library_warnings(sink: list[str], shown: str) -> Iterator[None]:
-    """Turn the library's unknown-key log warnings into `sink` lines that name the file."""
-
-    def collect(record: logging.LogRecord) -> bool:
-        sink.append(f"{shown}: {record.getMessage()}")
-        return False  # collected, so not also logged without the file name
-
-    logger = logging.getLogger(_LIBRARY_LOGGER)
-    logger.addFilter(collect)
-    try:
-        yield
-    finally:
-        logger.removeFilter(collect)

@@ -9,6 +9,7 @@ This package never imports the rest of paicli (agent, UI, integrations).
 
 from ._connect import connect
 from ._rpc import Progress
+from ._server_spec import HttpServer, StdioServer, server_from_dict
 from .errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -23,7 +24,6 @@ from .errors import (
     UnsupportedVersion,
 )
 from .handlers import ClientHandlers
-from .servers import HttpServer, StdioServer, server_from_dict
 from .session import ClientSession
 from .types import (
     AudioContent,

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .errors import AuthenticationError, HttpError
 from .handlers import ClientHandlers
-from .servers import HttpServer, ServerSpec, StdioServer, server_from_dict
 from .session import ClientSession
 
 log = logging.getLogger("paicli.mcp")

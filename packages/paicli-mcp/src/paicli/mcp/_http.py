@@ -40,8 +40,8 @@ from ._http_exchange import (
     translate_http_error,
 )
 from ._http_stream import BrokenStream, follow_stream, listen_get
+from ._server_spec import HttpServer
 from .errors import ConnectionClosed, HttpError, McpError
-from .servers import HttpServer
 
 __all__ = ["StreamableHttpTransport"]
 

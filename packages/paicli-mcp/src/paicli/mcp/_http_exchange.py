@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 import orjson
 
+from ._server_spec import HttpServer
 from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
-from .servers import HttpServer
 
 __all__ = [
     "HTTP_FAILURES",

@@ -25,9 +25,9 @@ from ._http_exchange import (
     status_error,
     translate_http_error,
 )
+from ._server_spec import HttpServer
 from ._sse import iter_events
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
-from .servers import HttpServer
 
 __all__ = ["LegacySseTransport"]
 

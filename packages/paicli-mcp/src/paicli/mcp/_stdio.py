@@ -17,8 +17,8 @@ from typing import IO, Any
 
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
+from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
 from .errors import ConnectionClosed, McpError, MessageTooLarge
-from .servers import DEFAULT_MAX_MESSAGE_SIZE
 
 __all__ = ["StdioTransport"]
 

@@ -17,11 +17,11 @@ from ._headers import HeaderParam, header_params
 from ._modern import listen, listen_filter, modern_request
 from ._negotiate import negotiate
 from ._rpc import ProgressCallback, RpcEngine
+from ._server_spec import ServerSpec
 from ._transport import JsonObject, Transport
 from ._versions import LATEST_HANDSHAKE, Era
 from .errors import ConnectionClosed, McpError, ProtocolError
 from .handlers import ClientHandlers
-from .servers import ServerSpec
 from .types import (
     CallToolResult,
     Completion,

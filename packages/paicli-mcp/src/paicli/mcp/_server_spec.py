@@ -8,7 +8,7 @@ config dicts are in seconds.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,12 +131,21 @@ ServerSpec = StdioServer | HttpServer
 _COMMON_KEYS = {"type", "protocol", "startupTimeout", "timeout", "maxMessageSize"}
 _STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile"}
 _HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
-# Keys that belong to other layers (the server manager) and are valid in a config entry.
-_MANAGER_KEYS = {"disabled", "includeTools", "excludeTools", "restart", "trust", "description"}
 
 
-def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> ServerSpec:
-    """Build a server description from one `mcpServers` entry of a config file."""
+def server_from_dict(
+    entry: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    extra_keys: Collection[str] = (),
+    warnings: list[str] | None = None,
+) -> ServerSpec:
+    """Build a server description from one `mcpServers` entry of a config file.
+
+    Keys this library does not know are ignored with a warning, except `extra_keys` (keys an
+    application reads from the same entry). Warnings go to `warnings` when given, else to
+    the `paicli.mcp.config` logger.
+    """
     where = f"server {name!r}" if name else "server"
     if not isinstance(entry, Mapping):
         raise ServerConfigError(f"{where}: expected an object, got {type(entry).__name__}")
@@ -153,9 +162,9 @@ def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> Se
         "max_message_size": entry.get("maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE),
     }
     if kind == "stdio":
-        _warn_unknown(where, entry, _STDIO_KEYS)
+        _warn_unknown(where, entry, _STDIO_KEYS | set(extra_keys), warnings)
         return _stdio_from_dict(where, entry, common)
-    _warn_unknown(where, entry, _HTTP_KEYS)
+    _warn_unknown(where, entry, _HTTP_KEYS | set(extra_keys), warnings)
     if "url" not in entry:
         raise ServerConfigError(f"{where}: missing 'url'")
     headers = entry.get("headers", {})
@@ -166,9 +175,15 @@ def server_from_dict(entry: Mapping[str, Any], *, name: str | None = None) -> Se
     return HttpServer(url=entry["url"], headers=dict(headers), transport=transport, **common)
 
 
-def _warn_unknown(where: str, entry: Mapping[str, Any], known: set[str]) -> None:
-    for key in sorted(entry.keys() - known - _MANAGER_KEYS):
-        log.warning("%s: ignoring unknown key %r", where, key)
+def _warn_unknown(
+    where: str, entry: Mapping[str, Any], known: set[str], warnings: list[str] | None
+) -> None:
+    for key in sorted(entry.keys() - known):
+        text = f"{where}: ignoring unknown key {key!r}"
+        if warnings is None:
+            log.warning("%s", text)
+        else:
+            warnings.append(text)
 
 
 def _stdio_from_dict(where: str, entry: Mapping[str, Any], common: dict[str, Any]) -> StdioServer:
