@@ -8,9 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from paicli.mcp import ClientHandlers, ClientSession, Notification, Root, StdioServer, _negotiate
+from paicli.mcp import ClientHandlers, ClientSession, Notification, Root, StdioServer
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).parent.parent
@@ -28,12 +26,6 @@ def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServ
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
     return StdioServer(sys.executable, args=[str(SERVERS / "sdk_server.py")], **options)
-
-
-@pytest.fixture(autouse=True)
-def _forget_protocol_verdicts() -> None:
-    """Each test negotiates from scratch: the era cache is per process."""
-    _negotiate._ERA_CACHE.clear()
 
 
 class Inbox:

@@ -229,3 +229,44 @@ async def test_a_discovery_probe_whose_stream_ends_empty_falls_back_to_the_hands
         async with m.connect(http(url)) as session:
             assert session.era == "legacy"
             assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
+
+
+# -- cancellation: 2026 closes the request's stream, earlier eras notify -----------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "era", "notified"),
+    [("modern", "modern", []), ("normal", "legacy", ["notifications/cancelled"])],
+)
+async def test_a_timed_out_call_is_cancelled_the_way_its_era_says(
+    mode: str, era: str, notified: list[str]
+) -> None:
+    # 2026: closing the request's stream is the cancellation; a notifications/cancelled POST
+    # would be answered 400. Before 2026 a dropped stream is no cancellation: notify.
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", mode) as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert session.era == era
+            with pytest.raises(m.RequestTimeout):
+                await session.call_tool("sleep", {"seconds": 30}, timeout=0.2)
+            cancelled = [n for n in await counter(session, "notifications") if "cancel" in n]
+            assert cancelled == notified
+
+
+async def test_a_cancelled_2026_call_posts_no_notification() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "modern") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            call = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 30}))
+            # The call is in flight once the server has counted it.
+            while not await counter(session, "tool_calls"):
+                pass
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert await counter(session, "notifications") == []
+            assert (await session.call_tool("echo", {"text": "after"})).text == "after"

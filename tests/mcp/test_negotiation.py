@@ -10,12 +10,12 @@ import pytest
 from paicli.mcp import (
     ClientHandlers,
     ConnectionClosed,
+    EraCache,
     HandlerError,
     ProtocolError,
     RequestTimeout,
     connect,
 )
-from paicli.mcp._negotiate import _ERA_CACHE
 from tests.conftest import fault_server
 
 
@@ -69,16 +69,17 @@ async def test_a_silent_probe_falls_back_to_the_handshake_after_its_timeout() ->
         assert session.era == "legacy"
 
 
-async def test_the_verdict_is_remembered_for_the_same_server() -> None:
+async def test_the_verdict_is_remembered_for_the_same_server_in_the_same_cache() -> None:
+    cache = EraCache()
     async with (
         asyncio.timeout(20),
-        connect(fault_server("legacy_silent_discover", handshake_timeout=0.5)),
+        connect(fault_server("legacy_silent_discover", handshake_timeout=0.5), era_cache=cache),
     ):
         pass
     patient = fault_server("legacy_silent_discover", handshake_timeout=30)
-    assert _ERA_CACHE[patient.identity] == "legacy"
+    assert cache.get(patient.identity) == "legacy"
     # A second probe would wait 10 s for the silent server; the remembered verdict skips it.
-    async with asyncio.timeout(5), connect(patient) as session:
+    async with asyncio.timeout(5), connect(patient, era_cache=cache) as session:
         assert session.era == "legacy"
 
 
@@ -126,8 +127,8 @@ async def test_a_config_dict_works_like_a_typed_description() -> None:
     typed = fault_server()
     entry = {"command": typed.command, "args": list(typed.args), "startupTimeout": 5}
     async with asyncio.timeout(20), connect(entry, name="fault") as session:
-        assert session.server.label == "fault"
-        assert session.server.handshake_timeout == 5
+        assert session.name == "fault"
+        assert session.timeouts.handshake == 5
         assert (await session.call_tool("echo", {"text": "dict"})).text == "dict"
 
 

@@ -179,7 +179,8 @@ async def test_auto_picks_the_transport_the_server_speaks(live: Live) -> None:
     assert session.server_info.name == "mcp-servers/everything"
     assert {"tools", "prompts", "resources"} <= set(session.server_capabilities)
     if live.mode == "streamableHttp":
-        assert getattr(session.transport, "session_id", None)
+        assert isinstance(session.transport, m.StreamableHttpTransport)
+        assert session.transport.session_id
 
 
 async def test_tools_are_listed_and_echo_answers(live: Live) -> None:
@@ -261,8 +262,7 @@ async def test_a_config_dict_with_type_sse_goes_straight_to_legacy_sse(
     entry = {"url": servers["sse"].url, "type": "sse", "startupTimeout": TIMEOUT}
     async with asyncio.timeout(TIMEOUT), m.connect(entry) as session:
         assert type(session.transport).__name__ == "LegacySseTransport"
-        assert isinstance(session.server, m.HttpServer)
-        assert session.server.transport == "sse"
+        assert isinstance(session.transport, m.LegacySseTransport)
         assert (await session.call_tool("echo", {"message": "forced"})).text == "Echo: forced"
 
 
@@ -281,7 +281,8 @@ async def test_a_fresh_streamable_session_closes_with_delete(
     server = servers["streamableHttp"]
     async with asyncio.timeout(TIMEOUT):
         async with m.connect(http(server.url, transport="http")) as session:
-            session_id = getattr(session.transport, "session_id", None)
+            assert isinstance(session.transport, m.StreamableHttpTransport)
+            session_id = session.transport.session_id
             assert session_id
             assert (await session.call_tool("echo", {"message": "x"})).text == "Echo: x"
         # The server logs the DELETE it received (closing sent it and awaited the answer).

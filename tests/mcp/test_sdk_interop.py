@@ -38,6 +38,7 @@ class Sdk:
     session: m.ClientSession
     inbox: Inbox
     asked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    protocol: str = "auto"  # the era pinned in the server's description
 
     async def logs_during(self, call: Awaitable[object]) -> list[tuple[str, str]]:
         """(level, data) of the log messages that arrived while `call` ran. The server
@@ -68,7 +69,7 @@ async def open_sdk(protocol: str, handlers: m.ClientHandlers | None = None) -> A
                 )
             )
         session.subscribe(inbox)
-        yield Sdk(session, inbox, asked)
+        yield Sdk(session, inbox, asked, protocol)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -103,7 +104,7 @@ async def sampling_only(request: pytest.FixtureRequest) -> AsyncIterator[Sdk]:
 async def test_each_pinned_era_is_negotiated_and_reports_the_server(sdk: Sdk) -> None:
     session = sdk.session
     expected = {"legacy": "2025-11-25", "modern": "2026-07-28"}[session.era]
-    assert session.era == session.server.protocol
+    assert session.era == sdk.protocol
     assert session.protocol_version == expected
     assert session.server_info.name == "sdk-test-server"
     assert session.instructions == "Test server for paicli interop."

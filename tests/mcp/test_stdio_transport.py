@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, connect
-from paicli.mcp._stdio import StdioTransport
+from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, StdioTransport, connect
 from tests.conftest import fault_server
 from tests.processes import alive
 
@@ -124,10 +123,9 @@ async def test_a_well_behaved_server_exits_on_stdin_close() -> None:
         async with connect(fault_server()) as session:
             pid = session.pid
             assert pid is not None
-        assert session.transport is not None
         assert not alive(pid)
-        returncode = getattr(session.transport, "returncode", None)
-        assert returncode == 0
+        assert isinstance(session.transport, StdioTransport)
+        assert session.transport.returncode == 0
 
 
 async def test_large_messages_spanning_many_reads_arrive_whole() -> None:

@@ -8,7 +8,8 @@ always read what the server saw.
 The MODERN_MODES speak 2026-07-28 instead (stateless; `server/discover`; the version in each
 request's `_meta`, mirrored in `MCP-Protocol-Version`): `header_mismatch` answers a tools/call
 with 400 and error -32020, `broken_response_stream` ends a tools/call's SSE stream before the
-response. Both fault the first call only, or every call with `--always`.
+response. Both fault the first call only, or every call with `--always`; `modern` faults
+nothing. The `notifications` tool lists the methods of every notification posted.
 
 `drop_get_stream` (legacy) ends every GET stream after one event and wants the next GET to
 carry that event's id as `Last-Event-ID`; it refuses (503) two reopenings out of three and
@@ -57,8 +58,9 @@ MODES = (
     "broken_response_stream",
     "drop_get_stream",
     "broken_discover",
+    "modern",
 )
-MODERN_MODES = frozenset({"header_mismatch", "broken_response_stream"})
+MODERN_MODES = frozenset({"header_mismatch", "broken_response_stream", "modern"})
 MODERN_VERSION = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 HEADER_MISMATCH = -32020
@@ -85,9 +87,17 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "initialize_count": ("How many initialize requests the server has seen.", {}),
     "tools_list_count": ("How many tools/list requests the server has seen.", {}),
     "tool_calls": ("The JSON-RPC ids of the other tools' calls, as a JSON list.", {}),
+    "notifications": ("The methods of the notifications posted so far, as a JSON list.", {}),
 }
 INTROSPECTION = frozenset(
-    {"deleted_sessions", "resume_count", "initialize_count", "tools_list_count", "tool_calls"}
+    {
+        "deleted_sessions",
+        "resume_count",
+        "initialize_count",
+        "tools_list_count",
+        "tool_calls",
+        "notifications",
+    }
 )
 
 
@@ -154,6 +164,7 @@ class FaultServer:
     gets: int = 0
     lists: int = 0
     call_ids: list[Any] = field(default_factory=list)
+    notification_methods: list[str] = field(default_factory=list)
     faults: int = 0
     # drop_get_stream: session -> the id of the last event sent on its GET stream.
     get_stream_ids: dict[str, str] = field(default_factory=dict)
@@ -217,6 +228,8 @@ class FaultServer:
                 return text_result(str(self.lists))
             case "tool_calls":
                 return text_result(dumps_list(self.call_ids))
+            case "notifications":
+                return text_result(dumps_list(self.notification_methods))
         raise RpcError(-32602, f"Unknown tool: {name}")
 
     async def answer(self, method: str, params: Json) -> Json:
@@ -271,6 +284,8 @@ class FaultServer:
         if self.mode == "never_answers":
             await wait_for_disconnect(request)
             return Response()  # nobody is left to receive it
+        if "id" not in message and isinstance(message.get("method"), str):
+            self.notification_methods.append(message["method"])
         if self.mode in MODERN_MODES:
             return await self.modern_post(request, message)
         method = message.get("method")
@@ -352,7 +367,7 @@ class FaultServer:
             return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": discover_result()})
         if method == "tools/call" and params.get("name") not in INTROSPECTION:
             self.call_ids.append(request_id)
-            if self.fault_now():
+            if self.mode != "modern" and self.fault_now():
                 return self.modern_fault(request_id)
         response = await self.response_to(message)
         if "result" in response:

@@ -25,6 +25,7 @@ from paicli.mcp import (
     CallToolResult,
     ClientHandlers,
     ClientSession,
+    EraCache,
     HttpServer,
     McpError,
     Notification,
@@ -129,6 +130,8 @@ class ServerManager:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
         self._startup_slots = asyncio.Semaphore(concurrency)
+        # Protocol verdicts of this manager's servers, so a restart skips a useless probe.
+        self._era_cache = EraCache()
         self._on_change = on_change
         # stdio servers' stderr is mirrored to {log_dir}/{name}.log (for `paicli mcp logs`).
         self._log_dir = log_dir
@@ -268,7 +271,9 @@ class ServerManager:
         started = time.monotonic()
         try:
             async with self._startup_slots:
-                context = connect(spec, name=server.name, handlers=self._handlers)
+                context = connect(
+                    spec, name=server.name, handlers=self._handlers, era_cache=self._era_cache
+                )
                 session = await context.__aenter__()
             try:
                 server.session = session

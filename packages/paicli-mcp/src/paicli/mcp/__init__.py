@@ -4,12 +4,22 @@
         tools = await session.list_tools()
         result = await session.call_tool("echo", {"text": "hi"}, timeout=10)
 
+A session runs over any `Transport`: `StdioTransport`, `StreamableHttpTransport`,
+`LegacySseTransport`, the in-memory `MemoryTransport.pair()` for tests, or your own (subclass
+`Transport`, or `TransportWrapper` to observe another one).
+
 This package never imports the rest of paicli (agent, UI, integrations).
 """
 
+from typing import TYPE_CHECKING
+
 from ._connect import connect
+from ._memory import MemoryTransport
+from ._negotiate import EraCache
 from ._rpc import Progress
 from ._server_spec import HttpServer, StdioServer, server_from_dict
+from ._stdio import StdioTransport
+from ._transport import Transport, TransportWrapper
 from .errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -24,7 +34,7 @@ from .errors import (
     UnsupportedVersion,
 )
 from .handlers import ClientHandlers
-from .session import ClientSession
+from .session import ClientSession, Timeouts
 from .types import (
     AudioContent,
     BlobResourceContents,
@@ -50,6 +60,10 @@ from .types import (
     UnknownContent,
 )
 
+if TYPE_CHECKING:
+    from ._http import StreamableHttpTransport
+    from ._legacy_sse import LegacySseTransport
+
 __all__ = [
     "AudioContent",
     "AuthenticationError",
@@ -61,13 +75,16 @@ __all__ = [
     "ConnectionClosed",
     "ContentBlock",
     "EmbeddedResource",
+    "EraCache",
     "GetPromptResult",
     "HandlerError",
     "HttpError",
     "HttpServer",
     "ImageContent",
     "Implementation",
+    "LegacySseTransport",
     "McpError",
+    "MemoryTransport",
     "MessageTooLarge",
     "Notification",
     "Progress",
@@ -84,11 +101,29 @@ __all__ = [
     "RpcError",
     "ServerConfigError",
     "StdioServer",
+    "StdioTransport",
+    "StreamableHttpTransport",
     "TextContent",
     "TextResourceContents",
+    "Timeouts",
     "Tool",
+    "Transport",
+    "TransportWrapper",
     "UnknownContent",
     "UnsupportedVersion",
     "connect",
     "server_from_dict",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The HTTP transports import aiohttp, which scripts that use only stdio servers never pay for.
+    if name == "StreamableHttpTransport":
+        from ._http import StreamableHttpTransport  # noqa: PLC0415
+
+        return StreamableHttpTransport
+    if name == "LegacySseTransport":
+        from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
+
+        return LegacySseTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,12 +11,13 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._transport import Transport
 from .errors import AuthenticationError, HttpError
 from .handlers import ClientHandlers
-from .session import ClientSession
+from .session import ClientSession, Timeouts
 
 log = logging.getLogger("paicli.mcp")
 
@@ -39,14 +40,17 @@ async def connect(
     name: str | None = None,
     handlers: ClientHandlers | None = None,
     client_info: Mapping[str, Any] | None = None,
+    era_cache: EraCache | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
     A stdio server is shut down (bounded) when the block exits, however it exits; an HTTP
-    session is closed (DELETE) and its connections released.
+    session is closed (DELETE) and its connections released. With an `era_cache`, the
+    protocol era found by probing this server is remembered there and reused by the next
+    `connect()` given the same cache.
     """
     spec = as_server(server, name=name)
-    options: dict[str, Any] = {"handlers": handlers, "client_info": client_info}
+    options = _session_options(spec, handlers, client_info, era_cache)
     if isinstance(spec, StdioServer):
         transport: Transport = await StdioTransport.start(
             spec.command,
@@ -57,7 +61,7 @@ async def connect(
             stderr_file=spec.stderr_file,
             label=spec.label,
         )
-        async with ClientSession(transport, spec, **options) as session:
+        async with ClientSession(transport, **options) as session:
             yield session
         return
     session = await _open_http(spec, options)
@@ -67,12 +71,30 @@ async def connect(
         await session.aclose()
 
 
+def _session_options(
+    spec: ServerSpec,
+    handlers: ClientHandlers | None,
+    client_info: Mapping[str, Any] | None,
+    era_cache: EraCache | None,
+) -> dict[str, Any]:
+    """The `ClientSession` arguments that `spec` implies."""
+    return {
+        "name": spec.label,
+        "protocol": spec.protocol,
+        "timeouts": Timeouts(spec.handshake_timeout, spec.request_timeout),
+        "handlers": handlers,
+        "client_info": client_info,
+        "era_cache": era_cache,
+        "identity": spec.identity,
+    }
+
+
 async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession:
     from ._http import StreamableHttpTransport  # noqa: PLC0415 - aiohttp only when needed
     from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
 
     if spec.transport != "sse":
-        session = ClientSession(StreamableHttpTransport(spec), spec, **options)
+        session = ClientSession(StreamableHttpTransport(spec), **options)
         try:
             return await session.__aenter__()
         except AuthenticationError:
@@ -82,4 +104,4 @@ async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession
                 raise
             log.info("%s: Streamable HTTP refused (%s); trying legacy HTTP+SSE", spec.label, exc)
     sse = await LegacySseTransport.open(spec)
-    return await ClientSession(sse, spec, **options).__aenter__()
+    return await ClientSession(sse, **options).__aenter__()

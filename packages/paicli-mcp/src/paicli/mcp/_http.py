@@ -23,13 +23,13 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
 import orjson
 
-from ._headers import HeaderParam, request_headers
+from ._headers import HeaderParam, header_params, request_headers
 from ._http_exchange import (
     HTTP_FAILURES,
     hand_over,
@@ -39,16 +39,17 @@ from ._http_exchange import (
     status_error,
     translate_http_error,
 )
-from ._http_stream import BrokenStream, follow_stream, listen_get
+from ._http_stream import BrokenStream, StreamLink, follow_stream, listen_get
 from ._server_spec import HttpServer
+from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport
 from .errors import ConnectionClosed, HttpError, McpError
+from .types import Tool
 
 __all__ = ["StreamableHttpTransport"]
 
 log = logging.getLogger("paicli.mcp.http")
 
 Message = dict[str, Any]
-ErrorSink = Callable[[Any, McpError], None]
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 # Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
@@ -64,10 +65,9 @@ def _is_modern(message: Message) -> bool:
     return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
 
 
-class StreamableHttpTransport:
+class StreamableHttpTransport(Transport):
     """One MCP endpoint reached over Streamable HTTP."""
 
-    mirrors_tool_headers = True
     # `send()` performs the HTTP exchange itself instead of handing it to a task: a lone
     # call then costs two event-loop turns fewer. The engine interrupts it on deadline.
     sends_inline = True
@@ -77,15 +77,15 @@ class StreamableHttpTransport:
         self._client = client or http_client(server)
         self._label = server.label
         self.session_id: str | None = None
-        # Set by the session once a handshake-era version is agreed.
-        self.protocol_version: str | None = None
-        self.tool_headers: dict[str, list[HeaderParam]] = {}
-        self._sink: Callable[[Message], None] | None = None
+        self._era: Era | None = None
+        # The agreed handshake-era version, sent as a header on every later request.
+        self._legacy_version: str | None = None
+        # 2026: each tool's parameters mirrored into `Mcp-Param-*` headers.
+        self._tool_headers: dict[str, list[HeaderParam]] = {}
+        self._sink: MessageSink | None = None
         self._on_error: ErrorSink | None = None
         self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
         self._closed: McpError | None = None
-        # Ids of 2026-era requests in flight (their cancellation is closing the stream).
-        self._modern_ids: set[Any] = set()
         self._initialize: Message | None = None
         self._reinit_lock = asyncio.Lock()
         self._generation = 0
@@ -95,13 +95,49 @@ class StreamableHttpTransport:
         # Ids of re-issued 2026 requests -> the engine's id, so replies reach the caller.
         self._reissued: dict[str, Any] = {}
         self._reissue_ids = itertools.count(1)
+        self._link = StreamLink(
+            label=self._label,
+            url=server.url,
+            max_message_size=server.max_message_size,
+            client=self._client,
+            base_headers=self._base_headers,
+            deliver=self._deliver,
+            fail=self._fail,
+        )
 
     # -- the Transport interface ---------------------------------------------------------
 
-    def deliver_to(self, sink: Callable[[Message], None], on_error: ErrorSink) -> None:
+    def deliver_to(self, sink: MessageSink, on_error: ErrorSink) -> bool:
         """Hand incoming messages to `sink` and per-request failures to `on_error`."""
         self._sink = sink
         self._on_error = on_error
+        return True
+
+    def negotiated(self, era: Era, version: str) -> None:
+        self._era = era
+        self._legacy_version = version if era == "legacy" else None
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        # 2026: a request is cancelled by closing its response stream, which happened when
+        # the engine interrupted the inline send; no notification is defined over HTTP.
+        # Before that revision a dropped stream is no cancellation: the engine notifies.
+        return self._era == "modern"
+
+    def tools_listed(self, tools: Sequence[Tool]) -> list[Tool]:
+        """2026: remember each tool's `x-mcp-header` parameters; leave out (with a warning)
+        a tool whose annotations are invalid, as the specification requires."""
+        if self._era != "modern":
+            return list(tools)
+        usable = []
+        for tool in tools:
+            try:
+                self._tool_headers[tool.name] = header_params(tool.input_schema)
+            except ValueError as exc:
+                log.warning("%s: leaving out tool %r: %s", self._label, tool.name, exc)
+                self._tool_headers.pop(tool.name, None)
+                continue
+            usable.append(tool)
+        return usable
 
     async def send(self, message: Message) -> None:
         """Carry one message's whole exchange in the caller's task (see `sends_inline`):
@@ -109,23 +145,11 @@ class StreamableHttpTransport:
         if self._closed is not None:
             raise self._closed
         method = message.get("method")
-        if method == "notifications/cancelled":
-            params = message.get("params") or {}
-            if params.get("requestId") in self._modern_ids:
-                # 2026: the request's stream was closed when its task was cancelled; that
-                # is the cancellation, and no notification is defined over HTTP.
-                return
         modern = _is_modern(message)
-        request_id = message.get("id") if method is not None else None
-        if modern and request_id is not None:
-            self._modern_ids.add(request_id)
-        try:
-            if modern and request_id is not None:
-                await self._post_modern(message)
-            else:
-                await self._post(message, modern=modern)
-        finally:
-            self._modern_ids.discard(request_id)
+        if modern and "id" in message:
+            await self._post_modern(message)
+        else:
+            await self._post(message, modern=modern)
         if method == "notifications/initialized" and self._get_stream is not None:
             # The GET stream should be up before the first call: servers may send requests
             # meant for it during that call.
@@ -169,8 +193,8 @@ class StreamableHttpTransport:
         headers: dict[str, str] = {}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self.protocol_version
+        if self._legacy_version is not None:
+            headers["MCP-Protocol-Version"] = self._legacy_version
         return headers
 
     def _headers_for(self, message: Message) -> dict[str, str]:
@@ -180,7 +204,7 @@ class StreamableHttpTransport:
         }
         if _is_modern(message):
             headers["MCP-Protocol-Version"] = message["params"]["_meta"][VERSION_KEY]
-            headers.update(request_headers(message, self.tool_headers))
+            headers.update(request_headers(message, self._tool_headers))
         elif message.get("method") != "initialize":
             # The version is not negotiated yet during `initialize`.
             headers.update(self._base_headers())
@@ -200,13 +224,11 @@ class StreamableHttpTransport:
         try:
             await self._post({**message, "id": reissue_id}, modern=True)
         except BrokenStream:
-            self._fail(reissue_id, self._stream_broke(message, "(also after sending it again)"))
+            self._fail(
+                reissue_id, self._link.stream_broke(message, "(also after sending it again)")
+            )
         finally:
             del self._reissued[reissue_id]
-
-    def _stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
-        text = f"{self._label}: the response stream for {message.get('method')} ended before "
-        return ConnectionClosed(f"{text}the response {detail}".rstrip())
 
     async def _post(self, message: Message, *, modern: bool, after_reinit: bool = False) -> None:
         request_id = message.get("id") if "method" in message else None
@@ -271,7 +293,7 @@ class StreamableHttpTransport:
             for reply in parse_messages(await read_body(response, limit)):
                 self._deliver(reply)
         elif content_type == "text/event-stream":
-            await follow_stream(self, message, request_id, response, modern)
+            await follow_stream(self._link, message, request_id, response, modern)
         else:
             self._fail(
                 request_id,
@@ -316,7 +338,9 @@ class StreamableHttpTransport:
 
     def _open_get_stream(self) -> None:
         if self._get_stream is None and self._closed is None:
-            self._get_stream = asyncio.get_running_loop().create_task(listen_get(self))
+            self._get_stream = asyncio.get_running_loop().create_task(
+                listen_get(self._link, self._get_ready)
+            )
 
     # -- delivery --------------------------------------------------------------------------
 

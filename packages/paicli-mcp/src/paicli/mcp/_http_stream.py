@@ -4,28 +4,28 @@ A request's response stream is followed until its response arrives; if it drops 
 resumed with `Last-Event-ID` (at most MAX_RESUMES times), except in the 2026 era, which has
 no resumption (`BrokenStream` tells the transport to send the request again). The optional
 GET stream for server-initiated messages is kept open, reopened with backoff when it drops.
-These functions work on the transport's own state; it calls them in its own tasks.
+The transport hands these functions a `StreamLink` (what they need of it, explicitly) and
+runs them in its own tasks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import aiohttp
 
 from ._http_exchange import HTTP_FAILURES, parse_messages, status_error
 from ._sse import iter_events
-from .errors import McpError
-
-if TYPE_CHECKING:
-    from ._http import StreamableHttpTransport
+from .errors import ConnectionClosed, McpError
 
 __all__ = [
     "BrokenStream",
     "StreamEnd",
+    "StreamLink",
     "follow_stream",
     "listen_get",
     "read_stream",
@@ -57,8 +57,25 @@ class BrokenStream(Exception):
     """Internal: a 2026 request's response stream ended before its response."""
 
 
+@dataclass(frozen=True, slots=True)
+class StreamLink:
+    """What following a transport's streams needs from the transport."""
+
+    label: str
+    url: str
+    max_message_size: int
+    client: aiohttp.ClientSession
+    base_headers: Callable[[], dict[str, str]]  # session id and version headers
+    deliver: Callable[[Message], None]  # one message from the server, to the session
+    fail: Callable[[Any, McpError], None]  # one request failed
+
+    def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
+        text = f"{self.label}: the response stream for {message.get('method')} ended before "
+        return ConnectionClosed(f"{text}the response {detail}".rstrip())
+
+
 async def follow_stream(
-    transport: StreamableHttpTransport,
+    link: StreamLink,
     message: Message,
     request_id: Any,
     response: aiohttp.ClientResponse,
@@ -66,37 +83,33 @@ async def follow_stream(
 ) -> None:
     """Read a request's SSE stream; if it drops before the response, resume it (the
     2026 revision has no resumption: `_post_modern` sends the request again)."""
-    last_id, retry, answered, _ = await read_stream(
-        transport, response.content.iter_any(), request_id
-    )
+    last_id, retry, answered, _ = await read_stream(link, response.content.iter_any(), request_id)
     if modern and not answered:
         raise BrokenStream
     resumes = 0
     while not answered:
         if last_id is None or resumes >= MAX_RESUMES:
-            transport._fail(request_id, transport._stream_broke(message))
+            link.fail(request_id, link.stream_broke(message))
             return
         resumes += 1
         await asyncio.sleep(retry if retry is not None else DEFAULT_RETRY)
         headers = {
-            **transport._base_headers(),
+            **link.base_headers(),
             "Accept": "text/event-stream",
             "Last-Event-ID": last_id,
         }
-        async with transport._client.get(transport._server.url, headers=headers) as resumed:
+        async with link.client.get(link.url, headers=headers) as resumed:
             if resumed.status != 200:
-                transport._fail(request_id, status_error(transport._label, resumed))
+                link.fail(request_id, status_error(link.label, resumed))
                 return
             new_id, new_retry, answered, _ = await read_stream(
-                transport, resumed.content.iter_any(), request_id
+                link, resumed.content.iter_any(), request_id
             )
             last_id = new_id or last_id
             retry = new_retry if new_retry is not None else retry
 
 
-async def read_stream(
-    transport: StreamableHttpTransport, chunks: AsyncIterator[bytes], request_id: Any
-) -> StreamEnd:
+async def read_stream(link: StreamLink, chunks: AsyncIterator[bytes], request_id: Any) -> StreamEnd:
     """Deliver a stream's messages until it ends or brings the response to
     `request_id`."""
     last_id: str | None = None
@@ -104,7 +117,7 @@ async def read_stream(
     answered = False
     events = 0
     try:
-        async for event in iter_events(chunks, transport._server.max_message_size):
+        async for event in iter_events(chunks, link.max_message_size):
             events += 1
             if event.id is not None:
                 last_id = event.id
@@ -119,46 +132,47 @@ async def read_stream(
                     and "method" not in reply
                 ):
                     answered = True
-                transport._deliver(reply)
+                link.deliver(reply)
             if answered:
                 # Done with this request: stop reading even if the server keeps the
                 # stream open (some resume on a GET stream that never ends).
                 break
     except HTTP_FAILURES as exc:
         # A dropped connection mid-stream is resumable; not an error by itself.
-        log.debug("%s: stream interrupted: %s", transport._label, exc)
+        log.debug("%s: stream interrupted: %s", link.label, exc)
     return StreamEnd(last_id, retry, answered, events)
 
 
-async def listen_get(transport: StreamableHttpTransport) -> None:
-    """The optional GET stream for server-initiated messages (405: none offered)."""
+async def listen_get(link: StreamLink, ready: asyncio.Event) -> None:
+    """The optional GET stream for server-initiated messages (405: none offered); `ready`
+    is set once it is established, refused, or given up on."""
     try:
-        await _get_loop(transport)
+        await _get_loop(link, ready)
     finally:
-        transport._get_ready.set()
+        ready.set()
 
 
-async def _get_loop(transport: StreamableHttpTransport) -> None:
+async def _get_loop(link: StreamLink, ready: asyncio.Event) -> None:
     """Keep the GET stream open: reopen it when it drops, resuming from the last event
     id it carried, after the server's `retry` (doubled for each failure in a row). A
     reopening that brings events resets the count; MAX_RESUMES failures in a row end
     the loop, and so does 405 (the server offers no GET stream)."""
-    label = transport._label
+    label = link.label
     last_id: str | None = None
     retry: float | None = None
     failures = 0
     while True:
-        headers = {**transport._base_headers(), "Accept": "text/event-stream"}
+        headers = {**link.base_headers(), "Accept": "text/event-stream"}
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
         try:
-            async with transport._client.get(transport._server.url, headers=headers) as response:
-                transport._get_ready.set()
+            async with link.client.get(link.url, headers=headers) as response:
+                ready.set()
                 if response.status == 405:
                     return
                 ctype = response.headers.get("content-type", "")
                 if response.status == 200 and ctype.startswith("text/event-stream"):
-                    end = await read_stream(transport, response.content.iter_any(), None)
+                    end = await read_stream(link, response.content.iter_any(), None)
                     last_id = end.last_id or last_id
                     retry = end.retry if end.retry is not None else retry
                     failures = 0 if end.events else failures + 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -27,6 +26,7 @@ from ._http_exchange import (
 )
 from ._server_spec import HttpServer
 from ._sse import iter_events
+from ._transport import ErrorSink, MessageSink, Transport
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 
 __all__ = ["LegacySseTransport"]
@@ -36,7 +36,7 @@ log = logging.getLogger("paicli.mcp.sse")
 Message = dict[str, Any]
 
 
-class LegacySseTransport:
+class LegacySseTransport(Transport):
     """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`."""
 
     legacy_only = True
@@ -46,8 +46,8 @@ class LegacySseTransport:
         self._client = client
         self._label = server.label
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._sink: Callable[[Message], None] | None = None
-        self._on_error: Callable[[Any, McpError], None] | None = None
+        self._sink: MessageSink | None = None
+        self._on_error: ErrorSink | None = None
         self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
         self._closed: McpError | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -69,11 +69,10 @@ class LegacySseTransport:
             raise
         return transport
 
-    def deliver_to(
-        self, sink: Callable[[Message], None], on_error: Callable[[Any, McpError], None]
-    ) -> None:
+    def deliver_to(self, sink: MessageSink, on_error: ErrorSink) -> bool:
         self._sink = sink
         self._on_error = on_error
+        return True
 
     async def _read(self) -> None:
         headers = {"Accept": "text/event-stream"}

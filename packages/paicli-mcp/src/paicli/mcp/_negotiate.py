@@ -4,19 +4,26 @@ Auto mode probes with `server/discover` (2026-07-28). A `DiscoverResult` naming 
 version, or a -32022 naming one, proves a modern server; any other answer, or silence within
 the probe timeout, means legacy, and the `initialize` handshake follows on the same
 connection. The fallback is never keyed on one error code (legacy servers differ).
+
+`negotiate()` returns an `Agreement` and changes nothing else; the session keeps it. Verdicts
+are remembered in an `EraCache` that its owner (a server manager, or a library user who
+connects to the same server repeatedly) passes in.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from ._rpc import RpcEngine
+from ._transport import Era, JsonObject, Transport
 from ._versions import (
     HANDSHAKE_VERSIONS,
     KNOWN_VERSIONS,
     LATEST_HANDSHAKE,
     LATEST_MODERN,
     MODERN_VERSIONS,
-    Era,
     newest_mutual,
 )
 from .errors import (
@@ -30,82 +37,166 @@ from .errors import (
 )
 from .types import Implementation
 
-if TYPE_CHECKING:
-    from .session import ClientSession
-
-# The era each server spoke last time in this process, keyed by server identity.
-_ERA_CACHE: dict[tuple[str, ...], Era] = {}
+__all__ = ["Agreement", "EraCache", "Offer", "negotiate"]
 
 # How long a legacy server may stay silent on the probe before we assume it ignores unknown
 # pre-handshake methods (the official SDK waits 10 s; never longer than the handshake).
 PROBE_TIMEOUT = 10.0
 
 
-async def negotiate(session: ClientSession) -> None:
-    """Run the handshake or discovery that fits `session.server.protocol`."""
-    pin = session.server.protocol
-    legacy_only = getattr(session.transport, "legacy_only", False)
+class EraCache:
+    """Which era each server spoke when last probed, keyed by the server's identity.
+
+    Only a probe's verdict is stored (a pinned protocol says nothing about the server), so a
+    later `auto` connection to a legacy server skips the probe.
+    """
+
+    def __init__(self) -> None:
+        self._eras: dict[tuple[str, ...], Era] = {}
+
+    def get(self, identity: tuple[str, ...]) -> Era | None:
+        return self._eras.get(identity)
+
+    def remember(self, identity: tuple[str, ...], era: Era) -> None:
+        self._eras[identity] = era
+
+    def forget(self, identity: tuple[str, ...] | None = None) -> None:
+        """Forget one server's verdict, or every verdict."""
+        if identity is None:
+            self._eras.clear()
+        else:
+            self._eras.pop(identity, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What this client brings to negotiation with one server."""
+
+    label: str  # the server's name, for errors
+    protocol: str  # "auto", "legacy", "modern" or an exact version
+    capabilities: JsonObject
+    client_info: JsonObject
+    handshake_timeout: float
+    identity: tuple[str, ...] | None = None  # key for the era cache (None: not cached)
+    cache: EraCache | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """The outcome of negotiation: what both sides will speak, and who the server is."""
+
+    era: Era
+    protocol_version: str
+    server_info: Implementation
+    server_capabilities: JsonObject
+    instructions: str | None
+
+
+MetaBuilder = Callable[[str], JsonObject]
+
+
+async def negotiate(
+    engine: RpcEngine, transport: Transport, offer: Offer, modern_meta: MetaBuilder
+) -> Agreement:
+    """Run the handshake or discovery that fits `offer.protocol`; `modern_meta(version)`
+    builds the per-request `_meta` of a 2026 request."""
+    pin = offer.protocol
+    cached = offer.cache.get(offer.identity) if offer.cache and offer.identity else None
+    talk = _Talk(engine, transport, offer, modern_meta)
     if pin in HANDSHAKE_VERSIONS:
-        await _initialize(session, pin)
-    elif (
-        pin == "legacy"
-        or legacy_only
-        or (pin == "auto" and _ERA_CACHE.get(session.server.identity) == "legacy")
-    ):
-        await _initialize(session, LATEST_HANDSHAKE)
-    elif pin in MODERN_VERSIONS or pin == "modern":
+        return await talk.initialize(pin)
+    if pin == "legacy" or transport.legacy_only or (pin == "auto" and cached == "legacy"):
+        return await talk.initialize(LATEST_HANDSHAKE)
+    if pin in MODERN_VERSIONS or pin == "modern":
         version = pin if pin in MODERN_VERSIONS else LATEST_MODERN
-        if not await _discover(session, version):
+        agreement = await talk.discover(version)
+        if agreement is None:
             raise ProtocolError(
-                f"{session.server.label}: server does not speak protocol {version} "
+                f"{offer.label}: server does not speak protocol {version} "
                 "(it is pinned by the 'protocol' setting)"
             )
-    else:
-        if not await _discover(session, LATEST_MODERN):
-            await _initialize(session, LATEST_HANDSHAKE)
-        # Only a probe's verdict is worth remembering; a pin says nothing about the server.
-        _ERA_CACHE[session.server.identity] = session.era
+        return agreement
+    agreement = await talk.discover(LATEST_MODERN) or await talk.initialize(LATEST_HANDSHAKE)
+    if offer.cache is not None and offer.identity is not None:
+        offer.cache.remember(offer.identity, agreement.era)
+    return agreement
 
 
-async def _discover(session: ClientSession, version: str) -> bool:
-    """Probe with `server/discover`; on success fill the session and return True."""
-    timeout = min(PROBE_TIMEOUT, session.server.handshake_timeout)
-    session.protocol_version = version
-    engine = session._engine
-    try:
-        result = await engine.request(
-            "server/discover",
-            {"_meta": session.modern_meta()},
-            timeout=timeout,
-            cancellable=False,
-        )
-    except UnsupportedVersion as exc:
-        retry = newest_mutual(list(exc.supported), MODERN_VERSIONS)
-        if retry is None:
-            return False
-        session.protocol_version = retry
-        result = await engine.request(
-            "server/discover", {"_meta": session.modern_meta()}, timeout=timeout
-        )
-    except AuthenticationError:
-        raise
-    except (RpcError, RequestTimeout, HttpError):
-        # A legacy server: it rejected or ignored the method, or (HTTP) refused the POST.
-        return False
-    except ConnectionClosed:
-        if session.closed is not None:
-            raise  # the connection itself is gone (a stdio server died): nothing to fall to
-        # Only the probe's own HTTP stream ended without an answer (a legacy server or a
-        # proxy cutting an unknown request short): the handshake may still work.
-        return False
-    chosen = newest_mutual(result.get("supportedVersions"), MODERN_VERSIONS)
-    if chosen is None:
-        # A stateful server answering discover with legacy versions only: use the handshake.
-        return False
-    session.era = "modern"
-    session.protocol_version = chosen
-    _fill_server(session, result, _server_info_of(result))
-    return True
+class _Talk:
+    """The two ways in: the 2026 discovery probe, and the `initialize` handshake."""
+
+    def __init__(
+        self, engine: RpcEngine, transport: Transport, offer: Offer, modern_meta: MetaBuilder
+    ) -> None:
+        self.engine = engine
+        self.transport = transport
+        self.offer = offer
+        self.modern_meta = modern_meta
+
+    async def discover(self, version: str) -> Agreement | None:
+        """Probe with `server/discover`; the agreement if the server is modern, else None."""
+        timeout = min(PROBE_TIMEOUT, self.offer.handshake_timeout)
+        engine = self.engine
+        try:
+            result = await engine.request(
+                "server/discover",
+                {"_meta": self.modern_meta(version)},
+                timeout=timeout,
+                cancellable=False,
+            )
+        except UnsupportedVersion as exc:
+            retry = newest_mutual(list(exc.supported), MODERN_VERSIONS)
+            if retry is None:
+                return None
+            result = await engine.request(
+                "server/discover", {"_meta": self.modern_meta(retry)}, timeout=timeout
+            )
+        except AuthenticationError:
+            raise
+        except (RpcError, RequestTimeout, HttpError):
+            # A legacy server: it rejected or ignored the method, or (HTTP) refused the POST.
+            return None
+        except ConnectionClosed:
+            if engine.closed is not None:
+                raise  # the connection itself is gone (a stdio server died): nothing to try
+            # Only the probe's own HTTP stream ended without an answer (a legacy server or a
+            # proxy cutting an unknown request short): the handshake may still work.
+            return None
+        chosen = newest_mutual(result.get("supportedVersions"), MODERN_VERSIONS)
+        if chosen is None:
+            # A stateful server answering discover with legacy versions only: handshake.
+            return None
+        self.transport.negotiated("modern", chosen)
+        return _agreement("modern", chosen, result, _server_info_of(result))
+
+    async def initialize(self, offer: str) -> Agreement:
+        """The stateful handshake: `initialize`, check the version, `notifications/initialized`."""
+        params = {
+            "protocolVersion": offer,
+            "capabilities": self.offer.capabilities,
+            "clientInfo": self.offer.client_info,
+        }
+        try:
+            result = await self.engine.request(
+                "initialize", params, timeout=self.offer.handshake_timeout, cancellable=False
+            )
+        except UnsupportedVersion:
+            # A modern server that was too slow for the probe: probe once more.
+            agreement = await self.discover(LATEST_MODERN)
+            if agreement is not None:
+                return agreement
+            raise
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_VERSIONS:
+            raise ProtocolError(
+                f"{self.offer.label}: server answered protocol version {version!r}, which "
+                f"paicli does not support (it speaks {', '.join(KNOWN_VERSIONS)})"
+            )
+        version = str(version)
+        self.transport.negotiated("legacy", version)
+        agreement = _agreement("legacy", version, result, result.get("serverInfo"))
+        await self.engine.notify("notifications/initialized")
+        return agreement
 
 
 def _server_info_of(result: dict[str, Any]) -> Any:
@@ -116,41 +207,13 @@ def _server_info_of(result: dict[str, Any]) -> Any:
     return result.get("serverInfo")
 
 
-async def _initialize(session: ClientSession, offer: str) -> None:
-    """The stateful handshake: `initialize`, check the version, `notifications/initialized`."""
-    session.era = "legacy"
-    session.protocol_version = offer
-    params = {
-        "protocolVersion": offer,
-        "capabilities": session.capabilities,
-        "clientInfo": session.client_info,
-    }
-    try:
-        result = await session._engine.request(
-            "initialize", params, timeout=session.server.handshake_timeout, cancellable=False
-        )
-    except UnsupportedVersion:
-        # A modern server that was too slow for the probe: probe once more.
-        if await _discover(session, LATEST_MODERN):
-            return
-        raise
-    version = result.get("protocolVersion")
-    if version not in HANDSHAKE_VERSIONS:
-        raise ProtocolError(
-            f"{session.server.label}: server answered protocol version {version!r}, which "
-            f"paicli does not support (it speaks {', '.join(KNOWN_VERSIONS)})"
-        )
-    session.protocol_version = version
-    if hasattr(session.transport, "protocol_version"):
-        # HTTP sends the agreed version as a header on every later request.
-        session.transport.protocol_version = version
-    _fill_server(session, result, result.get("serverInfo"))
-    await session._engine.notify("notifications/initialized")
-
-
-def _fill_server(session: ClientSession, result: dict[str, Any], info: Any) -> None:
+def _agreement(era: Era, version: str, result: dict[str, Any], info: Any) -> Agreement:
     caps = result.get("capabilities")
-    session.server_capabilities = caps if isinstance(caps, dict) else {}
     instructions = result.get("instructions")
-    session.instructions = instructions if isinstance(instructions, str) else None
-    session.server_info = Implementation.from_wire(info)
+    return Agreement(
+        era=era,
+        protocol_version=version,
+        server_info=Implementation.from_wire(info),
+        server_capabilities=caps if isinstance(caps, dict) else {},
+        instructions=instructions if isinstance(instructions, str) else None,
+    )

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._transport import JsonObject, Transport
+from ._transport import JsonObject, RequestId, Transport
 from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError, UnsupportedVersion
 
 __all__ = ["Progress", "ProgressCallback", "RpcEngine"]
@@ -119,7 +119,7 @@ class RpcEngine:
         self._loop = asyncio.get_running_loop()
         # HTTP sends inline: `send()` carries the whole exchange in the caller's task and
         # delivers the response before it returns, which saves two event-loop turns a call.
-        self._inline = bool(getattr(transport, "sends_inline", False))
+        self._inline = transport.sends_inline
         # One timer for all deadlines, armed at the earliest: most requests finish long
         # before their deadline, so a timer per request would be pure overhead.
         self._timer: asyncio.TimerHandle | None = None
@@ -134,9 +134,8 @@ class RpcEngine:
         """Receive and dispatch messages until the transport closes."""
         async with asyncio.TaskGroup() as group:
             self._group = group
-            deliver_to = getattr(self._transport, "deliver_to", None)
-            if deliver_to is not None:
-                deliver_to(self._dispatch, self._fail_request)
+            # With push delivery, receive() returns nothing and only raises at the end.
+            self._transport.deliver_to(self._dispatch, self._fail_request)
             try:
                 while True:
                     message = await self._transport.receive()
@@ -154,7 +153,7 @@ class RpcEngine:
                     task.cancel()
                 self._group = None
 
-    def _fail_request(self, request_id: Any, exc: McpError) -> None:
+    def _fail_request(self, request_id: RequestId, exc: McpError) -> None:
         """A transport could not carry one request (HTTP status, dropped stream, ...)."""
         entry = self._pending.get(request_id) if isinstance(request_id, int) else None
         if entry is not None and not entry.future.done():
@@ -277,6 +276,8 @@ class RpcEngine:
         self._cancelled[request_id] = None
         if len(self._cancelled) > CANCELLED_MEMORY:
             del self._cancelled[next(iter(self._cancelled))]
+        if self._transport.cancel_request(request_id):
+            return  # the transport cancelled it its own way (2026 HTTP: stream closed)
         try:
             await self.notify(
                 "notifications/cancelled", {"requestId": request_id, "reason": reason}

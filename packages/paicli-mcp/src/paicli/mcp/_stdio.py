@@ -12,13 +12,14 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
-from .errors import ConnectionClosed, McpError, MessageTooLarge
+from ._transport import ErrorSink, MessageSink, Transport
+from .errors import ConnectionClosed, MessageTooLarge
 
 __all__ = ["StdioTransport"]
 
@@ -105,7 +106,7 @@ class StderrTail:
         self.lines.append(line[:STDERR_MAX_LINE].decode("utf-8", "replace").rstrip("\r"))
 
 
-class StdioTransport:
+class StdioTransport(Transport):
     """A running stdio server. Create with `await StdioTransport.start(...)`."""
 
     def __init__(self, command: str, max_message_size: int, mirror: IO[bytes] | None) -> None:
@@ -115,7 +116,7 @@ class StdioTransport:
         self._process: ServerProcess | None = None
         self._messages: deque[Message] = deque()
         # When set, messages go straight to it from the read callback (see deliver_to).
-        self._sink: Callable[[Message], None] | None = None
+        self._sink: MessageSink | None = None
         self._closed: ConnectionClosed | None = None
         self._stdout_eof = False
         self._waiter: asyncio.Future[None] | None = None
@@ -179,9 +180,7 @@ class StdioTransport:
         """The last stderr lines of the server (at most 200)."""
         return list(self._stderr.lines)
 
-    def deliver_to(
-        self, sink: Callable[[Message], None], on_error: Callable[[Any, McpError], None]
-    ) -> None:
+    def deliver_to(self, sink: MessageSink, on_error: ErrorSink) -> bool:
         """Hand every message to `sink` straight from the read callback.
 
         This saves the event-loop turn that a separate receiving task costs per message
@@ -192,6 +191,7 @@ class StdioTransport:
         self._sink = sink
         while self._messages:
             self._to_sink(self._messages.popleft())
+        return True
 
     # -- reading -------------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """`ClientSession`: typed MCP methods over the JSON-RPC engine, in either protocol era.
 
-The session owns its receive task and its modern-era listen task; `aclose()` (or leaving
-`async with`) stops both and closes the transport. Era negotiation lives in `_negotiate`;
-this module only needs `self.era` and `self.protocol_version` to shape each request. The
-2026 request loop (MRTR rounds, -32022/-32020 retries) and the listen request are `_modern`'s.
+A session is built on any `Transport` and needs no server description: `connect()` makes the
+transport and the session from one, and tests build one on an in-memory pair. The session
+owns its receive task and its modern-era listen task; `aclose()` (or leaving `async with`)
+stops both and closes the transport. Negotiation (`_negotiate`) hands back an `Agreement`
+that the session keeps; the 2026 request loop (MRTR rounds, -32022/-32020 retries) and the
+listen request are `_modern`'s.
 """
 
 from __future__ import annotations
@@ -11,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from ._headers import HeaderParam, header_params
-from ._modern import listen, listen_filter, modern_request
-from ._negotiate import negotiate
+from ._modern import ModernRequests, listen_filter, modern_meta
+from ._negotiate import Agreement, EraCache, Offer, negotiate
 from ._rpc import ProgressCallback, RpcEngine
-from ._server_spec import ServerSpec
-from ._transport import JsonObject, Transport
-from ._versions import LATEST_HANDSHAKE, Era
+from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
+from ._transport import Era, JsonObject, Transport
 from .errors import ConnectionClosed, McpError, ProtocolError
 from .handlers import ClientHandlers
 from .types import (
@@ -35,7 +36,7 @@ from .types import (
     Tool,
 )
 
-__all__ = ["CLIENT_INFO", "ClientSession"]
+__all__ = ["CLIENT_INFO", "ClientSession", "Timeouts"]
 
 log = logging.getLogger("paicli.mcp.session")
 
@@ -44,37 +45,62 @@ NotificationCallback = Callable[[Notification], object]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
-META = "io.modelcontextprotocol/"
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Deadlines of one session, in seconds: the whole handshake (or discovery), and each
+    request unless the call gives its own."""
+
+    handshake: float = DEFAULT_HANDSHAKE_TIMEOUT
+    request: float = DEFAULT_REQUEST_TIMEOUT
 
 
 class ClientSession:
-    """A live connection to one MCP server. Get one from `paicli.mcp.connect(...)`."""
+    """A live connection to one MCP server over `transport`.
+
+    Most callers get one from `paicli.mcp.connect(...)`; building one directly takes any
+    `Transport` (for example one end of `MemoryTransport.pair()`):
+
+        async with ClientSession(transport, name="demo") as session:
+            await session.list_tools()
+
+    `protocol` is `"auto"` (probe the 2026 revision, else the handshake), `"legacy"`,
+    `"modern"` or an exact version. With an `era_cache` and an `identity` for the server,
+    an `auto` verdict is remembered and reused.
+    """
 
     def __init__(
         self,
         transport: Transport,
-        server: ServerSpec,
         *,
+        name: str = "server",
+        protocol: str = "auto",
+        timeouts: Timeouts | None = None,
         handlers: ClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
+        era_cache: EraCache | None = None,
+        identity: tuple[str, ...] | None = None,
     ) -> None:
-        self.transport = transport
-        self.server = server
-        self.handlers = handlers or ClientHandlers()
-        self.client_info: JsonObject = dict(client_info or CLIENT_INFO)
-        self.capabilities: JsonObject = self.handlers.capabilities()
+        self._transport = transport
+        self._name = name
+        self._protocol = protocol
+        self._timeouts = timeouts or Timeouts()
+        self._handlers = handlers or ClientHandlers()
+        self._client_info: JsonObject = dict(client_info or CLIENT_INFO)
+        self._capabilities: JsonObject = self._handlers.capabilities()
+        self._era_cache = era_cache
+        self._identity = identity
         self._engine = RpcEngine(
             transport,
-            on_request=self.handlers.answer,
+            on_request=self._handlers.answer,
             on_notification=self._on_notification,
-            label=server.label,
+            label=name,
         )
-        # Filled in by negotiation.
-        self.era: Era = "legacy"
-        self.protocol_version: str = LATEST_HANDSHAKE
-        self.server_info = Implementation(name="unknown", version="unknown")
-        self.server_capabilities: JsonObject = {}
-        self.instructions: str | None = None
+        self._agreement: Agreement | None = None
+        # The version in use: the agreed one, until a 2026 -32022 retry switches it.
+        self._version: str | None = None
+        self._modern: ModernRequests | None = None
         self._log_level: LogLevel | None = None
         self._subscribers: list[NotificationCallback] = []
         self._resource_subscriptions: set[str] = set()
@@ -84,15 +110,91 @@ class ClientSession:
         self._listeners: set[asyncio.Task[None]] = set()
         self._closed = False
 
+    # -- what was agreed -----------------------------------------------------------------
+
+    @property
+    def transport(self) -> Transport:
+        return self._transport
+
+    @property
+    def name(self) -> str:
+        """The server's name, as errors and logs show it."""
+        return self._name
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return self._timeouts
+
+    @property
+    def handlers(self) -> ClientHandlers:
+        return self._handlers
+
+    @property
+    def client_info(self) -> JsonObject:
+        return dict(self._client_info)
+
+    @property
+    def capabilities(self) -> JsonObject:
+        """What this client offers the server (from its handlers)."""
+        return dict(self._capabilities)
+
+    def _agreed(self) -> Agreement:
+        if self._agreement is None:
+            raise ProtocolError(f"{self._name}: the session is not open yet (use 'async with')")
+        return self._agreement
+
+    @property
+    def era(self) -> Era:
+        """`"legacy"` (the initialize handshake) or `"modern"` (2026-07-28)."""
+        return self._agreed().era
+
+    @property
+    def protocol_version(self) -> str:
+        self._agreed()
+        assert self._version is not None
+        return self._version
+
+    @property
+    def server_info(self) -> Implementation:
+        return self._agreed().server_info
+
+    @property
+    def server_capabilities(self) -> JsonObject:
+        return dict(self._agreed().server_capabilities)
+
+    @property
+    def instructions(self) -> str | None:
+        return self._agreed().instructions
+
     # -- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> ClientSession:
         self._reader = asyncio.get_running_loop().create_task(self._engine.run())
+        offer = Offer(
+            label=self._name,
+            protocol=self._protocol,
+            capabilities=self._capabilities,
+            client_info=self._client_info,
+            handshake_timeout=self._timeouts.handshake,
+            identity=self._identity,
+            cache=self._era_cache,
+        )
         try:
-            await negotiate(self)
+            agreement = await negotiate(self._engine, self._transport, offer, self._meta_for)
         except BaseException:
             await self.aclose()
             raise
+        self._agreement = agreement
+        self._version = agreement.protocol_version
+        if agreement.era == "modern":
+            self._modern = ModernRequests(
+                self._engine,
+                self._handlers,
+                self._name,
+                meta=lambda: self._meta_for(self.protocol_version),
+                on_version=self._switch_version,
+                refresh_tools=self.list_tools,
+            )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -108,7 +210,7 @@ class ClientSession:
         for task in tasks:
             task.cancel()
         try:
-            await self.transport.aclose()
+            await self._transport.aclose()
         except asyncio.CancelledError:
             cancelled = True
         for task in tasks:
@@ -127,7 +229,7 @@ class ClientSession:
         """Wait until the connection is gone (a crash, or `aclose()`); return why."""
         if self._reader is not None:
             await asyncio.wait({self._reader})
-        return self._engine.closed or ConnectionClosed(f"{self.server.label}: closed")
+        return self._engine.closed or ConnectionClosed(f"{self._name}: closed")
 
     @property
     def closed(self) -> McpError | None:
@@ -137,26 +239,20 @@ class ClientSession:
     @property
     def pid(self) -> int | None:
         """The server's process id for stdio servers, else None."""
-        pid = getattr(self.transport, "pid", None)
-        return pid if isinstance(pid, int) else None
+        return self._transport.pid
 
     def stderr_lines(self) -> list[str]:
         """The server's last stderr lines (stdio servers; empty otherwise)."""
-        lines = getattr(self.transport, "stderr_lines", None)
-        return list(lines()) if callable(lines) else []
+        return self._transport.stderr_lines()
 
     # -- requests ------------------------------------------------------------------------
 
-    def modern_meta(self) -> JsonObject:
-        """The per-request `_meta` of the 2026-07-28 revision."""
-        meta: JsonObject = {
-            META + "protocolVersion": self.protocol_version,
-            META + "clientCapabilities": self.capabilities,
-            META + "clientInfo": self.client_info,
-        }
-        if self._log_level is not None:
-            meta[META + "logLevel"] = self._log_level
-        return meta
+    def _meta_for(self, version: str) -> JsonObject:
+        return modern_meta(version, self._capabilities, self._client_info, self._log_level)
+
+    def _switch_version(self, version: str) -> None:
+        self._version = version
+        self._transport.negotiated("modern", version)
 
     async def request(
         self,
@@ -169,20 +265,21 @@ class ClientSession:
         max_timeout: float | None = None,
     ) -> JsonObject:
         """Send any request and return its raw result, shaped for the session's era."""
-        if self.era == "legacy":
+        self._agreed()
+        timeout = self._timeouts.request if timeout is None else timeout
+        if self._modern is None:
             return await self._engine.request(
                 method,
                 params,
-                timeout=self.server.request_timeout if timeout is None else timeout,
+                timeout=timeout,
                 on_progress=on_progress,
                 progress_extends_deadline=progress_extends_deadline,
                 max_timeout=max_timeout,
             )
-        return await modern_request(
-            self,
+        return await self._modern.request(
             method,
             params or {},
-            timeout=self.server.request_timeout if timeout is None else timeout,
+            timeout=timeout,
             on_progress=on_progress,
             progress_extends_deadline=progress_extends_deadline,
             max_timeout=max_timeout,
@@ -223,19 +320,7 @@ class ClientSession:
         left out (with a warning naming it), as the specification requires.
         """
         tools = await self._paginate("tools/list", "tools", Tool.from_wire, timeout)
-        headers: dict[str, list[HeaderParam]] | None = getattr(self.transport, "tool_headers", None)
-        if headers is None or self.era != "modern":
-            return tools
-        usable = []
-        for tool in tools:
-            try:
-                headers[tool.name] = header_params(tool.input_schema)
-            except ValueError as exc:
-                log.warning("%s: leaving out tool %r: %s", self.server.label, tool.name, exc)
-                headers.pop(tool.name, None)
-                continue
-            usable.append(tool)
-        return usable
+        return self._transport.tools_listed(tools)
 
     async def call_tool(
         self,
@@ -358,12 +443,12 @@ class ClientSession:
                 log.exception("notification subscriber failed on %s", method)
 
     def _ensure_listening(self) -> None:
-        if self.era != "modern" or self._closed:
+        if self._modern is None or self._closed:
             return
         if self._listener is None or self._listener.done():
-            wanted = listen_filter(self)
-            if wanted:
-                task = asyncio.get_running_loop().create_task(listen(self, wanted))
+            wanted = listen_filter(self.server_capabilities, self._resource_subscriptions)
+            if wanted and self._modern is not None:
+                task = asyncio.get_running_loop().create_task(self._modern.listen(wanted))
                 self._listener = task
                 self._listeners.add(task)
                 task.add_done_callback(self._listeners.discard)
