@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from paicli import __version__
+from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.repl import PROMPT
 from tests.conftest import SERVERS
