@@ -23,6 +23,7 @@ PROTOCOLS = (
     "2025-11-25",
     "2026-07-28",
 )
+NO_SERVERS = "No MCP servers configured. Add one with: paicli mcp add NAME -- COMMAND ARGS..."
 
 
 def epilog() -> str:
@@ -166,7 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(probe(options))
         if options.mcp_command == "list" and not config_files_exist():
             # The common first run: answer without loading the MCP machinery at all.
-            print("No MCP servers configured. Add one with: paicli mcp add NAME -- COMMAND ARGS...")
+            from paicli.ui.output import out  # noqa: PLC0415
+
+            out(NO_SERVERS)
             return 0
         from .mcp_commands import run  # noqa: PLC0415
 
@@ -181,13 +184,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
         if prompt is None:
-            print("paicli -p: the prompt is empty", file=sys.stderr)
+            from paicli.ui.output import err  # noqa: PLC0415
+
+            err("paicli -p: the prompt is empty")
             return 2
         return run_until_signalled(run_once(options, flags, prompt))
     from paicli.ui.repl import repl_main  # noqa: PLC0415
+    from paicli.ui.trust_prompt import ask_on_terminal  # noqa: PLC0415
 
     from ._signals import run_until_signalled  # noqa: PLC0415
-    from .mcp_commands import ask_on_terminal  # noqa: PLC0415
 
     ask = ask_on_terminal if sys.stdin.isatty() else None
     return run_until_signalled(repl_main(options, flags, ask_trust=ask))

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import Coroutine
 from typing import Any
+
+from paicli.ui.output import err
 
 
 def run_until_signalled(work: Coroutine[Any, Any, int]) -> int:
@@ -30,7 +31,7 @@ async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
     try:
         return await work
     except asyncio.CancelledError:
-        print("paicli: stopped; servers shut down", file=sys.stderr, flush=True)
+        err("paicli: stopped; servers shut down")
         return 130
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -1,9 +1,8 @@
 """`paicli mcp list|get|tools|call|logs|add|remove`: the configured servers from a shell.
 
 Servers come from the config files (`paicli.servers.config`); project servers run only once
-approved (`paicli.servers.trust`). While servers start, one progress line per server goes to
-stderr, so `--json` output on stdout stays clean. Secrets (env and header values) are never
-printed.
+approved (`paicli.servers.trust`). This module decides what runs; `paicli.ui.mcp_shell` shows
+the outcome (progress on stderr, results on stdout).
 """
 
 from __future__ import annotations
@@ -26,25 +25,16 @@ from paicli.servers.config import (
     paicli_home,
     remove_server,
 )
-from paicli.servers.manager import ManagedServer, ServerManager, ServerState
-from paicli.servers.naming import model_tool_name
-from paicli.servers.results import to_model_result
-from paicli.servers.trust import TrustStore, approve_servers, describe
-from paicli.tools.escape import terminal_safe
+from paicli.servers.manager import ServerManager, ServerState
+from paicli.servers.trust import TrustStore, approve_servers
+from paicli.tools.results import to_model_result
+from paicli.ui import mcp_shell
+from paicli.ui.mcp_view import log_lines
+from paicli.ui.output import err, out
+from paicli.ui.trust_prompt import ask_on_terminal
 
+from . import NO_SERVERS
 from ._signals import run_until_signalled
-
-MARKS = {
-    ServerState.READY: "●",
-    ServerState.ERROR: "✗",
-    ServerState.DISABLED: "○",
-    ServerState.STARTING: "…",
-    ServerState.STOPPED: "○",
-}
-
-
-def err(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def run(options: argparse.Namespace) -> int:
@@ -112,7 +102,7 @@ def add(options: argparse.Namespace) -> int:
     except ConfigWriteError as exc:
         err(f"paicli mcp add: {exc}")
         return 1
-    print(f"Added {options.transport} server {options.name!r} to {path}")
+    out(f"Added {options.transport} server {options.name!r} to {path}")
     return 0
 
 
@@ -122,7 +112,7 @@ def remove(options: argparse.Namespace) -> int:
         path = config_path(scope)
         try:
             if remove_server(path, options.name):
-                print(f"Removed server {options.name!r} from {path}")
+                out(f"Removed server {options.name!r} from {path}")
                 return 0
         except ConfigWriteError as exc:
             err(f"paicli mcp remove: {exc}")
@@ -134,26 +124,15 @@ def remove(options: argparse.Namespace) -> int:
 def logs(options: argparse.Namespace) -> int:
     path = paicli_home() / "logs" / "mcp" / f"{options.name}.log"
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = log_lines(path)
     except FileNotFoundError:
         err(f"paicli mcp logs: no log for {options.name!r} yet ({path})")
         return 1
-    for line in lines[-options.lines :]:
-        print(line)
+    mcp_shell.show_logs(options.name, lines[-options.lines :])
     return 0
 
 
 # -- commands that start servers --------------------------------------------------------------
-
-
-def ask_on_terminal(entry: ServerEntry) -> bool:
-    """The trust prompt for one project server, on stderr/stdin (used when stdin is a tty)."""
-    err(
-        f"Project server {entry.name!r} ({entry.source}) wants to run:\n"
-        f"  {terminal_safe(describe(entry))}"
-    )
-    err("Allow it? [y/N] ")
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry], list[str]]:
@@ -175,25 +154,6 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     return allowed, skipped
 
 
-class Progress:
-    """One line per server as it starts and settles, on stderr."""
-
-    def __init__(self) -> None:
-        self._shown: dict[str, ServerState] = {}
-
-    def __call__(self, server: ManagedServer) -> None:
-        if self._shown.get(server.name) is server.state:
-            return
-        self._shown[server.name] = server.state
-        if server.state is ServerState.STARTING:
-            err(f"… {server.name}")
-        elif server.state is ServerState.READY:
-            seconds = f"{server.ready_after:.1f}s" if server.ready_after is not None else ""
-            err(f"✓ {server.name}  {server.transport}  {len(server.tools)} tools  {seconds}")
-        elif server.state is ServerState.ERROR:
-            err(f"✗ {server.name}  {server.transport}  {server.error}")
-
-
 async def with_servers(options: argparse.Namespace) -> int:
     config = load_config(Path.cwd())
     for problem in config.errors:
@@ -208,90 +168,28 @@ async def with_servers(options: argparse.Namespace) -> int:
             return 1
         entries = [e for e in entries if e.name == only]
     if not entries and not skipped:
-        print("No MCP servers configured. Add one with: paicli mcp add NAME -- COMMAND ARGS...")
+        out(NO_SERVERS)
         return 0
     log_dir = paicli_home() / "logs" / "mcp"
-    async with ServerManager(entries, on_change=Progress(), log_dir=log_dir) as manager:
+    async with ServerManager(entries, on_change=mcp_shell.Progress(), log_dir=log_dir) as manager:
         await manager.wait_ready()
         servers = manager.servers()
         ready = [s for s in servers if s.state is ServerState.READY]
         if options.mcp_command in ("list", "tools") and only is None:
-            total = sum(len(s.tools) for s in ready)
-            active = [s for s in servers if s.state is not ServerState.DISABLED]
-            err(f"{len(ready)}/{len(active)} ready, {total} tools")
+            mcp_shell.show_totals(servers)
         if options.mcp_command == "list":
-            return show_list(servers, skipped, options.json)
+            mcp_shell.show_list(servers, skipped, options.json)
+            return 0
         if options.mcp_command == "get":
-            return show_server(manager.get(only), options.json) if only else 2
+            if only is None:
+                return 2
+            server = manager.get(only)
+            mcp_shell.show_server(server, options.json)
+            return 0 if server.state is ServerState.READY else 1
         if options.mcp_command == "tools":
-            return show_tools(ready, options.json)
+            mcp_shell.show_tools(ready, options.json)
+            return 0
         return await call(manager, options)
-
-
-def summary(server: ManagedServer) -> dict[str, Any]:
-    return {
-        "name": server.name,
-        "state": server.state.value,
-        "transport": server.transport,
-        "tools": len(server.tools),
-        "uptime": round(server.uptime, 1) if server.uptime is not None else None,
-        "pid": server.pid,
-        "error": server.error,
-        "scope": getattr(server.entry, "scope", None),
-        "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
-    }
-
-
-def show_list(servers: list[ManagedServer], skipped: list[str], as_json: bool) -> int:
-    rows = [summary(s) for s in servers]
-    rows += [{"name": n, "state": "unapproved"} for n in skipped]
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    print(f"{'':2}{'NAME':<20} {'TRANSPORT':<9} {'TOOLS':>5} {'UPTIME':>7} {'PID':>7}  ERROR")
-    for server, row in zip(servers, rows, strict=False):
-        uptime = f"{row['uptime']:.0f}s" if row["uptime"] is not None else "-"
-        print(
-            f"{MARKS[server.state]} {row['name']:<20} {row['transport']:<9} {row['tools']:>5} "
-            f"{uptime:>7} {row['pid'] or '-':>7}  {row['error'] or ''}"
-        )
-    for name in skipped:
-        print(f"○ {name:<20} {'-':<9} {'-':>5} {'-':>7} {'-':>7}  not approved (project server)")
-    return 0
-
-
-def show_server(server: ManagedServer, as_json: bool) -> int:
-    info = summary(server) | {
-        "tool_names": [t.name for t in server.tools],
-        "stderr": server.stderr_tail[-10:],
-    }
-    if as_json:
-        print(json.dumps(info, indent=2))
-        return 0
-    for key in ("name", "state", "scope", "transport", "target", "pid", "error"):
-        if info.get(key) is not None:
-            print(f"{key + ':':<11}{info[key]}")
-    print(f"{'tools:':<11}{', '.join(info['tool_names']) or '-'}")
-    return 0 if server.state is ServerState.READY else 1
-
-
-def show_tools(ready: list[ManagedServer], as_json: bool) -> int:
-    rows = [
-        {
-            "name": model_tool_name(s.name, t.name),
-            "server": s.name,
-            "tool": t.name,
-            "description": (t.description or "").strip().split("\n")[0][:100],
-        }
-        for s in ready
-        for t in s.tools
-    ]
-    if as_json:
-        print(json.dumps(rows, indent=2))
-    else:
-        for row in rows:
-            print(f"{row['name']:<48} {row['description']}")
-    return 0
 
 
 async def call(manager: ServerManager, options: argparse.Namespace) -> int:
@@ -314,6 +212,5 @@ async def call(manager: ServerManager, options: argparse.Namespace) -> int:
         err(f"paicli mcp call: {exc}")
         return 1
     shown = await asyncio.to_thread(to_model_result, result, server=options.name, tool=options.tool)
-    print(shown.text)
-    err(f"({time.monotonic() - started:.2f}s{', tool error' if shown.is_error else ''})")
+    mcp_shell.show_result(shown.text, is_error=shown.is_error, seconds=time.monotonic() - started)
     return 1 if shown.is_error else 0

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
 from paicli.mcp import McpError, StdioServer, connect
+from paicli.ui.mcp_shell import show_probe, show_probe_tools
+from paicli.ui.output import err, out
 
 
 async def probe(options: argparse.Namespace) -> int:
@@ -16,12 +17,12 @@ async def probe(options: argparse.Namespace) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
-        print("paicli mcp probe: give the server command after --", file=sys.stderr)
+        err("paicli mcp probe: give the server command after --")
         return 2
     try:
         arguments = json.loads(options.args)
     except json.JSONDecodeError as exc:
-        print(f"paicli mcp probe: --args is not valid JSON: {exc}", file=sys.stderr)
+        err(f"paicli mcp probe: --args is not valid JSON: {exc}")
         return 2
     server = StdioServer(
         argv[0], args=argv[1:], protocol=options.protocol, handshake_timeout=options.timeout
@@ -30,20 +31,13 @@ async def probe(options: argparse.Namespace) -> int:
     started = loop.time()
     try:
         async with connect(server) as session:
-            elapsed = loop.time() - started
-            info = session.server_info
-            print(f"✓ {info.name} {info.version}  {session.era} {session.protocol_version}", end="")
-            print(f"  pid {session.pid}  {elapsed:.2f}s")
+            show_probe(session, loop.time() - started)
             if options.call:
                 result = await session.call_tool(options.call, arguments)
-                print(("error: " if result.is_error else "") + result.text)
+                out(("error: " if result.is_error else "") + result.text)
                 return 1 if result.is_error else 0
-            tools = await session.list_tools()
-            print(f"{len(tools)} tools")
-            for tool in tools:
-                summary = (tool.description or "").strip().splitlines()
-                print(f"  {tool.name:<28} {summary[0][:70] if summary else ''}")
+            show_probe_tools(await session.list_tools())
     except McpError as exc:
-        print(f"✗ {argv[0]}: {exc}", file=sys.stderr)
+        err(f"✗ {argv[0]}: {exc}")
         return 1
     return 0

@@ -68,10 +68,11 @@ def terminal_safe(text: str) -> str:
     return "".join(_escape(char) if _is_unsafe(char) else char for char in text)
 
 
-def json_for_terminal(value: object) -> str:
-    """`value` as indented JSON that is safe to print and decodes back to `value` exactly:
-    unsafe characters inside strings become `\\uXXXX` escapes, which JSON itself understands."""
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+def json_for_terminal(value: object, *, indent: int | None = 2) -> str:
+    """`value` as JSON (indented, or on one line with `indent=None`) that is safe to print and
+    decodes back to `value` exactly: unsafe characters inside strings become `\\uXXXX` escapes,
+    which JSON itself understands."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False, default=repr)
     # json.dumps already escapes C0 controls and keeps the layout's newlines outside strings,
     # so anything unsafe left over sits inside a string literal, where \\u escapes are valid.
     return "".join(_json_escape(char) if _is_unsafe(char) else char for char in text)

@@ -14,6 +14,8 @@ from typing import Protocol
 
 from prompt_toolkit import PromptSession
 
+from .output import out
+
 
 class LineInput(Protocol):
     async def read(self, prompt: str) -> str:
@@ -52,11 +54,11 @@ class PipeInput:
         self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
 
     async def read(self, prompt: str) -> str:
-        print(prompt, end="", flush=True)
+        out(prompt, end="")
         line = await self._lines.get()
         if line is None:
             self._lines.put_nowait(None)  # every later read ends too
-            print()
+            out()
             raise EOFError
-        print(line)  # echo, so a transcript reads like a terminal session
+        out(line)  # echo, so a transcript reads like a terminal session
         return line

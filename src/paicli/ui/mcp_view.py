@@ -1,19 +1,23 @@
 """`/mcp` in the REPL: the servers' status table, and restart/logs/disable/enable/tools/
-resources/prompts for one server."""
+resources/prompts for one server. The table, the server lines and the tool lines are shared
+with `paicli mcp` in a shell (`mcp_shell`), so both show servers the same way."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from paicli.mcp import McpError
+from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer, ServerState
-from paicli.servers.naming import model_tool_name
 from paicli.tools.escape import one_line, terminal_safe
+from paicli.tools.naming import model_tool_name
 
 from .commands import MCP_ACTIONS
+from .output import quoted_lines
 
 MARKS = {
     ServerState.READY: ("●", "green"),
@@ -59,11 +63,12 @@ def server_change_line(server: ManagedServer) -> Text | None:
     return None
 
 
-def table(runtime: Runtime) -> Table:
+def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
+    """The servers' status, and the project servers not approved to run."""
     grid = Table(show_edge=False, header_style="bold")
     for column in ("", "NAME", "STATE", "TRANSPORT", "TOOLS", "UPTIME", "PID", "ERROR"):
         grid.add_column(column)
-    for server in runtime.manager.servers():
+    for server in servers:
         mark, style = MARKS[server.state]
         uptime = f"{server.uptime:.0f}s" if server.uptime is not None else "-"
         grid.add_row(
@@ -76,9 +81,16 @@ def table(runtime: Runtime) -> Table:
             str(server.pid or "-"),
             Text(one_line(server.error or "", 80), "red"),
         )
-    for name in runtime.skipped:
+    for name in skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "")
     return grid
+
+
+def tool_line(server: str, tool: Tool) -> Text:
+    """A tool as the model knows it, and the start of its description."""
+    line = Text(model_tool_name(server, tool.name), "cyan")
+    line.append("  " + one_line(tool.description or "", 100), "dim")
+    return line
 
 
 async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> None:
@@ -89,9 +101,9 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
             return
         starting = runtime.manager.starting()
         if starting:  # a table of "starting" says little: give them a moment
-            with console.status(f"waiting for {terminal_safe(', '.join(starting))}…"):
+            with console.status(Text(f"waiting for {terminal_safe(', '.join(starting))}…")):
                 await runtime.manager.wait_ready(starting, timeout=TABLE_WAIT)
-        console.print(table(runtime))
+        console.print(server_table(runtime.manager.servers(), runtime.skipped))
         return
     action, names = words[0], words[1:]
     if action not in MCP_ACTIONS or len(names) != 1:
@@ -107,12 +119,12 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         )
         return
     if action == "restart":
-        with console.status(f"restarting {terminal_safe(name)}…"):
+        with console.status(Text(f"restarting {terminal_safe(name)}…")):
             await runtime.manager.restart(name)
             await _settle(runtime, name)
         _report(console, server)
     elif action == "enable":
-        with console.status(f"starting {terminal_safe(name)}…"):
+        with console.status(Text(f"starting {terminal_safe(name)}…")):
             await runtime.manager.enable(name)
             await _settle(runtime, name)
         _report(console, server)
@@ -123,7 +135,7 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         _logs(runtime, console, server)
     else:
         if server.state is ServerState.STARTING:  # asked right after start: wait for it
-            with console.status(f"waiting for {terminal_safe(name)} to start…"):
+            with console.status(Text(f"waiting for {terminal_safe(name)} to start…")):
                 await _settle(runtime, name)
         if action == "tools":
             _tools(console, server)
@@ -142,18 +154,25 @@ def _report(console: Console, server: ManagedServer) -> None:
 
 
 def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
-    path = runtime.home / "logs" / "mcp" / f"{server.name}.log"
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = log_lines(runtime.home / "logs" / "mcp" / f"{server.name}.log")
     except OSError:
         lines = list(server.stderr_tail)
     if server.session is not None:
         lines = lines or server.session.stderr_lines()
     if not lines:
-        console.print(f"No stderr output from {terminal_safe(server.name)} yet.")
+        console.print(f"No stderr output from {server.name} yet.")
         return
-    for line in lines[-LOG_LINES:]:
-        console.print(Text(terminal_safe(line)))
+    for line in quoted_lines(server.name, "\n".join(lines[-LOG_LINES:])):
+        console.print(Text(line))
+
+
+def log_lines(path: Path) -> list[str]:
+    """The lines of a server's stderr log (OSError if it cannot be read). Only "\n" ends a
+    line: a carriage return is shown as an escape, never obeyed as a line break (so bytes,
+    not `read_text`, whose universal newlines would turn it into one)."""
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    return text.removesuffix("\n").split("\n") if text else []
 
 
 def _tools(console: Console, server: ManagedServer) -> None:
@@ -161,9 +180,7 @@ def _tools(console: Console, server: ManagedServer) -> None:
         console.print(f"{terminal_safe(server.name)} is {server.state.value}.")
         return
     for tool in server.tools:
-        line = Text(model_tool_name(server.name, tool.name), "cyan")
-        line.append("  " + one_line(tool.description or "", 100), "dim")
-        console.print(line)
+        console.print(tool_line(server.name, tool))
 
 
 async def _listing(console: Console, server: ManagedServer, action: str) -> None:

@@ -38,6 +38,7 @@ from paicli.tools.escape import one_line, terminal_safe
 from .approval_prompt import TerminalApprover
 from .commands import help_text
 from .completion import ReplCompleter
+from .console import SafeConsole
 from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import mcp_command, server_change_line, status_line
 from .render import TurnRenderer
@@ -51,11 +52,9 @@ PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 async def repl_main(
     options: argparse.Namespace, flags: Mapping[str, str | None], *, ask_trust: TrustAsk | None
 ) -> int:
-    # markup and emoji off: names and text from servers and models are printed literally
-    # (a server called "x[/]" or ":smile:" must neither crash nor restyle the screen).
-    console = Console(
-        highlight=False, markup=False, emoji=False, force_terminal=sys.stdout.isatty() or None
-    )
+    # Names and text from servers and models are printed literally and escaped (a server
+    # called "x[/]" or ":smile:" must neither crash nor restyle the screen).
+    console = SafeConsole(force_terminal=sys.stdout.isatty() or None)
     repl = Repl(console, interactive=sys.stdin.isatty())
     async with open_runtime(
         root=Path.cwd(),
@@ -280,7 +279,7 @@ class Repl:
         if not starting:
             return
         names = terminal_safe(", ".join(starting))
-        with self.console.status(f"waiting for MCP servers to start: {names}…"):
+        with self.console.status(Text(f"waiting for MCP servers to start: {names}…")):
             settled = await runtime.manager.wait_ready(starting, timeout=SERVER_WAIT)
         if not settled:
             self.console.print(

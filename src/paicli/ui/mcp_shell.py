@@ -1,0 +1,150 @@
+"""What `paicli mcp list|get|tools|call|logs|probe` print: results on stdout (a table, lines,
+or `--json`), progress and errors on stderr, all through `output`. Servers are shown with the
+REPL's own table and lines (`mcp_view`); text a server wrote that stands on its own (its
+instructions, its stderr) is marked with its name. Secrets (env and header values) are never
+printed: a server's target is shown as `trust.describe` masks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paicli.mcp import ClientSession, Implementation, Tool
+from paicli.servers.config import ServerEntry
+from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.trust import describe
+from paicli.tools.escape import one_line
+from paicli.tools.naming import model_tool_name
+
+from .mcp_view import server_change_line, server_table, tool_line
+from .output import err, out, out_json, quoted, show
+
+GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error")
+STDERR_LINES = 10
+
+
+class Progress:
+    """One line per server on stderr as it starts and settles (stdout stays clean for
+    `--json`); a `ServerManager` change callback."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, ServerState] = {}
+
+    def __call__(self, server: ManagedServer) -> None:
+        if self._shown.get(server.name) is server.state:
+            return
+        self._shown[server.name] = server.state
+        if server.state is ServerState.STARTING:
+            err(f"… {server.name}")
+            return
+        line = server_change_line(server)
+        if line is not None:
+            err(line.plain)
+
+
+def show_totals(servers: list[ManagedServer]) -> None:
+    ready = [s for s in servers if s.state is ServerState.READY]
+    active = [s for s in servers if s.state is not ServerState.DISABLED]
+    err(f"{len(ready)}/{len(active)} ready, {sum(len(s.tools) for s in ready)} tools")
+
+
+def summary(server: ManagedServer) -> dict[str, Any]:
+    """One server as `paicli mcp list --json` shows it."""
+    return {
+        "name": server.name,
+        "state": server.state.value,
+        "transport": server.transport,
+        "tools": len(server.tools),
+        "uptime": round(server.uptime, 1) if server.uptime is not None else None,
+        "pid": server.pid,
+        "error": server.error,
+        "scope": getattr(server.entry, "scope", None),
+        "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
+    }
+
+
+def show_list(servers: list[ManagedServer], skipped: list[str], as_json: bool) -> None:
+    if as_json:
+        out_json(
+            [summary(s) for s in servers] + [{"name": n, "state": "unapproved"} for n in skipped]
+        )
+    else:
+        show(server_table(servers, skipped))
+
+
+def show_server(server: ManagedServer, as_json: bool) -> None:
+    """`paicli mcp get NAME`: the server as configured and as it describes itself."""
+    session = server.session
+    info = session.server_info if session is not None else None
+    instructions = session.instructions if session is not None else None
+    details = summary(server) | {
+        "server": {"name": info.name, "version": info.version} if info else None,
+        "instructions": instructions,
+        "tool_names": [t.name for t in server.tools],
+        "stderr": server.stderr_tail[-STDERR_LINES:],
+    }
+    if as_json:
+        out_json(details)
+        return
+    for key in GET_KEYS:
+        if details.get(key) is not None:
+            out(f"{key + ':':<11}{details[key]}")
+    if info is not None:
+        out(f"{'server:':<11}{implementation(info)}")
+    out(f"{'tools:':<11}{', '.join(details['tool_names']) or '-'}")
+    if instructions:
+        out("instructions:")
+        quoted(server.name, instructions.strip("\n"))
+    if details["stderr"]:
+        out("stderr:")
+        quoted(server.name, "\n".join(details["stderr"]))
+
+
+def show_tools(ready: list[ManagedServer], as_json: bool) -> None:
+    if not as_json:
+        for server in ready:
+            for tool in server.tools:
+                show(tool_line(server.name, tool), soft_wrap=True)
+        return
+    out_json(
+        [
+            {
+                "name": model_tool_name(s.name, t.name),
+                "server": s.name,
+                "tool": t.name,
+                "description": (t.description or "").strip().split("\n")[0][:100],
+            }
+            for s in ready
+            for t in s.tools
+        ]
+    )
+
+
+def show_result(text: str, *, is_error: bool, seconds: float) -> None:
+    """A tool's result on stdout (escaped, else as the server sent it), its time on stderr."""
+    out(text)
+    err(f"({seconds:.2f}s{', tool error' if is_error else ''})")
+
+
+def show_logs(name: str, lines: list[str]) -> None:
+    quoted(name, "\n".join(lines))
+
+
+# -- `paicli mcp probe` -----------------------------------------------------------------------
+
+
+def implementation(info: Implementation) -> str:
+    return f"{info.name} {info.version}"
+
+
+def show_probe(session: ClientSession, seconds: float) -> None:
+    """The server `probe` reached: who it says it is, the protocol agreed, its process."""
+    info = implementation(session.server_info)
+    out(f"✓ {info}  {session.era} {session.protocol_version}  pid {session.pid}  {seconds:.2f}s")
+
+
+def show_probe_tools(tools: list[Tool]) -> None:
+    out(f"{len(tools)} tools")
+    for tool in tools:
+        first = (tool.description or "").strip().split("\n")[0]
+        out(f"  {tool.name:<28} {one_line(first, 70)}")

@@ -1,0 +1,113 @@
+"""What `paicli -p PROMPT` prints: the answer on stdout as text, one JSON object, or JSON lines
+of events; tool calls, retries and notices as escaped lines on stderr. All through `output`:
+JSON is escaped by JSON itself, so it stays valid and exact; text answers are escaped on a
+terminal and written as they are into a pipe or a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from paicli.agent.events import (
+    AgentEvent,
+    Notice,
+    Retrying,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnEnded,
+)
+from paicli.servers.manager import ManagedServer, ServerState
+from paicli.tools.escape import one_line
+
+from .output import answer, err, out, out_json
+
+
+def report_server(server: ManagedServer) -> None:
+    """A `ServerManager` change callback: a server that failed, on stderr."""
+    if server.state is ServerState.ERROR:
+        err(f"paicli: MCP server {server.name!r} failed: {server.error}")
+
+
+class EventPrinter:
+    """Writes the agent's events in the chosen output format; `finish` writes the end."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.tool_calls: list[dict[str, Any]] = []
+        self._ends_with_newline = True
+
+    def __call__(self, event: AgentEvent) -> None:
+        if self.fmt == "stream-json":
+            out_json(event_json(event), indent=None)
+            return
+        if isinstance(event, ToolFinished):
+            self.tool_calls.append(
+                {
+                    "id": event.call_id,
+                    "name": event.name,
+                    "is_error": event.outcome.is_error,
+                    "decision": event.outcome.decision,
+                    "seconds": round(event.seconds, 3),
+                }
+            )
+        if self.fmt == "json":
+            return
+        if isinstance(event, TextDelta):
+            answer(event.text)
+            self._ends_with_newline = event.text.endswith("\n")
+        elif isinstance(event, ToolStarted):
+            shown = json.dumps(event.arguments, ensure_ascii=False) if event.arguments else ""
+            err(f"→ {event.name} {one_line(shown, 200)}")
+        elif isinstance(event, ToolFinished):
+            mark = "✗" if event.outcome.is_error else "✓"
+            err(f"  {mark} {event.name}: {one_line(event.outcome.text, 160)}")
+        elif isinstance(event, Retrying):
+            err(f"paicli: {event.reason}; retrying in {event.delay:.1f}s")
+        elif isinstance(event, Notice):
+            err(f"paicli: {event.text}")
+        elif isinstance(event, TurnEnded):
+            if not self._ends_with_newline:
+                out()
+            if event.error:
+                err(f"paicli: {event.error}")
+
+    def finish(self, ended: TurnEnded) -> None:
+        """With `--output-format json`, the one object that is the whole output."""
+        if self.fmt == "json":
+            out_json(self.summary(ended), indent=None)
+
+    def summary(self, ended: TurnEnded) -> dict[str, Any]:
+        return {
+            "result": ended.text,
+            "reason": ended.reason,
+            "error": ended.error,
+            "steps": ended.steps,
+            "usage": dict(ended.usage),
+            "tool_calls": self.tool_calls,
+        }
+
+
+def event_json(event: AgentEvent) -> dict[str, Any]:
+    """One event as a JSON object with a `type` field (for --output-format stream-json)."""
+    kind = {
+        "TextDelta": "text",
+        "ReasoningDelta": "reasoning",
+        "Retrying": "retrying",
+        "ToolStarted": "tool_started",
+        "ToolFinished": "tool_finished",
+        "Notice": "notice",
+        "TurnEnded": "turn_ended",
+    }[type(event).__name__]
+    body = dataclasses.asdict(event)
+    if isinstance(event, ToolFinished):
+        outcome = event.outcome
+        body["outcome"] = {
+            "text": outcome.text,
+            "is_error": outcome.is_error,
+            "decision": outcome.decision,
+            "decided_by": outcome.decided_by,
+        }
+    return {"type": kind, **body}

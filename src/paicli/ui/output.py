@@ -1,0 +1,78 @@
+"""The one way paicli writes to the terminal: every other module hands its text to this one.
+
+Plain lines pass `terminal_safe`, JSON passes `json_for_terminal`, and rich renderables go
+through `SafeConsole`, which escapes the text of every segment it renders, so only rich's own
+styles and cursor moves reach the terminal as escape sequences. Nothing a server or model says
+can move the cursor, retitle the window, reorder or hide text, or start a line that looks like
+paicli's own prompt. Results go to stdout, everything else to stderr. The one deliberate
+exception is `answer`: a one-shot answer piped into a file arrives byte for byte.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from paicli.tools.escape import json_for_terminal, terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from .console import SafeConsole
+
+# rich is imported only when a renderable is shown: `paicli mcp list` with nothing
+# configured, or a one-shot answer, need plain lines alone.
+_consoles: dict[bool, SafeConsole] = {}
+
+QUOTE_MARK = " │ "
+
+
+def out(text: str = "", *, end: str = "\n") -> None:
+    """`text`, escaped, on stdout."""
+    sys.stdout.write(terminal_safe(text) + end)
+    sys.stdout.flush()
+
+
+def err(text: str) -> None:
+    """`text`, escaped, as a line on stderr (progress, warnings, errors)."""
+    sys.stderr.write(terminal_safe(text) + "\n")
+    sys.stderr.flush()
+
+
+def quoted(source: str, text: str) -> None:
+    """Text that `source` (a server) wrote, on stdout: every line escaped and marked with the
+    source's name, so none of it can pass for paicli's own output."""
+    for line in quoted_lines(source, text):
+        out(line)
+
+
+def quoted_lines(source: str, text: str) -> list[str]:
+    """The lines `quoted` prints, escaped. Only "\\n" ends a line: a carriage return is shown
+    as `\\x0d`, never obeyed."""
+    mark = terminal_safe(source) + QUOTE_MARK
+    return [mark + terminal_safe(line) for line in text.split("\n")]
+
+
+def out_json(value: object, *, indent: int | None = 2) -> None:
+    """`value` as JSON on stdout (one line with `indent=None`): valid JSON that decodes to
+    `value` exactly, with every unsafe character inside a string spelled `\\uXXXX`."""
+    sys.stdout.write(json_for_terminal(value, indent=indent) + "\n")
+    sys.stdout.flush()
+
+
+def answer(text: str) -> None:
+    """A piece of a one-shot answer on stdout: escaped on a terminal; into a pipe or a file it
+    goes byte for byte, since there it is the product (a script, a patch), not a display."""
+    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+    sys.stdout.flush()
+
+
+def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = False) -> None:
+    """A rich renderable (a table, a styled line) on stdout, or on stderr, through a
+    `SafeConsole`; `soft_wrap` leaves long lines to the terminal, unbroken in a pipe."""
+    from .console import SafeConsole  # noqa: PLC0415 - see `_consoles`
+
+    console = _consoles.get(stderr)
+    if console is None:
+        console = _consoles[stderr] = SafeConsole(stderr=stderr)
+    console.print(renderable, soft_wrap=soft_wrap)
