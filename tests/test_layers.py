@@ -2,11 +2,13 @@
 
     cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config ─► mcp
 
-rich and prompt_toolkit belong to the UI; openai to the model client alone.
+rich and prompt_toolkit belong to the UI; openai to the model client alone. Only the UI writes
+to the terminal, through its one escaping output path (`paicli.ui.output`).
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
@@ -24,6 +26,10 @@ RANKS = {
     "paicli.cli": 6,
 }
 UI_LIBRARIES = ("rich", "prompt_toolkit")
+STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")
+# A program of its own (`python -I -S _reaper.py -- ARGV`, standard library only): it cannot
+# import paicli, and what it writes is the command's stderr, which paicli reads as tool output.
+OWN_PROGRAMS = {"paicli.tools._reaper"}
 
 
 def layer(module: str) -> str | None:
@@ -66,3 +72,31 @@ def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_open
             if imported.startswith("openai") and module not in allowed:
                 wrong.append(f"{module} imports {imported}")
     assert wrong == []
+
+
+def terminal_writes(path: Path) -> list[str]:
+    """Where `path` writes to the terminal itself: `print(...)`, any use of `sys.stdout` or
+    `sys.stderr` (`.write`, `.buffer`, `file=`), and `os.write` to fd 1 or 2."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "print":
+                found.append(f"{where} print(...)")
+        elif isinstance(node, ast.Attribute) and node.attr in STREAMS:
+            if isinstance(node.value, ast.Name) and node.value.id == "sys":
+                found.append(f"{where} sys.{node.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            fd = node.args[0] if node.args else None
+            if node.func.attr == "write" and isinstance(fd, ast.Constant) and fd.value in (1, 2):
+                found.append(f"{where} write to fd {fd.value}")
+    return found
+
+
+def test_only_the_ui_writes_to_the_terminal() -> None:
+    writes = []
+    for _, path, module in modules():
+        if layer(module) == "paicli.ui" or module in OWN_PROGRAMS:
+            continue
+        writes += [f"{module}: {where}" for where in terminal_writes(path)]
+    assert writes == []
