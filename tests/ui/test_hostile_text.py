@@ -244,12 +244,14 @@ async def test_the_repl_shows_the_server_s_tools_logs_and_errors_escaped(
     env = {**environment(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
     term = await Terminal.spawn([sys.executable, "-m", "paicli.cli"], cwd=project, env=env)
     try:
-        await term.expect(re.compile(r"✓ hostile  stdio  3 tools|MCP servers: 1/2 ready"))
+        # Ready, the REPL lists the server's resources, which makes its tools refresh fail.
+        await term.expect(r"hostile: could not refresh tools: tools are gone\x1b]0;pwned\x07")
         await term.expect(PROMPT.strip())
         for command, shown in [
             ("/mcp", r"dying\W+error"),
             ("/mcp tools hostile", re.escape(r"mcp__hostile__attack  Reads files.\x1b]0;pwned")),
             ("/mcp logs hostile", re.escape(r"hostile │ booting\x1b]0;pwned\x07")),
+            ("/mcp resources hostile", re.escape(r"@hostile:note://x\x1b[2J  A note.\x1b]0;")),
         ]:
             term.line(command)
             await term.expect(re.compile(shown))

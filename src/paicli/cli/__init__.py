@@ -158,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_help = "-h" in args or "--help" in args
     options = build_parser(full_help=wants_help).parse_args(args)
+    from paicli.ui.output import log_to_terminal  # noqa: PLC0415 - keep --version fast
+
+    log_to_terminal()
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

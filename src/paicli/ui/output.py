@@ -5,11 +5,13 @@ through `SafeConsole`, which escapes the text of every segment it renders, so on
 styles and cursor moves reach the terminal as escape sequences. Nothing a server or model says
 can move the cursor, retitle the window, reorder or hide text, or start a line that looks like
 paicli's own prompt. Results go to stdout, everything else to stderr. The one deliberate
-exception is `answer`: a one-shot answer piped into a file arrives byte for byte.
+exception is `answer`: a one-shot answer piped into a file arrives byte for byte. Log records
+(the library's warnings quote servers) come through here too, once `log_to_terminal` ran.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -76,3 +78,18 @@ def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = 
     if console is None:
         console = _consoles[stderr] = SafeConsole(stderr=stderr)
     console.print(renderable, soft_wrap=soft_wrap)
+
+
+class _EscapingHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            err(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+
+def log_to_terminal() -> None:
+    """Warnings and errors from every logger (and Python's warnings) as escaped lines on
+    stderr, instead of through logging's last-resort handler, which writes them raw."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[_EscapingHandler()])
+    logging.captureWarnings(True)
