@@ -1,8 +1,43 @@
-"""The slash commands: one table for `/help`, completion and `paicli --help`."""
+"""The slash commands: one record per command (name, usage, help, argument completion and
+handler), the one table behind the REPL's dispatch, `/help`, Tab completion and `paicli --help`.
+
+`paicli --help` reads this table, so it imports no rich and no runtime: handlers get what they
+need through `SlashContext`, and `/mcp` imports its view (rich tables) when it runs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paicli.llm.presets import PRESETS
+from paicli.tools.escape import one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from paicli.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class SlashContext:
+    """What a handler acts on: the session's runtime and console, and a way to end the REPL."""
+
+    runtime: Runtime
+    console: Console
+    leave: Callable[[], None]
+
+
+Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
+ServerNames = Callable[[], list[str]]
+# (the arguments typed before the one being completed, the configured servers' names)
+#   -> candidates for that argument
+ArgumentCompleter = Callable[[Sequence[str], ServerNames], Sequence[str]]
+
+
+def no_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -10,26 +45,113 @@ class SlashCommand:
     name: str
     usage: str
     help: str
-    subcommands: tuple[str, ...] = ()
+    run: Handler
+    arguments: ArgumentCompleter = no_arguments
+    aliases: tuple[str, ...] = ()
+
+
+# -- handlers -------------------------------------------------------------------------------
+
+
+async def _help(context: SlashContext, words: list[str]) -> None:
+    context.console.print(help_text())
+
+
+async def _clear(context: SlashContext, words: list[str]) -> None:
+    if context.runtime.agent is not None:
+        context.runtime.agent.clear()
+    context.console.clear()
+    context.console.print("Started a new conversation.", style="dim")
+
+
+async def _model(context: SlashContext, words: list[str]) -> None:
+    runtime, console = context.runtime, context.console
+    if words:
+        settings = await runtime.set_model(words[0])
+        if not settings.configured:
+            console.print(settings.why_not_configured(), style="yellow")
+            current = runtime.settings
+            kept = current.describe() if current.configured else "no model"
+            console.print(f"Still using: {kept}", style="dim")
+            return
+    settings = runtime.settings
+    console.print(f"Model: {settings.describe() if settings.configured else 'none'}")
+    console.print(f"Presets: {', '.join(PRESETS)}  (/model NAME)", style="dim")
+
+
+def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
+    return list(PRESETS) if not earlier else ()
 
 
 MCP_ACTIONS = ("restart", "logs", "disable", "enable", "tools", "resources", "prompts")
 
+
+async def _mcp(context: SlashContext, words: list[str]) -> None:
+    from .mcp_view import mcp_command  # noqa: PLC0415 - rich stays out of `paicli --help`
+
+    await mcp_command(context.runtime, context.console, words)
+
+
+def _mcp_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
+    if not earlier:
+        return MCP_ACTIONS
+    if len(earlier) == 1 and earlier[0] in MCP_ACTIONS:
+        return servers()
+    return ()
+
+
+async def _audit(context: SlashContext, words: list[str]) -> None:
+    console = context.console
+    try:
+        count = int(words[0]) if words else 10
+    except ValueError:
+        console.print("Usage: /audit [N]", style="yellow")
+        return
+    records = context.runtime.audit.tail(count)
+    if not records:
+        console.print("No tool calls recorded yet.")
+        return
+    for record in records:
+        line = (
+            f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
+            f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
+            f"{record.get('duration_ms')} ms"
+        )
+        console.print(one_line(line, 160))
+
+
+async def _exit(context: SlashContext, words: list[str]) -> None:
+    context.leave()
+
+
 COMMANDS = (
-    SlashCommand("/help", "", "show the commands"),
-    SlashCommand("/clear", "", "start a new conversation"),
-    SlashCommand("/model", "[NAME]", "show the model, or switch to a model or provider preset"),
+    SlashCommand("/help", "", "show the commands", _help),
+    SlashCommand("/clear", "", "start a new conversation", _clear),
+    SlashCommand(
+        "/model",
+        "[NAME]",
+        "show the model, or switch to a model or provider preset",
+        _model,
+        _model_arguments,
+    ),
     SlashCommand(
         "/mcp",
         "[" + "|".join(MCP_ACTIONS) + " NAME]",
         "MCP servers: the status table, or act on one server (disable/enable: this session)",
-        MCP_ACTIONS,
+        _mcp,
+        _mcp_arguments,
     ),
-    SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)"),
-    SlashCommand("/exit", "", "leave paicli (also Ctrl+D, or Ctrl+C at an empty prompt)"),
+    SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
+    SlashCommand(
+        "/exit",
+        "",
+        "leave paicli (also Ctrl+D, or Ctrl+C at an empty prompt)",
+        _exit,
+        aliases=("/quit",),
+    ),
 )
 
-BY_NAME = {command.name: command for command in COMMANDS}
+BY_NAME = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
 
 
 def help_text() -> str:

@@ -1,4 +1,5 @@
-"""Tab completion in the REPL: slash commands, their server names, `@server:uri` mentions."""
+"""Tab completion in the REPL: slash commands and their arguments (each command's record says
+which), `@server:uri` mentions."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Callable, Iterable
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+
+from paicli.tools.escape import terminal_safe
 
 from .commands import BY_NAME, COMMANDS
 
@@ -29,7 +32,10 @@ class ReplCompleter(Completer):
         if word.startswith("@"):
             for mention in self._mentions():
                 if mention.startswith(word):
-                    yield Completion(mention, start_position=-len(word))
+                    # A mention holds a server's resource URI: shown escaped.
+                    yield Completion(
+                        mention, start_position=-len(word), display=terminal_safe(mention)
+                    )
 
     def _slash(self, words: list[str]) -> Iterable[Completion]:
         if len(words) == 1:
@@ -42,11 +48,10 @@ class ReplCompleter(Completer):
         found = BY_NAME.get(words[0])
         if found is None:
             return
-        if len(words) == 2 and found.subcommands:
-            for sub in found.subcommands:
-                if sub.startswith(words[1]):
-                    yield Completion(sub, start_position=-len(words[1]))
-        elif len(words) == 3 and found.name == "/mcp":
-            for name in self._server_names():
-                if name.startswith(words[2]):
-                    yield Completion(name, start_position=-len(words[2]))
+        typed = words[-1]
+        for candidate in found.arguments(words[1:-1], self._server_names):
+            if candidate.startswith(typed):
+                # Server names come from config files (a project's too): shown escaped.
+                yield Completion(
+                    candidate, start_position=-len(typed), display=terminal_safe(candidate)
+                )

@@ -27,20 +27,19 @@ from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
-from paicli.llm import PRESETS
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.trust import TrustAsk
 from paicli.tools.approval import Answer, ApprovalRequest
-from paicli.tools.escape import one_line, terminal_safe
+from paicli.tools.escape import terminal_safe
 
 from .approval_prompt import TerminalApprover
-from .commands import help_text
+from .commands import BY_NAME, SlashContext
 from .completion import ReplCompleter
 from .console import SafeConsole
 from .line_input import LineInput, PipeInput, TerminalInput
-from .mcp_view import mcp_command, server_change_line, status_line
+from .mcp_view import server_change_line, status_line
 from .render import TurnRenderer
 
 # How long a prompt waits for servers still starting before the model is asked without them
@@ -114,6 +113,7 @@ class Repl:
         )
         self._background: set[asyncio.Task[None]] = set()
         self._banner_shown = False
+        self._leaving = False  # /exit was given
 
     # -- callbacks from the runtime ----------------------------------------------------------
 
@@ -155,11 +155,11 @@ class Repl:
                 text = text.strip()
                 if not text:
                     continue
-                if text in ("/exit", "/quit"):
-                    break
                 if text.startswith("/"):
                     # A task like a turn, so Ctrl+C cuts short a slow /mcp restart too.
                     await self._interruptible(self._slash(runtime, text), "")
+                    if self._leaving:
+                        break
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -318,53 +318,12 @@ class Repl:
     # -- slash commands ----------------------------------------------------------------------
 
     async def _slash(self, runtime: Runtime, text: str) -> None:
-        command, *words = text.split()
-        if command == "/help":
-            self.console.print(Text(help_text()))
-        elif command == "/clear":
-            if runtime.agent is not None:
-                runtime.agent.clear()
-            self.console.clear()
-            self.console.print(Text("Started a new conversation.", "dim"))
-        elif command == "/model":
-            await self._model(runtime, words)
-        elif command == "/mcp":
-            await mcp_command(runtime, self.console, words)
-        elif command == "/audit":
-            self._audit(runtime, words)
-        else:
-            self.console.print(
-                Text(f"Unknown command {terminal_safe(command)}; /help lists them.", "yellow")
-            )
-
-    async def _model(self, runtime: Runtime, words: list[str]) -> None:
-        if words:
-            settings = await runtime.set_model(words[0])
-            if not settings.configured:
-                self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
-                current = runtime.settings
-                kept = current.describe() if current.configured else "no model"
-                self.console.print(Text(f"Still using: {terminal_safe(kept)}", "dim"))
-                return
-        settings = runtime.settings
-        shown = settings.describe() if settings.configured else "none"
-        self.console.print(f"Model: {terminal_safe(shown)}")
-        self.console.print(Text(f"Presets: {', '.join(PRESETS)}  (/model NAME)", "dim"))
-
-    def _audit(self, runtime: Runtime, words: list[str]) -> None:
-        try:
-            count = int(words[0]) if words else 10
-        except ValueError:
-            self.console.print(Text("Usage: /audit [N]", "yellow"))
+        name, *words = text.split()
+        command = BY_NAME.get(name)
+        if command is None:
+            self.console.print(f"Unknown command {name}; /help lists them.", style="yellow")
             return
-        records = runtime.audit.tail(count)
-        if not records:
-            self.console.print("No tool calls recorded yet.")
-            return
-        for record in records:
-            line = (
-                f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
-                f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
-                f"{record.get('duration_ms')} ms"
-            )
-            self.console.print(Text(one_line(line, 160)))
+        await command.run(SlashContext(runtime, self.console, self._leave), words)
+
+    def _leave(self) -> None:
+        self._leaving = True
