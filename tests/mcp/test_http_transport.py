@@ -14,6 +14,7 @@ import pytest
 import paicli.mcp as m
 from tests.conftest import recording_handlers
 from tests.http_servers import run_http_server
+from tests.transports import RecordingTransport
 
 TIMEOUT = 30.0
 ROOT = m.Root("file:///tmp/paicli-http", "project")
@@ -221,13 +222,32 @@ async def test_custom_headers_reach_the_server() -> None:
             assert (await session.call_tool("echo", {"text": "with key"})).text == "with key"
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
-async def test_a_deadline_cancels_the_call_and_the_session_goes_on(protocol: str) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "era", "notifies"), [("legacy", "legacy", True), ("auto", "modern", False)]
+)
+async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
+    protocol: str, era: str, notifies: bool
+) -> None:
     # 2025 eras send notifications/cancelled; 2026 closes the request's stream instead.
     async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
-        async with m.connect(http(url, protocol=protocol)) as session:
+        spec = http(url, protocol=protocol)
+        wire = RecordingTransport(m.StreamableHttpTransport(spec))
+        timeouts = m.Timeouts(spec.handshake_timeout, spec.request_timeout)
+        async with m.ClientSession(wire, protocol=protocol, timeouts=timeouts) as session:
+            assert session.era == era
+            start = len(wire.sent)
             with pytest.raises(m.RequestTimeout):
                 await session.call_tool("wait", {"seconds": 30}, timeout=0.3)
+            call = wire.sent[start]
+            assert call["method"] == "tools/call"
+            # The session first offers the transport the cancellation: only 2026 takes it.
+            assert wire.cancelled == [(call["id"], not notifies)]
+            notice = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": call["id"], "reason": "timeout"},
+            }
+            assert wire.sent[start + 1 :] == ([notice] if notifies else [])
             assert (await session.call_tool("echo", {"text": "next"})).text == "next"
 
 

@@ -18,6 +18,7 @@ import pytest_asyncio
 
 import paicli.mcp as m
 from tests.conftest import Inbox, recording_handlers, sdk_server
+from tests.transports import RecordingTransport
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -332,10 +333,23 @@ async def test_modern_subscriptions_open_a_listen_stream_and_track_resources() -
 
 
 async def test_legacy_resource_subscriptions_use_subscribe_requests() -> None:
-    async with asyncio.timeout(TIMEOUT), open_sdk("legacy") as sdk:
-        if not sdk.session.server_capabilities.get("resources", {}).get("subscribe"):
-            with pytest.raises(m.RpcError):
-                await sdk.session.subscribe_resource("test://static/hello")
-        else:
-            await sdk.session.subscribe_resource("test://static/hello")
-            await sdk.session.unsubscribe_resource("test://static/hello")
+    uri = "test://static/hello"
+    spec = sdk_spec("legacy")
+    async with asyncio.timeout(TIMEOUT):
+        wire = RecordingTransport(await m.StdioTransport.start(spec.command, spec.args))
+        async with m.ClientSession(wire, protocol="legacy") as session:
+            handshake = len(wire.sent)
+            session.subscribe(Inbox())  # in the 2026 era this opens a listen stream
+            # The SDK server declares no subscription support, so it answers "method not
+            # found", naming the method it was sent.
+            assert session.server_capabilities["resources"]["subscribe"] is False
+            with pytest.raises(m.RpcError) as subscribing:
+                await session.subscribe_resource(uri)
+            with pytest.raises(m.RpcError) as unsubscribing:
+                await session.unsubscribe_resource(uri)
+    assert [(sent["method"], sent["params"]) for sent in wire.sent[handshake:]] == [
+        ("resources/subscribe", {"uri": uri}),
+        ("resources/unsubscribe", {"uri": uri}),
+    ]
+    assert (subscribing.value.code, subscribing.value.data) == (-32601, "resources/subscribe")
+    assert (unsubscribing.value.code, unsubscribing.value.data) == (-32601, "resources/unsubscribe")
