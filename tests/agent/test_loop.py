@@ -28,6 +28,9 @@ from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 SECRET = "tok-very-secret-4711"
 API_KEY = "sk-test-KEY0123456789"
 
@@ -115,16 +118,33 @@ def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
 
 
 async def cancelled_ids(runtime: Runtime) -> list[object]:
-    """The request ids the fault server saw cancelled (a notice may trail the call)."""
-    ids: list[object] = []
+    """The request ids the fault server saw cancelled. A cancelled call's task ends only
+    after its notifications/cancelled is written, and the server reads its stdin in order,
+    so a call made afterwards sees every earlier notice."""
     async with asyncio.timeout(10):
-        for _ in range(1000):
-            seen = await runtime.manager.call_tool("fault", "cancelled_ids", {})
-            ids = json.loads(seen.content[0].text)  # type: ignore[union-attr]
-            if ids:
-                break
-            await asyncio.sleep(0.02)
+        seen = await runtime.manager.call_tool("fault", "cancelled_ids", {})
+    ids = json.loads(seen.content[0].text)  # type: ignore[union-attr]
+    assert isinstance(ids, list)
     return ids
+
+
+def request_sent(
+    runtime: Runtime, server: str, method: str, monkeypatch: pytest.MonkeyPatch
+) -> asyncio.Event:
+    """An event set once `server`'s transport has written a `method` request to the server."""
+    session = runtime.manager.get(server).session
+    assert session is not None
+    transport = session.transport
+    send = transport.send
+    sent = asyncio.Event()
+
+    async def observed(message: dict[str, object]) -> None:
+        await send(message)
+        if message.get("method") == method:
+            sent.set()
+
+    monkeypatch.setattr(transport, "send", observed)
+    return sent
 
 
 def tool_messages(request: dict[str, object]) -> list[dict[str, object]]:
@@ -303,7 +323,7 @@ async def test_the_step_budget_stops_a_model_that_never_finishes(runtime_for) ->
 
 
 async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_on(
-    runtime_for,
+    runtime_for, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = [
         {"tool_calls": [{"id": "s", "name": "mcp__fault__sleep", "arguments": '{"seconds": 60}'}]},
@@ -311,11 +331,12 @@ async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_
     ]
     async with ScriptedLlm(script) as llm:
         runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        sent = request_sent(runtime, "fault", "tools/call", monkeypatch)
         events = Events()
         turn = asyncio.create_task(runtime.agent.run("sleep", events))
         async with asyncio.timeout(10):
-            await events.started.wait()  # the assistant's call is in the history, in flight
-            await asyncio.sleep(0.2)  # let the request reach the server
+            await events.started.wait()  # the assistant's call is in the history
+            await sent.wait()  # and its request has been written to the server
             turn.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await turn

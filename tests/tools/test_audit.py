@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from paicli.tools import approval, audit
 from paicli.tools.approval import Answer, ApprovingToolbox, Choice, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import ToolOutcome, ToolSpec
@@ -225,16 +226,39 @@ def test_a_write_failure_never_raises_and_is_logged_once(
     assert "cannot write the audit log" in caplog.records[0].getMessage()
 
 
-async def test_time_spent_asking_is_kept_apart_from_the_run_time(tmp_path: Path) -> None:
+class ManualMonotonic:
+    """Stands in for the `time` module of the approval and audit wrappers: their monotonic
+    clock moves only when the test says, so durations are exact (the event loop keeps the
+    real clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_time_spent_asking_is_kept_apart_from_the_run_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = ManualMonotonic()
+    monkeypatch.setattr(approval, "time", clock)
+    monkeypatch.setattr(audit, "time", clock)
+
     class SlowApprover:
         async def __call__(self, request: object) -> Answer:
-            await asyncio.sleep(0.3)  # the user thinks for a while
+            clock.now += 300  # the user thinks for five minutes
             return Answer(Choice.ALLOW_ONCE)
+
+    class SlowToolbox(ScriptedToolbox):
+        async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+            clock.now += 0.042  # the tool runs for 42 ms
+            return await super().call(spec, arguments)
 
     log = AuditLog(tmp_path / "audit", Redactor())
     toolbox = AuditingToolbox(
         ApprovingToolbox(
-            ScriptedToolbox(),
+            SlowToolbox(),
             policy=Policy(),
             store=PermissionStore(tmp_path),
             approver=SlowApprover(),
@@ -244,8 +268,7 @@ async def test_time_spent_asking_is_kept_apart_from_the_run_time(tmp_path: Path)
     )
     await toolbox.call(WRITE, {"path": "a.txt"})
     (record,) = log.tail(1)
-    assert record["waited_ms"] >= 300  # type: ignore[operator]
-    assert record["duration_ms"] < record["waited_ms"]  # type: ignore[operator]
+    assert (record["waited_ms"], record["duration_ms"]) == (300_000, 42)
 
 
 async def test_a_lone_surrogate_in_the_arguments_does_not_cost_the_record(tmp_path: Path) -> None:
