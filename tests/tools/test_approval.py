@@ -46,16 +46,24 @@ MCP_READ_UNTRUSTED = ToolSpec(
 
 
 class RecordingToolbox:
-    """A real toolbox that records what it ran; refuses the tools named in `refuse`."""
+    """A real toolbox that records what it ran; refuses the tools named in `refuse`.
+    `all_arrived` is set once `arrivals` calls have reached the approving wrapper, which
+    prechecks every call before it asks about it."""
 
-    def __init__(self, *, refuse: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, refuse: tuple[str, ...] = (), arrivals: int = 0) -> None:
         self.calls: list[tuple[str, Mapping[str, object]]] = []
         self._refuse = refuse
+        self._arrivals = arrivals
+        self.arrived = 0
+        self.all_arrived = asyncio.Event()
 
     def specs(self) -> list[ToolSpec]:
         return [READ, WRITE, RUN, MCP_READ_TRUSTED, MCP_READ_UNTRUSTED]
 
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        self.arrived += 1
+        if self.arrived == self._arrivals:
+            self.all_arrived.set()
         if spec.name in self._refuse:
             return ToolOutcome(
                 "Refused: the path is outside the project.",
@@ -71,9 +79,11 @@ class RecordingToolbox:
 
 
 class ScriptedApprover:
-    """Answers from a script, recording every request and how many were open at once."""
+    """Answers from a script, recording every request and how many were open at once.
+    With `until`, each prompt stays open until that event is set."""
 
-    def __init__(self, *answers: Answer) -> None:
+    def __init__(self, *answers: Answer, until: asyncio.Event | None = None) -> None:
+        self._until = until
         self.requests: list[ApprovalRequest] = []
         self.shown: list[str] = []
         self._answers = list(answers)
@@ -86,9 +96,8 @@ class ScriptedApprover:
         self.open += 1
         self.most_open = max(self.most_open, self.open)
         try:
-            # Give every other waiting call the chance to run while this prompt is open.
-            for _ in range(5):
-                await asyncio.sleep(0)
+            if self._until is not None:
+                await self._until.wait()
             assert self._answers, "asked more often than scripted"
             return self._answers.pop(0)
         finally:
@@ -259,8 +268,9 @@ async def test_a_precheck_refusal_never_reaches_the_approver(tmp_path: Path) -> 
 async def test_parallel_calls_ask_one_at_a_time_and_a_session_allow_covers_the_rest(
     tmp_path: Path,
 ) -> None:
-    inner = RecordingToolbox()
-    approver = ScriptedApprover(Answer(Choice.ALLOW_SESSION))
+    inner = RecordingToolbox(arrivals=3)
+    # The first prompt stays open until every call has reached the wrapper.
+    approver = ScriptedApprover(Answer(Choice.ALLOW_SESSION), until=inner.all_arrived)
     tools = wrapper(inner, tmp_path, approver)
     async with asyncio.timeout(5):
         outcomes = await asyncio.gather(
@@ -276,7 +286,7 @@ class GatheringToolbox(RecordingToolbox):
     """Each call waits until `expected` calls are running at once."""
 
     def __init__(self, expected: int) -> None:
-        super().__init__()
+        super().__init__(arrivals=expected)
         self._expected = expected
         self._all_running = asyncio.Event()
 
@@ -291,18 +301,27 @@ class GatheringToolbox(RecordingToolbox):
 async def test_questions_are_serialised_but_approved_calls_run_in_parallel(
     tmp_path: Path,
 ) -> None:
+    # Three questions, each prompt held open until all three calls have reached the wrapper:
+    # they must still come one at a time. Each approved call then waits inside the toolbox
+    # until all three are running, so the gather only ends if the calls overlap (an
+    # approved call does not hold up the next question).
     inner = GatheringToolbox(expected=3)
-    tools = wrapper(inner, tmp_path, ScriptedApprover(Answer(Choice.ALLOW_SESSION)))
+    approver = ScriptedApprover(*[Answer(Choice.ALLOW_ONCE)] * 3, until=inner.all_arrived)
+    tools = wrapper(inner, tmp_path, approver)
     async with asyncio.timeout(5):
         outcomes = await asyncio.gather(
             *(tools.call(WRITE, {"path": name}) for name in ("a", "b", "c"))
         )
-    assert all(o.decision == "allowed" for o in outcomes)
+    assert len(approver.requests) == 3
+    assert approver.most_open == 1
+    assert [(o.decision, o.decided_by) for o in outcomes] == [("allowed", "user")] * 3
+    assert sorted(str(c[1]["path"]) for c in inner.calls) == ["a", "b", "c"]
 
 
 async def test_prompts_for_different_tools_never_overlap(tmp_path: Path) -> None:
-    approver = ScriptedApprover(*[Answer(Choice.ALLOW_ONCE)] * 3)
-    tools = wrapper(RecordingToolbox(), tmp_path, approver)
+    inner = RecordingToolbox(arrivals=3)
+    approver = ScriptedApprover(*[Answer(Choice.ALLOW_ONCE)] * 3, until=inner.all_arrived)
+    tools = wrapper(inner, tmp_path, approver)
     async with asyncio.timeout(5):
         await asyncio.gather(
             tools.call(WRITE, {"path": "a"}),
