@@ -3,6 +3,8 @@
 #   make setup   install uv (if missing), the Python env (.venv), the npm test servers and
 #                the MCP conformance runner
 #   make test    setup + ruff format --check + ruff check + mypy + pytest + conformance  (CI)
+#   make test-fast  the in-memory tier: every test not marked `real` (no process, socket or
+#                terminal; about 15 s)
 #   make conformance  required client scenarios of the MCP conformance suite, against
 #                tests/conformance/client.py (ARGS="2026-07-28/tools_call 'auth/*'": only those)
 #   make lint    ruff format --check + ruff check + mypy
@@ -48,10 +50,10 @@ NPM_STAMP := $(NPM_DIR)/node_modules/.paicli-installed
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.paicli-installed
 UVRUN := $(UV) run --frozen
 
-.PHONY: help setup test lint fmt run bench conformance clean distclean
+.PHONY: help setup test test-fast lint fmt run bench conformance clean distclean
 
 help:
-	@sed -n '3,13p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '3,15p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 setup: $(UV_SYNC_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP)
 
@@ -95,6 +97,9 @@ lint: setup
 test: lint
 	$(UVRUN) pytest
 	$(MAKE) --no-print-directory conformance ARGS=
+
+test-fast: $(UV_SYNC_STAMP)
+	$(UVRUN) pytest -m "not real"
 
 fmt: $(UV_SYNC_STAMP)
 	$(UVRUN) ruff format

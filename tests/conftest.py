@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from paicli.mcp import ClientHandlers, ClientSession, Notification, Root, StdioServer
 
@@ -26,6 +30,31 @@ def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServ
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
     return StdioServer(sys.executable, args=[str(SERVERS / "sdk_server.py")], **options)
+
+
+class NotInMemory(AssertionError):
+    """A test of the in-memory tier tried to spawn a process or use a socket."""
+
+
+@pytest.fixture(autouse=True)
+def _in_memory_unless_marked_real(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keep the in-memory tier honest: a test not marked `real` cannot spawn a
+    process or connect or bind a socket, so `make test-fast` stays fast and needs nothing
+    but this process."""
+    if request.node.get_closest_marker("real"):
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise NotInMemory(
+            f"{request.node.nodeid} is in the in-memory tier; mark it @pytest.mark.real "
+            "to spawn processes or open sockets"
+        )
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    for name in ("connect", "connect_ex", "bind"):
+        monkeypatch.setattr(socket.socket, name, refuse)
 
 
 class Inbox:

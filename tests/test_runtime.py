@@ -6,10 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from paicli.agent.events import AgentEvent
 from paicli.llm.settings import ModelSettings
 from paicli.runtime import open_runtime, schema_profile
 from tests.llm_server import ScriptedLlm
+
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
 
 
 def environ(tmp_path: Path, **extra: str) -> dict[str, str]:

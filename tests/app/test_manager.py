@@ -19,6 +19,9 @@ from paicli.servers.manager import ServerManager, ServerState
 from tests.conftest import SERVERS
 from tests.processes import alive
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 FAULT = str(SERVERS / "fault_server.py")
 
 

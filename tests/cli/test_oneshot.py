@@ -15,6 +15,9 @@ import pytest
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 API_KEY = "sk-test-ONESHOT-0123456789"
 
 

@@ -27,6 +27,9 @@ from paicli.mcp import (
 from paicli.servers.config import LoadedConfig, load_config
 from tests.conftest import REPO, Inbox
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 EXAMPLES = REPO / "examples" / "servers"
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # Generous: a cold interpreter start on a loaded CI machine, never a real wait.

@@ -33,6 +33,9 @@ from paicli.llm.client import LlmClient
 from tests.http_servers import run_http_server
 from tests.llm_server import ScriptedLlm
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 KEY = "sk-test-SECRET123"
 MESSAGES: list[dict[str, object]] = [{"role": "user", "content": "Hi"}]
 READ_FILE_TOOL: dict[str, object] = {

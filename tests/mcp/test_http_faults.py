@@ -19,6 +19,9 @@ from paicli.mcp import _http_stream
 from tests.conftest import Inbox
 from tests.http_servers import run_http_server
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 TIMEOUT = 30.0
 HEADER_MISMATCH = -32020
 

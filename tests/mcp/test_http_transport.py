@@ -16,6 +16,9 @@ from tests.conftest import recording_handlers
 from tests.http_servers import run_http_server
 from tests.transports import RecordingTransport
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 TIMEOUT = 30.0
 ROOT = m.Root("file:///tmp/paicli-http", "project")
 

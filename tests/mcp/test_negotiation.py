@@ -17,10 +17,11 @@ from paicli.mcp import (
     connect,
 )
 from tests.conftest import fault_server
+from tests.memory_servers import memory_fault_session
 
 
 async def test_legacy_server_is_probed_then_initialized() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         assert session.era == "legacy"
         assert session.protocol_version == "2025-11-25"
         assert session.server_info.name == "fault-normal"
@@ -29,13 +30,13 @@ async def test_legacy_server_is_probed_then_initialized() -> None:
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
 async def test_every_handshake_version_can_be_pinned(version: str) -> None:
-    async with asyncio.timeout(20), connect(fault_server(protocol=version)) as session:
+    async with asyncio.timeout(20), memory_fault_session(protocol=version) as session:
         assert session.era == "legacy"
         assert session.protocol_version == version
 
 
 async def test_modern_server_is_used_statelessly() -> None:
-    async with asyncio.timeout(20), connect(fault_server("modern")) as session:
+    async with asyncio.timeout(20), memory_fault_session("modern") as session:
         assert session.era == "modern"
         assert session.protocol_version == "2026-07-28"
         assert session.server_info.name == "fault-modern"
@@ -44,8 +45,8 @@ async def test_modern_server_is_used_statelessly() -> None:
 
 
 async def test_unsupported_version_error_is_retried_once_with_a_mutual_version() -> None:
-    server = fault_server("modern", "--reject-first-version")
-    async with asyncio.timeout(20), connect(server) as session:
+    session_in_memory = memory_fault_session("modern", "--reject-first-version")
+    async with asyncio.timeout(20), session_in_memory as session:
         assert session.era == "modern"
         assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
 
@@ -55,7 +56,7 @@ async def test_input_required_is_answered_through_the_handlers_and_state_echoed(
         return {"action": "accept", "content": {"confirmed": True}}
 
     handlers = ClientHandlers(elicitation=elicitation)
-    async with asyncio.timeout(20), connect(fault_server("modern"), handlers=handlers) as session:
+    async with asyncio.timeout(20), memory_fault_session("modern", handlers=handlers) as session:
         echoed = json.loads((await session.call_tool("mrtr")).text)
     assert echoed == {
         "inputResponses": {"q1": {"action": "accept", "content": {"confirmed": True}}},
@@ -64,8 +65,8 @@ async def test_input_required_is_answered_through_the_handlers_and_state_echoed(
 
 
 async def test_a_silent_probe_falls_back_to_the_handshake_after_its_timeout() -> None:
-    server = fault_server("legacy_silent_discover", handshake_timeout=0.5)
-    async with asyncio.timeout(20), connect(server) as session:
+    session_in_memory = memory_fault_session("legacy_silent_discover", handshake_timeout=0.5)
+    async with asyncio.timeout(20), session_in_memory as session:
         assert session.era == "legacy"
 
 
@@ -73,35 +74,47 @@ async def test_the_verdict_is_remembered_for_the_same_server_in_the_same_cache()
     cache = EraCache()
     async with (
         asyncio.timeout(20),
-        connect(fault_server("legacy_silent_discover", handshake_timeout=0.5), era_cache=cache),
+        memory_fault_session("legacy_silent_discover", handshake_timeout=0.5, era_cache=cache),
     ):
+        pass
+    assert cache.get(("memory", "legacy_silent_discover")) == "legacy"
+    # A second probe would wait 10 s for the silent server; the remembered verdict skips it.
+    patient = memory_fault_session("legacy_silent_discover", handshake_timeout=30, era_cache=cache)
+    async with asyncio.timeout(5), patient as session:
+        assert session.era == "legacy"
+
+
+@pytest.mark.real
+async def test_connect_remembers_a_verdict_per_command_line_in_the_cache_it_is_given() -> None:
+    cache = EraCache()
+    quick = fault_server("legacy_silent_discover", handshake_timeout=0.5)
+    async with asyncio.timeout(20), connect(quick, era_cache=cache):
         pass
     patient = fault_server("legacy_silent_discover", handshake_timeout=30)
     assert cache.get(patient.identity) == "legacy"
-    # A second probe would wait 10 s for the silent server; the remembered verdict skips it.
     async with asyncio.timeout(5), connect(patient, era_cache=cache) as session:
         assert session.era == "legacy"
 
 
 async def test_pinning_modern_against_a_legacy_server_fails_clearly() -> None:
     with pytest.raises(ProtocolError, match="does not speak protocol 2026-07-28"):
-        async with asyncio.timeout(20), connect(fault_server(protocol="modern")):
+        async with asyncio.timeout(20), memory_fault_session(protocol="modern"):
             pass
 
 
 async def test_an_unknown_handshake_version_is_refused() -> None:
     with pytest.raises(ProtocolError, match=r"'1999-01-01', which paicli does not support"):
-        async with asyncio.timeout(20), connect(fault_server("unknown_version")):
+        async with asyncio.timeout(20), memory_fault_session("unknown_version"):
             pass
 
 
 async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
-    server = fault_server("no_handshake", handshake_timeout=0.3)
     with pytest.raises(RequestTimeout, match="initialize timed out"):
-        async with asyncio.timeout(20), connect(server):
+        async with asyncio.timeout(20), memory_fault_session("no_handshake", handshake_timeout=0.3):
             pass
 
 
+@pytest.mark.real
 async def test_a_server_exiting_during_the_handshake_reports_exit_code_and_stderr() -> None:
     with pytest.raises(ConnectionClosed) as info:
         async with asyncio.timeout(20), connect(fault_server("exit_during_handshake")):
@@ -111,18 +124,18 @@ async def test_a_server_exiting_during_the_handshake_reports_exit_code_and_stder
 
 
 async def test_list_tools_follows_every_page() -> None:
-    async with asyncio.timeout(20), connect(fault_server("paginated")) as session:
+    async with asyncio.timeout(20), memory_fault_session("paginated") as session:
         names = [t.name for t in await session.list_tools()]
     assert names == [f"tool{i}" for i in range(1, 7)]
 
 
 async def test_list_tools_stops_on_a_repeated_cursor() -> None:
-    server = fault_server("paginated", "--repeat-cursor")
-    async with asyncio.timeout(20), connect(server) as session:
+    async with asyncio.timeout(20), memory_fault_session("paginated", "--repeat-cursor") as session:
         names = [t.name for t in await session.list_tools()]
     assert names == ["tool1", "tool2", "tool3", "tool4"]
 
 
+@pytest.mark.real
 async def test_a_config_dict_works_like_a_typed_description() -> None:
     typed = fault_server()
     entry = {"command": typed.command, "args": list(typed.args), "startupTimeout": 5}
@@ -133,7 +146,7 @@ async def test_a_config_dict_works_like_a_typed_description() -> None:
 
 
 async def test_input_required_without_a_handler_fails_the_call_with_a_handler_error() -> None:
-    async with asyncio.timeout(20), connect(fault_server("modern")) as session:
+    async with asyncio.timeout(20), memory_fault_session("modern") as session:
         with pytest.raises(HandlerError, match="could not answer the server's elicitation/create"):
             await session.call_tool("mrtr")
         assert (await session.call_tool("echo", {"text": "after"})).text == "after"

@@ -33,6 +33,7 @@ EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dis
 NODE = shutil.which("node")
 
 pytestmark = [
+    pytest.mark.real,
     pytest.mark.npm,
     pytest.mark.skipif(
         not EVERYTHING.is_file(),

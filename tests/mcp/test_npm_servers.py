@@ -30,6 +30,7 @@ FILESYSTEM = NPM / "server-filesystem" / "dist" / "index.js"
 NODE = shutil.which("node")
 
 pytestmark = [
+    pytest.mark.real,
     pytest.mark.npm,
     pytest.mark.skipif(
         not (EVERYTHING.is_file() and FILESYSTEM.is_file()),

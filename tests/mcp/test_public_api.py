@@ -7,6 +7,8 @@ import sys
 import textwrap
 import tomllib
 
+import pytest
+
 import paicli.mcp
 from tests.conftest import SERVERS
 from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
@@ -109,6 +111,7 @@ def test_the_library_distribution_needs_only_the_protocol_core_packages() -> Non
     assert sorted(dep.split(">")[0] for dep in project["dependencies"]) == ["aiohttp", "orjson"]
 
 
+@pytest.mark.real
 def test_the_library_works_with_the_agent_packages_missing() -> None:
     """Every module of paicli.mcp imports, and a session runs, where the agent's packages
     cannot be imported at all and the application's source is not on the path."""

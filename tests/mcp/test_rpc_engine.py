@@ -1,4 +1,5 @@
-"""The JSON-RPC engine against our fault server: ids, deadlines, cancellation, progress,
+"""The JSON-RPC engine against our fault server (in memory; in a process where the exit code
+and stderr are the point): ids, deadlines, cancellation, progress,
 server-to-client requests, notifications, and failing pending calls when the server dies."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from paicli.mcp import (
     connect,
 )
 from tests.conftest import fault_server
+from tests.memory_servers import memory_fault_session
 
 
 async def cancelled_ids(session: ClientSession) -> list[int]:
@@ -30,7 +32,7 @@ async def cancelled_ids(session: ClientSession) -> list[int]:
 
 
 async def test_many_concurrent_calls_each_get_their_own_answer() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         results = await asyncio.gather(
             *(session.call_tool("echo", {"text": f"msg {i}"}) for i in range(200))
         )
@@ -38,7 +40,7 @@ async def test_many_concurrent_calls_each_get_their_own_answer() -> None:
 
 
 async def test_responses_with_unknown_ids_are_dropped_not_delivered() -> None:
-    async with asyncio.timeout(20), connect(fault_server("wrong_ids")) as session:
+    async with asyncio.timeout(20), memory_fault_session("wrong_ids") as session:
         results = await asyncio.gather(
             *(session.call_tool("echo", {"text": str(i)}) for i in range(20))
         )
@@ -46,7 +48,7 @@ async def test_responses_with_unknown_ids_are_dropped_not_delivered() -> None:
 
 
 async def test_deadline_fails_the_call_and_tells_the_server_to_cancel() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         with pytest.raises(RequestTimeout, match=r"tools/call timed out after 0.2s"):
             await session.call_tool("sleep", {"seconds": 30}, timeout=0.2)
         ids = await cancelled_ids(session)
@@ -56,7 +58,7 @@ async def test_deadline_fails_the_call_and_tells_the_server_to_cancel() -> None:
 
 
 async def test_caller_cancellation_tells_the_server_to_cancel() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         call = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 30}))
         await asyncio.sleep(0)  # let the request go out
         while not session._engine._pending:  # noqa: ASYNC110 - event loop turns only
@@ -68,15 +70,14 @@ async def test_caller_cancellation_tells_the_server_to_cancel() -> None:
 
 
 async def test_server_default_request_timeout_applies_when_none_given() -> None:
-    server = fault_server(request_timeout=0.3)
-    async with asyncio.timeout(20), connect(server) as session:
+    async with asyncio.timeout(20), memory_fault_session(request_timeout=0.3) as session:
         with pytest.raises(RequestTimeout):
             await session.call_tool("sleep", {"seconds": 30})
 
 
 async def test_progress_reaches_the_per_call_callback() -> None:
     updates: list[Progress] = []
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         result = await session.call_tool(
             "progress", {"steps": 3, "interval": 0.01}, on_progress=updates.append
         )
@@ -89,7 +90,7 @@ async def test_progress_reaches_the_per_call_callback() -> None:
 
 
 async def test_progress_extends_the_deadline_when_asked() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         # 8 steps of 0.1 s take 0.8 s, well past the 0.3 s deadline, but each step resets it.
         result = await session.call_tool(
             "progress",
@@ -103,7 +104,7 @@ async def test_progress_extends_the_deadline_when_asked() -> None:
 
 
 async def test_progress_never_extends_past_the_hard_maximum() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         with pytest.raises(RequestTimeout):
             await session.call_tool(
                 "progress",
@@ -116,7 +117,7 @@ async def test_progress_never_extends_past_the_hard_maximum() -> None:
 
 
 async def test_server_ping_is_always_answered() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         answer = json.loads((await session.call_tool("ask_ping")).text)
         assert answer == {"jsonrpc": "2.0", "id": answer["id"], "result": {}}
 
@@ -131,7 +132,7 @@ async def test_server_requests_reach_the_handlers() -> None:
     handlers = ClientHandlers(
         roots=[Root("file:///work", "work")], sampling=sampling, elicitation=elicitation
     )
-    async with asyncio.timeout(20), connect(fault_server(), handlers=handlers) as session:
+    async with asyncio.timeout(20), memory_fault_session(handlers=handlers) as session:
         roots = json.loads((await session.call_tool("ask_roots")).text)
         sample = json.loads((await session.call_tool("ask_sampling")).text)
         elicit = json.loads((await session.call_tool("ask_elicitation")).text)
@@ -141,7 +142,7 @@ async def test_server_requests_reach_the_handlers() -> None:
 
 
 async def test_server_requests_without_a_handler_get_method_not_found() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         for tool in ("ask_roots", "ask_sampling", "ask_elicitation"):
             answer = json.loads((await session.call_tool(tool)).text)
             assert answer["error"]["code"] == -32601, tool
@@ -152,7 +153,7 @@ async def test_a_failing_handler_sends_an_internal_error_and_the_session_survive
         raise RuntimeError("handler bug")
 
     handlers = ClientHandlers(sampling=broken)
-    async with asyncio.timeout(20), connect(fault_server(), handlers=handlers) as session:
+    async with asyncio.timeout(20), memory_fault_session(handlers=handlers) as session:
         answer = json.loads((await session.call_tool("ask_sampling")).text)
         assert answer["error"]["code"] == -32603
         assert "handler bug" in answer["error"]["message"]
@@ -161,7 +162,7 @@ async def test_a_failing_handler_sends_an_internal_error_and_the_session_survive
 
 async def test_notifications_reach_subscribers_and_unknown_ones_are_ignored() -> None:
     seen: list[Notification] = []
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         session.subscribe(seen.append)
         assert (await session.call_tool("notify")).text == "ok"
     methods = [n.method for n in seen]
@@ -180,13 +181,23 @@ async def test_a_notification_flood_does_not_break_the_call() -> None:
         nonlocal count
         count += n.method == "notifications/message"
 
-    async with asyncio.timeout(30), connect(fault_server("flood_notifications")) as session:
+    async with asyncio.timeout(30), memory_fault_session("flood_notifications") as session:
         session.subscribe(on_notification)
         assert (await session.call_tool("echo", {"text": "x"})).text == "x"
     assert count == 10_000
 
 
-async def test_server_crash_fails_every_pending_call_with_exit_code_and_stderr() -> None:
+async def test_server_crash_fails_every_pending_call_and_later_ones() -> None:
+    async with asyncio.timeout(20), memory_fault_session("crash_mid_call") as session:
+        calls = [session.call_tool("echo", {"text": str(i)}) for i in range(5)]
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        assert all(isinstance(result, ConnectionClosed) for result in results), results
+        with pytest.raises(ConnectionClosed):
+            await session.call_tool("echo", {"text": "late"})
+
+
+@pytest.mark.real
+async def test_a_crashed_process_fails_pending_calls_with_exit_code_and_stderr() -> None:
     async with asyncio.timeout(20), connect(fault_server("crash_mid_call")) as session:
         calls = [session.call_tool("echo", {"text": str(i)}) for i in range(5)]
         results = await asyncio.gather(*calls, return_exceptions=True)
@@ -201,7 +212,7 @@ async def test_server_crash_fails_every_pending_call_with_exit_code_and_stderr()
 
 
 async def test_tool_errors_are_results_and_protocol_errors_are_rpc_errors() -> None:
-    async with asyncio.timeout(20), connect(fault_server()) as session:
+    async with asyncio.timeout(20), memory_fault_session() as session:
         with pytest.raises(RpcError) as info:
             await session.call_tool("no_such_tool")
         assert info.value.code == -32602

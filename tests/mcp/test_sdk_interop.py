@@ -20,7 +20,7 @@ import paicli.mcp as m
 from tests.conftest import Inbox, recording_handlers, sdk_server
 from tests.transports import RecordingTransport
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.real]
 
 TIMEOUT = 20.0
 ROOT = m.Root("file:///tmp/paicli-interop-project", "project")

@@ -15,6 +15,9 @@ from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, StdioTran
 from tests.conftest import fault_server
 from tests.processes import alive
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 
 async def test_server_gets_a_minimal_environment_plus_its_own_variables(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path

@@ -4,6 +4,10 @@
 tools exercise cancellation, progress, server->client requests and notifications. The
 main thread reads stdin line by line; each `tools/call` runs in its own worker thread so
 cancellations and client responses are still read while a tool blocks.
+
+The same server also runs inside a test process, on an in-memory transport
+(`tests/memory_servers.py`): `FaultServer` takes where its output goes and what exiting
+means, and `serve()` takes its input lines.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -135,15 +140,29 @@ def log(text: str) -> None:
     sys.stderr.flush()
 
 
-def die(code: int, message: str | None = None) -> NoReturn:
-    if message is not None:
-        log(message)
-    # os._exit: skip interpreter shutdown, which can deadlock on stdout held by a worker.
-    os._exit(code)
+class Stopped(BaseException):
+    """Raised by `FaultServer.exit` once `stop` returned: ends the thread it is raised in."""
+
+
+def write_stdout(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 class FaultServer:
-    def __init__(self, opts: argparse.Namespace) -> None:
+    """`out` receives every byte written (default: stdout); `stop(code)` ends the server
+    (default: `os._exit`; if it returns, the calling thread ends quietly)."""
+
+    def __init__(
+        self,
+        opts: argparse.Namespace,
+        out: Callable[[bytes], None] = write_stdout,
+        stop: Callable[[int], None] = os._exit,
+        log: Callable[[str], None] = log,
+    ) -> None:
+        self.out = out
+        self.stop = stop
+        self.log = log
         self.mode: str = opts.mode
         self.repeat_cursor: bool = opts.repeat_cursor
         self.reject_next: bool = opts.reject_first_version
@@ -157,13 +176,20 @@ class FaultServer:
 
     # -- output ---------------------------------------------------------------------------
 
+    def exit(self, code: int, message: str | None = None) -> NoReturn:
+        if message is not None:
+            self.log(message)
+        # In a process: os._exit, skipping interpreter shutdown, which can deadlock on
+        # stdout held by a worker. In memory: the connection closes and this thread ends.
+        self.stop(code)
+        raise Stopped
+
     def write(self, data: bytes) -> None:
         with self.write_lock:
             try:
-                sys.stdout.buffer.write(data)
-                sys.stdout.buffer.flush()
+                self.out(data)
             except OSError:  # the client went away; nothing left to do
-                die(0)
+                self.exit(0)
 
     def send(self, *messages: Json) -> None:
         self.write(b"".join(encode(m) for m in messages))
@@ -191,7 +217,13 @@ class FaultServer:
 
     # -- input ----------------------------------------------------------------------------
 
-    def serve(self) -> None:
+    def serve(self, lines: Iterable[bytes] | None = None) -> None:
+        try:
+            self.read(lines)
+        except Stopped:
+            pass
+
+    def read(self, lines: Iterable[bytes] | None) -> None:
         if self.mode == "ignore_sigterm":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             # Inherits our stdout/stderr, as careless real servers' children do.
@@ -200,7 +232,7 @@ class FaultServer:
             )
         if self.mode == "stderr_flood":
             self.flood_stderr()
-        for line in sys.stdin.buffer:
+        for line in sys.stdin.buffer if lines is None else lines:
             if self.mode == "no_handshake" or not line.strip():
                 continue
             try:
@@ -215,7 +247,7 @@ class FaultServer:
         if self.mode == "ignore_sigterm":
             while True:  # stdin EOF is not a reason to stop for this mode
                 time.sleep(3600)
-        die(0)
+        self.exit(0)
 
     def flood_stderr(self) -> None:
         # ~10 MB of 100-byte lines; a client that never reads stderr blocks us right here.
@@ -278,7 +310,7 @@ class FaultServer:
         """Answer one request; None means the reply is sent later, or never."""
         if method == "initialize":
             if self.mode == "exit_during_handshake":
-                die(2, "cannot start: missing API key")
+                self.exit(2, "cannot start: missing API key")
             offered = params.get("protocolVersion")
             version = offered if offered in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
             if self.mode == "unknown_version":
@@ -328,6 +360,12 @@ class FaultServer:
 
     def run_call(self, call: Call) -> None:
         try:
+            self.answer_call(call)
+        except Stopped:
+            pass
+
+    def answer_call(self, call: Call) -> None:
+        try:
             self.before_call(call)
             result = self.call_tool(call)
         except RpcFault as fault:
@@ -346,7 +384,7 @@ class FaultServer:
     def before_call(self, call: Call) -> None:
         """The per-mode fault injected ahead of every tools/call reply."""
         if self.mode == "crash_mid_call":
-            die(3, "fatal: boom")
+            self.exit(3, "fatal: boom")
         elif self.mode == "huge_line":
             self.write_huge_line()
         elif self.mode == "no_newline":
@@ -386,7 +424,7 @@ class FaultServer:
                 out.write(b'"}}\n')
                 out.flush()
             except OSError:
-                die(0)
+                self.exit(0)
 
     def call_tool(self, call: Call) -> Json | None:
         name, args = call.name, call.args
@@ -413,10 +451,10 @@ class FaultServer:
                 self.notify(kind, NOTIFICATIONS[kind])
             return text_result("ok")
         if name == "stderr":
-            log(str(args.get("text", "")))
+            self.log(str(args.get("text", "")))
             return text_result("ok")
         if name == "exit":
-            die(int(args.get("code", 0)))
+            self.exit(int(args.get("code", 0)))
         if name == "pids" and self.grandchild is not None:
             return text_result(json.dumps({"pid": os.getpid(), "grandchild": self.grandchild.pid}))
         if self.mode == "paginated" and name.startswith("tool"):
@@ -523,7 +561,7 @@ def tool_schema(name: str) -> Json:
     }
 
 
-def main() -> None:
+def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=MODES, default="normal")
     parser.add_argument("--initial-stderr", metavar="TEXT", help="print TEXT to stderr at start")
@@ -531,7 +569,11 @@ def main() -> None:
     parser.add_argument(
         "--reject-first-version", action="store_true", help="modern: -32022 the first request"
     )
-    opts = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    opts = parse_options()
     if opts.initial_stderr is not None:
         log(opts.initial_stderr)
     FaultServer(opts).serve()

@@ -16,6 +16,9 @@ from paicli.tools.base import ToolOutcome, ToolSpec
 from paicli.tools.builtin import BuiltinToolbox
 from tests.processes import gone
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 
 def spec_of(toolbox: BuiltinToolbox) -> ToolSpec:
     return next(s for s in toolbox.specs() if s.name == "execute_command")

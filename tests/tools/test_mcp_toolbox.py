@@ -19,6 +19,9 @@ from paicli.tools.mcp_toolbox import McpToolbox
 from tests.app.test_manager import fault, load
 from tests.conftest import SERVERS
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 
 def sdk() -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]}

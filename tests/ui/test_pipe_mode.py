@@ -9,7 +9,12 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.llm_server import ScriptedLlm
+
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
 
 BENCH_SERVER = Path(__file__).parent.parent.parent / "bench" / "servers" / "echo_server.py"
 

@@ -26,6 +26,9 @@ from tests.processes import processes_with, state_of
 
 from .terminal import Terminal
 
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
 FAULT = str(SERVERS / "fault_server.py")
 SDK = str(SERVERS / "sdk_server.py")
 MARK = PROMPT.strip()  # a new prompt: the mark is drawn alone, the cursor moved after it
