@@ -336,16 +336,13 @@ async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
     tmp_path: Path, toolbox: BuiltinToolbox
 ) -> None:
     script = tmp_path / "escapee.sh"
-    script.write_text("echo $$ > escapee.tmp; mv escapee.tmp escapee.pid; exec sleep 60\n")
-    wait = "while [ ! -s escapee.pid ]; do sleep 0.01; done"
-    command = f"setsid -f sh {script}; {wait}; echo started"
+    script.write_text("echo $$ > started; exec sleep 60\n")
+    os.mkfifo(tmp_path / "started")
+    # Reading the FIFO waits until the escapee has written its pid.
+    command = f"setsid -f sh {script}; read pid < started; echo started $pid"
     outcome = await run(toolbox, {"command": command, "timeout": 20})
     assert outcome.details["exit_code"] == 0 and outcome.details["timed_out"] is False
-    assert "started" in outcome.text
-    pid = int((tmp_path / "escapee.pid").read_bytes())
-    async with asyncio.timeout(10):
-        for _ in range(500):
-            if gone(pid):
-                break
-            await asyncio.sleep(0.02)
-    assert gone(pid)
+    started, pid = outcome.text.splitlines()[0].split()
+    assert started == "started"
+    # The reaper is the escapee's subreaper and exits only once it has reaped it.
+    assert gone(int(pid))
