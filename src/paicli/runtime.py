@@ -17,11 +17,11 @@ from pathlib import Path
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.prompt import system_prompt
+from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer
 from paicli.servers.config import LoadedConfig, load_config, paicli_home
 from paicli.servers.manager import ChangeCallback, ServerManager
-from paicli.servers.schema import Profile
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog

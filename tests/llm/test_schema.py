@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from paicli.servers.schema import CleanedSchema, Profile, clean_schema, validate_arguments
+from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
 
 DATA = Path(__file__).parent / "data"
 PROFILES: list[Profile] = ["default", "openai_strict", "gemini"]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from paicli.servers.naming import (
+from paicli.tools.naming import (
     MAX_NAME_LENGTH,
     ToolNameCollision,
     ToolNameRegistry,

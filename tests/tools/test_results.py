@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from paicli.mcp import CallToolResult
-from paicli.servers.results import (
+from paicli.tools.results import (
     DEFAULT_MAX_CHARS,
     Attachment,
     ModelResult,

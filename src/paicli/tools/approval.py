@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from paicli.tools._policy import PermissionStore, Policy, matches_any
 from paicli.tools.base import DecidedBy, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.escape import json_for_terminal, terminal_safe
+from paicli.tools.naming import unsanitised_tool_name
 
 __all__ = [
     "Answer",
@@ -108,8 +109,10 @@ class ApprovingToolbox:
         refusal = self._inner.precheck(spec, arguments)
         if refusal is not None:
             return refusal
-        raw = f"mcp__{spec.server}__{spec.tool}" if spec.server and spec.tool else spec.name
-        if self._policy.denies(spec.name, raw):
+        written = spec.name
+        if spec.server and spec.tool:
+            written = unsanitised_tool_name(spec.server, spec.tool)
+        if self._policy.denies(spec.name, written):
             return _denied(
                 f"The user's policy denies the tool {spec.name} (permissions.deny in the "
                 "paicli config); it was not run.",

@@ -14,7 +14,8 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..servers.schema import validate_arguments
+from paicli.llm.schema import validate_arguments
+
 from . import _files, _search
 from ._command import outcome_for, run_command
 from ._paths import Confinement, PathRefused

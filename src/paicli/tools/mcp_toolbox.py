@@ -13,14 +13,13 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
+from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
 from paicli.mcp import McpError, Tool
-from paicli.servers._schema_text import cap
 from paicli.servers.manager import ServerManager, ServerState
-from paicli.servers.naming import ToolNameCollision, ToolNameRegistry
-from paicli.servers.results import DEFAULT_MAX_CHARS, to_model_result
-from paicli.servers.schema import CleanedSchema, Profile, clean_schema, validate_arguments
 
 from .base import ToolOutcome, ToolSpec
+from .naming import ToolNameCollision, ToolNameRegistry
+from .results import DEFAULT_MAX_CHARS, to_model_result
 
 __all__ = ["McpToolbox"]
 
@@ -72,9 +71,7 @@ class McpToolbox:
                 specs.append(
                     ToolSpec(
                         name=name,
-                        description=cap(
-                            tool.description or tool.title or tool.name, TOOL_DESCRIPTION_CAP
-                        ),
+                        description=_cap(tool.description or tool.title or tool.name),
                         parameters=self._clean(server, tool).schema,
                         kind="mcp",
                         server=server,
@@ -147,3 +144,9 @@ class McpToolbox:
         cleaned = clean_schema(tool.input_schema, self.profile)
         self._cleaned[key] = (tool, cleaned)
         return cleaned
+
+
+def _cap(description: str) -> str:
+    if len(description) <= TOOL_DESCRIPTION_CAP:
+        return description
+    return description[: TOOL_DESCRIPTION_CAP - 1] + "…"

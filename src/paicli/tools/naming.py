@@ -11,7 +11,13 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["MAX_NAME_LENGTH", "ToolNameCollision", "ToolNameRegistry", "model_tool_name"]
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "ToolNameCollision",
+    "ToolNameRegistry",
+    "model_tool_name",
+    "unsanitised_tool_name",
+]
 
 MAX_NAME_LENGTH = 64
 _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
@@ -21,9 +27,15 @@ _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_LENGTH = 8
 
 
+def unsanitised_tool_name(server: str, tool: str) -> str:
+    """`mcp__{server}__{tool}` as written, before sanitising (`mcp__my.server__tool`): what a
+    user may write a deny pattern against."""
+    return f"mcp__{server}__{tool}"
+
+
 def model_tool_name(server: str, tool: str) -> str:
     """The name the model sees for `tool` of `server`; pure, so stable across runs."""
-    name = _NOT_ALLOWED.sub("_", f"mcp__{server}__{tool}")
+    name = _NOT_ALLOWED.sub("_", unsanitised_tool_name(server, tool))
     if len(name) <= MAX_NAME_LENGTH:
         return name
     # Hash the original pair, not the sanitised text, so long names that differ only in

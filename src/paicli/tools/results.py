@@ -28,8 +28,7 @@ from paicli.mcp import (
     TextContent,
     UnknownContent,
 )
-
-from .config import paicli_home
+from paicli.servers.config import paicli_home
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
