@@ -24,6 +24,7 @@ from paicli.mcp import (
     TextResourceContents,
     connect,
 )
+from paicli.mcp._stdio import StderrTail
 from paicli.servers.config import LoadedConfig, load_config
 from tests.conftest import REPO, Inbox
 
@@ -41,14 +42,29 @@ def example(name: str, **options: Any) -> StdioServer:
     return StdioServer(sys.executable, args=[str(EXAMPLES / f"{name}.py")], name=name, **options)
 
 
-async def stderr_line(session: ClientSession, text: str) -> str:
+@pytest.fixture
+def stderr_fed(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Set each time a server's stderr delivers bytes. stderr is a pipe of its own that the
+    client offers no event for, so the stdio transport's stderr tail is observed."""
+    fed = asyncio.Event()
+    feed = StderrTail.feed
+
+    def observed(tail: StderrTail, data: bytes) -> None:
+        feed(tail, data)
+        fed.set()
+
+    monkeypatch.setattr(StderrTail, "feed", observed)
+    return fed
+
+
+async def stderr_line(session: ClientSession, text: str, fed: asyncio.Event) -> str:
     """Wait until the server has written a stderr line containing `text`."""
     while True:
+        fed.clear()
         for line in session.stderr_lines():
             if text in line:
                 return line
-        # stderr is a separate pipe with no event to wait on, so poll it briefly.
-        await asyncio.sleep(0.02)
+        await fed.wait()
 
 
 # -- handshake ---------------------------------------------------------------------------
@@ -220,7 +236,9 @@ async def test_sleep_rejects_seconds_out_of_range() -> None:
     assert result.is_error and "between 0 and 600" in result.text
 
 
-async def test_cancelling_sleep_reaches_the_server_which_keeps_answering() -> None:
+async def test_cancelling_sleep_reaches_the_server_which_keeps_answering(
+    stderr_fed: asyncio.Event,
+) -> None:
     first_progress = asyncio.Event()
     async with asyncio.timeout(TIMEOUT), connect(example("timer")) as session:
         sleeping = asyncio.ensure_future(
@@ -232,7 +250,7 @@ async def test_cancelling_sleep_reaches_the_server_which_keeps_answering() -> No
         sleeping.cancel()
         with pytest.raises(asyncio.CancelledError):
             await sleeping
-        line = await stderr_line(session, "cancelled request")
+        line = await stderr_line(session, "cancelled request", stderr_fed)
         now = await session.call_tool("now")
     assert line.startswith("cancelled request ")
     assert not now.is_error
