@@ -3,6 +3,7 @@ which requests, notifications and cancellations a session really sent."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import paicli.mcp as m
@@ -19,10 +20,22 @@ class RecordingTransport(m.TransportWrapper):
         super().__init__(inner)
         self.sent: list[JsonObject] = []
         self.cancelled: list[tuple[RequestId, bool]] = []
+        self._more = asyncio.Event()
 
     async def send(self, message: JsonObject) -> None:
         self.sent.append(message)
+        self._more.set()
         await super().send(message)
+
+    async def sending(self, method: str) -> JsonObject:
+        """Wait until the session has handed the transport a `method` message (over HTTP,
+        its POST has begun) and return it."""
+        while True:
+            self._more.clear()
+            for message in self.sent:
+                if message.get("method") == method:
+                    return message
+            await self._more.wait()
 
     def cancel_request(self, request_id: RequestId) -> bool:
         done = super().cancel_request(request_id)

@@ -256,10 +256,10 @@ async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
 
 async def test_caller_cancellation_of_an_http_call_stays_a_cancellation() -> None:
     async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
-        async with m.connect(http(url, protocol="legacy")) as session:
+        wire = RecordingTransport(m.StreamableHttpTransport(http(url)))
+        async with m.ClientSession(wire, protocol="legacy") as session:
             call = asyncio.ensure_future(session.call_tool("wait", {"seconds": 30}))
-            while not session._engine._pending:  # noqa: ASYNC110 - event loop turns only
-                await asyncio.sleep(0)
+            await wire.sending("tools/call")
             call.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await call
