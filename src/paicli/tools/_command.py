@@ -11,17 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import math
 import os
+import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._refusal import refusal_reason
 from .base import ToolOutcome
 
-__all__ = ["CommandResult", "OutputCapture", "outcome_for", "run_command"]
+__all__ = [
+    "MAX_COMMAND_TIMEOUT",
+    "CommandResult",
+    "OutputCapture",
+    "check_command",
+    "execute_command",
+    "outcome_for",
+    "run_command",
+]
+
+# Ten minutes: long enough for a full build or test run, short enough that a hung command
+# does not hold the turn for long.
+MAX_COMMAND_TIMEOUT = 600
 
 _REAPER = Path(__file__).with_name("_reaper.py")
 # The reaper itself escalates to SIGKILL after its own grace (1 s) and gives up a second later;
@@ -78,6 +93,61 @@ class CommandResult:
     exit_code: int | None
     timed_out: bool
     truncated: bool
+
+
+def check_command(arguments: Mapping[str, object]) -> ToolOutcome | None:
+    """Refuse, before anyone is asked: both or neither of `command` and `argv`, a timeout that
+    is not a number of seconds in range, and the short list of destructive commands."""
+    command, argv = arguments.get("command"), arguments.get("argv")
+    if (command is None) == (argv is None):
+        return ToolOutcome.refused(
+            "give exactly one of `command` (a shell command line) or `argv` (a list)"
+        )
+    timeout = arguments.get("timeout")
+    # JSON allows NaN here (Python's json module accepts it) and NaN passes the schema's
+    # bounds, since every comparison with it is false; it would disable the timeout.
+    if isinstance(timeout, float) and not (
+        math.isfinite(timeout) and 0 < timeout <= MAX_COMMAND_TIMEOUT
+    ):
+        return ToolOutcome.refused(
+            f"timeout must be a number of seconds above 0 and at most "
+            f"{MAX_COMMAND_TIMEOUT}, not {timeout!r}"
+        )
+    reason = refusal_reason(
+        command if isinstance(command, str) else None,
+        [str(a) for a in argv] if isinstance(argv, list) else None,
+    )
+    return ToolOutcome.refused(reason, "refusal") if reason else None
+
+
+async def execute_command(
+    arguments: Mapping[str, object], *, cwd: Path, default_timeout: float, max_output_chars: int
+) -> ToolOutcome:
+    """Run the checked `command` (through /bin/sh) or `argv` in `cwd`."""
+    command, argv = arguments.get("command"), arguments.get("argv")
+    if isinstance(command, str):
+        full, shown = ["/bin/sh", "-c", command], command
+    else:
+        assert isinstance(argv, list)
+        full = [str(a) for a in argv]
+        shown = shlex.join(full)
+    timeout_arg = arguments.get("timeout")
+    timeout = (
+        float(timeout_arg)
+        if isinstance(timeout_arg, int | float) and not isinstance(timeout_arg, bool)
+        else default_timeout
+    )
+    try:
+        result = await run_command(
+            full, cwd=cwd, timeout=timeout, max_output_chars=max_output_chars
+        )
+    except OSError as exc:
+        return ToolOutcome(
+            text=f"could not start {full[0]!r}: {exc.strerror or exc}",
+            is_error=True,
+            details={"command": shown, "exit_code": None},
+        )
+    return outcome_for(shown, result, timeout)
 
 
 async def run_command(

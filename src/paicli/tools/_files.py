@@ -22,6 +22,7 @@ from .base import ToolOutcome
 __all__ = [
     "MAX_WRITE_BYTES",
     "NotRegularFile",
+    "check_write",
     "edit_file",
     "is_binary",
     "open_regular",
@@ -210,7 +211,7 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
     except UnicodeEncodeError as exc:
         return _error(f"content for {shown} cannot be encoded as UTF-8: {exc.reason}")
     if len(data) > MAX_WRITE_BYTES:
-        return _error(too_large(len(data)))
+        return _error(_too_large(len(data)))
     if path.is_dir():
         return _error(f"{shown} is a directory; cannot write a file there")
     existed = path.exists()
@@ -226,7 +227,13 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
     )
 
 
-def too_large(size: int) -> str:
+def check_write(arguments: Mapping[str, object]) -> ToolOutcome | None:
+    """Refuse content over the write cap before anyone is asked to approve writing it."""
+    size = len(str(arguments["content"]).encode("utf-8", errors="surrogatepass"))
+    return ToolOutcome.refused(_too_large(size)) if size > MAX_WRITE_BYTES else None
+
+
+def _too_large(size: int) -> str:
     return (
         f"content is {size} bytes, over the {MAX_WRITE_BYTES // (1024 * 1024)} MB limit of "
         "write_file; write it in smaller files"

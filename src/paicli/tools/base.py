@@ -60,6 +60,12 @@ class ToolOutcome:
     # Extra facts for the UI and the audit log (e.g. {"exit_code": 1, "truncated": True}).
     details: Mapping[str, object] = field(default_factory=dict)
 
+    @classmethod
+    def refused(cls, text: str, decided_by: DecidedBy = "validation") -> ToolOutcome:
+        """A call stopped before it ran (bad arguments, a path outside the root, a refused
+        command): an error result the model reads, recorded as refused."""
+        return cls(text, is_error=True, decision="refused", decided_by=decided_by)
+
 
 class Toolbox(Protocol):
     """A source of tools, or a wrapper around one."""

@@ -1,22 +1,74 @@
-"""The built-in tools as the model sees them: names, kinds, descriptions, argument schemas."""
+"""The built-in tools, one record each: what the model sees (name, kind, description, argument
+schema), which argument names a path (confined before anyone is asked), any check beyond the
+schema, and the handler. `BuiltinToolbox` knows tools only through these records.
+"""
 
 from __future__ import annotations
 
-from .base import ToolKind, ToolSpec
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["BUILTIN_SPECS", "MAX_COMMAND_TIMEOUT", "PATH_ARGUMENTS"]
+from . import _files, _search
+from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
+from ._paths import Confinement
+from .base import ToolKind, ToolOutcome, ToolSpec
 
-MAX_COMMAND_TIMEOUT = 600
+__all__ = ["BUILTIN_TOOLS", "BuiltinCall", "BuiltinTool", "PathArgument"]
 
-# Which argument of each tool names a file or directory, and its default when left out.
-PATH_ARGUMENTS: dict[str, tuple[str, str | None]] = {
-    "read_file": ("path", None),
-    "write_file": ("path", None),
-    "edit_file": ("path", None),
-    "list_dir": ("path", "."),
-    "glob": ("path", "."),
-    "grep": ("path", "."),
-}
+Arguments = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class PathArgument:
+    """The argument that names a file or directory, and its value when left out (None: the
+    schema requires it)."""
+
+    name: str
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class BuiltinCall:
+    """One call as a handler receives it: arguments valid for the schema (nulls dropped), the
+    confined path argument (None for a tool without one), and the toolbox's settings."""
+
+    name: str
+    arguments: Arguments
+    path: Path | None
+    paths: Confinement
+    max_output_chars: int
+    command_timeout: float  # execute_command's default
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    spec: ToolSpec
+    run: Callable[[BuiltinCall], Awaitable[ToolOutcome]]
+    path: PathArgument | None = None
+    # A refusal before anyone is asked, beyond what the schema says (None: none).
+    check: Callable[[Arguments], ToolOutcome | None] | None = None
+
+
+def _in_thread(
+    work: Callable[[BuiltinCall, Path], ToolOutcome],
+) -> Callable[[BuiltinCall], Awaitable[ToolOutcome]]:
+    """A blocking file tool as a handler: run in a thread so the event loop stays free; a
+    failure of the file system becomes an error outcome naming the path."""
+
+    async def run(call: BuiltinCall) -> ToolOutcome:
+        assert call.path is not None  # every file tool has a path argument
+        path = call.path
+        try:
+            return await asyncio.to_thread(work, call, path)
+        except (OSError, ValueError) as exc:
+            shown = call.paths.display(path)
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return ToolOutcome(text=f"{call.name} failed on {shown}: {detail}", is_error=True)
+
+    return run
+
 
 _PATH = {
     "type": "string",
@@ -33,12 +85,22 @@ def _object(properties: dict[str, object], required: list[str]) -> dict[str, obj
     }
 
 
-def _spec(name: str, kind: ToolKind, description: str, schema: dict[str, object]) -> ToolSpec:
-    return ToolSpec(name=name, description=description, parameters=schema, kind=kind)
+def _tool(
+    name: str,
+    kind: ToolKind,
+    description: str,
+    schema: dict[str, object],
+    *,
+    run: Callable[[BuiltinCall], Awaitable[ToolOutcome]],
+    path: PathArgument | None = None,
+    check: Callable[[Arguments], ToolOutcome | None] | None = None,
+) -> BuiltinTool:
+    spec = ToolSpec(name=name, description=description, parameters=schema, kind=kind)
+    return BuiltinTool(spec, run, path, check)
 
 
-BUILTIN_SPECS: tuple[ToolSpec, ...] = (
-    _spec(
+BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
+    _tool(
         "read_file",
         "read",
         "Read a UTF-8 text file in the project. Lines come numbered (number, tab, text). Long "
@@ -60,8 +122,14 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             ["path"],
         ),
+        run=_in_thread(
+            lambda call, path: _files.read_file(
+                call.paths, path, call.arguments, call.max_output_chars
+            )
+        ),
+        path=PathArgument("path"),
     ),
-    _spec(
+    _tool(
         "write_file",
         "write",
         "Create a file, or replace a file's whole content, with UTF-8 text (at most 5 MB). "
@@ -74,8 +142,11 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             ["path", "content"],
         ),
+        run=_in_thread(lambda call, path: _files.write_file(call.paths, path, call.arguments)),
+        path=PathArgument("path"),
+        check=_files.check_write,
     ),
-    _spec(
+    _tool(
         "edit_file",
         "write",
         "Replace an exact piece of text in a file. old_string must match the file exactly "
@@ -97,14 +168,20 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             ["path", "old_string", "new_string"],
         ),
+        run=_in_thread(lambda call, path: _files.edit_file(call.paths, path, call.arguments)),
+        path=PathArgument("path"),
     ),
-    _spec(
+    _tool(
         "list_dir",
         "read",
         "List a directory's entries, sorted; directories end with '/'.",
         _object({"path": {**_PATH, "description": "The directory (default: the root)."}}, []),
+        run=_in_thread(
+            lambda call, path: _search.list_dir(call.paths, path, call.max_output_chars)
+        ),
+        path=PathArgument("path", default="."),
     ),
-    _spec(
+    _tool(
         "glob",
         "read",
         "Find files and directories by name pattern, e.g. '**/*.py' (every Python file) or "
@@ -118,8 +195,14 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             ["pattern"],
         ),
+        run=_in_thread(
+            lambda call, path: _search.glob_files(
+                call.paths, path, str(call.arguments["pattern"]), call.max_output_chars
+            )
+        ),
+        path=PathArgument("path", default="."),
     ),
-    _spec(
+    _tool(
         "grep",
         "read",
         "Search file contents with a Python regular expression. Prints 'file:line: text' "
@@ -141,8 +224,12 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             ["pattern"],
         ),
+        run=_in_thread(
+            lambda call, path: _search.grep(call.paths, path, call.arguments, call.max_output_chars)
+        ),
+        path=PathArgument("path", default="."),
     ),
-    _spec(
+    _tool(
         "execute_command",
         "execute",
         "Run a command in the project root and return its output (stdout and stderr merged) "
@@ -169,5 +256,12 @@ BUILTIN_SPECS: tuple[ToolSpec, ...] = (
             },
             [],
         ),
+        run=lambda call: execute_command(
+            call.arguments,
+            cwd=call.paths.root,
+            default_timeout=call.command_timeout,
+            max_output_chars=call.max_output_chars,
+        ),
+        check=check_command,
     ),
 )
