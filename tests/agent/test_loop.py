@@ -5,12 +5,14 @@ the real approval and audit wrappers, and the audit file read back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -23,16 +25,19 @@ from paicli.agent.events import (
     ToolStarted,
     TurnEnded,
 )
+from paicli.agent.loop import Agent
+from paicli.mcp import TextContent
 from paicli.runtime import Runtime, open_runtime
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
-from tests.llm_server import ScriptedLlm
+from tests.llm_server import Json, ScriptedLlm
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
 SECRET = "tok-very-secret-4711"
 API_KEY = "sk-test-KEY0123456789"
+EventT = TypeVar("EventT", bound=AgentEvent)
 
 
 @dataclass
@@ -60,7 +65,7 @@ class Events:
         if isinstance(event, ToolStarted):
             self.started.set()
 
-    def of(self, kind: type) -> list[AgentEvent]:
+    def of(self, kind: type[EventT]) -> list[EventT]:
         return [e for e in self.items if isinstance(e, kind)]
 
 
@@ -87,29 +92,34 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return root, environ
 
 
+class StartRuntime(Protocol):
+    """What `runtime_for` gives a test: open a runtime on the scripted model, with its
+    servers ready; returns it and its agent."""
+
+    async def __call__(self, llm: ScriptedLlm, approvals: Approvals) -> tuple[Runtime, Agent]: ...
+
+
 @pytest.fixture
-async def runtime_for(tmp_path: Path) -> AsyncIterator[object]:
-    contexts: list[object] = []
+async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
+    async with contextlib.AsyncExitStack() as runtimes:
 
-    async def start(llm: ScriptedLlm, approvals: Approvals, **options: object) -> Runtime:
-        root, environ = project(tmp_path)
-        context = open_runtime(
-            root=root,
-            flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
-            approver=approvals,
-            trust_project=True,
-            environ=environ,
-            **options,  # type: ignore[arg-type]
-        )
-        contexts.append(context)
-        runtime = await context.__aenter__()  # type: ignore[attr-defined]
-        async with asyncio.timeout(30):
-            await runtime.manager.wait_ready()
-        return runtime
+        async def start(llm: ScriptedLlm, approvals: Approvals) -> tuple[Runtime, Agent]:
+            root, environ = project(tmp_path)
+            runtime = await runtimes.enter_async_context(
+                open_runtime(
+                    root=root,
+                    flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
+                    approver=approvals,
+                    trust_project=True,
+                    environ=environ,
+                )
+            )
+            async with asyncio.timeout(30):
+                await runtime.manager.wait_ready()
+            assert runtime.agent is not None  # a model is configured
+            return runtime, runtime.agent
 
-    yield start
-    for context in reversed(contexts):
-        await context.__aexit__(None, None, None)  # type: ignore[attr-defined]
+        yield start
 
 
 def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
@@ -123,7 +133,9 @@ async def cancelled_ids(runtime: Runtime) -> list[object]:
     so a call made afterwards sees every earlier notice."""
     async with asyncio.timeout(10):
         seen = await runtime.manager.call_tool("fault", "cancelled_ids", {})
-    ids = json.loads(seen.content[0].text)  # type: ignore[union-attr]
+    (content,) = seen.content
+    assert isinstance(content, TextContent)
+    ids = json.loads(content.text)
     assert isinstance(ids, list)
     return ids
 
@@ -147,15 +159,17 @@ def request_sent(
     return sent
 
 
-def tool_messages(request: dict[str, object]) -> list[dict[str, object]]:
-    return [m for m in request["messages"] if m["role"] == "tool"]  # type: ignore[union-attr,index]
+def tool_messages(request: Json) -> list[dict[str, Any]]:
+    return [m for m in request["messages"] if m["role"] == "tool"]
 
 
-async def test_a_plain_answer_streams_in_pieces_and_ends_the_turn(runtime_for) -> None:
+async def test_a_plain_answer_streams_in_pieces_and_ends_the_turn(
+    runtime_for: StartRuntime,
+) -> None:
     async with ScriptedLlm([{"text": "Hello there, how can I help?"}]) as llm:
-        runtime = await runtime_for(llm, Approvals())
+        _, agent = await runtime_for(llm, Approvals())
         events = Events()
-        ended = await runtime.agent.run("hi", events)
+        ended = await agent.run("hi", events)
     assert ended.reason == "done"
     assert ended.text == "Hello there, how can I help?"
     assert len(events.of(TextDelta)) > 1
@@ -166,16 +180,16 @@ async def test_a_plain_answer_streams_in_pieces_and_ends_the_turn(runtime_for) -
 
 
 async def test_a_read_only_builtin_runs_without_asking_and_its_result_goes_back(
-    runtime_for,
+    runtime_for: StartRuntime,
 ) -> None:
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path": "notes.txt"}'}]},
         {"text": "The file says alpha and beta."},
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals()
-        runtime = await runtime_for(llm, approvals)
-        ended = await runtime.agent.run("what is in notes.txt?", Events())
+        _, agent = await runtime_for(llm, approvals)
+        ended = await agent.run("what is in notes.txt?", Events())
     assert ended.reason == "done"
     assert approvals.shown == []
     (result,) = tool_messages(llm.requests[1])
@@ -183,8 +197,10 @@ async def test_a_read_only_builtin_runs_without_asking_and_its_result_goes_back(
     assert "alpha" in result["content"] and "beta" in result["content"]
 
 
-async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(runtime_for) -> None:
-    script = [
+async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
         {
             "tool_calls": [
                 {"id": "slow", "name": "mcp__fault__sleep", "arguments": '{"seconds": 0.3}'},
@@ -195,9 +211,9 @@ async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(runtime_
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
-        runtime = await runtime_for(llm, approvals)
+        _, agent = await runtime_for(llm, approvals)
         events = Events()
-        ended = await runtime.agent.run("go", events)
+        ended = await agent.run("go", events)
     assert ended.reason == "done"
     finished = [e.call_id for e in events.of(ToolFinished)]
     assert finished == ["fast", "slow"]  # the quick call finished first ...
@@ -207,30 +223,34 @@ async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(runtime_
     assert len(approvals.shown) == 2
 
 
-async def test_malformed_tool_arguments_become_an_error_the_model_reads(runtime_for) -> None:
-    script = [
+async def test_malformed_tool_arguments_become_an_error_the_model_reads(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
         {"tool_calls": [{"id": "bad", "name": "mcp__sdk__add", "arguments": '{"a": 2, "b":'}]},
         {"text": "Sorry, let me fix that."},
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals()
-        runtime = await runtime_for(llm, approvals)
-        ended = await runtime.agent.run("add", Events())
+        _, agent = await runtime_for(llm, approvals)
+        ended = await agent.run("add", Events())
     assert ended.reason == "done"
     (result,) = tool_messages(llm.requests[1])
     assert "not valid JSON" in result["content"]
     assert approvals.shown == []  # nothing to approve: the call never ran
 
 
-async def test_arguments_that_break_the_server_schema_never_reach_the_server(runtime_for) -> None:
-    script = [
+async def test_arguments_that_break_the_server_schema_never_reach_the_server(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "mcp__sdk__add", "arguments": '{"a": "two"}'}]},
         {"text": "ok"},
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals()
-        runtime = await runtime_for(llm, approvals)
-        await runtime.agent.run("add", Events())
+        runtime, agent = await runtime_for(llm, approvals)
+        await agent.run("add", Events())
     (result,) = tool_messages(llm.requests[1])
     assert "input schema" in result["content"]
     assert approvals.shown == []
@@ -238,52 +258,60 @@ async def test_arguments_that_break_the_server_schema_never_reach_the_server(run
     assert record["decided_by"] == "validation"
 
 
-async def test_an_unknown_tool_name_is_answered_with_the_tools_on_offer(runtime_for) -> None:
-    script = [
+async def test_an_unknown_tool_name_is_answered_with_the_tools_on_offer(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "delete_everything", "arguments": "{}"}]},
         {"text": "ok"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        await runtime.agent.run("x", Events())
+        _, agent = await runtime_for(llm, Approvals())
+        await agent.run("x", Events())
     (result,) = tool_messages(llm.requests[1])
     assert "no tool named 'delete_everything'" in result["content"]
     assert "read_file" in result["content"]
 
 
-async def test_a_rate_limit_is_retried_and_the_user_sees_it(runtime_for) -> None:
-    script = [{"status": 429, "retry_after": 0.05}, {"text": "made it"}]
+async def test_a_rate_limit_is_retried_and_the_user_sees_it(runtime_for: StartRuntime) -> None:
+    script: list[Json] = [{"status": 429, "retry_after": 0.05}, {"text": "made it"}]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals())
+        _, agent = await runtime_for(llm, Approvals())
         events = Events()
-        ended = await runtime.agent.run("hi", events)
+        ended = await agent.run("hi", events)
     assert ended.reason == "done" and ended.text == "made it"
     assert len(events.of(Retrying)) == 1
 
 
-async def test_a_rejected_key_ends_the_turn_with_one_line_and_no_secret(runtime_for) -> None:
-    script = [{"status": 401, "error": {"message": f"Incorrect API key provided: {API_KEY}"}}]
+async def test_a_rejected_key_ends_the_turn_with_one_line_and_no_secret(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
+        {"status": 401, "error": {"message": f"Incorrect API key provided: {API_KEY}"}}
+    ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        before = list(runtime.agent.messages)
-        ended = await runtime.agent.run("hi", Events())
+        _, agent = await runtime_for(llm, Approvals())
+        before = list(agent.messages)
+        ended = await agent.run("hi", Events())
     assert ended.reason == "error"
     assert ended.error is not None and "\n" not in ended.error
     assert API_KEY not in ended.error
-    assert runtime.agent.messages == before  # the failed turn left no trace
+    assert agent.messages == before  # the failed turn left no trace
 
 
-async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(runtime_for) -> None:
+async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(
+    runtime_for: StartRuntime,
+) -> None:
     arguments = json.dumps({"text": f"Authorization: Bearer {SECRET}"})
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "mcp__fault__echo", "arguments": arguments}]},
         {"text": "understood"},
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals([Answer(Choice.DENY_WITH_MESSAGE, "use the notes file instead")])
-        runtime = await runtime_for(llm, approvals)
+        runtime, agent = await runtime_for(llm, approvals)
         events = Events()
-        await runtime.agent.run("echo", events)
+        await agent.run("echo", events)
     (result,) = tool_messages(llm.requests[1])
     assert "use the notes file instead" in result["content"]
     (finished,) = events.of(ToolFinished)
@@ -295,14 +323,16 @@ async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(runti
     assert SECRET.encode() not in raw and API_KEY.encode() not in raw
 
 
-async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(runtime_for) -> None:
-    script = [
+async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "mcp__sdk__echo", "arguments": '{"text": "hey"}'}]},
         {"text": "ok"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
-        await runtime.agent.run("echo", Events())
+        runtime, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        await agent.run("echo", Events())
     (record,) = audit_lines(runtime)
     assert record["decision"] == "allowed" and record["decided_by"] == "user"
     assert record["outcome"] == "ok"
@@ -310,30 +340,30 @@ async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(runtime_
     assert record["arguments"] == {"text": "hey"}
 
 
-async def test_the_step_budget_stops_a_model_that_never_finishes(runtime_for) -> None:
+async def test_the_step_budget_stops_a_model_that_never_finishes(runtime_for: StartRuntime) -> None:
     call = {"tool_calls": [{"name": "list_dir", "arguments": "{}"}]}
     async with ScriptedLlm([call, call, call]) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        runtime.agent.max_steps = 2
+        _, agent = await runtime_for(llm, Approvals())
+        agent.max_steps = 2
         events = Events()
-        ended = await runtime.agent.run("loop forever", events)
+        ended = await agent.run("loop forever", events)
     assert ended.reason == "step_budget" and ended.steps == 2
     assert events.of(Notice)
     assert len(llm.requests) == 2
 
 
 async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_on(
-    runtime_for, monkeypatch: pytest.MonkeyPatch
+    runtime_for: StartRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"id": "s", "name": "mcp__fault__sleep", "arguments": '{"seconds": 60}'}]},
         {"text": "fresh start"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        runtime, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
         sent = request_sent(runtime, "fault", "tools/call", monkeypatch)
         events = Events()
-        turn = asyncio.create_task(runtime.agent.run("sleep", events))
+        turn = asyncio.create_task(agent.run("sleep", events))
         async with asyncio.timeout(10):
             await events.started.wait()  # the assistant's call is in the history
             await sent.wait()  # and its request has been written to the server
@@ -342,15 +372,17 @@ async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_
                 await turn
         assert events.of(TurnEnded)[-1].reason == "cancelled"
         assert await cancelled_ids(runtime)  # the server was told
-        ended = await runtime.agent.run("again", Events())
+        ended = await agent.run("again", Events())
     assert ended.text == "fresh start"
     (result,) = tool_messages(llm.requests[1])
     assert result["tool_call_id"] == "s" and "Cancelled" in result["content"]
 
 
-async def test_old_tool_results_are_trimmed_when_the_context_fills(runtime_for) -> None:
+async def test_old_tool_results_are_trimmed_when_the_context_fills(
+    runtime_for: StartRuntime,
+) -> None:
     big = "x" * 6000
-    script = [
+    script: list[Json] = [
         *[
             {
                 "tool_calls": [
@@ -366,10 +398,10 @@ async def test_old_tool_results_are_trimmed_when_the_context_fills(runtime_for) 
         {"text": "done"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_SESSION)]))
-        runtime.agent.context_window = 12_000
+        _, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_SESSION)]))
+        agent.context_window = 12_000
         events = Events()
-        ended = await runtime.agent.run("echo a lot", events)
+        ended = await agent.run("echo a lot", events)
     assert ended.reason == "done"
     assert any("trimmed" in e.text for e in events.of(Notice))
     last = tool_messages(llm.requests[-1])
@@ -377,21 +409,23 @@ async def test_old_tool_results_are_trimmed_when_the_context_fills(runtime_for) 
     assert big in last[-1]["content"]  # the newest result is whole
 
 
-async def test_older_turns_are_summarised_when_trimming_is_not_enough(runtime_for) -> None:
+async def test_older_turns_are_summarised_when_trimming_is_not_enough(
+    runtime_for: StartRuntime,
+) -> None:
     long = "A" * 8000
-    script = [
+    script: list[Json] = [
         {"text": "first answer"},
         {"text": "second answer"},
         {"text": "SUMMARY: the user sent three long messages"},
         {"text": "third answer"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        runtime.agent.context_window = 8000
+        _, agent = await runtime_for(llm, Approvals())
+        agent.context_window = 8000
         for text in (long, "B" * 8000):
-            await runtime.agent.run(text, Events())
+            await agent.run(text, Events())
         events = Events()
-        ended = await runtime.agent.run("C" * 8000, events)
+        ended = await agent.run("C" * 8000, events)
     assert ended.text == "third answer"
     summary_request = llm.requests[2]
     assert "tools" not in summary_request
@@ -402,20 +436,20 @@ async def test_older_turns_are_summarised_when_trimming_is_not_enough(runtime_fo
     assert any("summarised" in e.text for e in events.of(Notice))
 
 
-async def test_an_empty_answer_is_kept_as_empty_text_not_null(runtime_for) -> None:
+async def test_an_empty_answer_is_kept_as_empty_text_not_null(runtime_for: StartRuntime) -> None:
     async with ScriptedLlm([{"text": ""}, {"text": "ok"}]) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        await runtime.agent.run("say nothing", Events())
-        await runtime.agent.run("now say ok", Events())
+        _, agent = await runtime_for(llm, Approvals())
+        await agent.run("say nothing", Events())
+        await agent.run("now say ok", Events())
     answer = llm.requests[1]["messages"][-2]
     assert answer == {"role": "assistant", "content": ""}
 
 
 async def test_a_model_failure_after_summarising_restores_the_history_exactly(
-    runtime_for,
+    runtime_for: StartRuntime,
 ) -> None:
     echo = {"name": "mcp__sdk__echo", "arguments": '{"text": "hi"}'}
-    script = [
+    script: list[Json] = [
         {"text": "one"},
         {"text": "two"},
         {"tool_calls": [{"id": "c1", **echo}, {"id": "c2", **echo}]},
@@ -424,8 +458,7 @@ async def test_a_model_failure_after_summarising_restores_the_history_exactly(
     ]
     async with ScriptedLlm(script) as llm:
         approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
-        runtime = await runtime_for(llm, approvals)
-        agent = runtime.agent
+        _, agent = await runtime_for(llm, approvals)
         for text in ("A" * 8000, "B" * 8000):
             await agent.run(text, Events())
         before = json.dumps(agent.messages)
@@ -441,14 +474,14 @@ async def test_a_model_failure_after_summarising_restores_the_history_exactly(
     assert json.dumps(agent.messages) == before
 
 
-async def test_arguments_with_an_unpaired_surrogate_are_refused(runtime_for) -> None:
-    script = [
+async def test_arguments_with_an_unpaired_surrogate_are_refused(runtime_for: StartRuntime) -> None:
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "read_file", "arguments": '{"path": "a\\ud800"}'}]},
         {"text": "ok"},
     ]
     async with ScriptedLlm(script) as llm:
-        runtime = await runtime_for(llm, Approvals())
-        ended = await runtime.agent.run("read", Events())
+        _, agent = await runtime_for(llm, Approvals())
+        ended = await agent.run("read", Events())
     assert ended.reason == "done"
     (result,) = tool_messages(llm.requests[1])
     assert "unpaired surrogate" in result["content"]
