@@ -6,7 +6,9 @@ PID 1 on the test machines may never reap orphans, so "gone" (no /proc entry at 
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -60,3 +62,13 @@ def in_group(pgid: int) -> bool:
         if fields and len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
             return True
     return False
+
+
+async def until(condition: Callable[[], bool], *, timeout: float = 10.0) -> None:
+    """Wait until `condition()` holds, checking every 10 ms, for at most `timeout` seconds.
+
+    For process-table facts, which no event announces (a process ending that is not our
+    child, a group emptying); everything else waits on events."""
+    async with asyncio.timeout(timeout):
+        while not condition():  # noqa: ASYNC110 - no event exists for these facts
+            await asyncio.sleep(0.01)

@@ -11,9 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from paicli.mcp import ConnectionClosed, MessageTooLarge, StdioServer, StdioTransport, connect
+from paicli.mcp import (
+    ConnectionClosed,
+    MessageTooLarge,
+    RequestTimeout,
+    StdioServer,
+    StdioTransport,
+    connect,
+)
 from tests.conftest import fault_server
-from tests.processes import alive
+from tests.processes import alive, in_group, processes_with, until
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -148,3 +155,72 @@ async def test_large_messages_spanning_many_reads_arrive_whole() -> None:
         await transport.aclose()
     assert first["big"] == "é" + "y" * 3_000_000
     assert second == {"small": 1}
+
+
+# -- never hang, never orphan --------------------------------------------------------------
+
+
+async def test_a_server_that_stops_reading_fails_a_large_call_at_its_deadline_and_is_stopped() -> (
+    None
+):
+    async with asyncio.timeout(20), connect(fault_server("stop_reading")) as session:
+        pid = session.pid
+        assert pid is not None
+        # 4 MiB is far more than the pipe and our write buffer hold: the write cannot finish.
+        with pytest.raises(RequestTimeout, match=r"after 0\.5s"):
+            await session.call_tool("echo", {"text": "x" * (4 * 1024 * 1024)}, timeout=0.5)
+        reason = await session.wait_closed()
+        assert "stopped reading its input" in str(reason)
+        await until(lambda: not in_group(pid))
+
+
+async def test_a_caller_cancelled_while_the_server_is_not_reading_is_not_stuck() -> None:
+    async with asyncio.timeout(20), connect(fault_server("stop_reading")) as session:
+        pid = session.pid
+        assert pid is not None
+        call = asyncio.ensure_future(
+            session.call_tool("echo", {"text": "x" * (4 * 1024 * 1024)}, timeout=None)
+        )
+        for _ in range(5):
+            await asyncio.sleep(0)  # the call starts and fills the pipe
+        assert not call.done()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await until(lambda: not in_group(pid))
+
+
+async def test_a_server_that_closes_its_stdout_is_stopped_while_the_session_is_held() -> None:
+    async with asyncio.timeout(20), connect(fault_server("close_stdout")) as session:
+        pid = session.pid
+        assert pid is not None
+        with pytest.raises(ConnectionClosed):
+            await session.call_tool("echo", {"text": "x"})
+        await until(lambda: not in_group(pid))
+
+
+async def test_a_last_answer_without_its_newline_is_still_delivered() -> None:
+    async with asyncio.timeout(20), connect(fault_server("no_final_newline")) as session:
+        result = await session.call_tool("echo", {"text": "x"})
+        assert result.text == "last words"
+
+
+@pytest.mark.parametrize("turns", range(12))
+async def test_connect_cancelled_in_its_first_moments_leaves_no_process(turns: int) -> None:
+    marker = f"paicli-leak-probe-{turns}-{os.getpid()}"
+    server = fault_server("normal", "--initial-stderr", marker)
+    entered = asyncio.Event()
+
+    async def hold() -> None:
+        async with connect(server):
+            entered.set()
+            await asyncio.Event().wait()
+
+    async with asyncio.timeout(20):
+        task = asyncio.ensure_future(hold())
+        for _ in range(turns):
+            await asyncio.sleep(0)  # let connect() get this many event-loop turns in
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await until(lambda: not processes_with(marker))

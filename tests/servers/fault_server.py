@@ -42,6 +42,9 @@ MODES = (
     "unknown_version",
     "paginated",
     "modern",
+    "stop_reading",
+    "close_stdout",
+    "no_final_newline",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -224,6 +227,8 @@ class FaultServer:
             pass
 
     def read(self, lines: Iterable[bytes] | None) -> None:
+        # stop_reading: once initialized, never read stdin again (but stay alive), so a
+        # large enough request fills the pipe and the client's write cannot complete.
         if self.mode == "ignore_sigterm":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             # Inherits our stdout/stderr, as careless real servers' children do.
@@ -244,6 +249,9 @@ class FaultServer:
                 self.error(None, RpcFault(-32600, "Invalid Request"))
                 continue
             self.on_message(message)
+            if self.mode == "stop_reading" and message.get("method") == "notifications/initialized":
+                while True:
+                    time.sleep(3600)
         if self.mode == "ignore_sigterm":
             while True:  # stdin EOF is not a reason to stop for this mode
                 time.sleep(3600)
@@ -385,6 +393,16 @@ class FaultServer:
         """The per-mode fault injected ahead of every tools/call reply."""
         if self.mode == "crash_mid_call":
             self.exit(3, "fatal: boom")
+        elif self.mode == "close_stdout":
+            # Closes its output but keeps running: only the client can end it.
+            os.close(1)
+            while True:
+                time.sleep(3600)
+        elif self.mode == "no_final_newline":
+            # The answer, flushed without its newline, and exit.
+            reply = {"jsonrpc": "2.0", "id": call.id, "result": text_result("last words")}
+            self.out(encode(reply).rstrip(b"\n"))
+            self.exit(0)
         elif self.mode == "huge_line":
             self.write_huge_line()
         elif self.mode == "no_newline":

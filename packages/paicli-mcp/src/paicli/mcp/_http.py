@@ -1,7 +1,7 @@
 """Streamable HTTP transport (2025-03-26 onwards, both eras), on aiohttp.
 
 Every outgoing message is its own POST, made inside `send()` in the caller's task
-(`sends_inline`); the answer (a JSON body, an SSE stream, or 202) is parsed and its messages
+(an "inline" send); the answer (a JSON body, an SSE stream, or 202) is parsed and its messages
 handed to the engine. Stateful
 servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
 `initialize`, a GET stream for server-initiated messages, resumption of a dropped SSE stream
@@ -70,7 +70,6 @@ class StreamableHttpTransport(Transport):
 
     # `send()` performs the HTTP exchange itself instead of handing it to a task: a lone
     # call then costs two event-loop turns fewer. The engine interrupts it on deadline.
-    sends_inline = True
 
     def __init__(self, server: HttpServer, client: aiohttp.ClientSession | None = None) -> None:
         self._server = server
@@ -140,7 +139,7 @@ class StreamableHttpTransport(Transport):
         return usable
 
     async def send(self, message: Message) -> None:
-        """Carry one message's whole exchange in the caller's task (see `sends_inline`):
+        """Carry one message's whole exchange in the caller's task:
         its response (or failure) has been delivered when this returns."""
         if self._closed is not None:
             raise self._closed

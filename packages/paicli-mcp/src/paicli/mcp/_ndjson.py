@@ -58,6 +58,14 @@ class NdjsonDecoder:
             self._partial += data[start:] if start else data
             self._check(len(self._partial))
 
+    def finish(self) -> None:
+        """The stream ended: a last message without its newline still counts (a server
+        that writes its final answer and exits without flushing a newline)."""
+        if self._partial.strip():
+            self._parse_partial()
+        else:
+            self._partial = bytearray()
+
     def _check(self, size: int) -> None:
         if size > self.max_size:
             self._partial = bytearray()

@@ -85,6 +85,8 @@ class ServerProcess:
         self._stdin: asyncio.WriteTransport | None = None
         self._writer = _PipeWriter()
         self._readers: list[asyncio.BaseTransport] = []
+        # The shutdown ladder, once started: one run, however many callers wait for it.
+        self._closer: asyncio.Task[None] | None = None
 
     @classmethod
     async def spawn(
@@ -99,7 +101,6 @@ class ServerProcess:
         on_stderr_eof: Callable[[], None],
     ) -> ServerProcess:
         """Start `argv` (no shell); raises OSError when it cannot be started."""
-        loop = asyncio.get_running_loop()
         # fork/exec is quick and is what asyncio's own subprocess_exec does inline too.
         popen = subprocess.Popen(  # noqa: ASYNC220
             list(argv),
@@ -113,10 +114,27 @@ class ServerProcess:
         )
         process = cls(popen)
         process._watch_exit()
+        try:
+            await process._connect_pipes(on_stdout, on_stdout_eof, on_stderr, on_stderr_eof)
+        except BaseException:
+            # Cancelled (or failed) before anyone owns the process: it must not outlive us.
+            process.kill()
+            raise
+        return process
+
+    async def _connect_pipes(
+        self,
+        on_stdout: Callable[[bytes], None],
+        on_stdout_eof: Callable[[], None],
+        on_stderr: Callable[[bytes], None],
+        on_stderr_eof: Callable[[], None],
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        popen = self._popen
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-        stdin, _ = await loop.connect_write_pipe(lambda: process._writer, popen.stdin)
+        stdin, _ = await loop.connect_write_pipe(lambda: self._writer, popen.stdin)
         assert isinstance(stdin, asyncio.WriteTransport)
-        process._stdin = stdin
+        self._stdin = stdin
         for pipe, on_data, on_eof in (
             (popen.stdout, on_stdout, on_stdout_eof),
             (popen.stderr, on_stderr, on_stderr_eof),
@@ -129,14 +147,39 @@ class ServerProcess:
             # 256 KiB buffer per read; below the malloc mmap threshold a read is much cheaper,
             # and replies are rarely that large.
             reader.max_size = READ_CHUNK  # type: ignore[attr-defined]
-            process._readers.append(reader)
-        return process
+            self._readers.append(reader)
+
+    def kill(self) -> None:
+        """SIGKILL the whole group now, reap the child and drop the pipes (for a process
+        nobody owns yet)."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        else:
+            # A SIGKILLed child ends at once; reaping it here is a wait of microseconds.
+            self._reaped(_reap(self.pid, block=True))
+        if self._stdin is not None:
+            self._stdin.abort()
+        for reader in self._readers:
+            reader.close()
+        # Pipes not yet handed to a transport are still plain files: close them here.
+        owned = [self._stdin is not None, len(self._readers) > 0, len(self._readers) > 1]
+        pipes = (self._popen.stdin, self._popen.stdout, self._popen.stderr)
+        for pipe, taken in zip(pipes, owned, strict=True):
+            if pipe is not None and not taken:
+                pipe.close()
 
     # -- I/O -----------------------------------------------------------------------------
 
     @property
     def stdin_open(self) -> bool:
         return self._stdin is not None and not self._stdin.is_closing() and not self._writer.closed
+
+    @property
+    def stdin_full(self) -> bool:
+        """Whether the child is behind on reading: the pipe is full and bytes are queued."""
+        return self._writer.paused and not self._writer.closed
 
     def write(self, chunks: Iterable[bytes]) -> None:
         """Queue bytes for the child's stdin (dropped if stdin is already closed)."""
@@ -179,23 +222,41 @@ class ServerProcess:
             pass  # The loop is closed; nobody is waiting any more.
 
     def _reaped(self, code: int) -> None:
+        if self.returncode is not None:
+            return  # already reaped (by kill()); a later -1 from the watcher means nothing
         self.returncode = code
         # Tell Popen too, so it neither warns about a running child nor reaps it again.
         self._popen.returncode = code
         if not self.exited.done():
             self.exited.set_result(code)
 
+    def begin_close(self, *, abort_stdin: bool = False) -> None:
+        """Start the shutdown ladder (see `aclose`) without waiting for it. With
+        `abort_stdin`, bytes still queued for the child are dropped: it is not reading."""
+        if abort_stdin and self._stdin is not None:
+            self._stdin.abort()
+        if self._closer is None:
+            self._closer = asyncio.get_running_loop().create_task(self._ladder())
+
     async def aclose(self) -> None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Each step is
         bounded; if the caller is cancelled the remaining steps still run and the
         cancellation is re-raised at the end."""
+        self.begin_close()
+        assert self._closer is not None
         cancelled = False
+        while not self._closer.done():
+            try:
+                await asyncio.shield(self._closer)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _ladder(self) -> None:
         if self._stdin is not None:
             self._stdin.close()
-        try:
-            await self._wait(STDIN_CLOSE_GRACE, group=False)
-        except asyncio.CancelledError:
-            cancelled = True
+        await self._wait(STDIN_CLOSE_GRACE, group=False)
         for sig, grace in ((signal.SIGTERM, SIGTERM_GRACE), (signal.SIGKILL, SIGKILL_GRACE)):
             if not group_alive(self.pid):
                 break
@@ -203,14 +264,9 @@ class ServerProcess:
                 os.killpg(self.pid, sig)
             except (ProcessLookupError, PermissionError):
                 break
-            try:
-                await self._wait(grace, group=True)
-            except asyncio.CancelledError:
-                cancelled = True
+            await self._wait(grace, group=True)
         for reader in self._readers:
             reader.close()
-        if cancelled:
-            raise asyncio.CancelledError
 
     async def _wait(self, timeout: float, *, group: bool) -> bool:
         """Wait until the child has exited (and with `group`, its whole group is gone)."""

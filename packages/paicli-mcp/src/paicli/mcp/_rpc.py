@@ -28,6 +28,9 @@ INTERNAL_ERROR = -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 # How many cancelled request ids to remember so their late replies are dropped quietly.
 CANCELLED_MEMORY = 1024
+# A cancellation notice that cannot be written within this time finds a server that is not
+# reading its input; giving up on the notice lets the transport stop that server.
+CANCEL_NOTICE_TIMEOUT = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +120,6 @@ class RpcEngine:
         self._cancelled: dict[int, None] = {}
         self._group: asyncio.TaskGroup | None = None
         self._loop = asyncio.get_running_loop()
-        # HTTP sends inline: `send()` carries the whole exchange in the caller's task and
-        # delivers the response before it returns, which saves two event-loop turns a call.
-        self._inline = transport.sends_inline
         # One timer for all deadlines, armed at the earliest: most requests finish long
         # before their deadline, so a timer per request would be pure overhead.
         self._timer: asyncio.TimerHandle | None = None
@@ -210,8 +210,9 @@ class RpcEngine:
             if progress_extends_deadline:
                 entry.deadline_cap = now + (max_timeout if max_timeout else timeout * 10)
         try:
-            if self._inline:
-                entry.sender = asyncio.current_task()
+            # A send that is still running when the deadline passes is interrupted (an HTTP
+            # exchange, or a pipe the server stopped reading).
+            entry.sender = asyncio.current_task()
             await self._transport.send(message)
             entry.sender = None
             return await future
@@ -279,11 +280,12 @@ class RpcEngine:
         if self._transport.cancel_request(request_id):
             return  # the transport cancelled it its own way (2026 HTTP: stream closed)
         try:
-            await self.notify(
-                "notifications/cancelled", {"requestId": request_id, "reason": reason}
-            )
-        except McpError as exc:
-            log.debug("could not send cancellation for request %s: %s", request_id, exc)
+            async with asyncio.timeout(CANCEL_NOTICE_TIMEOUT):
+                await self.notify(
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                )
+        except (McpError, TimeoutError) as exc:
+            log.debug("could not send cancellation for request %s: %r", request_id, exc)
 
     # -- incoming ------------------------------------------------------------------------
 

@@ -224,6 +224,11 @@ class StdioTransport(Transport):
             log.exception("message handler failed on %.200r", message)
 
     def _on_stdout_eof(self) -> None:
+        if self._closed is None:
+            try:
+                self._decoder.finish()
+            except MessageTooLarge as exc:
+                self._closed = exc
         self._stdout_eof = True
         self._wake()
 
@@ -236,15 +241,23 @@ class StdioTransport(Transport):
             if self._messages:
                 return self._messages.popleft()
             if self._closed is not None:
+                self._stop_process()
                 raise self._closed
             if self._stdout_eof:
                 self._closed = await self._closed_error("server closed its stdout")
+                self._stop_process()
                 raise self._closed
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+
+    def _stop_process(self) -> None:
+        # The connection is unusable: stop the server now rather than when the caller lets
+        # go of the session (a server that closed its stdout may well keep running).
+        if not self._closing:
+            self._proc.begin_close()
 
     async def _closed_error(self, reason: str) -> ConnectionClosed:
         """Build the error for a dead server, with its exit code and stderr tail if we can."""
@@ -285,7 +298,19 @@ class StdioTransport(Transport):
             # waits for nothing.
             process.write((data, b"\n"))
             self._batching = True
-        await process.drain()
+        try:
+            await process.drain()
+        except asyncio.CancelledError:
+            if process.stdin_full and self._closed is None:
+                # Cancelled (the request's deadline, or the caller) while the server is not
+                # reading: what is queued may never leave, and every later write would
+                # wait behind it. The server is stuck; stop it.
+                self._closed = ConnectionClosed(
+                    f"{self._command}: server stopped reading its input"
+                )
+                process.begin_close(abort_stdin=True)
+                self._wake()
+            raise
 
     def _end_turn(self) -> None:
         self._flush_scheduled = False

@@ -47,17 +47,17 @@ class Transport(ABC):
     pipe; override what the transport does its own way.
     """
 
-    #: `send()` carries a request's whole exchange in the caller's task and delivers the
-    #: response before it returns (HTTP: the response is the POST's body). The session
-    #: then interrupts the send itself when the request's deadline passes.
-    sends_inline: bool = False
     #: Only the `initialize` handshake era can be spoken (the legacy HTTP+SSE transport):
     #: negotiation skips the 2026 discovery probe.
     legacy_only: bool = False
 
     @abstractmethod
     async def send(self, message: JsonObject) -> None:
-        """Deliver one JSON-RPC message to the peer; raise `ConnectionClosed` if it is gone."""
+        """Deliver one JSON-RPC message to the peer; raise `ConnectionClosed` if it is gone.
+
+        A send may carry a request's whole exchange and deliver its response before it
+        returns (HTTP: the response is the POST's body). A send still running when the
+        request's deadline passes is cancelled, so it must be cancellable at any await."""
 
     @abstractmethod
     async def receive(self) -> JsonObject:
@@ -121,7 +121,6 @@ class TransportWrapper(Transport):
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
-        self.sends_inline = inner.sends_inline
         self.legacy_only = inner.legacy_only
 
     def observe_incoming(self, message: JsonObject) -> None:
