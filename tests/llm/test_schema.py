@@ -79,9 +79,19 @@ def assert_gemini_shape(schema: dict[str, Any]) -> None:
             assert kind == "string", sub
             assert all(isinstance(value, str) for value in sub["enum"]), sub
         if "format" in sub:
-            assert sub["format"] in GEMINI_FORMATS[kind], sub
+            assert kind is not None and sub["format"] in GEMINI_FORMATS[kind], sub
         if "required" in sub:
             assert set(sub["required"]) <= set(sub["properties"]), sub
+
+
+def json_schema(cleaned: CleanedSchema) -> dict[str, Any]:
+    """The cleaned schema as JSON a test indexes into (its nested values are not typed)."""
+    return cleaned.schema
+
+
+def schema_for(schema: dict[str, Any], profile: Profile) -> dict[str, Any]:
+    """`schema` cleaned for `profile` and checked like `cleaned_for`, as indexable JSON."""
+    return json_schema(cleaned_for(schema, profile))
 
 
 def cleaned_for(schema: dict[str, Any], profile: Profile) -> CleanedSchema:
@@ -119,7 +129,7 @@ def test_real_schemas_fit_openai_strict_with_optional_properties_nullable(name: 
     optional = set(original["properties"]) - set(original.get("required", []))
     assert cleaned.nulled_optionals == {(prop,) for prop in optional}
     for prop in optional:
-        assert "null" in cleaned.schema["properties"][prop]["type"]
+        assert "null" in json_schema(cleaned)["properties"][prop]["type"]
 
 
 @pytest.mark.parametrize("name", sorted(REAL))
@@ -132,23 +142,23 @@ def test_real_schemas_fit_gemini(name: str) -> None:
 
 @pytest.mark.parametrize("profile", ["openai_strict", "gemini"])
 def test_bounds_defaults_and_formats_move_into_the_description(profile: Profile) -> None:
-    links = cleaned_for(REAL["everything/get-resource-links"], profile).schema
+    links = schema_for(REAL["everything/get-resource-links"], profile)
     count = links["properties"]["count"]["description"]
     assert count == "Number of resource links to return (1-10). Default: 3. Minimum 1. Maximum 10."
-    gzip = cleaned_for(REAL["everything/gzip-file-as-resource"], profile).schema
+    gzip = schema_for(REAL["everything/gzip-file-as-resource"], profile)
     assert gzip["properties"]["data"]["description"].endswith(" Format: uri.")
     assert "format" not in gzip["properties"]["data"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_property_named_like_a_keyword_stays_a_property(profile: Profile) -> None:
-    search = cleaned_for(REAL["filesystem/search_files"], profile).schema
+    search = schema_for(REAL["filesystem/search_files"], profile)
     assert search["properties"]["pattern"]["type"] == "string"
     assert "regular expression" not in search.get("description", "")
 
 
 def test_gemini_keeps_item_counts_as_keywords() -> None:
-    files = cleaned_for(REAL["filesystem/read_multiple_files"], "gemini").schema
+    files = schema_for(REAL["filesystem/read_multiple_files"], "gemini")
     assert files["properties"]["paths"]["minItems"] == 1
 
 
@@ -247,7 +257,7 @@ def test_local_refs_are_inlined_from_nested_defs_and_draft_07_definitions(
         },
         "required": ["name", "outer", "flag"],
     }
-    props = cleaned_for(schema, profile).schema["properties"]
+    props = schema_for(schema, profile)["properties"]
     assert props["name"] == {"type": "string", "description": "Who"}
     assert props["outer"]["properties"]["inner"] == {"type": "integer"}
     assert props["flag"] == {"type": "boolean"}
@@ -256,7 +266,7 @@ def test_local_refs_are_inlined_from_nested_defs_and_draft_07_definitions(
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_recursive_ref_is_expanded_twice_then_described(profile: Profile) -> None:
     cleaned = cleaned_for(TREE, profile)
-    root = cleaned.schema["properties"]["root"]
+    root = json_schema(cleaned)["properties"]["root"]
     assert root["description"] == "A tree node"
     child = root["properties"]["children"]["items"]
     assert child["properties"]["name"]["type"] == "string"
@@ -291,7 +301,7 @@ def test_a_whole_document_self_reference_terminates(profile: Profile) -> None:
         "type": "object",
         "properties": {"label": {"type": "string"}, "next": {"$ref": "#"}},
     }
-    stub = cleaned_for(schema, profile).schema["properties"]["next"]["properties"]["next"]
+    stub = schema_for(schema, profile)["properties"]["next"]["properties"]["next"]
     stub = stub["properties"]["next"]
     assert stub["type"] in ("object", ["object", "null"])  # optional: nullable under strict
     assert "same structure as the enclosing schema" in stub["description"]
@@ -333,7 +343,7 @@ def test_remote_and_missing_refs_become_text_and_are_never_fetched(
         "required": ["spec"],
     }
     cleaned = cleaned_for(schema, profile)
-    spec = cleaned.schema["properties"]["spec"]
+    spec = json_schema(cleaned)["properties"]["spec"]
     assert spec == {
         "description": "The spec. Refers to the external schema "
         "https://example.com/spec.json#/Spec, not included here."
@@ -345,7 +355,7 @@ def test_remote_and_missing_refs_become_text_and_are_never_fetched(
 
 
 def test_t_or_null_becomes_t_with_a_nullable_note_per_profile() -> None:
-    default = cleaned_for(UNIONS, "default").schema["properties"]
+    default = schema_for(UNIONS, "default")["properties"]
     assert default["color"] == {
         "type": "string",
         "enum": ["red", "green"],
@@ -358,11 +368,11 @@ def test_t_or_null_becomes_t_with_a_nullable_note_per_profile() -> None:
         "format": "date-time",
         "description": "May be null.",
     }
-    strict = cleaned_for(UNIONS, "openai_strict").schema["properties"]
+    strict = schema_for(UNIONS, "openai_strict")["properties"]
     assert strict["color"]["type"] == ["string", "null"]
     assert strict["color"]["enum"] == ["red", "green", None]
     assert strict["color"]["description"] == "Paint. Default: null."
-    gemini = cleaned_for(UNIONS, "gemini").schema["properties"]
+    gemini = schema_for(UNIONS, "gemini")["properties"]
     assert gemini["color"]["nullable"] is True
     assert gemini["color"]["type"] == "string"
     assert gemini["when"] == {"type": "string", "format": "date-time", "nullable": True}
@@ -376,10 +386,10 @@ def test_originally_nullable_optionals_keep_their_null_under_strict() -> None:
 
 
 def test_object_unions_stay_unions_and_oneof_becomes_anyof_where_required() -> None:
-    default = cleaned_for(UNIONS, "default").schema["properties"]["target"]
+    default = schema_for(UNIONS, "default")["properties"]["target"]
     assert [branch["required"] for branch in default["oneOf"]] == [["url"], ["path"]]
     for profile in ("openai_strict", "gemini"):
-        target = cleaned_for(UNIONS, profile).schema["properties"]["target"]
+        target = schema_for(UNIONS, profile)["properties"]["target"]
         assert "oneOf" not in target
         assert len(target["anyOf"]) == 2
         assert target["description"] == "Exactly one of the alternatives applies."
@@ -387,17 +397,17 @@ def test_object_unions_stay_unions_and_oneof_becomes_anyof_where_required() -> N
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_a_union_of_constants_becomes_one_enum(profile: Profile) -> None:
-    mode = cleaned_for(UNIONS, profile).schema["properties"]["mode"]
+    mode = schema_for(UNIONS, profile)["properties"]["mode"]
     assert mode["enum"][:2] == ["fast", "slow"]
     assert mode["description"] == '"fast": Quick.'
 
 
 def test_a_type_list_is_kept_except_for_gemini() -> None:
-    assert cleaned_for(UNIONS, "default").schema["properties"]["size"]["type"] == [
+    assert schema_for(UNIONS, "default")["properties"]["size"]["type"] == [
         "integer",
         "string",
     ]
-    gemini = cleaned_for(UNIONS, "gemini").schema["properties"]["size"]
+    gemini = schema_for(UNIONS, "gemini")["properties"]["size"]
     assert gemini == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
 
 
@@ -426,7 +436,7 @@ def test_all_of_branches_are_merged(profile: Profile) -> None:
             }
         },
     }
-    both = cleaned_for(schema, profile).schema["properties"]["both"]
+    both = schema_for(schema, profile)["properties"]["both"]
     assert list(both["properties"]) == ["name", "size"]
     assert both["required"] == ["name", "size"]
     if profile != "default":
@@ -438,7 +448,7 @@ def test_conflicting_all_of_constraints_are_kept_as_text() -> None:
         "type": "object",
         "properties": {"n": {"allOf": [{"type": "number", "minimum": 0}, {"minimum": 5}]}},
     }
-    n = cleaned_for(schema, "default").schema["properties"]["n"]
+    n = schema_for(schema, "default")["properties"]["n"]
     assert n == {"type": "number", "minimum": 0, "description": "Must also satisfy minimum: 5."}
 
 
@@ -456,8 +466,8 @@ def test_a_non_object_root_is_wrapped_and_unwrapped(
 ) -> None:
     cleaned = cleaned_for({"$schema": "http://json-schema.org/draft-07/schema#", **root}, profile)
     assert cleaned.wrapped
-    assert list(cleaned.schema["properties"]) == ["value"]
-    assert cleaned.schema["required"] == ["value"]
+    assert list(json_schema(cleaned)["properties"]) == ["value"]
+    assert json_schema(cleaned)["required"] == ["value"]
     assert cleaned.arguments_for_server({"value": argument}) == argument
 
 
@@ -486,7 +496,7 @@ def test_long_descriptions_are_capped_and_keep_their_notes(profile: Profile) -> 
         "description": long,
         "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$", "description": long}},
     }
-    cleaned = cleaned_for(schema, profile).schema
+    cleaned = schema_for(schema, profile)
     assert len(cleaned["description"]) == 1000
     assert cleaned["description"].endswith("…")
     code = cleaned["properties"]["code"]["description"]
@@ -507,9 +517,9 @@ def test_pattern_format_and_bounds_per_profile() -> None:
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
         },
     }
-    default = cleaned_for(schema, "default").schema["properties"]
+    default = schema_for(schema, "default")["properties"]
     assert default == schema["properties"]
-    strict = cleaned_for(schema, "openai_strict").schema["properties"]
+    strict = schema_for(schema, "openai_strict")["properties"]
     assert strict["mail"] == {
         "type": ["string", "null"],
         "description": "Format: email. Must match the regular expression `@`. "
@@ -518,7 +528,7 @@ def test_pattern_format_and_bounds_per_profile() -> None:
     assert strict["ratio"]["description"] == "Greater than 0. A multiple of 0.5."
     assert strict["level"]["enum"] == [1, 2, 3, None]
     assert strict["tags"]["description"] == "Items must be unique."
-    gemini = cleaned_for(schema, "gemini").schema["properties"]
+    gemini = schema_for(schema, "gemini")["properties"]
     assert gemini["mail"]["description"].startswith("Format: email.")
     assert gemini["at"] == {"type": "string", "format": "date-time"}
     assert gemini["level"] == {"type": "integer", "description": "One of: 1, 2, 3."}
@@ -539,7 +549,7 @@ def test_maps_and_free_form_values_are_reported_where_a_profile_cannot_say_them(
         "required": ["env"],
     }
     cleaned = cleaned_for(schema, profile)
-    props = cleaned.schema["properties"]
+    props = json_schema(cleaned)["properties"]
     assert props["nothing"] == {"description": "No value is accepted here."}
     if profile == "default":
         assert props["env"]["additionalProperties"] == {"type": "string"}
@@ -567,7 +577,7 @@ def test_draft_07_tuples_become_items_with_positions_in_text(profile: Profile) -
         },
         "required": ["pair"],
     }
-    pair = cleaned_for(schema, profile).schema["properties"]["pair"]
+    pair = schema_for(schema, profile)["properties"]["pair"]
     assert pair["items"] == {"anyOf": [{"type": "string"}, {"type": "number"}]}
     assert pair["description"] == (
         'Items by position: 1: {"type": "string"}; 2: {"type": "number"}.'
