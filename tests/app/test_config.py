@@ -114,7 +114,11 @@ def test_project_file_wins_over_user_file_which_wins_over_claude_file(
     write(user_file(user_home), servers(b={"command": "user"}, c={"command": "user"}))
     write(project / ".paicli" / "mcp.json", servers(c={"command": "project"}))
     config = load(project, user_home)
-    found = {name: (e.scope, e.spec.command) for name, e in config.servers.items() if e.spec}
+    found = {
+        name: (e.scope, e.spec.command)
+        for name, e in config.servers.items()
+        if isinstance(e.spec, StdioServer)
+    }
     assert found == {
         "a": ("claude", "claude"),
         "b": ("user", "user"),

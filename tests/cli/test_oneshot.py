@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SERVERS
-from tests.llm_server import ScriptedLlm
+from tests.llm_server import Json, ScriptedLlm
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -94,7 +94,7 @@ async def test_no_model_configured_explains_how_in_one_line(project: Path) -> No
 
 
 async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> None:
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "list_dir", "arguments": "{}"}]},
         {"text": "There is a .paicli folder."},
     ]
@@ -117,7 +117,7 @@ async def test_stream_json_prints_one_event_per_line(project: Path) -> None:
 
 
 async def test_tools_that_would_ask_are_denied_without_a_flag(project: Path) -> None:
-    script = [
+    script: list[Json] = [
         {
             "tool_calls": [
                 {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}
@@ -135,7 +135,7 @@ async def test_tools_that_would_ask_are_denied_without_a_flag(project: Path) -> 
 
 
 async def test_allow_lets_matching_tools_run_and_not_others(project: Path) -> None:
-    script = [
+    script: list[Json] = [
         {
             "tool_calls": [
                 {"id": "e", "name": "mcp__fault__echo", "arguments": '{"text": "hi"}'},
@@ -156,7 +156,7 @@ async def test_allow_lets_matching_tools_run_and_not_others(project: Path) -> No
 
 
 async def test_yes_lets_every_tool_run(project: Path) -> None:
-    script = [
+    script: list[Json] = [
         {
             "tool_calls": [
                 {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import ScriptedLlm
+from tests.llm_server import Json, ScriptedLlm
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -49,7 +49,7 @@ async def piped(project: Path, llm: ScriptedLlm, lines: str, *flags: str) -> tup
 async def test_piped_lines_are_prompts_and_approval_answers(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}]},
         {"text": "Written."},
     ]
