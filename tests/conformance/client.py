@@ -123,7 +123,7 @@ def synthesize(schema: Json) -> Json:
     values = {"string": "test", "number": 1, "integer": 1, "boolean": True, "object": {}}
     properties = schema.get("properties") or {}
     return {
-        name: values.get(prop.get("type"), "test")
+        name: values.get(str(prop.get("type")), "test")
         for name, prop in properties.items()
         if isinstance(prop, dict)
     }

@@ -353,7 +353,9 @@ class FaultServer:
         if method is None or request_id is None:
             return Response(status_code=202)
         params = message.get("params") or {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            meta = {}
         version = meta.get(VERSION_KEY)
         if version != MODERN_VERSION:
             error = rpc_error(request_id, UNSUPPORTED_VERSION, "Unsupported protocol version")
