@@ -232,13 +232,13 @@ def main() -> int:
         for c, r in results["ready_s"].items()
     ]
     rows += [(c, r, "ms", f"<= {CLI_TARGET_MS:.0f} ms") for c, r in results["cli_ms"].items()]
-    for label, r, unit, target in rows:
+    for label, r, unit, goal in rows:
         if "error" in r:
             print(f"  {label:<28} ERROR {r['error']}")
             continue
         value = f"{r['median']:.2f} s" if unit == "s" else f"{r['median']:.0f} ms"
         verdict = ("PASS" if r["pass"] else "MISS") if "pass" in r else ""
-        print(f"  {label:<28} {value:>9}  {target:<10} {verdict}")
+        print(f"  {label:<28} {value:>9}  {goal:<10} {verdict}")
     out = BENCH / "startup-results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {out.relative_to(ROOT)}")

@@ -85,13 +85,13 @@ def answer(req_id: Any, method: str, params: dict[str, Any], name: str = "bench-
     """The reply to one request (shared with http_echo_server.py, so both serve the same)."""
     if method == "tools/call":
         args = params.get("arguments") or {}
-        name = params.get("name")
-        if name == "echo":
+        tool = params.get("name")
+        if tool == "echo":
             return response(req_id, text_result(dumps(str(args.get("text", "")))))
-        if name == "big":
+        if tool == "big":
             size = max(0, int(args.get("size", 0)))
             return response(req_id, text_result('"' + "x" * size + '"'))
-        return error(req_id, -32602, f"Unknown tool: {name}")
+        return error(req_id, -32602, f"Unknown tool: {tool}")
     if method == "tools/list":
         return response(req_id, TOOLS)
     if method == "ping":

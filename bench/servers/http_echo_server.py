@@ -42,11 +42,13 @@ STATUS = {
 
 
 def error(req_id: Any, code: int, message: str) -> bytes:
-    return echo_server.error(req_id, code, message).encode()
+    reply: str = echo_server.error(req_id, code, message)
+    return reply.encode()
 
 
 def dispatch(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
-    return echo_server.answer(req_id, method, params, name="bench-http-echo").encode()
+    reply: str = echo_server.answer(req_id, method, params, name="bench-http-echo")
+    return reply.encode()
 
 
 class HttpMcp(asyncio.Protocol):
