@@ -1,6 +1,6 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
-    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config ─► mcp
+    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config ─► errors ─► mcp
 
 rich and prompt_toolkit belong to the UI; openai to the model client alone. Only the UI writes
 to the terminal, through its one escaping output path (`paicli.ui.output`).
@@ -16,14 +16,15 @@ from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
 RANKS = {
     "paicli.mcp": 0,
     "paicli._version": 0,
-    "paicli.user_config": 1,
-    "paicli.servers": 1,
-    "paicli.llm": 1,
-    "paicli.tools": 2,
-    "paicli.agent": 3,
-    "paicli.runtime": 4,
-    "paicli.ui": 5,
-    "paicli.cli": 6,
+    "paicli.errors": 1,
+    "paicli.user_config": 2,
+    "paicli.servers": 2,
+    "paicli.llm": 2,
+    "paicli.tools": 3,
+    "paicli.agent": 4,
+    "paicli.runtime": 5,
+    "paicli.ui": 6,
+    "paicli.cli": 7,
 }
 UI_LIBRARIES = ("rich", "prompt_toolkit")
 STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")

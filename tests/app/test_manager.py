@@ -15,6 +15,7 @@ import pytest
 
 from paicli.mcp import ConnectionClosed
 from paicli.servers.config import load_config
+from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
 from paicli.servers.manager import ServerManager, ServerState
 from tests.conftest import SERVERS
 from tests.processes import alive
@@ -91,14 +92,27 @@ async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path)
                 back.set()
 
         manager._on_change = watch
-        with pytest.raises(ConnectionClosed, match="flaky: server exited"):
+        with pytest.raises(ServerCallFailed, match="flaky: server exited") as failed:
             await manager.call_tool("flaky", "exit", {"code": 7})
+        assert isinstance(failed.value.__cause__, ConnectionClosed)
         await crashed.wait()
         assert manager.ready_tools() == {}
         assert "exit code 7" in (manager.get("flaky").error or "")
         await back.wait()
         assert manager.get("flaky").pid not in (None, first_pid)
         assert manager.get("flaky").restarts == 1
+
+
+async def test_what_the_manager_cannot_serve_raises_typed_server_errors(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"off": fault(disabled=True)})
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        with pytest.raises(UnknownServer, match="no MCP server named 'nope'"):
+            manager.get("nope")
+        with pytest.raises(UnknownServer):
+            await manager.call_tool("nope", "echo", {})
+        with pytest.raises(ServerNotReady, match=r"'off' is not ready \(disabled\)") as info:
+            await manager.call_tool("off", "echo", {})
+        assert info.value.state == "disabled" and info.value.server == "off"
 
 
 async def test_disable_withdraws_tools_and_enable_brings_them_back(tmp_path: Path) -> None:

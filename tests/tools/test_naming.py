@@ -10,6 +10,7 @@ from paicli.tools.naming import (
     MAX_NAME_LENGTH,
     ToolNameCollision,
     ToolNameRegistry,
+    UnknownToolName,
     model_tool_name,
 )
 
@@ -108,7 +109,7 @@ def test_a_double_underscore_cannot_make_one_pair_pass_for_another() -> None:
 
 
 def test_resolving_a_name_never_offered_raises_key_error() -> None:
-    with pytest.raises(KeyError, match="mcp__nope__x"):
+    with pytest.raises(UnknownToolName, match="mcp__nope__x"):
         ToolNameRegistry().resolve("mcp__nope__x")
 
 
@@ -120,7 +121,7 @@ def test_removing_a_server_withdraws_only_its_names() -> None:
     assert registry.remove_server("fs") == ["mcp__fs__read_file", "mcp__fs__write_file"]
     assert registry.names() == [kept]
     assert registry.names("fs") == []
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownToolName):
         registry.resolve("mcp__fs__read_file")
     # The freed name can be taken by another pair now.
     registry.add("fs", "read.file")

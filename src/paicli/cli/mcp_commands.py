@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from paicli.mcp import McpError
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
@@ -25,6 +24,7 @@ from paicli.servers.config import (
     paicli_home,
     remove_server,
 )
+from paicli.servers.errors import ServerError
 from paicli.servers.manager import ServerManager, ServerState
 from paicli.servers.trust import TrustStore, approve_servers
 from paicli.tools.results import to_model_result
@@ -208,7 +208,7 @@ async def call(manager: ServerManager, options: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         result = await manager.call_tool(options.name, options.tool, arguments)
-    except McpError as exc:
+    except ServerError as exc:
         err(f"paicli mcp call: {exc}")
         return 1
     shown = await asyncio.to_thread(to_model_result, result, server=options.name, tool=options.tool)

@@ -1,4 +1,4 @@
-"""The exceptions raised by `paicli.llm`.
+"""The exceptions raised by `paicli.llm`, a subtree of `paicli.errors.PaicliError`.
 
 Every failure of a model call is an `LlmError` whose message is one line naming the provider
 and base URL, fit to show the user as it is (it never contains the API key):
@@ -16,6 +16,8 @@ Caller cancellation stays a plain `asyncio.CancelledError`.
 
 from __future__ import annotations
 
+from paicli.errors import PaicliError
+
 __all__ = [
     "AuthenticationFailed",
     "EndpointUnreachable",
@@ -26,7 +28,7 @@ __all__ = [
 ]
 
 
-class LlmError(Exception):
+class LlmError(PaicliError):
     """A model call failed; `str(error)` is one line for the user."""
 
 

@@ -16,11 +16,12 @@ from contextlib import suppress
 from pathlib import Path
 
 from ._config_file import InvalidConfig, read_document
+from .errors import ConfigError
 
 __all__ = ["ConfigWriteError", "add_server", "remove_server"]
 
 
-class ConfigWriteError(Exception):
+class ConfigWriteError(ConfigError):
     """A config file could not be updated; it is left exactly as it was."""
 
 

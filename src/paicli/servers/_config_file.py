@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .errors import ConfigError
+
 __all__ = ["InvalidConfig", "kind", "read_document"]
 
 
-class InvalidConfig(Exception):
+class InvalidConfig(ConfigError):
     """A file or server is unusable; never escapes the config modules."""
 
 

@@ -4,7 +4,8 @@ Servers start in parallel (at most `concurrency` handshakes at once); one server
 hang or slowness never touches another, and callers can use the ready ones at once. Each
 server's state (starting, ready, error, disabled, stopped) is observable; a crash withdraws
 its tools and, with `restart: on-failure`, restarts it with exponential backoff. `aclose()`
-stops every server with the bounded stdio shutdown ladder.
+stops every server with the bounded stdio shutdown ladder. Callers get `ServerError`s
+(`paicli.servers.errors`), never the library's `McpError` or a bare `KeyError`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from paicli.mcp import (
     Tool,
     connect,
 )
+
+from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 
 __all__ = ["ManagedServer", "ServerManager", "ServerState"]
 
@@ -189,10 +192,11 @@ class ServerManager:
         return [s.name for s in self._servers.values() if s.state is ServerState.STARTING]
 
     def get(self, name: str) -> ManagedServer:
+        """The server called `name`; `UnknownServer` when none is."""
         try:
             return self._servers[name]
         except KeyError:
-            raise KeyError(f"no MCP server named {name!r}") from None
+            raise UnknownServer(name) from None
 
     def ready_tools(self) -> dict[str, list[Tool]]:
         """The tools of every ready server, after include/exclude filters."""
@@ -203,10 +207,16 @@ class ServerManager:
     async def call_tool(
         self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
     ) -> CallToolResult:
+        """Call `tool` on the ready server `server`. Raises `UnknownServer`, `ServerNotReady`,
+        or `ServerCallFailed` (an error reply, a timeout, the connection lost)."""
         managed = self.get(server)
-        if managed.state is not ServerState.READY or managed.session is None:
-            raise McpError(f"server {server!r} is not ready ({managed.state.value})")
-        return await managed.session.call_tool(tool, arguments, timeout=timeout)
+        session = managed.session
+        if managed.state is not ServerState.READY or session is None:
+            raise ServerNotReady(server, managed.state.value)
+        try:
+            return await session.call_tool(tool, arguments, timeout=timeout)
+        except McpError as exc:
+            raise ServerCallFailed(server, tool, str(exc)) from exc
 
     # -- control -----------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from . import _files, _search
 from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
 from ._paths import Confinement
 from .base import ToolKind, ToolOutcome, ToolSpec
+from .errors import ToolError
 
 __all__ = ["BUILTIN_TOOLS", "BuiltinCall", "BuiltinTool", "PathArgument"]
 
@@ -62,7 +63,7 @@ def _in_thread(
         path = call.path
         try:
             return await asyncio.to_thread(work, call, path)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ToolError) as exc:
             shown = call.paths.display(path)
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             return ToolOutcome(text=f"{call.name} failed on {shown}: {detail}", is_error=True)

@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from ._paths import Confinement
 from .base import ToolOutcome
+from .errors import ToolError
 
 __all__ = [
     "MAX_WRITE_BYTES",
@@ -54,7 +55,7 @@ _KINDS = {
 }
 
 
-class NotRegularFile(ValueError):
+class NotRegularFile(ToolError):
     """A file tool was pointed at a named pipe, socket or device; reading one can block
     forever (a FIFO with no writer) or never end (/dev/zero)."""
 

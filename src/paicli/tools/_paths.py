@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import ToolError
+
 __all__ = ["Confinement", "PathRefused"]
 
 
-class PathRefused(Exception):
+class PathRefused(ToolError):
     """A path argument leaves the root (or cannot be a path at all); the message says which."""
 
 

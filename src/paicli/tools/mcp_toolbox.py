@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
-from paicli.mcp import McpError, Tool
-from paicli.servers.manager import ServerManager, ServerState
+from paicli.mcp import Tool
+from paicli.servers.errors import ServerError, ServerNotReady
+from paicli.servers.manager import ServerManager
 
 from .base import ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
@@ -110,15 +111,14 @@ class McpToolbox:
             return refused
         assert spec.server is not None and spec.tool is not None
         server, tool = spec.server, self._originals[spec.name]
-        managed = self._manager.get(server)
-        if managed.state is not ServerState.READY:
-            return ToolOutcome(f"Error: MCP server {server!r} is {managed.state.value}.", True)
         payload = self._clean(server, tool).arguments_for_server(arguments)
         try:
             result = await self._manager.call_tool(
                 server, tool.name, payload if isinstance(payload, Mapping) else {}
             )
-        except McpError as exc:
+        except ServerNotReady as exc:
+            return ToolOutcome(f"Error: MCP server {server!r} is {exc.state}.", True)
+        except ServerError as exc:
             return ToolOutcome(f"Error: MCP server {server!r}: {exc}", is_error=True)
         rendered = await asyncio.to_thread(
             to_model_result,

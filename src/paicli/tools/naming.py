@@ -11,10 +11,13 @@ from __future__ import annotations
 import hashlib
 import re
 
+from .errors import ToolError
+
 __all__ = [
     "MAX_NAME_LENGTH",
     "ToolNameCollision",
     "ToolNameRegistry",
+    "UnknownToolName",
     "model_tool_name",
     "unsanitised_tool_name",
 ]
@@ -45,7 +48,7 @@ def model_tool_name(server: str, tool: str) -> str:
     return f"{name[: MAX_NAME_LENGTH - _HASH_LENGTH - 1]}_{digest}"
 
 
-class ToolNameCollision(Exception):
+class ToolNameCollision(ToolError):
     """Two different (server, tool) pairs map to the same model-facing name.
 
     `taken` is the pair that already holds `name`; `refused` is the pair that was not added.
@@ -60,6 +63,10 @@ class ToolNameCollision(Exception):
             f"tool {refused[1]!r} of server {refused[0]!r} maps to the same name and is not "
             "offered to the model (rename one server, or exclude one tool)"
         )
+
+
+class UnknownToolName(ToolError):
+    """No tool is offered under this model-facing name."""
 
 
 class ToolNameRegistry:
@@ -81,11 +88,11 @@ class ToolNameRegistry:
         return name
 
     def resolve(self, name: str) -> tuple[str, str]:
-        """The (server, tool) behind a model name; `KeyError` for a name not offered."""
+        """The (server, tool) behind a model name; `UnknownToolName` for a name not offered."""
         try:
             return self._pairs[name]
         except KeyError:
-            raise KeyError(f"no tool is offered under the name {name!r}") from None
+            raise UnknownToolName(f"no tool is offered under the name {name!r}") from None
 
     def remove_server(self, server: str) -> list[str]:
         """Withdraw every name of `server` (disabled, crashed, tools relisted); return them."""

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
+from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.naming import model_tool_name
@@ -112,7 +113,7 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
     name = names[0]
     try:
         server = runtime.manager.get(name)
-    except KeyError:
+    except UnknownServer:
         known = terminal_safe(", ".join(s.name for s in runtime.manager.servers()) or "none")
         console.print(
             Text(f"No MCP server named {terminal_safe(name)!r} (servers: {known})", "red")

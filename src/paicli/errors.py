@@ -1,0 +1,36 @@
+"""The root of every exception paicli raises on purpose, and the tree below it.
+
+Each layer owns a subtree and translates foreign exceptions (OSError, JSON, the openai SDK, the
+MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
+
+    PaicliError
+    ├── ConfigError              paicli.servers.errors: an MCP config file is unusable
+    │   ├── InvalidConfig        a file or server entry cannot be used (never leaves the
+    │   │                        config modules: loading turns it into a problem line)
+    │   └── ConfigWriteError     `paicli mcp add/remove` left the file exactly as it was
+    ├── ServerError              paicli.servers.errors: a configured server cannot serve a call
+    │   ├── UnknownServer        no server has that name
+    │   ├── ServerNotReady       it is starting, failed, disabled or stopped
+    │   └── ServerCallFailed     the request failed; the library's McpError is the cause
+    ├── LlmError                 paicli.llm.errors: a model call failed
+    │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
+    │   └── RequestRejected, ServiceUnavailable
+    └── ToolError                paicli.tools.errors: inside a tool call or tool listing
+        ├── PathRefused          a path argument leaves the project root
+        ├── NotRegularFile       a file tool met a FIFO, socket or device
+        ├── ToolNameCollision    two MCP tools map to one model-facing name
+        └── UnknownToolName      no tool is offered under a model-facing name
+
+A tool failure is data, not an exception: a `ToolError` becomes an error result the model
+reads and never leaves the tools layer; a user's "no" is an outcome too. Cancellation stays
+`asyncio.CancelledError`. `paicli.mcp` is a standalone library with its own root (`McpError`),
+wrapped where the servers layer calls it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PaicliError"]
+
+
+class PaicliError(Exception):
+    """Anything paicli raises on purpose; `str(error)` is a message fit for the user."""
