@@ -273,3 +273,15 @@ async def test_a_cancelled_2026_call_posts_no_notification() -> None:
                 await call
             assert await counter(session, "notifications") == []
             assert (await session.call_tool("echo", {"text": "after"})).text == "after"
+
+
+async def test_an_sdk_1x_server_refusing_the_probe_is_reached_at_once() -> None:
+    # Its 400 carries an error with id "server-error"; that error answers the probe, so the
+    # handshake follows at once instead of after the 10 s probe timeout.
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "sdk1_discover") as url,
+    ):
+        async with asyncio.timeout(3), m.connect(http(url)) as session:
+            assert session.era == "legacy"
+            assert (await session.call_tool("echo", {"text": "sdk1"})).text == "sdk1"

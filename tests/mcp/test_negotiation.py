@@ -109,7 +109,10 @@ async def test_an_unknown_handshake_version_is_refused() -> None:
 
 
 async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
-    with pytest.raises(RequestTimeout, match="initialize timed out"):
+    with pytest.raises(
+        RequestTimeout,
+        match=r"handshake \(server/discover, then initialize\) timed out after 0\.3s",
+    ):
         async with asyncio.timeout(20), memory_fault_session("no_handshake", handshake_timeout=0.3):
             pass
 
@@ -150,3 +153,39 @@ async def test_input_required_without_a_handler_fails_the_call_with_a_handler_er
         with pytest.raises(HandlerError, match="could not answer the server's elicitation/create"):
             await session.call_tool("mrtr")
         assert (await session.call_tool("echo", {"text": "after"})).text == "after"
+
+
+# -- negotiation that never costs seconds ----------------------------------------------------
+
+
+async def test_one_deadline_covers_the_probe_and_the_handshake() -> None:
+    # Before, the probe and the handshake each had the full 2 s: 4 s in all.
+    session = memory_fault_session("no_handshake", handshake_timeout=2)
+    with pytest.raises(RequestTimeout, match=r"\(server/discover, then initialize\).* after 2s"):
+        async with asyncio.timeout(3.5), session:
+            pass
+
+
+@pytest.mark.real
+async def test_a_stdio_server_that_ignores_the_probe_costs_no_probe_timeout() -> None:
+    # The default handshake timeout is 30 s and the probe used to wait 10 s of it.
+    async with asyncio.timeout(5), connect(fault_server("legacy_silent_discover")) as session:
+        assert session.era == "legacy"
+        assert (await session.call_tool("echo", {"text": "quick"})).text == "quick"
+
+
+@pytest.mark.real
+async def test_a_slow_starting_modern_stdio_server_is_still_found_modern() -> None:
+    # It answers nothing for a second: the probe gives up, the handshake gets -32022, and
+    # the server is probed again with the time left.
+    server = fault_server("modern", "--start-delay", "1")
+    async with asyncio.timeout(20), connect(server) as session:
+        assert session.era == "modern"
+        assert (await session.call_tool("echo", {"text": "late"})).text == "late"
+
+
+@pytest.mark.real
+async def test_a_byte_order_mark_before_the_first_message_is_ignored() -> None:
+    async with asyncio.timeout(20), connect(fault_server("normal", "--bom")) as session:
+        assert session.era == "legacy"
+        assert (await session.call_tool("echo", {"text": "bom"})).text == "bom"

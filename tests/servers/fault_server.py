@@ -585,6 +585,10 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--initial-stderr", metavar="TEXT", help="print TEXT to stderr at start")
     parser.add_argument("--repeat-cursor", action="store_true", help="paginated: p2 loops")
     parser.add_argument(
+        "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
+    )
+    parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
+    parser.add_argument(
         "--reject-first-version", action="store_true", help="modern: -32022 the first request"
     )
     return parser.parse_args(argv)
@@ -594,6 +598,9 @@ def main() -> None:
     opts = parse_options()
     if opts.initial_stderr is not None:
         log(opts.initial_stderr)
+    if opts.bom:
+        write_stdout(b"\xef\xbb\xbf")
+    time.sleep(opts.start_delay)  # a slow start: imports, a download, a cold cache
     FaultServer(opts).serve()
 
 

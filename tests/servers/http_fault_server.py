@@ -15,7 +15,8 @@ nothing. The `notifications` tool lists the methods of every notification posted
 carry that event's id as `Last-Event-ID`; it refuses (503) two reopenings out of three and
 sends a `notifications/message` on the third, or refuses them all with `--always`.
 `broken_discover` (legacy) answers the 2026 `server/discover` probe with an SSE stream that
-ends at once, without a response.
+ends at once, without a response; `sdk1_discover` (legacy) answers it as servers on the
+official SDK 1.x do: 400 and a JSON-RPC error whose id is "server-error".
 `--tls-cert`/`--tls-key` serve HTTPS with that certificate.
 """
 
@@ -59,6 +60,7 @@ MODES = (
     "drop_get_stream",
     "broken_discover",
     "modern",
+    "sdk1_discover",
 )
 MODERN_MODES = frozenset({"header_mismatch", "broken_response_stream", "modern"})
 MODERN_VERSION = "2026-07-28"
@@ -302,6 +304,11 @@ class FaultServer:
                 yield b""
 
             return StreamingResponse(nothing(), media_type=SSE)
+        if method == "server/discover" and self.mode == "sdk1_discover":
+            # What servers on the official SDK 1.x (FastMCP 2.x, mcp-proxy) answer: 400, and
+            # an error whose id is not the request's.
+            error = rpc_error("server-error", -32600, "Bad Request: No valid session ID")
+            return JSONResponse(error, status_code=400)
         if method == "server/discover":
             # What a pre-2026 server says to the 2026 probe: it simply doesn't know the method.
             return JSONResponse(rpc_error(request_id, -32601, "Method not found"), status_code=404)

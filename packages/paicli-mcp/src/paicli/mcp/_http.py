@@ -269,10 +269,9 @@ class StreamableHttpTransport(Transport):
             errors = [m for m in parse_messages(body) if "error" in m] if is_json else []
             if errors and request_id is not None and status not in (401, 403):
                 # A real JSON-RPC error in the body (2026 servers send them with 400/404).
-                error = errors[0]
-                if error.get("id") is None:
-                    error = {**error, "id": request_id}
-                self._deliver(error)
+                # It answers this POST whatever its id says: servers on the SDK 1.x send
+                # `null` or "server-error" there.
+                self._deliver({**errors[0], "id": request_id})
                 return
             self._fail(request_id, status_error(self._label, response))
             return

@@ -22,6 +22,8 @@ log = logging.getLogger("paicli.mcp.stdio")
 
 # From this size on a message is parsed the memory-lean way (see _parse_large).
 LARGE_MESSAGE = 1024 * 1024
+# Some servers (Windows tooling, .NET) start their output with a UTF-8 byte-order mark.
+BOM = b"\xef\xbb\xbf"
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -81,7 +83,7 @@ class NdjsonDecoder:
         # orjson copies its whole input while parsing, so a large message would peak at three
         # times its size. Decoding first lets us free the bytes before parsing: two times.
         try:
-            text = line.decode()
+            text = line.decode().removeprefix("\ufeff")
         except UnicodeDecodeError:
             _skip(line)
             return
@@ -94,6 +96,8 @@ class NdjsonDecoder:
         self._route(message, text)
 
     def _parse(self, line: bytes | bytearray) -> None:
+        if line.startswith(BOM):
+            line = line[len(BOM) :]
         try:
             # JSON whitespace includes "\r", so CRLF framing parses as is.
             message = orjson.loads(line)

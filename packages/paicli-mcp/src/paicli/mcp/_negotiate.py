@@ -12,6 +12,7 @@ connects to the same server repeatedly) passes in.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,6 @@ from .errors import (
 from .types import Implementation
 
 __all__ = ["Agreement", "EraCache", "Offer", "negotiate"]
-
-# How long a legacy server may stay silent on the probe before we assume it ignores unknown
-# pre-handshake methods (the official SDK waits 10 s; never longer than the handshake).
-PROBE_TIMEOUT = 10.0
 
 
 class EraCache:
@@ -99,7 +96,8 @@ async def negotiate(
     engine: RpcEngine, transport: Transport, offer: Offer, modern_meta: MetaBuilder
 ) -> Agreement:
     """Run the handshake or discovery that fits `offer.protocol`; `modern_meta(version)`
-    builds the per-request `_meta` of a 2026 request."""
+    builds the per-request `_meta` of a 2026 request. One deadline,
+    `offer.handshake_timeout`, covers every request this takes."""
     pin = offer.protocol
     cached = offer.cache.get(offer.identity) if offer.cache and offer.identity else None
     talk = _Talk(engine, transport, offer, modern_meta)
@@ -109,14 +107,23 @@ async def negotiate(
         return await talk.initialize(LATEST_HANDSHAKE)
     if pin in MODERN_VERSIONS or pin == "modern":
         version = pin if pin in MODERN_VERSIONS else LATEST_MODERN
-        agreement = await talk.discover(version)
+        agreement = await talk.discover(version, patient=True)
         if agreement is None:
             raise ProtocolError(
                 f"{offer.label}: server does not speak protocol {version} "
                 "(it is pinned by the 'protocol' setting)"
             )
         return agreement
-    agreement = await talk.discover(LATEST_MODERN) or await talk.initialize(LATEST_HANDSHAKE)
+    try:
+        agreement = await talk.discover(LATEST_MODERN) or await talk.initialize(LATEST_HANDSHAKE)
+    except RequestTimeout as exc:
+        if exc.method != "initialize":
+            raise
+        raise RequestTimeout(
+            "handshake (server/discover, then initialize)",
+            offer.handshake_timeout,
+            server=offer.label,
+        ) from None
     if offer.cache is not None and offer.identity is not None:
         offer.cache.remember(offer.identity, agreement.era)
     return agreement
@@ -132,10 +139,18 @@ class _Talk:
         self.transport = transport
         self.offer = offer
         self.modern_meta = modern_meta
+        self._loop = asyncio.get_running_loop()
+        self._deadline = self._loop.time() + offer.handshake_timeout
 
-    async def discover(self, version: str) -> Agreement | None:
-        """Probe with `server/discover`; the agreement if the server is modern, else None."""
-        timeout = min(PROBE_TIMEOUT, self.offer.handshake_timeout)
+    def left(self) -> float:
+        """Seconds left of the one deadline of the whole negotiation."""
+        return max(self._deadline - self._loop.time(), 0.001)
+
+    async def discover(self, version: str, *, patient: bool = False) -> Agreement | None:
+        """Probe with `server/discover`; the agreement if the server is modern, else None.
+        The probe waits the transport's `discovery_timeout`, or (`patient`: the server is
+        known to be modern) all the time left."""
+        timeout = self.left() if patient else min(self.transport.discovery_timeout, self.left())
         engine = self.engine
         try:
             result = await engine.request(
@@ -149,7 +164,7 @@ class _Talk:
             if retry is None:
                 return None
             result = await engine.request(
-                "server/discover", {"_meta": self.modern_meta(retry)}, timeout=timeout
+                "server/discover", {"_meta": self.modern_meta(retry)}, timeout=self.left()
             )
         except AuthenticationError:
             raise
@@ -178,11 +193,11 @@ class _Talk:
         }
         try:
             result = await self.engine.request(
-                "initialize", params, timeout=self.offer.handshake_timeout, cancellable=False
+                "initialize", params, timeout=self.left(), cancellable=False
             )
         except UnsupportedVersion:
             # A modern server that was too slow for the probe: probe once more.
-            agreement = await self.discover(LATEST_MODERN)
+            agreement = await self.discover(LATEST_MODERN, patient=True)
             if agreement is not None:
                 return agreement
             raise

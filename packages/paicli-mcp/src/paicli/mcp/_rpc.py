@@ -234,6 +234,8 @@ class RpcEngine:
     ) -> JsonObject:
         if cancellable:
             await self._send_cancelled(request_id, "timeout")
+        else:
+            self._forget(request_id)  # a late answer (say, to a probe) is dropped quietly
         seconds = timeout if timeout is not None else 0.0
         raise RequestTimeout(method, seconds, server=self._label) from None
 
@@ -272,11 +274,14 @@ class RpcEngine:
             message["params"] = params
         await self._transport.send(message)
 
-    async def _send_cancelled(self, request_id: int, reason: str) -> None:
+    def _forget(self, request_id: int) -> None:
         # A reply may still be on its way; remember the id so it is dropped quietly.
         self._cancelled[request_id] = None
         if len(self._cancelled) > CANCELLED_MEMORY:
             del self._cancelled[next(iter(self._cancelled))]
+
+    async def _send_cancelled(self, request_id: int, reason: str) -> None:
+        self._forget(request_id)
         if self._transport.cancel_request(request_id):
             return  # the transport cancelled it its own way (2026 HTTP: stream closed)
         try:

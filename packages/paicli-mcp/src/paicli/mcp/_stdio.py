@@ -109,6 +109,11 @@ class StderrTail:
 class StdioTransport(Transport):
     """A running stdio server. Create with `await StdioTransport.start(...)`."""
 
+    # A server that ignores unknown methods must not cost seconds: half a second is long
+    # for a started server to answer, and a slow modern one is probed again (see
+    # Transport.discovery_timeout).
+    discovery_timeout = 0.5
+
     def __init__(self, command: str, max_message_size: int, mirror: IO[bytes] | None) -> None:
         self._command = command
         self._decoder = NdjsonDecoder(max_message_size, self._on_message)

@@ -50,6 +50,12 @@ class Transport(ABC):
     #: Only the `initialize` handshake era can be spoken (the legacy HTTP+SSE transport):
     #: negotiation skips the 2026 discovery probe.
     legacy_only: bool = False
+    #: How long the discovery probe waits for an answer before negotiation falls back to
+    #: the handshake. Over HTTP a legacy server answers with a status at once, so only a
+    #: hung server is silent; a pipe gives no such sign of a server that ignores the
+    #: probe, so stdio waits briefly (a slow modern server is found by the handshake's
+    #: -32022 and probed again).
+    discovery_timeout: float = 10.0
 
     @abstractmethod
     async def send(self, message: JsonObject) -> None:
@@ -122,6 +128,7 @@ class TransportWrapper(Transport):
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
         self.legacy_only = inner.legacy_only
+        self.discovery_timeout = inner.discovery_timeout
 
     def observe_incoming(self, message: JsonObject) -> None:
         """Hook: sees every message from the peer before the session does."""
