@@ -30,6 +30,7 @@ from paicli.llm import (
     Usage,
 )
 from paicli.llm.client import LlmClient
+from paicli.llm.messages import Message, ToolDefinition
 from tests.http_servers import run_http_server
 from tests.llm_server import ScriptedLlm
 
@@ -37,8 +38,8 @@ from tests.llm_server import ScriptedLlm
 pytestmark = pytest.mark.real
 
 KEY = "sk-test-SECRET123"
-MESSAGES: list[dict[str, object]] = [{"role": "user", "content": "Hi"}]
-READ_FILE_TOOL: dict[str, object] = {
+MESSAGES: list[Message] = [{"role": "user", "content": "Hi"}]
+READ_FILE_TOOL: ToolDefinition = {
     "type": "function",
     "function": {
         "name": "read_file",
@@ -55,7 +56,7 @@ def settings_for(base_url: str, *, provider: str | None = None) -> ModelSettings
 
 async def collect(
     settings: ModelSettings,
-    tools: list[dict[str, object]] | None = None,
+    tools: list[ToolDefinition] | None = None,
     seen: list[StreamEvent] | None = None,
     max_retries: int = 4,
     max_delay: float = 30.0,

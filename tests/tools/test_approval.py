@@ -75,7 +75,8 @@ class RecordingToolbox:
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         self.calls.append((spec.name, arguments))
-        return ToolOutcome(f"ran {spec.name}", details={"n": len(self.calls)})
+        # exit_code stands for any fact only the inner toolbox knows: it must pass through.
+        return ToolOutcome(f"ran {spec.name}", exit_code=len(self.calls))
 
 
 class ScriptedApprover:
@@ -131,7 +132,7 @@ async def test_read_tools_run_without_asking_decided_by_policy(tmp_path: Path) -
         "allowed",
         "policy",
     )
-    assert outcome.details == {"n": 1}
+    assert outcome.exit_code == 1
     assert approver.requests == []
 
 
@@ -200,7 +201,7 @@ async def test_the_users_no_is_told_to_the_model_and_nothing_runs(tmp_path: Path
         is_error=True,
         decision="denied",
         decided_by="user",
-        details={"waited_ms": outcome.details["waited_ms"]},
+        waited_ms=outcome.waited_ms,
     )
     assert inner.calls == []
 
@@ -380,7 +381,7 @@ async def test_an_always_allow_that_cannot_be_saved_still_runs_and_says_so(
     first = await tools.call(WRITE, {"path": "a"})
     second = await tools.call(WRITE, {"path": "b"})
     assert (first.decision, first.decided_by) == ("allowed", "user")
-    assert "not saved" in str(first.details["approval_warning"])
+    assert "not saved" in str(first.approval_warning)
     assert second.decided_by == "policy"
     assert len(approver.requests) == 1
 

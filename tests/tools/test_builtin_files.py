@@ -74,7 +74,7 @@ async def test_read_file_caps_its_output_and_says_how_to_read_on(tmp_path: Path)
     assert len(outcome.text) < 1200
     assert "of 1000" in outcome.text
     assert "call read_file with offset=" in outcome.text
-    assert outcome.details["truncated"] is True
+    assert outcome.truncated
 
 
 async def test_read_file_refuses_binary_files(tmp_path: Path, toolbox: BuiltinToolbox) -> None:
@@ -272,7 +272,7 @@ async def test_list_dir_caps_long_listings(tmp_path: Path) -> None:
     outcome = await run(BuiltinToolbox(tmp_path, max_output_chars=200), "list_dir", {"path": "."})
     assert outcome.text.startswith("file000.txt\n")
     assert "more entries not shown" in outcome.text
-    assert outcome.details["truncated"] is True
+    assert outcome.truncated
 
 
 async def test_list_dir_of_a_file_is_an_error(tmp_path: Path, toolbox: BuiltinToolbox) -> None:
@@ -450,7 +450,7 @@ def test_read_file_of_a_huge_file_says_more_lines_follow_without_counting(
         "     2\tx\n     3\tx\n"
         "[showing lines 2-3; more lines follow; call read_file with offset=4 to read further]"
     )
-    assert outcome.details["lines"] is None and outcome.details["truncated"] is True
+    assert outcome.truncated
 
 
 async def test_read_file_cuts_a_very_long_line_and_numbers_the_next(

@@ -44,8 +44,8 @@ async def test_a_command_runs_in_the_root_with_merged_output(
     outcome = await run(toolbox, {"command": "pwd; echo oops >&2"})
     assert not outcome.is_error
     assert outcome.text == f"{toolbox.paths.root}\noops\n[exit code 0]"
-    assert outcome.details["exit_code"] == 0
-    assert outcome.details["timed_out"] is False
+    assert outcome.exit_code == 0
+    assert not outcome.timed_out
 
 
 async def test_argv_runs_without_a_shell(toolbox: BuiltinToolbox) -> None:
@@ -62,7 +62,7 @@ async def test_a_nonzero_exit_is_an_error_with_the_output(toolbox: BuiltinToolbo
     outcome = await run(toolbox, {"command": "echo failing; exit 3"})
     assert outcome.is_error
     assert outcome.text == "failing\n[exit code 3]"
-    assert outcome.details["exit_code"] == 3
+    assert outcome.exit_code == 3
 
 
 async def test_a_missing_program_is_an_error(toolbox: BuiltinToolbox) -> None:
@@ -105,7 +105,7 @@ async def test_commands_get_the_default_sigpipe_so_a_closed_pipe_ends_them_quiet
 ) -> None:
     outcome = await run(toolbox, {"command": "yes | head -1"})
     assert outcome.text == "y\n[exit code 0]"
-    assert outcome.details["exit_code"] == 0
+    assert outcome.exit_code == 0
 
 
 async def test_a_timeout_kills_the_whole_group_and_reaps_it(toolbox: BuiltinToolbox) -> None:
@@ -114,7 +114,7 @@ async def test_a_timeout_kills_the_whole_group_and_reaps_it(toolbox: BuiltinTool
         toolbox, {"command": "echo $$; sleep 60 & echo $!; exec sleep 60", "timeout": 0.5}
     )
     assert outcome.is_error
-    assert outcome.details["timed_out"] is True
+    assert outcome.timed_out
     assert "[timed out after 0.5 s" in outcome.text
     pids = [int(line) for line in outcome.text.splitlines()[:2]]
     assert all(gone(pid) for pid in pids), pids
@@ -122,7 +122,7 @@ async def test_a_timeout_kills_the_whole_group_and_reaps_it(toolbox: BuiltinTool
 
 async def test_background_processes_do_not_outlive_the_command(toolbox: BuiltinToolbox) -> None:
     outcome = await run(toolbox, {"command": "sleep 60 > /dev/null & echo $!"})
-    assert outcome.details["exit_code"] == 0
+    assert outcome.exit_code == 0
     assert gone(int(outcome.text.splitlines()[0]))
 
 
@@ -151,7 +151,7 @@ async def test_long_output_keeps_head_and_tail(tmp_path: Path) -> None:
     assert outcome.text.startswith("HEAD")
     assert "TAIL\n[exit code 0]" in outcome.text
     assert "[output truncated: 9008 characters omitted]" in outcome.text
-    assert outcome.details["truncated"] is True
+    assert outcome.truncated
 
 
 def test_output_capture_counts_characters_across_split_utf8() -> None:
@@ -341,7 +341,7 @@ async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
     # Reading the FIFO waits until the escapee has written its pid.
     command = f"setsid -f sh {script}; read pid < started; echo started $pid"
     outcome = await run(toolbox, {"command": command, "timeout": 20})
-    assert outcome.details["exit_code"] == 0 and outcome.details["timed_out"] is False
+    assert outcome.exit_code == 0 and not outcome.timed_out
     started, pid = outcome.text.splitlines()[0].split()
     assert started == "started"
     # The reaper is the escapee's subreaper and exits only once it has reaped it.

@@ -57,7 +57,7 @@ async def test_tools_are_offered_under_model_names_with_clean_schemas(toolbox_fo
     assert "$schema" not in json.dumps(add.parameters)
     assert not add.trusted_server and specs["mcp__fault__echo"].trusted_server
     entry = add.openai_tool()
-    assert entry["function"]["name"] == "mcp__sdk__add"  # type: ignore[index]
+    assert entry["function"]["name"] == "mcp__sdk__add"
 
 
 async def test_two_servers_whose_names_meet_after_sanitising_are_refused_loudly(
@@ -101,9 +101,9 @@ async def test_a_large_result_is_capped_and_saved_whole(toolbox_for: Any) -> Non
     text = "line of output\n" * 500
     outcome = await toolbox.call(echo, {"text": text})
     assert len(outcome.text) < 1500
-    assert outcome.details["truncated"] is True
-    saved = Path(str(outcome.details["full_output_path"]))
-    assert await asyncio.to_thread(saved.read_text) == text
+    assert outcome.truncated
+    assert outcome.saved_path is not None
+    assert await asyncio.to_thread(outcome.saved_path.read_text) == text
 
 
 async def test_a_tool_error_reads_as_an_error_to_the_model(toolbox_for: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-Message = dict[str, object]
+from paicli.llm.messages import Message, ToolMessage
 
 CHARS_PER_TOKEN = 4
 # Act at 80% of the window: the answer and the next tool results need the rest.
@@ -35,17 +35,19 @@ def budget(context_window: int) -> int:
 
 def trim_tool_results(messages: list[Message]) -> int:
     """Cut all but the newest tool results to a short head; return how many were cut."""
-    tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+    tool_indexes = [i for i, m in enumerate(messages) if m["role"] == "tool"]
     cut = 0
     for index in tool_indexes[:-KEEP_RECENT_TOOL_RESULTS] if KEEP_RECENT_TOOL_RESULTS else []:
-        content = messages[index].get("content")
-        if not isinstance(content, str) or len(content) <= TRIMMED_RESULT_CHARS:
+        message = messages[index]
+        if message["role"] != "tool" or len(message["content"]) <= TRIMMED_RESULT_CHARS:
             continue
-        messages[index] = {
-            **messages[index],
-            "content": content[:TRIMMED_RESULT_CHARS]
+        content = message["content"]
+        messages[index] = ToolMessage(
+            role="tool",
+            tool_call_id=message["tool_call_id"],
+            content=content[:TRIMMED_RESULT_CHARS]
             + f"\n[tool result trimmed to save context; {len(content):,} characters originally]",
-        }
+        )
         cut += 1
     return cut
 
@@ -57,9 +59,9 @@ def split_for_summary(
 
     Cuts only at a user message, so an assistant's tool calls and their results stay together.
     """
-    system = [m for m in messages if m.get("role") == "system"]
-    rest = [m for m in messages if m.get("role") != "system"]
-    starts = [i for i, m in enumerate(rest) if m.get("role") == "user"]
+    system: list[Message] = [m for m in messages if m["role"] == "system"]
+    rest: list[Message] = [m for m in messages if m["role"] != "system"]
+    starts = [i for i, m in enumerate(rest) if m["role"] == "user"]
     if len(starts) <= KEEP_RECENT_TURNS:
         return system, [], rest
     cut = starts[-KEEP_RECENT_TURNS]
@@ -70,13 +72,13 @@ def transcript(messages: Sequence[Message], limit: int) -> str:
     """The older turns as plain text for the summariser, at most `limit` characters."""
     lines: list[str] = []
     for m in messages:
-        role = str(m.get("role"))
-        content = m.get("content")
-        if isinstance(content, str) and content:
-            lines.append(f"{role}: {content}")
-        for call in m.get("tool_calls") or []:  # type: ignore[attr-defined]
-            function = call.get("function", {}) if isinstance(call, dict) else {}
-            lines.append(f"{role} called {function.get('name')}({function.get('arguments')})")
+        role = m["role"]
+        if m["content"]:
+            lines.append(f"{role}: {m['content']}")
+        if m["role"] == "assistant":
+            for call in m.get("tool_calls", []):
+                function = call["function"]
+                lines.append(f"{role} called {function['name']}({function['arguments']})")
     text = "\n".join(lines)
     return text if len(text) <= limit else text[-limit:]
 

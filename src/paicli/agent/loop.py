@@ -18,12 +18,18 @@ from typing import Protocol
 
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec, waited_ms
+from paicli.llm.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolDefinition,
+    ToolMessage,
+    UserMessage,
+)
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 
 from . import context
 from .events import EventSink, Notice, ToolFinished, ToolStarted, TurnEnded
-
-Message = dict[str, object]
 
 DEFAULT_MAX_STEPS = 40
 # The model's raw arguments are quoted back to it when they do not parse, up to this much.
@@ -34,7 +40,7 @@ class ModelClient(Protocol):
     """What the loop needs of `paicli.llm.client.LlmClient`."""
 
     def stream(
-        self, messages: list[Message], tools: list[dict[str, object]]
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncGenerator[object, None]: ...
 
     async def aclose(self) -> None: ...
@@ -57,20 +63,20 @@ class Agent:
         self.context_window = context_window
         self.max_steps = max_steps
         self._system = system_prompt
-        self.messages: list[Message] = [{"role": "system", "content": system_prompt}]
+        self.messages: list[Message] = [SystemMessage(role="system", content=system_prompt)]
         # What a cancellation must settle: text streamed so far, tool calls not answered yet.
         self._partial = ""
         self._pending: tuple[list[ToolCallRequest], list[ToolOutcome | None]] | None = None
 
     def clear(self) -> None:
-        self.messages = [{"role": "system", "content": self._system}]
+        self.messages = [SystemMessage(role="system", content=self._system)]
 
     async def run(self, text: str, emit: EventSink) -> TurnEnded:
         # The history as it was, restored if the model endpoint fails. A copy, not an index:
         # summarising may rebuild the list during the turn.
         before = list(self.messages)
         self._partial, self._pending = "", None
-        question: Message = {"role": "user", "content": text}
+        question = UserMessage(role="user", content=text)
         self.messages.append(question)
         usage: dict[str, int] = {}
         answer = ""
@@ -107,7 +113,7 @@ class Agent:
         finally:
             self._partial, self._pending = "", None
 
-    async def _ask(self, tools: list[dict[str, object]], emit: EventSink) -> Completion:
+    async def _ask(self, tools: list[ToolDefinition], emit: EventSink) -> Completion:
         completion: Completion | None = None
         self._partial = ""
         async with contextlib.aclosing(self.llm.stream(self.messages, tools)) as stream:
@@ -141,7 +147,7 @@ class Agent:
             outcome = await self._call(call, arguments, specs.get(call.name), specs)
             outcomes[index] = outcome
             # Asking the user is not run time.
-            seconds = max(0.0, time.monotonic() - started - (waited_ms(outcome) or 0) / 1000)
+            seconds = max(0.0, time.monotonic() - started - (outcome.waited_ms or 0) / 1000)
             emit(ToolFinished(call.id, call.name, outcome, seconds))
 
         async with asyncio.TaskGroup() as group:
@@ -195,8 +201,8 @@ class Agent:
         # The summariser sees at most half the window of old conversation.
         source = context.transcript(older, self.context_window * context.CHARS_PER_TOKEN // 2)
         request: list[Message] = [
-            {"role": "system", "content": context.SUMMARY_PROMPT},
-            {"role": "user", "content": source},
+            SystemMessage(role="system", content=context.SUMMARY_PROMPT),
+            UserMessage(role="user", content=source),
         ]
         summary = ""
         try:
@@ -211,7 +217,7 @@ class Agent:
             if summary
             else "(Earlier conversation was dropped to fit the context window.)"
         )
-        self.messages = [*system, {"role": "user", "content": note}, *recent]
+        self.messages = [*system, UserMessage(role="user", content=note), *recent]
         emit(Notice(f"Context nearly full: summarised {len(older)} older messages."))
 
     def _settle_after_cancel(self, question: Message) -> None:
@@ -225,10 +231,14 @@ class Agent:
             self._pending = None
         partial = self._partial
         if partial:
-            self.messages.append({"role": "assistant", "content": partial + "\n[interrupted]"})
+            self.messages.append(
+                AssistantMessage(role="assistant", content=partial + "\n[interrupted]")
+            )
             self._partial = ""
         if self.messages and self.messages[-1] is question:  # nothing answered: say so
-            self.messages.append({"role": "assistant", "content": "[interrupted by the user]"})
+            self.messages.append(
+                AssistantMessage(role="assistant", content="[interrupted by the user]")
+            )
 
 
 def _parse_arguments(raw: str) -> dict[str, object] | str:
@@ -264,9 +274,9 @@ def _with_id(call: ToolCallRequest, index: int) -> ToolCallRequest:
     return dataclasses.replace(call, id=f"call_{index}_{int(time.time() * 1000)}")
 
 
-def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> Message:
+def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> AssistantMessage:
     # Content may be null only next to tool calls; an empty answer is an empty string.
-    message: Message = {"role": "assistant", "content": (text or None) if calls else text}
+    message = AssistantMessage(role="assistant", content=(text or None) if calls else text)
     if calls:
         message["tool_calls"] = [
             {
@@ -279,8 +289,8 @@ def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> Message:
     return message
 
 
-def _tool_message(call_id: str, text: str) -> Message:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
+def _tool_message(call_id: str, text: str) -> ToolMessage:
+    return ToolMessage(role="tool", tool_call_id=call_id, content=text)
 
 
 def _add_usage(total: dict[str, int], completion: Completion) -> None:

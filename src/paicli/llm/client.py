@@ -14,7 +14,7 @@ import email.utils
 import re
 import socket
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import openai
@@ -29,6 +29,7 @@ from paicli.llm.errors import (
     ServiceUnavailable,
 )
 from paicli.llm.events import Retrying, StreamEvent
+from paicli.llm.messages import Message, ToolDefinition
 from paicli.llm.settings import ModelSettings, display_url
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class LlmClient:
         await self._client.close()
 
     async def stream(
-        self, messages: list[dict[str, object]], tools: list[dict[str, object]]
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one completion: text and reasoning deltas as they arrive, `Retrying`
         before each retry wait, and a final `Completion`. Raises `LlmError`.
@@ -126,10 +127,10 @@ class LlmClient:
             return
 
     async def _create(
-        self, messages: list[dict[str, object]], tools: list[dict[str, object]]
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> openai.AsyncStream[ChatCompletionChunk]:
-        # Messages and tools are built by the agent in the wire shape; the SDK's TypedDicts
-        # describe the same shape, so these casts only restate it.
+        # Our TypedDicts and the SDK's describe the same wire shape, but the SDK's declare
+        # optional keys ours leave out, which mypy counts as a difference; the casts restate it.
         return await self._client.chat.completions.create(
             model=str(self.settings.model),
             messages=cast("Iterable[ChatCompletionMessageParam]", messages),

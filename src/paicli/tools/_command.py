@@ -143,9 +143,7 @@ async def execute_command(
         )
     except OSError as exc:
         return ToolOutcome(
-            text=f"could not start {full[0]!r}: {exc.strerror or exc}",
-            is_error=True,
-            details={"command": shown, "exit_code": None},
+            text=f"could not start {full[0]!r}: {exc.strerror or exc}", is_error=True
         )
     return outcome_for(shown, result, timeout)
 
@@ -230,10 +228,7 @@ def outcome_for(shown: str, result: CommandResult, timeout: float) -> ToolOutcom
     return ToolOutcome(
         text=f"{body}\n{status}",
         is_error=result.timed_out or result.exit_code != 0,
-        details={
-            "command": shown,
-            "exit_code": result.exit_code,
-            "timed_out": result.timed_out,
-            "truncated": result.truncated,
-        },
+        truncated=result.truncated,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
     )

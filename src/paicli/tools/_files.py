@@ -152,7 +152,7 @@ def read_file(
         else:
             total = None
     if total == 0:
-        return ToolOutcome(text=f"{shown} is empty", details={"lines": 0})
+        return ToolOutcome(text=f"{shown} is empty")
     if total is not None and offset > total:
         return _error(f"{shown} has {total} lines; offset {offset} is past the end")
     truncated = total is None or last < total
@@ -166,10 +166,7 @@ def read_file(
     if long_lines:
         notes.append(f"[lines longer than {MAX_LINE_CHARS} characters were cut]")
     body = "\n".join(out + notes)
-    return ToolOutcome(
-        text=body,
-        details={"lines": total, "first": offset, "last": last, "truncated": truncated},
-    )
+    return ToolOutcome(text=body, truncated=truncated)
 
 
 def _raw_lines(f: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
@@ -222,10 +219,7 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
     atomic_write(path, data)
     verb = "Overwrote" if existed else "Created"
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-    return ToolOutcome(
-        text=f"{verb} {shown} ({len(data)} bytes, {lines} lines)",
-        details={"bytes": len(data), "created": not existed},
-    )
+    return ToolOutcome(text=f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
 
 
 def check_write(arguments: Mapping[str, object]) -> ToolOutcome | None:
@@ -289,7 +283,7 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
         )
     atomic_write(path, updated)
     noun = "occurrence" if count == 1 else "occurrences"
-    return ToolOutcome(text=f"Replaced {count} {noun} in {shown}", details={"replacements": count})
+    return ToolOutcome(text=f"Replaced {count} {noun} in {shown}")
 
 
 def _not_writable(path: Path, shown: str) -> ToolOutcome | None:

@@ -43,7 +43,7 @@ def list_dir(paths: Confinement, path: Path, max_chars: int) -> ToolOutcome:
             names.append(entry.name + "/" if entry.is_dir() else entry.name)
     names.sort()
     if not names:
-        return ToolOutcome(text=f"{shown} is empty", details={"entries": 0})
+        return ToolOutcome(text=f"{shown} is empty")
     return _capped(names, max_chars, noun="entries", hint="list a subdirectory")
 
 
@@ -104,7 +104,7 @@ def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> 
             found.append(paths.display(base / relative) + ("/" if is_dir else ""))
     found.sort()
     if not found:
-        return ToolOutcome(text=f"no paths match {pattern!r}", details={"matches": 0})
+        return ToolOutcome(text=f"no paths match {pattern!r}")
     return _capped(found, max_chars, noun="paths", hint="narrow the pattern")
 
 
@@ -155,9 +155,8 @@ def grep(
             lines.append(f"[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]")
             break
     if not lines:
-        return ToolOutcome(text=f"no matches for {pattern!r}", details={"matches": 0})
-    outcome = _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
-    return ToolOutcome(text=outcome.text, details={**outcome.details, "matches": matches})
+        return ToolOutcome(text=f"no matches for {pattern!r}")
+    return _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
 
 
 def _searchable_text(paths: Confinement, file: Path) -> str | None:
@@ -221,4 +220,4 @@ def _capped(items: list[str], max_chars: int, *, noun: str, hint: str) -> ToolOu
     truncated = len(shown) < len(items)
     if truncated:
         shown.append(f"[{len(items) - len(shown)} more {noun} not shown; {hint}]")
-    return ToolOutcome(text="\n".join(shown), details={"count": len(items), "truncated": truncated})
+    return ToolOutcome(text="\n".join(shown), truncated=truncated)

@@ -67,11 +67,9 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
-def _denied(
-    text: str, decided_by: DecidedBy, details: Mapping[str, object] | None = None
-) -> ToolOutcome:
+def _denied(text: str, decided_by: DecidedBy, waited_ms: int | None = None) -> ToolOutcome:
     return ToolOutcome(
-        text=text, is_error=True, decision="denied", decided_by=decided_by, details=details or {}
+        text=text, is_error=True, decision="denied", decided_by=decided_by, waited_ms=waited_ms
     )
 
 
@@ -163,12 +161,12 @@ class ApprovingToolbox:
                 warning = self._remember(spec, answer)
         # How long the call waited for the user (and for other prompts): the audit log keeps
         # it apart from how long the tool ran.
-        waited: dict[str, object] = {"waited_ms": round((time.monotonic() - asked) * 1000)}
+        waited = round((time.monotonic() - asked) * 1000)
         # The lock serialises questions, not tool calls: the call runs outside it.
         if decided_by is not None:
             return await self._run(spec, arguments, decided_by, waited)
         if isinstance(answer, ToolOutcome):
-            return replace(answer, details={**answer.details, **waited})
+            return replace(answer, waited_ms=waited)
         if answer.choice is Choice.DENY:
             return _denied("The user denied this tool call.", "user", waited)
         if answer.choice is Choice.DENY_WITH_MESSAGE:
@@ -176,9 +174,7 @@ class ApprovingToolbox:
                 return _denied("The user denied this tool call.", "user", waited)
             said = f"The user denied this tool call and said: {answer.message}"
             return _denied(said, "user", waited)
-        if warning is not None:
-            waited["approval_warning"] = warning
-        return await self._run(spec, frozen, "user", waited)
+        return await self._run(spec, frozen, "user", waited, warning)
 
     @staticmethod
     async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:
@@ -204,11 +200,12 @@ class ApprovingToolbox:
         spec: ToolSpec,
         arguments: Mapping[str, object],
         decided_by: DecidedBy,
-        details: Mapping[str, object] | None = None,
+        waited_ms: int | None = None,
+        warning: str | None = None,
     ) -> ToolOutcome:
         outcome = await self._inner.call(spec, arguments)
-        if details:
-            outcome = replace(outcome, details={**outcome.details, **details})
+        if waited_ms is not None:
+            outcome = replace(outcome, waited_ms=waited_ms, approval_warning=warning)
         if outcome.decision != "allowed":
             return outcome  # the inner toolbox refused at call time; its verdict stands
         return replace(outcome, decided_by=decided_by)

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec, waited_ms
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.redact import Redactor
 
 __all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
@@ -170,7 +170,7 @@ class AuditingToolbox:
             error = f"{type(exc).__name__}: {exc}"
             self._write(record, start, decision=None, decided_by=None, result="error", error=error)
             raise
-        waited = waited_ms(outcome)
+        waited = outcome.waited_ms
         if waited is not None:
             record["waited_ms"] = waited  # time spent asking the user, not running
         self._write(

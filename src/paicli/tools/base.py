@@ -9,8 +9,11 @@ reads (only cancellation escapes).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
+
+from paicli.llm.messages import ToolDefinition
 
 # What a tool can do, which decides whether a call asks first:
 #   read     never asks (read_file, list_dir, glob, grep)
@@ -37,7 +40,7 @@ class ToolSpec:
     read_only_hint: bool = False  # MCP annotations.readOnlyHint (believed for trusted servers)
     trusted_server: bool = False  # MCP tools: the server is marked `trust` in its config
 
-    def openai_tool(self) -> dict[str, object]:
+    def openai_tool(self) -> ToolDefinition:
         """The `tools=[...]` entry of an OpenAI chat completions request."""
         return {
             "type": "function",
@@ -51,14 +54,19 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What a call produced. `text` goes back to the model as the tool message."""
+    """What a call produced. `text` goes back to the model as the tool message; the fields
+    after `decided_by` are facts for the UI and the audit log, set by whoever knows them."""
 
     text: str
     is_error: bool = False
     decision: Decision = "allowed"
     decided_by: DecidedBy | None = None
-    # Extra facts for the UI and the audit log (e.g. {"exit_code": 1, "truncated": True}).
-    details: Mapping[str, object] = field(default_factory=dict)
+    truncated: bool = False  # the output was cut to fit (the text says how)
+    exit_code: int | None = None  # execute_command: the exit status (None: did not exit)
+    timed_out: bool = False  # execute_command: killed at its timeout
+    saved_path: Path | None = None  # the full output, saved when an MCP result was cut
+    waited_ms: int | None = None  # time spent asking the user (approval), not running
+    approval_warning: str | None = None  # an "always allow" answer that could not be saved
 
     @classmethod
     def refused(cls, text: str, decided_by: DecidedBy = "validation") -> ToolOutcome:
@@ -83,10 +91,3 @@ class Toolbox(Protocol):
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         """Run the call. Never raises for a tool failure (only on cancellation)."""
         ...
-
-
-def waited_ms(outcome: ToolOutcome) -> int | None:
-    """How long the call waited for the user's approval (set by the approving wrapper), so
-    run time can be told apart from time spent asking; None when nobody was asked."""
-    waited = outcome.details.get("waited_ms")
-    return waited if isinstance(waited, int) else None

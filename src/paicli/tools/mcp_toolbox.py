@@ -128,13 +128,12 @@ class McpToolbox:
             max_chars=self._max_result_chars,
             results_dir=self._results_dir,
         )
-        details: dict[str, object] = {}
-        if rendered.truncated:
-            details["truncated"] = True
-            details["full_output_path"] = str(rendered.full_output_path or "")
-        if rendered.attachments:
-            details["attachments"] = [a.kind for a in rendered.attachments]
-        return ToolOutcome(rendered.text_with_error_prefix(), rendered.is_error, details=details)
+        return ToolOutcome(
+            rendered.text_with_error_prefix(),
+            rendered.is_error,
+            truncated=rendered.truncated,
+            saved_path=rendered.full_output_path,
+        )
 
     def _clean(self, server: str, tool: Tool) -> CleanedSchema:
         key = (server, tool.name, self.profile)
