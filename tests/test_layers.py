@@ -1,6 +1,7 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
-    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config ─► errors ─► mcp
+    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
+        ─► errors, home, private_files ─► mcp
 
 rich and prompt_toolkit belong to the UI; openai to the model client alone. Only the UI writes
 to the terminal, through its one escaping output path (`paicli.ui.output`).
@@ -17,6 +18,8 @@ RANKS = {
     "paicli.mcp": 0,
     "paicli._version": 0,
     "paicli.errors": 1,
+    "paicli.home": 1,
+    "paicli.private_files": 1,
     "paicli.user_config": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.prompt import system_prompt
+from paicli.home import PaicliHome
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer
-from paicli.servers.config import LoadedConfig, load_config, paicli_home
+from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, ServerManager
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
@@ -36,7 +37,7 @@ from paicli.user_config import UserConfig, load_user_config
 @dataclass
 class Runtime:
     root: Path
-    home: Path
+    home: PaicliHome
     user_config: UserConfig
     settings: ModelSettings
     config: LoadedConfig
@@ -105,25 +106,29 @@ async def open_runtime(
     max_steps: int | None = None,
 ) -> AsyncIterator[Runtime]:
     env = os.environ if environ is None else environ
-    home = paicli_home(env)
+    home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
     settings, problems = resolve_settings(flags=flags, environ=env, user_config=user_config)
     problems = [*user_config.problems, *problems]
-    config = load_config(root, environ=env)
+    config = load_config(root, home=home, environ=env)
     problems += [f"{p.source}: {p.message}" for p in config.errors]
     problems += [f"warning: {w}" for w in config.warnings]
     entries, skipped = approve_servers(
-        config.servers.values(), root, TrustStore(home), trust_all=trust_project, ask=ask_trust
+        config.servers.values(),
+        root,
+        TrustStore(home.trust_store),
+        trust_all=trust_project,
+        ask=ask_trust,
     )
     policy, policy_problems = Policy.from_config(user_config)
-    store = PermissionStore(home)
+    store = PermissionStore(home.permissions)
     problems += [*policy_problems, *store.problems]
     secrets = config_secrets(config)
     if settings.api_key:
         secrets.append(settings.api_key)
-    audit = AuditLog(home / "audit", Redactor(secrets))
-    manager = ServerManager(entries, on_change=on_server_change, log_dir=home / "logs" / "mcp")
-    mcp = McpToolbox(manager, profile=schema_profile(settings), results_dir=home / "tool-results")
+    audit = AuditLog(home.audit_dir, Redactor(secrets))
+    manager = ServerManager(entries, on_change=on_server_change, log_dir=home.mcp_logs_dir)
+    mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
     toolbox: Toolbox = AuditingToolbox(
         ApprovingToolbox(
             CombinedToolbox(BuiltinToolbox(root), mcp),

@@ -12,6 +12,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paicli.home import PaicliHome
+
 
 @dataclass(frozen=True)
 class UserConfig:
@@ -27,10 +29,10 @@ class UserConfig:
         return value if isinstance(value, dict) else {}
 
 
-def load_user_config(home: Path) -> UserConfig:
+def load_user_config(home: PaicliHome) -> UserConfig:
     """`config.toml` wins over `config.json` when both exist (the json form is for people
     who keep every setting in JSON, like mcp.json)."""
-    for path in (home / "config.toml", home / "config.json"):
+    for path in home.settings_files:
         try:
             text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:

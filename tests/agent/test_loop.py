@@ -123,7 +123,7 @@ async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
 
 
 def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
-    files = sorted((runtime.home / "audit").glob("*.jsonl"))
+    files = sorted(runtime.home.audit_dir.glob("*.jsonl"))
     return [json.loads(line) for f in files for line in f.read_text().splitlines()]
 
 
@@ -319,7 +319,7 @@ async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(
     (record,) = audit_lines(runtime)
     assert record["tool"] == "mcp__fault__echo" and record["server"] == "fault"
     assert record["decision"] == "denied" and record["decided_by"] == "user"
-    raw = b"".join(p.read_bytes() for p in (runtime.home / "audit").glob("*.jsonl"))
+    raw = b"".join(p.read_bytes() for p in runtime.home.audit_dir.glob("*.jsonl"))
     assert SECRET.encode() not in raw and API_KEY.encode() not in raw
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from paicli.home import PaicliHome
 from paicli.mcp import HttpServer, StdioServer
 from paicli.servers.config import (
     ConfigWriteError,
@@ -18,7 +19,6 @@ from paicli.servers.config import (
     ServerEntry,
     add_server,
     load_config,
-    paicli_home,
     remove_server,
 )
 
@@ -88,22 +88,17 @@ def test_user_file_servers_become_typed_specs(user_home: Path) -> None:
     assert config.errors == [] and config.warnings == []
 
 
-def test_paicli_home_defaults_to_dot_paicli_in_the_home_folder(user_home: Path) -> None:
-    assert paicli_home({"HOME": str(user_home)}) == user_home / ".paicli"
-
-
 def test_paicli_home_environment_variable_moves_the_user_file(
     tmp_path: Path, user_home: Path
 ) -> None:
     write(tmp_path / "elsewhere" / "mcp.json", servers(a={"command": "a"}))
     config = load(None, user_home, PAICLI_HOME=str(tmp_path / "elsewhere"))
-    assert paicli_home({"PAICLI_HOME": str(tmp_path / "elsewhere")}) == tmp_path / "elsewhere"
     assert only(config).source == tmp_path / "elsewhere" / "mcp.json"
 
 
 def test_home_argument_overrides_paicli_home(tmp_path: Path, user_home: Path) -> None:
     write(tmp_path / "h" / "mcp.json", servers(a={"command": "a"}))
-    config = load_config(None, home=tmp_path / "h", environ={"HOME": str(user_home)})
+    config = load_config(None, home=PaicliHome(tmp_path / "h"), environ={"HOME": str(user_home)})
     assert only(config).name == "a"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from paicli.home import PaicliHome
 from paicli.mcp import ConnectionClosed
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
@@ -38,7 +39,8 @@ def fault(mode: str = "normal", **extra: Any) -> dict[str, Any]:
 
 def load(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> list[Any]:
     write_config(tmp_path, servers)
-    config = load_config(tmp_path, home=tmp_path / "home", environ={"HOME": str(tmp_path)})
+    home = PaicliHome(tmp_path / "home")
+    config = load_config(tmp_path, home=home, environ={"HOME": str(tmp_path)})
     return list(config.servers.values())
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from paicli.home import PaicliHome
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore
 from tests.conftest import SERVERS
@@ -122,15 +123,15 @@ def test_unapproved_project_servers_are_skipped_unless_trusted(
 def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Path]) -> None:
     home, project = places
     project_server(places, [sys.executable, FAULT])
-    entry = load_config(project, home=home).servers["proj"]
-    store = TrustStore(home)
+    entry = load_config(project, home=PaicliHome(home)).servers["proj"]
+    store = TrustStore(PaicliHome(home).trust_store)
     assert not store.is_approved(project, entry)
     store.approve(project, entry)
     assert store.is_approved(project, entry)
     assert "✓ proj" in paicli(places, "list").stderr
     # The same name with another argument asks again.
     project_server(places, [sys.executable, FAULT, "--mode", "garbage_stdout"])
-    changed = load_config(project, home=home).servers["proj"]
+    changed = load_config(project, home=PaicliHome(home)).servers["proj"]
     assert not store.is_approved(project, changed)
     assert "skipping unapproved" in paicli(places, "list").stderr
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from paicli.home import PaicliHome
 from paicli.mcp import (
     ClientSession,
     Progress,
@@ -275,7 +276,7 @@ async def test_calls_are_answered_while_a_sleep_runs() -> None:
 def repository_config(tmp_path: Path) -> LoadedConfig:
     """The repository's config as paicli loads it, with an empty user config."""
     environ = {"HOME": str(tmp_path), "PAICLI_HOME": str(tmp_path / ".paicli")}
-    return load_config(REPO, home=tmp_path / ".paicli", environ=environ)
+    return load_config(REPO, home=PaicliHome(tmp_path / ".paicli"), environ=environ)
 
 
 def test_the_repository_config_points_at_both_example_servers(tmp_path: Path) -> None:

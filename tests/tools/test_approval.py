@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from paicli.home import PaicliHome
 from paicli.tools.approval import (
     Answer,
     ApprovalRequest,
@@ -117,7 +118,7 @@ def wrapper(
     return ApprovingToolbox(
         inner,
         policy=policy or Policy(),
-        store=PermissionStore(tmp_path),
+        store=PermissionStore(tmp_path / "permissions.json"),
         approver=approver,
         flag_allow=flag_allow,
         yes=yes,
@@ -443,7 +444,7 @@ def test_policy_reads_the_permissions_section(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
         '[permissions]\nallow = ["mcp__fs__read_*", "execute_command"]\ndeny = ["mcp__web__*"]\n'
     )
-    policy, problems = Policy.from_config(load_user_config(tmp_path))
+    policy, problems = Policy.from_config(load_user_config(PaicliHome(tmp_path)))
     assert problems == []
     assert policy == Policy(allow=("mcp__fs__read_*", "execute_command"), deny=("mcp__web__*",))
     assert policy.allows("mcp__fs__read_text") and not policy.allows("mcp__fs__write")
@@ -475,7 +476,7 @@ def test_a_permissions_value_that_is_not_a_table_is_reported() -> None:
 def test_a_broken_permission_store_reads_as_empty_and_is_not_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "permissions.json"
     path.write_text('{"allow": ["write_file",')
-    store = PermissionStore(tmp_path)
+    store = PermissionStore(path)
     assert store.patterns == ()
     assert len(store.problems) == 1 and str(path) in store.problems[0]
     problem = store.add("execute_command")
@@ -485,10 +486,11 @@ def test_a_broken_permission_store_reads_as_empty_and_is_not_overwritten(tmp_pat
 
 
 def test_saving_keeps_answers_another_process_saved_meanwhile(tmp_path: Path) -> None:
-    first, second = PermissionStore(tmp_path), PermissionStore(tmp_path)
+    path = tmp_path / "permissions.json"
+    first, second = PermissionStore(path), PermissionStore(path)
     assert first.add("write_file") is None
     assert second.add("execute_command") is None
-    assert PermissionStore(tmp_path).patterns == ("write_file", "execute_command")
+    assert PermissionStore(path).patterns == ("write_file", "execute_command")
     assert [p.name for p in tmp_path.iterdir()] == ["permissions.json"]  # no temporary left
 
 

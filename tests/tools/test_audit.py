@@ -73,7 +73,7 @@ def audited(
         clock=clock or FixedClock(datetime(2025, 3, 14, 9, 30, tzinfo=ZONE)),
     )
     approving = ApprovingToolbox(
-        inner, policy=Policy(), store=PermissionStore(tmp_path), approver=None
+        inner, policy=Policy(), store=PermissionStore(tmp_path / "permissions.json"), approver=None
     )
     return AuditingToolbox(approving, log, session_id="sess-1"), log
 
@@ -260,7 +260,7 @@ async def test_time_spent_asking_is_kept_apart_from_the_run_time(
         ApprovingToolbox(
             SlowToolbox(),
             policy=Policy(),
-            store=PermissionStore(tmp_path),
+            store=PermissionStore(tmp_path / "permissions.json"),
             approver=SlowApprover(),
         ),
         log,

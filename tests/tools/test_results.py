@@ -16,7 +16,6 @@ from paicli.tools.results import (
     DEFAULT_MAX_CHARS,
     Attachment,
     ModelResult,
-    default_results_dir,
     to_model_result,
     write_full_output,
 )
@@ -249,12 +248,3 @@ def test_lone_surrogates_from_json_escapes_are_written(tmp_path: Path) -> None:
 def test_max_chars_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="max_chars"):
         render({"content": []}, tmp_path, max_chars=0)
-
-
-def test_default_directory_follows_paicli_home(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("PAICLI_HOME", str(tmp_path))
-    assert default_results_dir() == tmp_path / "tool-results"
-    monkeypatch.delenv("PAICLI_HOME")
-    assert default_results_dir() == Path.home() / ".paicli" / "tool-results"

@@ -145,9 +145,10 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
 
 def config_files_exist() -> bool:
     """Whether any MCP config file exists (the user one, or the project's in the cwd)."""
-    home = os.environ.get("PAICLI_HOME") or os.path.join(os.path.expanduser("~"), ".paicli")
+    from paicli.home import PaicliHome  # noqa: PLC0415 - standard library only, cheap
+
     candidates = (
-        os.path.join(home, "mcp.json"),
+        PaicliHome.from_environ().mcp_config,
         os.path.join(".paicli", "mcp.json"),
         ".mcp.json",
     )

@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paicli.home import PaicliHome
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
     ServerEntry,
     add_server,
     load_config,
-    paicli_home,
     remove_server,
 )
 from paicli.servers.errors import ServerError
@@ -54,7 +54,7 @@ def run(options: argparse.Namespace) -> int:
 def config_path(scope: str) -> Path:
     if scope == "project":
         return Path.cwd() / ".paicli" / "mcp.json"
-    return paicli_home() / "mcp.json"
+    return PaicliHome.from_environ().mcp_config
 
 
 def add(options: argparse.Namespace) -> int:
@@ -122,7 +122,7 @@ def remove(options: argparse.Namespace) -> int:
 
 
 def logs(options: argparse.Namespace) -> int:
-    path = paicli_home() / "logs" / "mcp" / f"{options.name}.log"
+    path = PaicliHome.from_environ().mcp_log(options.name)
     try:
         lines = log_lines(path)
     except FileNotFoundError:
@@ -141,7 +141,7 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     allowed, skipped = approve_servers(
         config.servers.values(),
         Path.cwd(),
-        TrustStore(paicli_home()),
+        TrustStore(PaicliHome.from_environ().trust_store),
         trust_all=trust_flag,
         ask=ask,
     )
@@ -170,7 +170,7 @@ async def with_servers(options: argparse.Namespace) -> int:
     if not entries and not skipped:
         out(NO_SERVERS)
         return 0
-    log_dir = paicli_home() / "logs" / "mcp"
+    log_dir = PaicliHome.from_environ().mcp_logs_dir
     async with ServerManager(entries, on_change=mcp_shell.Progress(), log_dir=log_dir) as manager:
         await manager.wait_ready()
         servers = manager.servers()
@@ -211,6 +211,12 @@ async def call(manager: ServerManager, options: argparse.Namespace) -> int:
     except ServerError as exc:
         err(f"paicli mcp call: {exc}")
         return 1
-    shown = await asyncio.to_thread(to_model_result, result, server=options.name, tool=options.tool)
+    shown = await asyncio.to_thread(
+        to_model_result,
+        result,
+        server=options.name,
+        tool=options.tool,
+        results_dir=PaicliHome.from_environ().tool_results_dir,
+    )
     mcp_shell.show_result(shown.text, is_error=shown.is_error, seconds=time.monotonic() - started)
     return 1 if shown.is_error else 0

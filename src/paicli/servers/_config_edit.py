@@ -8,12 +8,10 @@ failure the file is left exactly as it was and `ConfigWriteError` says why.
 from __future__ import annotations
 
 import json
-import os
-import stat
-import tempfile
 from collections.abc import Mapping
-from contextlib import suppress
 from pathlib import Path
+
+from paicli.private_files import write_atomically
 
 from ._config_file import InvalidConfig, read_document
 from .errors import ConfigError
@@ -61,22 +59,8 @@ def _write_atomically(path: Path, document: dict[str, object]) -> None:
     target = path.resolve() if path.is_symlink() else path
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # The temporary file sits next to the target so os.replace stays an atomic rename.
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            # mkstemp creates 0600, which suits a new file that may hold tokens; an existing
-            # file keeps the mode its owner chose.
-            with suppress(FileNotFoundError):
-                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
-            os.replace(temporary, target)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
+        # A new file is 0600, which suits a file that may hold tokens; an existing file
+        # keeps the mode its owner chose.
+        write_atomically(target, text.encode("utf-8"), keep_mode=True)
     except OSError as exc:
         raise ConfigWriteError(f"{path}: cannot write: {exc.strerror or exc}") from exc

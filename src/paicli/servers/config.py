@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from paicli.home import PaicliHome, user_home
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
 
 from ._config_edit import ConfigWriteError, add_server, remove_server
@@ -43,14 +44,13 @@ __all__ = [
     "ServerEntry",
     "add_server",
     "load_config",
-    "paicli_home",
     "remove_server",
 ]
 
 Scope = Literal["user", "project", "claude"]
 RestartPolicy = Literal["never", "on-failure"]
 
-_CONFIG_NAME = "mcp.json"
+_PROJECT_CONFIG = Path(".paicli", "mcp.json")
 # Enough to ride out a server that crashes now and then, few enough that one crashing at
 # every start gives up quickly (the manager's backoff spaces the attempts).
 DEFAULT_MAX_RESTARTS = 3
@@ -103,35 +103,28 @@ class LoadedConfig:
     warnings: list[str] = field(default_factory=list)
 
 
-def paicli_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The paicli folder: `$PAICLI_HOME`, else `~/.paicli`."""
-    env = os.environ if environ is None else environ
-    override = env.get("PAICLI_HOME")
-    return Path(override).expanduser() if override else _user_home(env) / ".paicli"
-
-
 def load_config(
     project_dir: Path | None,
     *,
-    home: Path | None = None,
+    home: PaicliHome | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
-    """Read the user file (in `home`, default `paicli_home()`) and, with a project, its files."""
+    """Read the user file (in `home`, default from `environ`) and, with a project, its files."""
     env = os.environ if environ is None else environ
-    user_home = _user_home(env)
-    user_file = (home if home is not None else paicli_home(env)) / _CONFIG_NAME
-    variables = {**env, "HOME": str(user_home)}
+    home_folder = user_home(env)
+    user_file = (home or PaicliHome.from_environ(env)).mcp_config
+    variables = {**env, "HOME": str(home_folder)}
     layers: list[tuple[Path, Scope]] = [(user_file, "user")]
     if project_dir is not None:
         variables["PROJECT_DIR"] = str(project_dir)
-        project_file = project_dir / ".paicli" / _CONFIG_NAME
+        project_file = project_dir / _PROJECT_CONFIG
         layers.insert(0, (project_dir / ".mcp.json", "claude"))
         # Run from the home folder, the project file *is* the user file: read it once, as user.
         if project_file.resolve() != user_file.resolve():
             layers.append((project_file, "project"))
     config = LoadedConfig()
     for path, scope in layers:  # lowest precedence first: later files replace names
-        shown = _shown(path, user_home)
+        shown = _shown(path, home_folder)
         try:
             servers = _servers_of(read_document(path, shown), shown, config.warnings)
         except InvalidConfig as exc:
@@ -144,15 +137,9 @@ def load_config(
     return config
 
 
-def _user_home(env: Mapping[str, str]) -> Path:
-    # Path.home() reads os.environ; an injected HOME wins so callers and tests stay hermetic.
-    home = env.get("HOME")
-    return Path(home) if home else Path.home()
-
-
-def _shown(path: Path, user_home: Path) -> str:
+def _shown(path: Path, home_folder: Path) -> str:
     try:
-        return "~/" + path.relative_to(user_home).as_posix()
+        return "~/" + path.relative_to(home_folder).as_posix()
     except ValueError:
         return str(path)
 

@@ -34,6 +34,7 @@ from paicli.mcp import (
     Tool,
     connect,
 )
+from paicli.private_files import make_private_dir
 
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 
@@ -263,6 +264,8 @@ class ServerManager:
         spec = server.entry.spec
         assert spec is not None
         if isinstance(spec, StdioServer) and self._log_dir and spec.stderr_file is None:
+            with contextlib.suppress(OSError):  # the library then reports the unusable folder
+                make_private_dir(self._log_dir)
             spec = dataclasses.replace(spec, stderr_file=str(self._log_dir / f"{server.name}.log"))
         while True:
             failure = await self._run_once(server, spec)

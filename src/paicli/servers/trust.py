@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from paicli.mcp import HttpServer, StdioServer
+from paicli.private_files import write_atomically
 
 from .config import ServerEntry
 
 __all__ = ["TrustAsk", "TrustStore", "approve_servers", "describe", "fingerprint", "needs_approval"]
-
-STORE_NAME = "trusted-servers.json"
 
 
 def fingerprint(entry: ServerEntry) -> str:
@@ -61,10 +58,11 @@ def needs_approval(entry: ServerEntry) -> bool:
 
 
 class TrustStore:
-    """Approved (project, server fingerprint) pairs, stored as JSON under PAICLI_HOME."""
+    """Approved (project, server fingerprint) pairs, stored as JSON at `path`
+    (`PaicliHome.trust_store`)."""
 
-    def __init__(self, home: Path) -> None:
-        self._path = home / STORE_NAME
+    def __init__(self, path: Path) -> None:
+        self._path = path
 
     def _read(self) -> dict[str, list[str]]:
         try:
@@ -88,17 +86,8 @@ class TrustStore:
         hashes = data.setdefault(key, [])
         if fingerprint(entry) not in hashes:
             hashes.append(fingerprint(entry))
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self._path.parent, prefix=".trusted-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2, sort_keys=True)
-                f.write("\n")
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self._path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        write_atomically(self._path, text.encode("utf-8"))
 
 
 # Asked once per unapproved project server before it may start: True runs it (and remembers).

@@ -11,10 +11,11 @@ from __future__ import annotations
 import codecs
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
+
+from paicli.private_files import write_atomically
 
 from ._paths import Confinement
 from .base import ToolOutcome
@@ -295,28 +296,10 @@ def _not_writable(path: Path, shown: str) -> ToolOutcome | None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, then rename it over `path`.
-
-    The old file keeps its permissions; a new one gets the usual mode for the umask. On any
-    failure the temporary file is removed and `path` is untouched."""
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Replace a project file's content in one step (`paicli.private_files`): the old file
+    keeps its permissions; a new one gets the usual mode for the umask, as an editor's would.
+    On any failure `path` is untouched."""
+    write_atomically(path, data, mode=0o666 & ~_umask(), keep_mode=True)
 
 
 def _umask() -> int:

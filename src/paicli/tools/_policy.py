@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from paicli.private_files import write_atomically
 from paicli.user_config import UserConfig
 
 _log = logging.getLogger(__name__)
 
-_STORE_NAME = "permissions.json"
 _STORE_VERSION = 1
 
 
@@ -81,10 +78,11 @@ def _patterns(value: object, where: str, problems: list[str]) -> tuple[str, ...]
 
 
 class PermissionStore:
-    """The saved "always allow" tool names (or patterns) in `home/permissions.json`."""
+    """The saved "always allow" tool names (or patterns) in the file at `path`
+    (`PaicliHome.permissions`)."""
 
-    def __init__(self, home: Path) -> None:
-        self.path = home / _STORE_NAME
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._patterns, problem = self._read()
         self.problems: list[str] = [problem] if problem else []
         self._broken = problem is not None
@@ -137,16 +135,4 @@ class PermissionStore:
 
     def _write(self, patterns: list[str]) -> None:
         text = json.dumps({"version": _STORE_VERSION, "allow": patterns}, indent=2) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # The temporary file sits next to the target so os.replace stays an atomic rename.
-        fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{_STORE_NAME}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_atomically(self.path, text.encode("utf-8"))

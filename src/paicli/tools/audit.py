@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from paicli.private_files import make_private_dir
 from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.redact import Redactor
 
@@ -66,7 +67,8 @@ class AuditLog:
                 _log.warning("cannot write the audit log in %s: %s", self.directory, exc)
 
     def _append(self, day: str, data: bytes) -> None:
-        self._ensure_directory()
+        # 0700: the log may hold file contents and commands.
+        make_private_dir(self.directory)
         # O_APPEND and a single write: concurrent paicli processes interleave whole lines.
         fd = os.open(
             self.directory / f"{day}.jsonl",
@@ -77,14 +79,6 @@ class AuditLog:
             os.write(fd, data)
         finally:
             os.close(fd)
-
-    def _ensure_directory(self) -> None:
-        try:
-            self.directory.mkdir(parents=True)
-        except FileExistsError:
-            return
-        # mkdir's mode is filtered by the umask; the log may hold file contents and commands.
-        os.chmod(self.directory, 0o700)
 
     def tail(self, n: int) -> list[dict[str, object]]:
         """The last `n` records across the newest day files, oldest first. Unreadable files

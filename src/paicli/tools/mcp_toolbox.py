@@ -38,9 +38,9 @@ class McpToolbox:
         self,
         manager: ServerManager,
         *,
+        results_dir: Path,  # where capped results are saved whole
         profile: Profile = "default",
         max_result_chars: int = DEFAULT_MAX_CHARS,
-        results_dir: Path | None = None,
     ) -> None:
         self._manager = manager
         self.profile: Profile = profile  # may change with the model (`/model`)

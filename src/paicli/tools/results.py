@@ -2,14 +2,14 @@
 
 Content blocks are rendered in order, one per line: text as is, everything else as a short
 `[bracketed placeholder]` (never base64). The binary data stays in `ModelResult.attachments` for
-multimodal models. Text over `max_chars` is capped: the full text goes to a file under
-`$PAICLI_HOME/tool-results/` and the model gets the head plus a note naming that file.
+multimodal models. Text over `max_chars` is capped: the full text goes to a private file in the
+caller's results folder (`PaicliHome.tool_results_dir`) and the model gets the head plus a note
+naming that file.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import unicodedata
@@ -28,13 +28,12 @@ from paicli.mcp import (
     TextContent,
     UnknownContent,
 )
-from paicli.servers.config import paicli_home
+from paicli.private_files import write_atomically
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "Attachment",
     "ModelResult",
-    "default_results_dir",
     "to_model_result",
     "write_full_output",
 ]
@@ -88,20 +87,16 @@ class ModelResult:
         return f"Error: {self.text}"
 
 
-def default_results_dir() -> Path:
-    """`$PAICLI_HOME/tool-results`, with PAICLI_HOME defaulting to `~/.paicli`."""
-    return paicli_home() / "tool-results"
-
-
 def to_model_result(
     result: CallToolResult,
     *,
     server: str,
     tool: str,
+    results_dir: Path,
     max_chars: int = DEFAULT_MAX_CHARS,
-    results_dir: Path | None = None,
 ) -> ModelResult:
-    """Render `result` for the model, capping text longer than `max_chars`.
+    """Render `result` for the model, capping text longer than `max_chars` (the whole text
+    is then saved in `results_dir`).
 
     Blocking: when the text is over the cap this writes a file, so async callers should run
     it with `asyncio.to_thread` (rendering itself is cheap CPU work).
@@ -115,9 +110,7 @@ def to_model_result(
     omitted = len(text) - len(head)
     path: Path | None
     try:
-        path = write_full_output(
-            text, directory=results_dir or default_results_dir(), server=server, tool=tool
-        )
+        path = write_full_output(text, directory=results_dir, server=server, tool=tool)
         where = f"The full output was saved to {path}"
     except OSError as exc:
         path = None
@@ -130,20 +123,18 @@ def to_model_result(
 
 
 def write_full_output(text: str, *, directory: Path, server: str, tool: str) -> Path:
-    """Write `text` to a new 0600 file in `directory` (created if needed); return its path.
+    """Write `text` to a new private file in `directory` (created 0700 if needed); return
+    its path.
 
-    Synchronous and self-contained so an async caller can hand it to a thread.
-    Raises `OSError` when the directory or file cannot be created.
+    Synchronous and self-contained so an async caller can hand it to a thread. The name is
+    unique (a microsecond stamp and random digits), and the write atomic, so a reader never
+    sees half a result. Raises `OSError` when the directory or file cannot be created.
     """
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     name = f"{stamp}-{_safe_name(server)}-{_safe_name(tool)}-{secrets.token_hex(3)}.txt"
     path = directory / name
-    # O_EXCL: never follow or overwrite anything already at this path.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     # JSON escapes can yield lone surrogates that UTF-8 cannot encode; keep them visible.
-    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as file:
-        file.write(text)
+    write_atomically(path, text.encode("utf-8", errors="backslashreplace"))
     return path
 
 

@@ -156,7 +156,7 @@ def _report(console: Console, server: ManagedServer) -> None:
 
 def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
     try:
-        lines = log_lines(runtime.home / "logs" / "mcp" / f"{server.name}.log")
+        lines = log_lines(runtime.home.mcp_log(server.name))
     except OSError:
         lines = list(server.stderr_tail)
     if server.session is not None:

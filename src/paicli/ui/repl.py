@@ -27,6 +27,7 @@ from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
+from paicli.private_files import make_private_dir
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
@@ -220,9 +221,9 @@ class Repl:
             else:
                 buffer.validate_and_handle()
 
-        history_file = runtime.home / "history"
+        history_file = runtime.home.history_file
         with contextlib.suppress(OSError):
-            history_file.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(history_file.parent)
         assert self.resources is not None
         resources = self.resources
         return PromptSession(

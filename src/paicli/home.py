@@ -1,0 +1,84 @@
+"""paicli's own folder, `$PAICLI_HOME` (default `~/.paicli`), and every path in it.
+
+`PaicliHome.from_environ` is the one place that reads `PAICLI_HOME`; everything else is given a
+`PaicliHome` (or one of its paths), so a run and its tests name one folder consistently:
+
+    mcp.json                  the user's MCP servers (paicli.servers.config)
+    config.toml, config.json  settings: model, permissions (paicli.user_config)
+    trusted-servers.json      approved project servers (paicli.servers.trust)
+    permissions.json          "always allow" answers (paicli.tools approval)
+    audit/YYYY-MM-DD.jsonl    one line per tool call (paicli.tools.audit)
+    tool-results/             MCP results too long for the model, saved whole
+    logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
+    history                   the REPL's prompt history
+
+Files paicli writes here are private (0600, folders 0700): see `paicli.private_files`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PaicliHome", "user_home"]
+
+
+def user_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's home folder: `HOME` from `environ` when set, else `Path.home()`."""
+    env = os.environ if environ is None else environ
+    # Path.home() reads os.environ; an injected HOME wins so callers and tests stay hermetic.
+    home = env.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+@dataclass(frozen=True)
+class PaicliHome:
+    """The paicli folder at `root`, and the path of each thing kept in it."""
+
+    root: Path
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> PaicliHome:
+        """`$PAICLI_HOME`, else `~/.paicli` (from `environ`, default the process's)."""
+        env = os.environ if environ is None else environ
+        override = env.get("PAICLI_HOME")
+        return cls(Path(override).expanduser() if override else user_home(env) / ".paicli")
+
+    @property
+    def mcp_config(self) -> Path:
+        return self.root / "mcp.json"
+
+    @property
+    def settings_files(self) -> tuple[Path, ...]:
+        """The settings file's possible names, the one that wins first."""
+        return (self.root / "config.toml", self.root / "config.json")
+
+    @property
+    def trust_store(self) -> Path:
+        return self.root / "trusted-servers.json"
+
+    @property
+    def permissions(self) -> Path:
+        return self.root / "permissions.json"
+
+    @property
+    def audit_dir(self) -> Path:
+        return self.root / "audit"
+
+    @property
+    def tool_results_dir(self) -> Path:
+        return self.root / "tool-results"
+
+    @property
+    def mcp_logs_dir(self) -> Path:
+        return self.root / "logs" / "mcp"
+
+    def mcp_log(self, server: str) -> Path:
+        """Where the stderr of the stdio server `server` is mirrored."""
+        return self.mcp_logs_dir / f"{server}.log"
+
+    @property
+    def history_file(self) -> Path:
+        return self.root / "history"
