@@ -171,9 +171,7 @@ class Agent:
                 f"Error: there is no tool named {call.name!r}. Tools available: {offered}.", True
             )
         if isinstance(arguments, str):
-            return ToolOutcome(
-                arguments, is_error=True, decision="refused", decided_by="validation"
-            )
+            return ToolOutcome.refused(arguments)
         try:
             return await self.toolbox.call(spec, arguments)
         except asyncio.CancelledError:

@@ -1,4 +1,6 @@
-"""The model layer: which model to talk to (`settings`) and a streaming client for it.
+"""The model layer: which model to talk to (`settings`), a streaming client for it, the
+conversation it reads (`messages`: typed chat-completions messages) and tool schemas cleaned
+for each provider (`schema`).
 
 `paicli.llm` itself never loads the openai SDK: import `LlmClient` from `paicli.llm.client`
 where a model is actually called, so commands that never talk to a model start quickly.

@@ -1,1 +1,3 @@
-"""Tools the agent can call: built-ins, MCP servers' tools, and the wrappers around them."""
+"""Tools the agent can call: built-ins (one record each in `_catalog`), MCP servers' tools
+(`mcp_toolbox`, with their model-facing names in `naming` and results in `results`), and the
+wrappers around them (approval, audit), composed in `registry`."""

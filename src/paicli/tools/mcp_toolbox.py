@@ -87,22 +87,16 @@ class McpToolbox:
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         tool = self._originals.get(spec.name)
         if tool is None or spec.server is None:
-            return ToolOutcome(
-                f"Error: the tool {spec.name} is not available now (its server is not ready).",
-                is_error=True,
-                decision="refused",
-                decided_by="validation",
+            return ToolOutcome.refused(
+                f"Error: the tool {spec.name} is not available now (its server is not ready)."
             )
         cleaned = self._clean(spec.server, tool)
         problem = validate_arguments(tool.input_schema, cleaned.arguments_for_server(arguments))
         if problem is None:
             return None
-        return ToolOutcome(
+        return ToolOutcome.refused(
             f"Error: the arguments do not match the tool's input schema; nothing was sent to "
-            f"the server. {problem}",
-            is_error=True,
-            decision="refused",
-            decided_by="validation",
+            f"the server. {problem}"
         )
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:

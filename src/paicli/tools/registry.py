@@ -33,12 +33,7 @@ class CombinedToolbox:
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         owner = self._owner.get(spec.name)
         if owner is None:
-            return ToolOutcome(
-                f"Error: the tool {spec.name} is not available now.",
-                is_error=True,
-                decision="refused",
-                decided_by="validation",
-            )
+            return ToolOutcome.refused(f"Error: the tool {spec.name} is not available now.")
         return owner.precheck(spec, arguments)
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
