@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
+from tests.processes import processes_with
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -201,3 +202,39 @@ async def test_a_step_budget_below_one_is_a_usage_error(project: Path) -> None:
     run = await paicli(project, "-p", "hi", "--max-steps", "0")
     assert run.code == 2
     assert "at least 1" in run.stderr
+
+
+async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call_timeout(
+    tmp_path: Path,
+) -> None:
+    # Before: writing a large argument (more than the pipe and the write buffer hold,
+    # about 128 KiB) blocked for ever: 11 minutes until kill -9, which orphaned the server.
+    # Now the call fails at its 1 s timeout, the model reads the error, the run ends
+    # normally and the stuck server is stopped.
+    root = tmp_path / "project"
+    (root / ".paicli").mkdir(parents=True)
+    server = {
+        "command": sys.executable,
+        "args": [
+            str(SERVERS / "fault_server.py"),
+            "--mode",
+            "stop_reading",
+            "--stop-after",
+            "tools/list",
+        ],
+        "timeout": 1,
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"stuck": server}}))
+    arguments = json.dumps({"text": "x" * (512 * 1024)})
+    script: list[Json] = [
+        {"tool_calls": [{"name": "mcp__stuck__echo", "arguments": arguments}]},
+        {"text": "It did not answer."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(root, "-p", "echo a lot", "--trust-project", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "It did not answer.\n"
+    tool_result = llm.requests[1]["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert "timed out" in tool_result["content"] or "stopped reading" in tool_result["content"]
+    assert not processes_with(str(SERVERS / "fault_server.py") + "\x00--mode\x00stop_reading")

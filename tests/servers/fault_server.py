@@ -169,6 +169,7 @@ class FaultServer:
         self.mode: str = opts.mode
         self.repeat_cursor: bool = opts.repeat_cursor
         self.reject_next: bool = opts.reject_first_version
+        self.stop_after: str = opts.stop_after
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.calls: dict[Any, Call] = {}
@@ -227,8 +228,8 @@ class FaultServer:
             pass
 
     def read(self, lines: Iterable[bytes] | None) -> None:
-        # stop_reading: once initialized, never read stdin again (but stay alive), so a
-        # large enough request fills the pipe and the client's write cannot complete.
+        # stop_reading: after --stop-after (default: once initialized), never read stdin
+        # again (but stay alive), so a large request fills the pipe and its write stalls.
         if self.mode == "ignore_sigterm":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             # Inherits our stdout/stderr, as careless real servers' children do.
@@ -249,7 +250,7 @@ class FaultServer:
                 self.error(None, RpcFault(-32600, "Invalid Request"))
                 continue
             self.on_message(message)
-            if self.mode == "stop_reading" and message.get("method") == "notifications/initialized":
+            if self.mode == "stop_reading" and message.get("method") == self.stop_after:
                 while True:
                     time.sleep(3600)
         if self.mode == "ignore_sigterm":
@@ -588,6 +589,12 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
         "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
     )
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
+    parser.add_argument(
+        "--stop-after",
+        default="notifications/initialized",
+        metavar="METHOD",
+        help="stop_reading: the last message read",
+    )
     parser.add_argument(
         "--reject-first-version", action="store_true", help="modern: -32022 the first request"
     )
