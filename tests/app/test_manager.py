@@ -65,7 +65,7 @@ async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: P
         assert result.text == "hi"
         await manager.wait_ready()
         assert manager.get("slow").state is ServerState.ERROR
-        assert "initialize timed out" in (manager.get("slow").error or "")
+        assert "initialize) timed out after 1s" in (manager.get("slow").error or "")
         broken = manager.get("broken")
         assert broken.state is ServerState.ERROR
         assert "exit code 2" in (broken.error or "")
