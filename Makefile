@@ -105,10 +105,11 @@ fmt: $(UV_SYNC_STAMP)
 	$(UVRUN) ruff format
 	$(UVRUN) ruff check --fix
 
-# `make run` opens the REPL in this repository: its .paicli/mcp.json starts two example servers
+# `make run` opens the REPL in this repository (it installs only the Python env: no npm test
+# servers, no conformance runner); its .paicli/mcp.json starts two example servers
 # (after the trust prompt); with no model configured it says how to configure one.
 RUN_ARGS ?=
-run: setup
+run: $(UV_SYNC_STAMP)
 	$(UVRUN) paicli $(or $(ARGS),$(RUN_ARGS))
 
 bench: setup
