@@ -20,7 +20,7 @@ Each reply is a dict; every key is optional:
                          "type": "..."}; a message is made up when absent
     retry_after   float  a Retry-After header (seconds) on the error
     hang          bool   send the first chunk, then nothing until the client goes away
-                         (`ScriptedLlm.disconnected` is set when it does)
+                         (`disconnected` is set when it does)
     disconnect    str    "before": drop the connection without answering; "midway": drop
                          it after the first text chunk
 
@@ -28,11 +28,14 @@ Requests without `"stream": true` get one JSON `chat.completion` instead. When t
 runs out, every further request gets a 500 saying so (with Retry-After: 0, so a retrying
 client fails fast and loudly). `GET /v1/models` lists the one model.
 
-Two ways to run it:
+The script engine (`LlmScript`) is shared by three ways to run it:
 
-    async with ScriptedLlm([{"text": "Hello"}]) as llm:   # in-process
+    async with ScriptedLlm([{"text": "Hello"}]) as llm:   # aiohttp on 127.0.0.1
         llm.base_url     # "http://127.0.0.1:PORT/v1"
         llm.requests     # the JSON bodies received, in order
+
+    async with MemoryLlm([{"text": "Hello"}]) as llm:     # tests/llm_memory.py: no socket
+        llm.http_client()  # an httpx2.AsyncClient (what openai runs on) answered in memory
 
     python tests/llm_server.py --script script.json --port-file PATH [--requests-file PATH]
 
@@ -50,12 +53,16 @@ import os
 import re
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from aiohttp import web
+
+if TYPE_CHECKING:
+    import httpx2
 
 Json = dict[str, Any]
 
@@ -85,15 +92,33 @@ ARGUMENT_PIECES = 3
 SHUTDOWN_TIMEOUT = 2.0
 
 
-class ScriptedLlm:
-    """The server, in-process. `async with` starts it on a free port and stops it."""
+class Dropped(Exception):
+    """The script drops the connection here (`disconnect`)."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the script answers one request; an adapter puts it on its own wire."""
+
+    kind: Literal["json", "stream", "drop"]  # drop: close the connection, answer nothing
+    status: int = 200
+    body: Json | None = None  # json: an error or an unstreamed completion
+    headers: Mapping[str, str] = field(default_factory=dict)
+    chunks: tuple[Json, ...] = ()  # stream: the chunks, the usage chunk included
+    chunk_delay: float = 0.0
+    hang: bool = False  # json: answer once the client is gone; stream: stop after one text chunk
+    drop_midway: bool = False  # stream: close the connection after the first text chunk
+
+
+class LlmScript:
+    """The script engine both adapters share: validates and records requests, decides each
+    reply, paces streamed chunks, and notices a client that goes away."""
 
     def __init__(
         self,
         script: Sequence[Mapping[str, Any]],
         *,
         model: str = DEFAULT_MODEL,
-        port: int = 0,
         requests_file: Path | None = None,
     ) -> None:
         self.script: list[Json] = [dict(reply) for reply in script]
@@ -101,22 +126,21 @@ class ScriptedLlm:
         self.requests: list[Json] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
         self.disconnected = asyncio.Event()  # a hung or streaming client went away
-        self.port = port
         self._requests_file = requests_file
         self._next = 0
-        self._closing = asyncio.Event()
-        self._runner: web.AppRunner | None = None
+        self._closed = False
+        self._waiting: set[asyncio.Event] = set()  # released when the script closes
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}/v1"
+        raise NotImplementedError
 
     @property
     def remaining(self) -> int:
         """Replies not yet consumed."""
         return len(self.script) - self._next
 
-    async def __aenter__(self) -> ScriptedLlm:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -127,6 +151,110 @@ class ScriptedLlm:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+    async def start(self) -> None:
+        """Nothing to start: an adapter that listens somewhere overrides this."""
+
+    async def aclose(self) -> None:
+        """Release every wait for a client (a hung reply ends)."""
+        self._closed = True
+        for gone in self._waiting:
+            gone.set()
+
+    def http_client(self) -> httpx2.AsyncClient | None:
+        """The HTTP client that reaches this script; None: the SDK's own, over a socket."""
+        return None
+
+    def models(self) -> Json:
+        """The `GET /v1/models` body: the one model."""
+        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "paicli-tests"}
+        return {"object": "list", "data": [model]}
+
+    def reply_to(self, raw: bytes, authorization: str | None) -> Reply:
+        """The reply to one `POST /v1/chat/completions` with body `raw`."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _error(400, "request body is not JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "request body needs a `messages` list")
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return _error(400, "request body needs a `model`")
+        self.requests.append(body)
+        self.authorizations.append(authorization)
+        if self._requests_file is not None:
+            with self._requests_file.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(body) + "\n")
+        if self._next >= len(self.script):
+            return _error(
+                500,
+                f"scripted LLM: script exhausted after {len(self.script)} replies "
+                f"(this is request {len(self.requests)})",
+                retry_after=0.0,
+            )
+        reply = self.script[self._next]
+        self._next += 1
+        unknown = set(reply) - REPLY_KEYS
+        if unknown:
+            return _error(500, f"scripted LLM: unknown reply keys {sorted(unknown)}")
+        return _answer(body, reply)
+
+    async def frames(self, reply: Reply, gone: asyncio.Event | None = None) -> AsyncIterator[bytes]:
+        """A streamed reply's bytes, one server-sent event per chunk, `chunk_delay` apart.
+        Raises `Dropped` where the script drops the connection; a hanging reply stops after
+        its first text chunk once the client is gone (`gone` set, or this task cancelled)."""
+        try:
+            for number, chunk in enumerate(reply.chunks):
+                if number and reply.chunk_delay:
+                    await asyncio.sleep(reply.chunk_delay)
+                yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
+                if number == 1 and reply.drop_midway:
+                    self.disconnected.set()
+                    raise Dropped
+                if number == 1 and reply.hang:
+                    await self.wait_for_disconnect(gone)
+                    return
+            yield b"data: [DONE]\n\n"
+        except asyncio.CancelledError:
+            self.disconnected.set()
+            raise
+
+    async def wait_for_disconnect(self, gone: asyncio.Event | None = None) -> None:
+        """Until the client goes away (`gone` is set or this task is cancelled) or the
+        script closes."""
+        gone = gone or asyncio.Event()
+        self._waiting.add(gone)
+        try:
+            if not self._closed:
+                await gone.wait()
+            if not self._closed:
+                self.disconnected.set()
+        except asyncio.CancelledError:
+            self.disconnected.set()
+            raise
+        finally:
+            self._waiting.discard(gone)
+
+
+class ScriptedLlm(LlmScript):
+    """The script served by aiohttp on 127.0.0.1. `async with` starts it on a free port and
+    stops it."""
+
+    def __init__(
+        self,
+        script: Sequence[Mapping[str, Any]],
+        *,
+        model: str = DEFAULT_MODEL,
+        port: int = 0,
+        requests_file: Path | None = None,
+    ) -> None:
+        super().__init__(script, model=model, requests_file=requests_file)
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
 
     async def start(self) -> None:
         app = web.Application()
@@ -143,105 +271,72 @@ class ScriptedLlm:
         self.port = int(self._runner.addresses[0][1])
 
     async def aclose(self) -> None:
-        self._closing.set()
+        await super().aclose()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
 
     async def _models(self, request: web.Request) -> web.Response:
-        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "paicli-tests"}
-        return web.json_response({"object": "list", "data": [model]})
+        return web.json_response(self.models())
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "request body is not JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "request body needs a `messages` list")
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            return _error(400, "request body needs a `model`")
-        self.requests.append(body)
-        self.authorizations.append(request.headers.get("Authorization"))
-        if self._requests_file is not None:
-            with self._requests_file.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(body) + "\n")
-        if self._next >= len(self.script):
-            return _error(
-                500,
-                f"scripted LLM: script exhausted after {len(self.script)} replies "
-                f"(this is request {len(self.requests)})",
-                retry_after=0.0,
-            )
-        reply = self.script[self._next]
-        self._next += 1
-        unknown = set(reply) - REPLY_KEYS
-        if unknown:
-            return _error(500, f"scripted LLM: unknown reply keys {sorted(unknown)}")
-        return await self._answer(request, body, reply)
-
-    async def _answer(self, request: web.Request, body: Json, reply: Json) -> web.StreamResponse:
-        if reply.get("disconnect") == "before":
+        reply = self.reply_to(await request.read(), request.headers.get("Authorization"))
+        if reply.kind == "drop":
             return await self._drop(request)
-        if "status" in reply:
-            error = dict(reply.get("error") or {})
-            error.setdefault("message", f"scripted HTTP {reply['status']}")
-            return _error(
-                int(reply["status"]),
-                str(error["message"]),
-                code=error.get("code"),
-                error_type=str(error.get("type", "scripted_error")),
-                retry_after=reply.get("retry_after"),
-            )
-        chunks = _chunks(reply, str(body["model"]))
-        if not body.get("stream"):
-            if reply.get("hang"):
-                await self._wait_for_disconnect()
-            return web.json_response(_completion(reply, str(body["model"])))
-        return await self._stream(request, body, reply, chunks)
-
-    async def _stream(
-        self, request: web.Request, body: Json, reply: Json, chunks: list[Json]
-    ) -> web.StreamResponse:
+        if reply.kind == "json":
+            if reply.hang:
+                await self.wait_for_disconnect()
+            return web.json_response(reply.body, status=reply.status, headers=reply.headers)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        delay = float(reply.get("chunk_delay", 0.0))
-        options = body.get("stream_options")
-        if isinstance(options, dict) and options.get("include_usage"):
-            usage = _usage(reply)
-            chunks.append({**_chunk_base(chunks[0]), "choices": [], "usage": usage})
         try:
-            for number, chunk in enumerate(chunks):
-                if number and delay:
-                    await asyncio.sleep(delay)
-                await response.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                if number == 1 and reply.get("disconnect") == "midway":
-                    return await self._drop(request)
-                if number == 1 and reply.get("hang"):
-                    await self._wait_for_disconnect()
-                    return response
-            await response.write(b"data: [DONE]\n\n")
+            async for frame in self.frames(reply):
+                await response.write(frame)
+        except Dropped:
+            return await self._drop(request)
         except (ConnectionResetError, asyncio.CancelledError):
             self.disconnected.set()
             raise
         await response.write_eof()
         return response
 
-    async def _wait_for_disconnect(self) -> None:
-        """Until the client goes away (this handler is cancelled) or the server closes."""
-        try:
-            await self._closing.wait()
-        except asyncio.CancelledError:
-            self.disconnected.set()
-            raise
-
     async def _drop(self, request: web.Request) -> web.StreamResponse:
         """Close the connection under the client (after flushing what was written), then
         wait to be cancelled for it."""
         assert request.transport is not None
         request.transport.close()
-        await self._wait_for_disconnect()
+        await self.wait_for_disconnect()
         return web.Response(status=500)  # only when the server closes first; never sent
+
+
+def _answer(body: Json, reply: Json) -> Reply:
+    if reply.get("disconnect") == "before":
+        return Reply("drop")
+    if "status" in reply:
+        error = dict(reply.get("error") or {})
+        error.setdefault("message", f"scripted HTTP {reply['status']}")
+        return _error(
+            int(reply["status"]),
+            str(error["message"]),
+            code=error.get("code"),
+            error_type=str(error.get("type", "scripted_error")),
+            retry_after=reply.get("retry_after"),
+        )
+    model = str(body["model"])
+    hang = bool(reply.get("hang"))
+    if not body.get("stream"):
+        return Reply("json", body=_completion(reply, model), hang=hang)
+    chunks = _chunks(reply, model)
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        chunks.append({**_chunk_base(chunks[0]), "choices": [], "usage": _usage(reply)})
+    return Reply(
+        "stream",
+        chunks=tuple(chunks),
+        chunk_delay=float(reply.get("chunk_delay", 0.0)),
+        hang=hang,
+        drop_midway=reply.get("disconnect") == "midway",
+    )
 
 
 def _chunks(reply: Json, model: str) -> list[Json]:
@@ -340,10 +435,10 @@ def _error(
     code: str | None = None,
     error_type: str = "scripted_error",
     retry_after: float | None = None,
-) -> web.Response:
+) -> Reply:
     headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
     body = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
-    return web.json_response(body, status=status, headers=headers)
+    return Reply("json", status=status, body=body, headers=headers)
 
 
 async def _serve(args: argparse.Namespace, script: list[Json]) -> None:

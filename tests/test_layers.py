@@ -3,8 +3,9 @@
     cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
         ─► errors, home, private_files ─► mcp
 
-rich and prompt_toolkit belong to the UI; openai to the model client alone. Only the UI writes
-to the terminal, through its one escaping output path (`paicli.ui.output`).
+rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
+client alone. Only the UI writes to the terminal, through its one escaping output path
+(`paicli.ui.output`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_open
                 wrong.append(f"{module} imports {imported}")
             # _assembly imports openai for type annotations only.
             allowed = ("paicli.llm.client", "paicli.llm._assembly")
-            if imported.startswith("openai") and module not in allowed:
+            if imported.startswith(("openai", "httpx")) and module not in allowed:
                 wrong.append(f"{module} imports {imported}")
     assert wrong == []
 

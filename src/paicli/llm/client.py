@@ -4,7 +4,7 @@ The SDK's own retries are off (`max_retries=0`): we retry 429, 5xx and dropped c
 here, yielding `Retrying` before each wait so the UI can show it, and never once a delta has
 been yielded (the user has seen it; a retry would repeat it). Every SDK exception is
 translated into an `LlmError` at this one boundary. This is the only module that imports
-`openai`, so nothing else pays for loading it.
+`openai` (and `httpx2`, the HTTP library it runs on), so nothing else pays for loading it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+import httpx2
 import openai
 
 from paicli.llm._assembly import ChunkAssembler
@@ -39,7 +40,11 @@ if TYPE_CHECKING:
         ChatCompletionToolUnionParam,
     )
 
-__all__ = ["LlmClient"]
+__all__ = ["HttpClient", "LlmClient"]
+
+# The HTTP client the openai SDK runs on. A caller may pass its own (tests answer in memory
+# through an `httpx2.MockTransport`); the caller then owns it and closes it.
+HttpClient = httpx2.AsyncClient
 
 # Servers that need no key still get an Authorization header; the SDK insists on a value.
 NO_KEY = "no-key"
@@ -71,6 +76,7 @@ class LlmClient:
         timeout: float = READ_TIMEOUT,
         base_delay: float = BASE_DELAY,
         max_delay: float = MAX_DELAY,
+        http_client: HttpClient | None = None,
     ) -> None:
         if not settings.base_url or not settings.model:
             # The SDK would otherwise fall back to OPENAI_BASE_URL or api.openai.com.
@@ -81,15 +87,20 @@ class LlmClient:
         self._max_delay = max_delay
         # Cleared when a server rejects `stream_options`; usage is then simply unknown.
         self._ask_usage = True
+        self._owns_http_client = http_client is None
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key or NO_KEY,
             max_retries=0,
             timeout=openai.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+            http_client=http_client,
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        """Release the connections; a client passed in as `http_client` stays open (the
+        SDK's `close()` would close it under its owner)."""
+        if self._owns_http_client:
+            await self._client.close()
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
