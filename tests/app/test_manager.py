@@ -1,6 +1,8 @@
-"""The server manager with real config files and real servers: parallel start around a
+"""The server manager with real config files and our test servers: parallel start around a
 slow and a broken server, crash and restart with backoff, disable/enable, tool filters,
-list_changed refresh, and no process left behind."""
+list_changed refresh. The servers run in memory (tests/memory_connect.py: the same server
+code, no process); the tests marked `real` are about processes: exit codes, new pids, and no
+process left behind."""
 
 from __future__ import annotations
 
@@ -19,10 +21,8 @@ from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
 from paicli.servers.manager import ServerManager, ServerState
 from tests.conftest import SERVERS
+from tests.memory_connect import memory_connector
 from tests.processes import alive
-
-# Real processes, sockets or terminals are the point here (not the in-memory tier).
-pytestmark = pytest.mark.real
 
 FAULT = str(SERVERS / "fault_server.py")
 
@@ -44,6 +44,11 @@ def load(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> list[Any]:
     return list(config.servers.values())
 
 
+def in_memory(entries: list[Any], **options: Any) -> ServerManager:
+    """A manager whose servers run in this process."""
+    return ServerManager(entries, connector=memory_connector, **options)
+
+
 async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: Path) -> None:
     entries = load(
         tmp_path,
@@ -55,7 +60,7 @@ async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: P
             "misconfigured": {"command": "x", "args": "not-a-list"},
         },
     )
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         await manager.wait_ready(["good"])
         good = manager.get("good")
         assert good.state is ServerState.READY
@@ -68,7 +73,7 @@ async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: P
         assert "initialize) timed out after 1s" in (manager.get("slow").error or "")
         broken = manager.get("broken")
         assert broken.state is ServerState.ERROR
-        assert "exit code 2" in (broken.error or "")
+        assert "connection closed" in (broken.error or "")
         assert manager.get("off").state is ServerState.DISABLED
         assert manager.get("misconfigured").state is ServerState.ERROR
         assert set(manager.ready_tools()) == {"good"}
@@ -76,38 +81,61 @@ async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: P
 
 async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path) -> None:
     entries = load(tmp_path, {"flaky": fault(restart={"policy": "on-failure", "maxRestarts": 1})})
-    states: list[ServerState] = []
-    async with (
-        asyncio.timeout(30),
-        ServerManager(entries, on_change=lambda s: states.append(s.state)) as manager,
-    ):
+    crashed = asyncio.Event()
+    back = asyncio.Event()
+
+    def watch(server: Any) -> None:
+        if server.state is ServerState.ERROR:
+            crashed.set()
+        if crashed.is_set() and server.state is ServerState.READY:
+            back.set()
+
+    async with asyncio.timeout(30), in_memory(entries, on_change=watch) as manager:
         await manager.wait_ready()
-        first_pid = manager.get("flaky").pid
-        assert first_pid is not None
-        crashed = asyncio.Event()
-        back = asyncio.Event()
-
-        def watch(server: Any) -> None:
-            if server.state is ServerState.ERROR:
-                crashed.set()
-            if crashed.is_set() and server.state is ServerState.READY:
-                back.set()
-
-        manager._on_change = watch
-        with pytest.raises(ServerCallFailed, match="flaky: server exited") as failed:
+        first = manager.get("flaky").session
+        assert first is not None
+        with pytest.raises(ServerCallFailed, match="connection closed") as failed:
             await manager.call_tool("flaky", "exit", {"code": 7})
+        assert (failed.value.server, failed.value.tool) == ("flaky", "exit")
         assert isinstance(failed.value.__cause__, ConnectionClosed)
         await crashed.wait()
         assert manager.ready_tools() == {}
+        assert manager.get("flaky").session is None
+        await back.wait()
+        assert manager.get("flaky").session not in (None, first)
+        assert manager.get("flaky").restarts == 1
+        assert (await manager.call_tool("flaky", "echo", {"text": "back"})).text == "back"
+
+
+@pytest.mark.real
+async def test_a_crashed_process_is_reported_with_its_exit_code_and_replaced(
+    tmp_path: Path,
+) -> None:
+    entries = load(tmp_path, {"flaky": fault(restart={"policy": "on-failure", "maxRestarts": 1})})
+    crashed = asyncio.Event()
+    back = asyncio.Event()
+
+    def watch(server: Any) -> None:
+        if server.state is ServerState.ERROR:
+            crashed.set()
+        if crashed.is_set() and server.state is ServerState.READY:
+            back.set()
+
+    async with asyncio.timeout(30), ServerManager(entries, on_change=watch) as manager:
+        await manager.wait_ready()
+        first_pid = manager.get("flaky").pid
+        assert first_pid is not None
+        with pytest.raises(ServerCallFailed, match="flaky: server exited"):
+            await manager.call_tool("flaky", "exit", {"code": 7})
+        await crashed.wait()
         assert "exit code 7" in (manager.get("flaky").error or "")
         await back.wait()
         assert manager.get("flaky").pid not in (None, first_pid)
-        assert manager.get("flaky").restarts == 1
 
 
 async def test_what_the_manager_cannot_serve_raises_typed_server_errors(tmp_path: Path) -> None:
     entries = load(tmp_path, {"off": fault(disabled=True)})
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         with pytest.raises(UnknownServer, match="no MCP server named 'nope'"):
             manager.get("nope")
         with pytest.raises(UnknownServer):
@@ -119,17 +147,17 @@ async def test_what_the_manager_cannot_serve_raises_typed_server_errors(tmp_path
 
 async def test_disable_withdraws_tools_and_enable_brings_them_back(tmp_path: Path) -> None:
     entries = load(tmp_path, {"fs": fault(excludeTools=["ask_*", "exit"])})
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         await manager.wait_ready()
         names = {t.name for t in manager.ready_tools()["fs"]}
         assert "echo" in names
         assert not {"ask_roots", "exit"} & names
-        pid = manager.get("fs").pid
-        assert pid is not None
+        session = manager.get("fs").session
+        assert session is not None and session.closed is None
         await manager.disable("fs")
         assert manager.get("fs").state is ServerState.DISABLED
         assert manager.ready_tools() == {}
-        assert not alive(pid)
+        assert session.closed is not None  # the connection was closed, not just forgotten
         await manager.enable("fs")
         await manager.wait_ready(["fs"])
         assert manager.get("fs").state is ServerState.READY
@@ -140,7 +168,7 @@ async def test_disable_withdraws_tools_and_enable_brings_them_back(tmp_path: Pat
 
 async def test_include_filter_keeps_only_matching_tools(tmp_path: Path) -> None:
     entries = load(tmp_path, {"fs": fault(includeTools=["echo", "sle*"])})
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         await manager.wait_ready()
         assert {t.name for t in manager.ready_tools()["fs"]} == {"echo", "sleep"}
 
@@ -148,7 +176,7 @@ async def test_include_filter_keeps_only_matching_tools(tmp_path: Path) -> None:
 async def test_list_changed_refreshes_the_tools(tmp_path: Path) -> None:
     entries = load(tmp_path, {"fs": fault()})
     refreshed = asyncio.Event()
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         await manager.wait_ready()
         manager._on_change = lambda s: refreshed.set()
         await manager.call_tool("fs", "notify", {"kinds": ["notifications/tools/list_changed"]})
@@ -156,7 +184,8 @@ async def test_list_changed_refreshes_the_tools(tmp_path: Path) -> None:
         assert manager.get("fs").state is ServerState.READY
 
 
-async def test_closing_the_manager_leaves_no_process_behind(tmp_path: Path) -> None:
+@pytest.mark.real
+async def test_disabling_or_closing_leaves_no_process_behind(tmp_path: Path) -> None:
     entries = load(
         tmp_path, {f"s{i}": fault() for i in range(4)} | {"stubborn": fault("ignore_sigterm")}
     )
@@ -166,6 +195,10 @@ async def test_closing_the_manager_leaves_no_process_behind(tmp_path: Path) -> N
             pids = [s.pid for s in manager.servers() if s.pid is not None]
             stubborn = json.loads((await manager.call_tool("stubborn", "pids", {})).text)
             assert len(pids) == 5
+            disabled = manager.get("s0").pid
+            assert disabled is not None
+            await manager.disable("s0")
+            assert not alive(disabled)
         for pid in [*pids, stubborn["grandchild"]]:
             assert not alive(pid), pid
     assert os.getpid() > 0
@@ -173,7 +206,7 @@ async def test_closing_the_manager_leaves_no_process_behind(tmp_path: Path) -> N
 
 async def test_a_bounded_wait_says_which_servers_are_still_starting(tmp_path: Path) -> None:
     entries = load(tmp_path, {"good": fault(), "slow": fault("no_handshake", startupTimeout=30)})
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
+    async with asyncio.timeout(30), in_memory(entries) as manager:
         assert await manager.wait_ready(["good"], timeout=20) is True
         assert await manager.wait_ready(timeout=0.2) is False
         assert manager.starting() == ["slow"]

@@ -1,6 +1,7 @@
-"""The MCP toolbox with real servers: model-facing names (collisions refused, long names
-hashed), provider-clean schemas, arguments checked against the server's own schema, results
-rendered and capped, tools withdrawn when their server goes."""
+"""The MCP toolbox with our fault server and the official SDK's test server, both run in
+memory behind a real manager: model-facing names (collisions refused, long names hashed),
+provider-clean schemas, arguments checked against the server's own schema, results rendered
+and capped, tools withdrawn when their server goes."""
 
 from __future__ import annotations
 
@@ -16,11 +17,8 @@ import pytest
 from paicli.servers.manager import ServerManager
 from paicli.tools.base import ToolSpec
 from paicli.tools.mcp_toolbox import McpToolbox
-from tests.app.test_manager import fault, load
+from tests.app.test_manager import fault, in_memory, load
 from tests.conftest import SERVERS
-
-# Real processes, sockets or terminals are the point here (not the in-memory tier).
-pytestmark = pytest.mark.real
 
 
 def sdk() -> dict[str, Any]:
@@ -32,7 +30,7 @@ async def toolbox_for(tmp_path: Path) -> AsyncIterator[Any]:
     managers: list[ServerManager] = []
 
     async def start(servers: dict[str, dict[str, Any]], **options: Any) -> McpToolbox:
-        manager = ServerManager(load(tmp_path, servers))
+        manager = in_memory(load(tmp_path, servers))
         managers.append(manager)
         await manager.__aenter__()
         async with asyncio.timeout(30):

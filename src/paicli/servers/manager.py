@@ -18,6 +18,7 @@ import fnmatch
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,7 +39,7 @@ from paicli.private_files import make_private_dir
 
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 
-__all__ = ["ManagedServer", "ServerManager", "ServerState"]
+__all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
 
 log = logging.getLogger("paicli.servers")
 
@@ -68,6 +69,21 @@ class ServerEntryLike(Protocol):
     def restart(self) -> str: ...
     @property
     def max_restarts(self) -> int: ...
+
+
+class Connector(Protocol):
+    """Opens one server's session: `paicli.mcp.connect`, or (in tests) a server run in the
+    same process on an in-memory transport."""
+
+    def __call__(
+        self,
+        spec: StdioServer | HttpServer,
+        /,
+        *,
+        name: str,
+        handlers: ClientHandlers | None,
+        era_cache: EraCache,
+    ) -> AbstractAsyncContextManager[ClientSession]: ...
 
 
 class ServerState(enum.Enum):
@@ -130,9 +146,11 @@ class ServerManager:
         concurrency: int = DEFAULT_CONCURRENCY,
         on_change: ChangeCallback | None = None,
         log_dir: Path | None = None,
+        connector: Connector = connect,
     ) -> None:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
+        self._connect = connector  # tests pass one that serves in memory
         self._startup_slots = asyncio.Semaphore(concurrency)
         # Protocol verdicts of this manager's servers, so a restart skips a useless probe.
         self._era_cache = EraCache()
@@ -284,7 +302,7 @@ class ServerManager:
         started = time.monotonic()
         try:
             async with self._startup_slots:
-                context = connect(
+                context = self._connect(
                     spec, name=server.name, handlers=self._handlers, era_cache=self._era_cache
                 )
                 session = await context.__aenter__()
