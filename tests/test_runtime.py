@@ -1,20 +1,17 @@
 """The runtime as the REPL uses it: `/model` switching keeps the conversation, a first model
-can be chosen after starting without one, and the schema profile follows the model."""
+can be chosen after starting without one, and the schema profile follows the model. The
+scripted model answers in memory (tests/llm_memory.py), through the HTTP client the runtime
+is given and every model it switches to keeps using."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import pytest
-
 from paicli.agent.events import AgentEvent
 from paicli.llm.settings import ModelSettings
 from paicli.runtime import open_runtime, schema_profile
-from tests.llm_server import ScriptedLlm
-
-# Real processes, sockets or terminals are the point here (not the in-memory tier).
-pytestmark = pytest.mark.real
+from tests.llm_memory import MemoryLlm
 
 
 def environ(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -31,10 +28,14 @@ def ignore(event: AgentEvent) -> None:
 
 
 async def test_switching_the_model_keeps_the_conversation(tmp_path: Path) -> None:
-    async with ScriptedLlm([{"text": "one"}, {"text": "two"}]) as llm:
+    async with MemoryLlm([{"text": "one"}, {"text": "two"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
         async with open_runtime(
-            root=tmp_path, flags=flags, approver=None, environ=environ(tmp_path)
+            root=tmp_path,
+            flags=flags,
+            approver=None,
+            environ=environ(tmp_path),
+            http_client=llm.http_client(),
         ) as runtime:
             assert runtime.agent is not None
             await runtime.agent.run("hello", ignore)
@@ -85,10 +86,14 @@ def test_gemini_models_get_the_gemini_schema_profile() -> None:
 
 
 async def test_a_preset_without_a_key_is_refused_and_the_model_stays(tmp_path: Path) -> None:
-    async with ScriptedLlm([{"text": "still me"}]) as llm:
+    async with MemoryLlm([{"text": "still me"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
         async with open_runtime(
-            root=tmp_path, flags=flags, approver=None, environ=environ(tmp_path)
+            root=tmp_path,
+            flags=flags,
+            approver=None,
+            environ=environ(tmp_path),
+            http_client=llm.http_client(),
         ) as runtime:
             refused = await runtime.set_model("openai")
             assert not refused.configured and "OPENAI_API_KEY" in refused.why_not_configured()

@@ -14,15 +14,16 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.prompt import system_prompt
 from paicli.home import PaicliHome
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
-from paicli.mcp import HttpServer, StdioServer
+from paicli.mcp import HttpServer, StdioServer, connect
 from paicli.servers.config import LoadedConfig, load_config
-from paicli.servers.manager import ChangeCallback, ServerManager
+from paicli.servers.manager import ChangeCallback, Connector, ServerManager
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog
@@ -32,6 +33,9 @@ from paicli.tools.mcp_toolbox import McpToolbox
 from paicli.tools.redact import Redactor
 from paicli.tools.registry import CombinedToolbox
 from paicli.user_config import UserConfig, load_user_config
+
+if TYPE_CHECKING:
+    from paicli.llm.client import HttpClient
 
 
 @dataclass
@@ -50,6 +54,7 @@ class Runtime:
     max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
+    http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
 
     async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation. Settings that
@@ -62,7 +67,7 @@ class Runtime:
             return settings
         self.settings = settings
         self.mcp.profile = schema_profile(settings)
-        llm = _client(settings)
+        llm = _client(settings, self.http_client)
         if self.agent is None:
             self.agent = _agent(llm, self.toolbox, self.root, settings, self.max_steps)
         else:
@@ -104,7 +109,11 @@ async def open_runtime(
     on_server_change: ChangeCallback | None = None,
     environ: Mapping[str, str] | None = None,
     max_steps: int | None = None,
+    connector: Connector | None = None,
+    http_client: HttpClient | None = None,
 ) -> AsyncIterator[Runtime]:
+    """`connector` reaches the MCP servers (default `paicli.mcp.connect`) and `http_client`
+    carries the model's requests (default: the SDK's own); tests pass in-memory ones."""
     env = os.environ if environ is None else environ
     home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
@@ -127,7 +136,12 @@ async def open_runtime(
     if settings.api_key:
         secrets.append(settings.api_key)
     audit = AuditLog(home.audit_dir, Redactor(secrets))
-    manager = ServerManager(entries, on_change=on_server_change, log_dir=home.mcp_logs_dir)
+    manager = ServerManager(
+        entries,
+        on_change=on_server_change,
+        log_dir=home.mcp_logs_dir,
+        connector=connector or connect,
+    )
     mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
     toolbox: Toolbox = AuditingToolbox(
         ApprovingToolbox(
@@ -143,7 +157,7 @@ async def open_runtime(
     )
     async with manager:
         agent = (
-            _agent(_client(settings), toolbox, root, settings, max_steps)
+            _agent(_client(settings, http_client), toolbox, root, settings, max_steps)
             if settings.configured
             else None
         )
@@ -162,6 +176,7 @@ async def open_runtime(
             max_steps=max_steps,
             skipped=skipped,
             problems=problems,
+            http_client=http_client,
         )
         try:
             yield runtime
@@ -171,10 +186,10 @@ async def open_runtime(
                     await runtime.agent.llm.aclose()
 
 
-def _client(settings: ModelSettings) -> ModelClient:
+def _client(settings: ModelSettings, http_client: HttpClient | None) -> ModelClient:
     from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
 
-    return LlmClient(settings)
+    return LlmClient(settings, http_client=http_client)
 
 
 def _agent(

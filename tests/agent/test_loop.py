@@ -1,6 +1,7 @@
-"""The agent loop end to end: the real openai client against the scripted model server on
-127.0.0.1, real MCP servers (our fault server and an official-SDK server) behind the tools,
-the real approval and audit wrappers, and the audit file read back."""
+"""The agent loop end to end, in memory: the real openai client against the scripted model
+(tests/llm_memory.py, through the HTTP client the runtime is given), our fault server and the
+official SDK's test server behind the tools (tests/memory_connect.py, through the manager's
+connector), the real approval and audit wrappers, and the audit file read back."""
 
 from __future__ import annotations
 
@@ -30,10 +31,9 @@ from paicli.mcp import TextContent
 from paicli.runtime import Runtime, open_runtime
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
-from tests.llm_server import Json, ScriptedLlm
-
-# Real processes, sockets or terminals are the point here (not the in-memory tier).
-pytestmark = pytest.mark.real
+from tests.llm_memory import MemoryLlm
+from tests.llm_server import Json
+from tests.memory_connect import memory_connector
 
 SECRET = "tok-very-secret-4711"
 API_KEY = "sk-test-KEY0123456789"
@@ -96,14 +96,14 @@ class StartRuntime(Protocol):
     """What `runtime_for` gives a test: open a runtime on the scripted model, with its
     servers ready; returns it and its agent."""
 
-    async def __call__(self, llm: ScriptedLlm, approvals: Approvals) -> tuple[Runtime, Agent]: ...
+    async def __call__(self, llm: MemoryLlm, approvals: Approvals) -> tuple[Runtime, Agent]: ...
 
 
 @pytest.fixture
 async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
     async with contextlib.AsyncExitStack() as runtimes:
 
-        async def start(llm: ScriptedLlm, approvals: Approvals) -> tuple[Runtime, Agent]:
+        async def start(llm: MemoryLlm, approvals: Approvals) -> tuple[Runtime, Agent]:
             root, environ = project(tmp_path)
             runtime = await runtimes.enter_async_context(
                 open_runtime(
@@ -112,6 +112,8 @@ async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
                     approver=approvals,
                     trust_project=True,
                     environ=environ,
+                    connector=memory_connector,
+                    http_client=llm.http_client(),
                 )
             )
             async with asyncio.timeout(30):
@@ -129,8 +131,8 @@ def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
 
 async def cancelled_ids(runtime: Runtime) -> list[object]:
     """The request ids the fault server saw cancelled. A cancelled call's task ends only
-    after its notifications/cancelled is written, and the server reads its stdin in order,
-    so a call made afterwards sees every earlier notice."""
+    after its notifications/cancelled is sent, and the server reads its input in order, so
+    a call made afterwards sees every earlier notice."""
     async with asyncio.timeout(10):
         seen = await runtime.manager.call_tool("fault", "cancelled_ids", {})
     (content,) = seen.content
@@ -166,7 +168,7 @@ def tool_messages(request: Json) -> list[dict[str, Any]]:
 async def test_a_plain_answer_streams_in_pieces_and_ends_the_turn(
     runtime_for: StartRuntime,
 ) -> None:
-    async with ScriptedLlm([{"text": "Hello there, how can I help?"}]) as llm:
+    async with MemoryLlm([{"text": "Hello there, how can I help?"}]) as llm:
         _, agent = await runtime_for(llm, Approvals())
         events = Events()
         ended = await agent.run("hi", events)
@@ -186,7 +188,7 @@ async def test_a_read_only_builtin_runs_without_asking_and_its_result_goes_back(
         {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path": "notes.txt"}'}]},
         {"text": "The file says alpha and beta."},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals()
         _, agent = await runtime_for(llm, approvals)
         ended = await agent.run("what is in notes.txt?", Events())
@@ -209,7 +211,7 @@ async def test_parallel_mcp_calls_run_together_and_answer_in_call_order(
         },
         {"text": "done"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
         _, agent = await runtime_for(llm, approvals)
         events = Events()
@@ -230,7 +232,7 @@ async def test_malformed_tool_arguments_become_an_error_the_model_reads(
         {"tool_calls": [{"id": "bad", "name": "mcp__sdk__add", "arguments": '{"a": 2, "b":'}]},
         {"text": "Sorry, let me fix that."},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals()
         _, agent = await runtime_for(llm, approvals)
         ended = await agent.run("add", Events())
@@ -247,7 +249,7 @@ async def test_arguments_that_break_the_server_schema_never_reach_the_server(
         {"tool_calls": [{"id": "c", "name": "mcp__sdk__add", "arguments": '{"a": "two"}'}]},
         {"text": "ok"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals()
         runtime, agent = await runtime_for(llm, approvals)
         await agent.run("add", Events())
@@ -265,7 +267,7 @@ async def test_an_unknown_tool_name_is_answered_with_the_tools_on_offer(
         {"tool_calls": [{"id": "c", "name": "delete_everything", "arguments": "{}"}]},
         {"text": "ok"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals())
         await agent.run("x", Events())
     (result,) = tool_messages(llm.requests[1])
@@ -275,7 +277,7 @@ async def test_an_unknown_tool_name_is_answered_with_the_tools_on_offer(
 
 async def test_a_rate_limit_is_retried_and_the_user_sees_it(runtime_for: StartRuntime) -> None:
     script: list[Json] = [{"status": 429, "retry_after": 0.05}, {"text": "made it"}]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals())
         events = Events()
         ended = await agent.run("hi", events)
@@ -289,7 +291,7 @@ async def test_a_rejected_key_ends_the_turn_with_one_line_and_no_secret(
     script: list[Json] = [
         {"status": 401, "error": {"message": f"Incorrect API key provided: {API_KEY}"}}
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals())
         before = list(agent.messages)
         ended = await agent.run("hi", Events())
@@ -307,7 +309,7 @@ async def test_a_denial_with_a_message_reaches_the_model_and_the_audit_log(
         {"tool_calls": [{"id": "c", "name": "mcp__fault__echo", "arguments": arguments}]},
         {"text": "understood"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals([Answer(Choice.DENY_WITH_MESSAGE, "use the notes file instead")])
         runtime, agent = await runtime_for(llm, approvals)
         events = Events()
@@ -330,7 +332,7 @@ async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(
         {"tool_calls": [{"id": "c", "name": "mcp__sdk__echo", "arguments": '{"text": "hey"}'}]},
         {"text": "ok"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         runtime, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
         await agent.run("echo", Events())
     (record,) = audit_lines(runtime)
@@ -342,7 +344,7 @@ async def test_an_allowed_call_is_audited_with_its_outcome_and_duration(
 
 async def test_the_step_budget_stops_a_model_that_never_finishes(runtime_for: StartRuntime) -> None:
     call = {"tool_calls": [{"name": "list_dir", "arguments": "{}"}]}
-    async with ScriptedLlm([call, call, call]) as llm:
+    async with MemoryLlm([call, call, call]) as llm:
         _, agent = await runtime_for(llm, Approvals())
         agent.max_steps = 2
         events = Events()
@@ -359,7 +361,7 @@ async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_
         {"tool_calls": [{"id": "s", "name": "mcp__fault__sleep", "arguments": '{"seconds": 60}'}]},
         {"text": "fresh start"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         runtime, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
         sent = request_sent(runtime, "fault", "tools/call", monkeypatch)
         events = Events()
@@ -397,7 +399,7 @@ async def test_old_tool_results_are_trimmed_when_the_context_fills(
         ],
         {"text": "done"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_SESSION)]))
         agent.context_window = 12_000
         events = Events()
@@ -419,7 +421,7 @@ async def test_older_turns_are_summarised_when_trimming_is_not_enough(
         {"text": "SUMMARY: the user sent three long messages"},
         {"text": "third answer"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals())
         agent.context_window = 8000
         for text in (long, "B" * 8000):
@@ -437,7 +439,7 @@ async def test_older_turns_are_summarised_when_trimming_is_not_enough(
 
 
 async def test_an_empty_answer_is_kept_as_empty_text_not_null(runtime_for: StartRuntime) -> None:
-    async with ScriptedLlm([{"text": ""}, {"text": "ok"}]) as llm:
+    async with MemoryLlm([{"text": ""}, {"text": "ok"}]) as llm:
         _, agent = await runtime_for(llm, Approvals())
         await agent.run("say nothing", Events())
         await agent.run("now say ok", Events())
@@ -456,7 +458,7 @@ async def test_a_model_failure_after_summarising_restores_the_history_exactly(
         {"text": "SUMMARY"},
         {"status": 400, "error": {"message": "bad request"}},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         approvals = Approvals([Answer(Choice.ALLOW_ONCE), Answer(Choice.ALLOW_ONCE)])
         _, agent = await runtime_for(llm, approvals)
         for text in ("A" * 8000, "B" * 8000):
@@ -479,7 +481,7 @@ async def test_arguments_with_an_unpaired_surrogate_are_refused(runtime_for: Sta
         {"tool_calls": [{"id": "c", "name": "read_file", "arguments": '{"path": "a\\ud800"}'}]},
         {"text": "ok"},
     ]
-    async with ScriptedLlm(script) as llm:
+    async with MemoryLlm(script) as llm:
         _, agent = await runtime_for(llm, Approvals())
         ended = await agent.run("read", Events())
     assert ended.reason == "done"
