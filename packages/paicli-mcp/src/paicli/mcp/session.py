@@ -46,6 +46,14 @@ LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "a
 
 CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
 
+# Pagination guards against a server that hands out a fresh cursor with every page (the
+# list would never end and memory would grow). Page sizes are the server's choice, commonly
+# 50 to 100, so 100 pages hold any list a real server pages through; 10,000 items is far
+# more tools, resources or prompts than anyone can use (a model is offered a few hundred
+# tools at most) while keeping a list at a few tens of MB of parsed JSON.
+MAX_PAGES = 100
+MAX_ITEMS = 10_000
+
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
@@ -292,24 +300,50 @@ class ClientSession:
     async def _paginate(
         self, method: str, key: str, build: Callable[[Any], T], timeout: float | None
     ) -> list[T]:
+        """Every item of a paginated list, up to MAX_PAGES pages and MAX_ITEMS items (a
+        warning names the server and the method when a limit cuts the list short)."""
         items: list[T] = []
         seen: set[str] = set()
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_PAGES):
             params: JsonObject = {} if cursor is None else {"cursor": cursor}
             result = await self.request(method, params or None, timeout=timeout)
             page = result.get(key, [])
             if not isinstance(page, list):
-                raise ProtocolError(f"{method}: {key!r} is not a list")
-            items.extend(build(item) for item in page)
+                raise ProtocolError(f"{self._name}: {method}: {key!r} is not a list")
+            room = MAX_ITEMS - len(items)
+            items.extend(build(item) for item in page[:room])
             next_cursor = result.get("nextCursor")
+            if len(page) > room or (isinstance(next_cursor, str) and len(items) >= MAX_ITEMS):
+                log.warning(
+                    "%s: %s: stopped at %d items; the server offers more, which are left out",
+                    self._name,
+                    method,
+                    MAX_ITEMS,
+                )
+                return items
             if not isinstance(next_cursor, str):
                 return items
             if next_cursor in seen:
-                log.warning("%s: server repeated cursor %r; stopping", method, next_cursor)
+                log.warning(
+                    "%s: %s: the server repeated cursor %.100r; stopping with %d items",
+                    self._name,
+                    method,
+                    next_cursor,
+                    len(items),
+                )
                 return items
             seen.add(next_cursor)
             cursor = next_cursor
+        log.warning(
+            "%s: %s: stopped after %d pages (%d items); the server keeps sending a next "
+            "cursor, so the rest is left out",
+            self._name,
+            method,
+            MAX_PAGES,
+            len(items),
+        )
+        return items
 
     # -- typed methods -------------------------------------------------------------------
 
