@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paicli.tools import _files
-from paicli.tools._files import MAX_WRITE_BYTES, NotRegularFile, atomic_write, open_regular
+from paicli.tools._files import MAX_WRITE_BYTES, NotRegularFile, open_regular, replace_at
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin import BuiltinToolbox
 
@@ -188,8 +188,8 @@ async def test_a_failed_replace_leaves_the_target_and_no_temporary_file(
     # write_file itself refuses a directory target; edit_file's atomic write is the same code.
     outcome = await run(toolbox, "write_file", {"path": "target", "content": "x"})
     assert outcome.is_error and "target" in outcome.text
-    with pytest.raises(IsADirectoryError):
-        atomic_write(tmp_path / "target", b"x")
+    with pytest.raises(IsADirectoryError), toolbox.paths.open_dir(tmp_path) as folder:
+        replace_at(folder, "target", b"x", keep=None)
     assert (tmp_path / "target" / "keep.txt").read_text() == "kept"
     assert sorted(os.listdir(tmp_path)) == ["target"]
 
@@ -415,7 +415,7 @@ async def test_grep_on_a_named_pipe_is_an_error_not_a_hang(
 def test_open_regular_refuses_a_fifo_swapped_in_after_the_check(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(NotRegularFile, match="named pipe"):
-        open_regular(tmp_path / "pipe")
+        open_regular(BuiltinToolbox(tmp_path).paths, tmp_path / "pipe")
 
 
 def test_read_file_streams_a_large_file_without_holding_it(tmp_path: Path) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
+from paicli.tools import _files
 from paicli.tools._paths import Confinement, PathRefused
 from paicli.tools.base import ToolSpec
 from paicli.tools.builtin import BuiltinToolbox
@@ -132,3 +135,139 @@ async def test_write_file_through_a_symlinked_parent_is_refused(
     assert outcome.decided_by == "refusal"
     assert not (outside / "deeper").exists()
     assert sorted(os.listdir(outside)) == ["secret.txt"]
+
+
+def test_a_link_swapped_in_after_the_check_is_refused_not_followed(
+    layout: tuple[Path, Path],
+) -> None:
+    root, outside = layout
+    (root / "sub").mkdir()
+    (root / "sub" / "f.txt").write_text("inside\n")
+    (outside / "f.txt").write_text("outside\n")
+    toolbox = BuiltinToolbox(root)
+    checked = toolbox.paths.resolve("sub/f.txt")  # what precheck and approval saw
+    os.rename(root / "sub", root / "aside")
+    (root / "sub").symlink_to(outside)
+    with pytest.raises(PathRefused, match="'sub' is a symbolic link now"):
+        _files.read_file(toolbox.paths, checked, {}, 30_000)
+    with pytest.raises(PathRefused, match="'sub' is a symbolic link now"):
+        _files.write_file(toolbox.paths, checked, {"content": "x"})
+    assert (outside / "f.txt").read_text() == "outside\n"
+    # The last name is opened without following a link either.
+    os.unlink(root / "sub")
+    os.rename(root / "aside", root / "sub")
+    os.replace(root / "sub" / "f.txt", root / "sub" / "g.txt")
+    (root / "sub" / "f.txt").symlink_to(outside / "f.txt")
+    with pytest.raises(PathRefused, match=r"'f\.txt' is a symbolic link now"):
+        _files.read_file(toolbox.paths, checked, {}, 30_000)
+
+
+# -- a symlink swapped in and out while the tools work -----------------------------------------
+
+ATTEMPTS = 200
+_RENAME_EXCHANGE = 2  # renameat2 flag: swap two names in one step
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap what the names `a` and `b` point to, atomically (Linux renameat2), so a folder
+    and a symlink trade places with no moment where neither is there."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_cwd = -100
+    if libc.renameat2(at_cwd, bytes(a), at_cwd, bytes(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+class Swapper:
+    """Swaps the folder `sub` with a symlink to `outside` over and over in a thread until the
+    `with` block ends. Nothing waits on timing: the tools simply run while the tree keeps
+    changing under them."""
+
+    def __init__(self, sub: Path, outside: Path) -> None:
+        self._sub = sub
+        self._link = sub.with_name(".swap")
+        self._link.symlink_to(outside)
+        try:
+            exchange(self._sub, self._link)
+            exchange(self._sub, self._link)
+        except OSError as exc:
+            pytest.skip(f"this file system cannot swap names atomically: {exc}")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self.swaps = 0
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            exchange(self._sub, self._link)
+            self.swaps += 1
+
+    def __enter__(self) -> Swapper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        assert not self._thread.is_alive()
+        assert self.swaps > 0
+
+
+@pytest.fixture
+def swapped(layout: tuple[Path, Path]) -> tuple[BuiltinToolbox, Path, Swapper]:
+    """A project whose folder `sub` keeps trading places with a link to the outside folder;
+    both hold a victim.txt, the outside one with a secret."""
+    root, outside = layout
+    (root / "sub").mkdir()
+    (root / "sub" / "victim.txt").write_text("token inside\n")
+    (outside / "victim.txt").write_text("token secret\n")
+    return BuiltinToolbox(root), outside, Swapper(root / "sub", outside)
+
+
+async def test_read_file_never_returns_an_outside_file_while_a_link_is_swapped_in(
+    swapped: tuple[BuiltinToolbox, Path, Swapper],
+) -> None:
+    toolbox, _, swapper = swapped
+    texts: list[str] = []
+    with swapper:
+        for _ in range(ATTEMPTS):
+            outcome = await toolbox.call(spec(toolbox, "read_file"), {"path": "sub/victim.txt"})
+            texts.append(outcome.text)
+    assert not [text for text in texts if "secret" in text]
+    assert "     1\ttoken inside" in texts  # the reads did happen between swaps
+
+
+async def test_write_file_never_lands_outside_while_a_link_is_swapped_in(
+    swapped: tuple[BuiltinToolbox, Path, Swapper],
+) -> None:
+    toolbox, outside, swapper = swapped
+    with swapper:
+        for n in range(ATTEMPTS):
+            await toolbox.call(
+                spec(toolbox, "write_file"), {"path": f"sub/new{n}.txt", "content": "x"}
+            )
+    assert sorted(os.listdir(outside)) == ["secret.txt", "victim.txt"]
+
+
+async def test_edit_file_never_changes_an_outside_file_while_a_link_is_swapped_in(
+    swapped: tuple[BuiltinToolbox, Path, Swapper],
+) -> None:
+    toolbox, outside, swapper = swapped
+    arguments = {"path": "sub/victim.txt", "old_string": "token", "new_string": "TOKEN"}
+    with swapper:
+        for _ in range(ATTEMPTS):
+            await toolbox.call(spec(toolbox, "edit_file"), arguments)
+    assert (outside / "victim.txt").read_text() == "token secret\n"
+    assert sorted(os.listdir(outside)) == ["secret.txt", "victim.txt"]
+
+
+async def test_list_dir_and_grep_never_show_an_outside_folder_while_a_link_is_swapped_in(
+    swapped: tuple[BuiltinToolbox, Path, Swapper],
+) -> None:
+    toolbox, _, swapper = swapped
+    texts: list[str] = []
+    with swapper:
+        for _ in range(ATTEMPTS // 2):
+            listed = await toolbox.call(spec(toolbox, "list_dir"), {"path": "sub"})
+            grepped = await toolbox.call(spec(toolbox, "grep"), {"pattern": "secret"})
+            texts += [listed.text, grepped.text]
+    assert not [text for text in texts if "secret" in text.replace("'secret'", "")]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import _files, _search
 from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
-from ._paths import Confinement
+from ._paths import Confinement, PathRefused
 from .base import ToolKind, ToolOutcome, ToolSpec
 from .errors import ToolError
 
@@ -63,6 +63,8 @@ def _in_thread(
         path = call.path
         try:
             return await asyncio.to_thread(work, call, path)
+        except PathRefused as exc:  # a symlink swapped in after the check
+            return ToolOutcome.refused(str(exc), "refusal")
         except (OSError, ValueError, ToolError) as exc:
             shown = call.paths.display(path)
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -1,21 +1,23 @@
 """The file tools: read_file, write_file, edit_file.
 
 Each runs synchronously (the toolbox moves it to a thread) on a path already confined by
-`Confinement`, and turns every failure into an error outcome naming the path. Writes are
-atomic: the new content goes to a temporary file in the same directory, which then replaces the
-target, so a failure at any step leaves the old file as it was.
+`Confinement`, and turns every failure into an error outcome naming the path. Files are opened
+through `Confinement`'s descriptors, never by path, so a symlink swapped in after the check
+fails the call. Writes are atomic: the new content goes to a temporary file in the same folder
+(the same descriptor), which then replaces the target, so a failure at any step leaves the old
+file as it was.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import secrets
 import stat
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import BinaryIO
-
-from paicli.private_files import write_atomically
 
 from ._paths import Confinement
 from .base import ToolOutcome
@@ -29,6 +31,7 @@ __all__ = [
     "is_binary",
     "open_regular",
     "read_file",
+    "replace_at",
     "write_file",
 ]
 
@@ -61,18 +64,25 @@ class NotRegularFile(ToolError):
     forever (a FIFO with no writer) or never end (/dev/zero)."""
 
     def __init__(self, mode: int) -> None:
+        self.mode = mode
         kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
         super().__init__(f"it is {kind}, not a regular file; file tools read only regular files")
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """`path` opened for binary reading, or NotRegularFile when it is anything but a regular
-    file. Checked with stat before opening, and again with fstat on the open descriptor (a
-    FIFO swapped in between is opened without blocking, thanks to O_NONBLOCK, then refused)."""
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        raise NotRegularFile(mode)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def open_regular(paths: Confinement, real: Path) -> BinaryIO:
+    """`real` (a path from `paths.resolve`) opened for binary reading through the root's
+    descriptor, or NotRegularFile when it is anything but a regular file."""
+    if real == paths.root:
+        raise NotRegularFile(stat.S_IFDIR)
+    with paths.open_parent(real) as folder:
+        return open_regular_at(paths, folder, real)
+
+
+def open_regular_at(paths: Confinement, folder: int, real: Path) -> BinaryIO:
+    """`real`, whose folder is open as `folder`, opened for binary reading without following
+    a symlink. Checked with fstat on the open descriptor: a FIFO is opened without blocking,
+    thanks to O_NONBLOCK, then refused."""
+    fd = paths.open_at(folder, real.name, os.O_RDONLY | os.O_NONBLOCK, real)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -111,9 +121,13 @@ def read_file(
     shown = paths.display(path)
     offset = _int(arguments.get("offset"), 1)
     limit = _int(arguments.get("limit"), DEFAULT_READ_LINES)
-    if path.is_dir():
-        return _error(f"{shown} is a directory; use list_dir to see its entries")
-    with open_regular(path) as f:
+    try:
+        opened = open_regular(paths, path)
+    except NotRegularFile as exc:
+        if stat.S_ISDIR(exc.mode):
+            return _error(f"{shown} is a directory; use list_dir to see its entries")
+        raise
+    with opened as f:
         if is_binary(f.read(BINARY_SNIFF_BYTES)):
             return _error(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
         f.seek(0)
@@ -211,14 +225,17 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
         return _error(f"content for {shown} cannot be encoded as UTF-8: {exc.reason}")
     if len(data) > MAX_WRITE_BYTES:
         return _error(_too_large(len(data)))
-    if path.is_dir():
-        return _error(f"{shown} is a directory; cannot write a file there")
-    existed = path.exists()
-    if existed and (problem := _not_writable(path, shown)):
-        return problem
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, data)
-    verb = "Overwrote" if existed else "Created"
+    directory = _error(f"{shown} is a directory; cannot write a file there")
+    if path == paths.root:
+        return directory
+    with paths.open_parent(path, create=True) as folder:
+        existing = paths.stat_at(folder, path.name, path)
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            return directory
+        if existing is not None and (problem := _not_writable(folder, path.name, shown)):
+            return problem
+        replace_at(folder, path.name, data, keep=existing)
+    verb = "Overwrote" if existing is not None else "Created"
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     return ToolOutcome(text=f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
 
@@ -244,18 +261,40 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
     replace_all = bool(arguments.get("replace_all", False))
     if old == new:
         return _error("old_string and new_string are identical; nothing to change")
-    if path.is_dir():
+    if path == paths.root:
         return _error(f"{shown} is a directory, not a file")
-    with open_regular(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > MAX_WRITE_BYTES:
-            return _error(
-                f"{shown} is {size} bytes, over the {MAX_WRITE_BYTES // (1024 * 1024)} MB limit "
-                "of edit_file; change it with a command instead"
-            )
-        data = f.read(MAX_WRITE_BYTES + 1)
-    if problem := _not_writable(path, shown):
-        return problem
+    # One folder descriptor for the read and the replace: both touch the same folder.
+    with paths.open_parent(path) as folder:
+        try:
+            opened = open_regular_at(paths, folder, path)
+        except NotRegularFile as exc:
+            if stat.S_ISDIR(exc.mode):
+                return _error(f"{shown} is a directory, not a file")
+            raise
+        with opened as f:
+            existing = os.fstat(f.fileno())
+            if existing.st_size > MAX_WRITE_BYTES:
+                return _error(
+                    f"{shown} is {existing.st_size} bytes, over the "
+                    f"{MAX_WRITE_BYTES // (1024 * 1024)} MB limit of edit_file; change it with "
+                    "a command instead"
+                )
+            data = f.read(MAX_WRITE_BYTES + 1)
+        if problem := _not_writable(folder, path.name, shown):
+            return problem
+        edited = _edited(data, old, new, replace_all=replace_all, shown=shown)
+        if isinstance(edited, ToolOutcome):
+            return edited
+        updated, count = edited
+        replace_at(folder, path.name, updated, keep=existing)
+    noun = "occurrence" if count == 1 else "occurrences"
+    return ToolOutcome(text=f"Replaced {count} {noun} in {shown}")
+
+
+def _edited(
+    data: bytes, old: str, new: str, *, replace_all: bool, shown: str
+) -> tuple[bytes, int] | ToolOutcome:
+    """The file's new bytes and how many occurrences were replaced, or why not."""
     if is_binary(data):
         return _error(f"{shown} looks like a binary file; edit_file only edits text")
     text = _decode(data, shown)
@@ -282,37 +321,39 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
             f"the edit would make {shown} {len(updated)} bytes, over the "
             f"{MAX_WRITE_BYTES // (1024 * 1024)} MB limit of edit_file; nothing was changed"
         )
-    atomic_write(path, updated)
-    noun = "occurrence" if count == 1 else "occurrences"
-    return ToolOutcome(text=f"Replaced {count} {noun} in {shown}")
+    return updated, count
 
 
-def _not_writable(path: Path, shown: str) -> ToolOutcome | None:
+def _not_writable(folder: int, name: str, shown: str) -> ToolOutcome | None:
     # Replacing by rename needs only the directory to be writable, so a read-only file would
     # be replaced silently; and root passes os.access, so the mode bits are asked too.
-    if os.access(path, os.W_OK) and os.stat(path).st_mode & 0o222:
+    found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if os.access(name, os.W_OK, dir_fd=folder, follow_symlinks=False) and found.st_mode & 0o222:
         return None
     return _error(f"{shown} is read-only; change its permissions first if it should be edited")
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace a project file's content in one step (`paicli.private_files`): the old file
-    keeps its permissions; a new one gets the usual mode for the umask, as an editor's would.
-    On any failure `path` is untouched."""
-    write_atomically(path, data, mode=0o666 & ~_umask(), keep_mode=True)
-
-
-def _umask() -> int:
-    # os.umask can only be read by setting it, which races with other threads; Linux shows it
-    # in /proc instead.
+def replace_at(folder: int, name: str, data: bytes, *, keep: os.stat_result | None) -> None:
+    """Replace `name` in the folder `folder` with `data` in one step: a temporary file made
+    in the same folder descriptor (never through a link), flushed, then renamed over `name`
+    (a rename replaces a link there rather than following it). The file keeps `keep`'s
+    permissions; a new one gets the usual mode for the umask, as an editor's would. On any
+    failure `name` is untouched and the temporary file removed."""
+    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, 0o666, dir_fd=folder)
     try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            if keep is not None:
+                os.fchmod(file.fileno(), stat.S_IMODE(keep.st_mode))
+            os.fsync(file.fileno())
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
 
 
 def _int(value: object, default: int) -> int:

@@ -1,9 +1,10 @@
 """The look-around tools: list_dir, glob, grep.
 
-They walk the tree below a confined path without following directory symlinks, skip the
+They walk the tree below a confined path through folder descriptors (`Confinement`), never
+through a symlink, so a link swapped in mid-walk is skipped instead of followed; skip the
 directories nobody wants searched (`.git`, `node_modules`, `.venv`, `__pycache__`) and anything
-that is neither a directory nor a regular file (reading a FIFO blocks forever), never read a
-file whose real path leaves the root, and cap what they return, saying so.
+that is neither a directory nor a regular file (reading a FIFO blocks forever), read a symlinked
+file only through its real path inside the root, and cap what they return, saying so.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from ._files import NotRegularFile, is_binary, open_regular
-from ._paths import Confinement
+from ._files import NotRegularFile, is_binary, open_regular, open_regular_at
+from ._paths import Confinement, PathRefused
 from .base import ToolOutcome
 
 __all__ = ["SKIPPED_DIRS", "glob_files", "glob_regex", "grep", "list_dir"]
@@ -26,6 +28,8 @@ MAX_MATCHES = 500
 MAX_MATCH_LINE_CHARS = 300
 # Larger files are data or build output, not something to grep line by line.
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
+# Deeper trees are generated, not written by hand; the walk holds one descriptor per level.
+MAX_DEPTH = 64
 
 
 def _error(text: str) -> ToolOutcome:
@@ -38,7 +42,7 @@ def list_dir(paths: Confinement, path: Path, max_chars: int) -> ToolOutcome:
     if not path.is_dir():
         return _error(f"{shown} is not a directory")
     names: list[str] = []
-    with os.scandir(path) as entries:
+    with paths.open_dir(path) as folder, os.scandir(folder) as entries:
         for entry in entries:
             names.append(entry.name + "/" if entry.is_dir() else entry.name)
     names.sort()
@@ -99,9 +103,9 @@ def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> 
     except ValueError as exc:
         return _error(str(exc))
     found: list[str] = []
-    for relative, is_dir in _walk(base):
-        if regex.match(relative):
-            found.append(paths.display(base / relative) + ("/" if is_dir else ""))
+    for entry in _walk(paths, base):
+        if regex.match(entry.relative):
+            found.append(paths.display(base / entry.relative) + ("/" if entry.is_dir else ""))
     found.sort()
     if not found:
         return ToolOutcome(text=f"no paths match {pattern!r}")
@@ -124,22 +128,23 @@ def grep(
     except ValueError as exc:
         return _error(str(exc))
     if base.is_file():
-        candidates: Iterator[Path] = iter([base])
+        candidates: Iterator[Found | Path] = iter([base])
     elif base.is_dir():
-        candidates = (base / rel for rel, is_dir in _walk(base) if not is_dir)
+        candidates = (entry for entry in _walk(paths, base) if not entry.is_dir)
     elif base.exists():
         return _error(f"{paths.display(base)} is neither a regular file nor a directory")
     else:
         return _error(f"{paths.display(base)} does not exist")
     lines: list[str] = []
     matches = 0
-    for file in candidates:
+    for candidate in candidates:
+        file = candidate if isinstance(candidate, Path) else base / candidate.relative
         shown = paths.display(file)
         if name_regex and not (
             name_regex.match(shown) if "/" in str(file_filter) else name_regex.match(file.name)
         ):
             continue
-        text = _searchable_text(paths, file)
+        text = _searchable_text(paths, file, candidate)
         if text is None:
             continue
         # Lines end at "\n" only, as read_file numbers them (not at form feeds or U+2028).
@@ -159,54 +164,81 @@ def grep(
     return _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
 
 
-def _searchable_text(paths: Confinement, file: Path) -> str | None:
+def _searchable_text(paths: Confinement, file: Path, found: Found | Path) -> str | None:
     """The file's text, or None for what grep skips: links leaving the root, big or binary
     files, anything that is not a regular file, and anything unreadable."""
     try:
-        real = Path(os.path.realpath(file))
-        if not paths.contains(real):
-            return None
-        with open_regular(real) as f:
+        if isinstance(found, Found) and not found.is_link:
+            opened = open_regular_at(paths, found.folder, file)
+        else:  # the path argument itself, or a link: opened by its real path from the root
+            opened = open_regular(paths, paths.resolve(str(file)))
+        with opened as f:
             if os.fstat(f.fileno()).st_size > MAX_GREP_FILE_BYTES:
                 return None
             data = f.read(MAX_GREP_FILE_BYTES + 1)
-    except (OSError, NotRegularFile):
+    except (OSError, NotRegularFile, PathRefused):
         return None
     if is_binary(data):
         return None
     return data.decode("utf-8", errors="replace")
 
 
-def _walk(base: Path) -> Iterator[tuple[str, bool]]:
-    """(path relative to `base`, is a directory) for the directories and regular files below
-    `base` (a symlink counts as what it points to), depth first, sorted within a directory;
-    skips the uninteresting directories, does not descend into directory symlinks, and leaves
-    out FIFOs, sockets, devices and broken links."""
-    pending: list[tuple[str, str]] = [(str(base), "")]
-    while pending:
-        directory, prefix = pending.pop()
+@dataclass(frozen=True)
+class Found:
+    """One directory or regular file below the walk's base (a symlink counts as what it
+    points to). `folder` is the open descriptor of the folder holding it, valid until the
+    walk moves on."""
+
+    relative: str  # from the base, "/"-separated
+    is_dir: bool
+    is_link: bool
+    folder: int
+
+
+def _walk(paths: Confinement, base: Path) -> Iterator[Found]:
+    """What lies below `base`, depth first, sorted within a folder (its folders as met, then
+    its files, then each subfolder's content); skips the uninteresting folders, does not
+    descend into folder links or below MAX_DEPTH, and leaves out FIFOs, sockets, devices and
+    broken links."""
+    with paths.open_dir(base) as top:
+        yield from _walk_folder(paths, base, top, "", 0)
+
+
+def _walk_folder(
+    paths: Confinement, base: Path, folder: int, prefix: str, depth: int
+) -> Iterator[Found]:
+    try:
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+    except OSError:
+        return
+    subfolders: list[str] = []
+    files: list[Found] = []
+    for entry in entries:
         try:
-            with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda e: e.name)
+            if entry.is_dir():
+                if entry.name in SKIPPED_DIRS:
+                    continue
+                link = entry.is_symlink()
+                yield Found(prefix + entry.name, True, link, folder)
+                if not link:
+                    subfolders.append(entry.name)
+            elif entry.is_file():
+                files.append(Found(prefix + entry.name, False, entry.is_symlink(), folder))
         except OSError:
             continue
-        subdirectories: list[tuple[str, str]] = []
-        files: list[str] = []
-        for entry in entries:
-            try:
-                if entry.is_dir():
-                    if entry.name in SKIPPED_DIRS:
-                        continue
-                    yield prefix + entry.name, True
-                    if not entry.is_symlink():
-                        subdirectories.append((entry.path, prefix + entry.name + "/"))
-                elif entry.is_file():
-                    files.append(prefix + entry.name)
-            except OSError:
-                continue
-        for name in files:
-            yield name, False
-        pending.extend(reversed(subdirectories))
+    yield from files
+    if depth >= MAX_DEPTH:
+        return
+    for name in subfolders:
+        try:
+            inner = paths.open_at(folder, name, os.O_RDONLY | os.O_DIRECTORY, base / prefix / name)
+        except (OSError, PathRefused):
+            continue  # gone since the scan, or a link swapped in: not followed
+        try:
+            yield from _walk_folder(paths, base, inner, f"{prefix}{name}/", depth + 1)
+        finally:
+            os.close(inner)
 
 
 def _capped(items: list[str], max_chars: int, *, noun: str, hint: str) -> ToolOutcome:

@@ -1,11 +1,12 @@
 """The built-in tools: files, search and commands in one project directory.
 
-`BuiltinToolbox` confines every path to its root (in `precheck` and again in `call`), refuses a
-short list of destructive commands before anyone is asked, validates arguments against each
-tool's schema, and turns every failure into an error outcome. Each tool is one record in
-`_catalog` (spec, path argument, check, handler); this class only applies them. File work runs
-in a thread so the event loop stays free; commands run as subprocesses that never outlive the
-call.
+`BuiltinToolbox` confines every path to its root (in `precheck`, again in `call`, and for good
+as the file is opened through the root's descriptor), refuses a short list of destructive
+commands before anyone is asked, validates arguments against each tool's schema, and turns
+every failure into an error outcome: `call` never raises but for cancellation. Each tool is
+one record in `_catalog` (spec, path argument, check, handler); this class only applies them.
+File work runs in a thread so the event loop stays free; commands run as subprocesses that
+never outlive the call.
 """
 
 from __future__ import annotations
@@ -59,10 +60,15 @@ class BuiltinToolbox:
             return early
         tool = self._tools[spec.name]
         arguments = _without_nulls(arguments)
+        try:
+            # Confined again right before the use: the tree may have changed since precheck.
+            path = self._path(tool, arguments)
+        except PathRefused as exc:
+            return ToolOutcome.refused(str(exc), "refusal")
         call = BuiltinCall(
             name=spec.name,
             arguments=arguments,
-            path=self._path(tool, arguments),  # confined again right before the use
+            path=path,
             paths=self.paths,
             max_output_chars=self.max_output_chars,
             command_timeout=self.command_timeout,
