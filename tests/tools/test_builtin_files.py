@@ -12,6 +12,7 @@ import pytest
 
 from paicli.tools import _files
 from paicli.tools._files import MAX_WRITE_BYTES, NotRegularFile, open_regular, replace_at
+from paicli.tools._walk import SearchLimits
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin import BuiltinToolbox
 
@@ -375,6 +376,70 @@ async def test_grep_caps_many_matches(tmp_path: Path) -> None:
     outcome = await run(BuiltinToolbox(tmp_path, max_output_chars=2000), "grep", {"pattern": "hit"})
     assert len(outcome.text) < 2200
     assert "not shown" in outcome.text
+
+
+# -- search budgets: a search over a huge tree stops and says so ------------------------------
+
+
+@pytest.fixture
+def wide(tmp_path: Path) -> Path:
+    """40 folders of 10 files, each with one line "needle"."""
+    for d in range(40):
+        folder = tmp_path / f"d{d:02}"
+        folder.mkdir()
+        for f in range(10):
+            (folder / f"f{f}.txt").write_text("needle\n")
+    return tmp_path
+
+
+class StepClock:
+    """A clock that moves one second each time it is read: no wall-clock time involved."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("tool", ["glob", "grep"])
+async def test_a_search_stops_at_its_entry_budget_and_says_so(wide: Path, tool: str) -> None:
+    toolbox = BuiltinToolbox(wide, search_limits=SearchLimits(entries=50))
+    arguments = {"pattern": "**/*.txt"} if tool == "glob" else {"pattern": "needle"}
+    outcome = await run(toolbox, tool, arguments)
+    assert not outcome.is_error and outcome.truncated
+    lines = outcome.text.splitlines()
+    assert lines[-1] == (
+        "[stopped after 50 files and folders (the budget of 50 entries); the results are "
+        "partial; narrow the path or the pattern]"
+    )
+    assert 0 < len(lines) - 1 < 50  # what was found before the stop is kept
+
+
+@pytest.mark.parametrize("tool", ["glob", "grep"])
+async def test_a_search_stops_at_its_time_budget_and_says_so(wide: Path, tool: str) -> None:
+    limits = SearchLimits(seconds=30, clock=StepClock())
+    toolbox = BuiltinToolbox(wide, search_limits=limits)
+    arguments = {"pattern": "**/*.txt"} if tool == "glob" else {"pattern": "needle"}
+    outcome = await run(toolbox, tool, arguments)
+    assert outcome.truncated
+    assert "(the time budget of 30 s); the results are partial" in outcome.text
+    assert len(outcome.text.splitlines()) < 40
+
+
+async def test_a_search_with_nothing_found_before_the_budget_says_it_stopped(
+    wide: Path,
+) -> None:
+    toolbox = BuiltinToolbox(wide, search_limits=SearchLimits(entries=5))
+    outcome = await run(toolbox, "grep", {"pattern": "absent"})
+    assert outcome.text.startswith("no matches for 'absent'\n[stopped after 5 files and folders")
+
+
+async def test_a_search_within_its_budget_has_no_note(wide: Path) -> None:
+    outcome = await run(BuiltinToolbox(wide), "glob", {"pattern": "**/*.txt"})
+    assert len(outcome.text.splitlines()) == 400
+    assert not outcome.truncated
 
 
 # -- special files, sizes, line endings ------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import _files, _search
 from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
 from ._paths import Confinement, PathRefused
+from ._walk import SearchLimits
 from .base import ToolKind, ToolOutcome, ToolSpec
 from .errors import ToolError
 
@@ -41,6 +42,7 @@ class BuiltinCall:
     paths: Confinement
     max_output_chars: int
     command_timeout: float  # execute_command's default
+    search_limits: SearchLimits  # glob's and grep's budget
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,11 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
         ),
         run=_in_thread(
             lambda call, path: _search.glob_files(
-                call.paths, path, str(call.arguments["pattern"]), call.max_output_chars
+                call.paths,
+                path,
+                str(call.arguments["pattern"]),
+                call.max_output_chars,
+                call.search_limits,
             )
         ),
         path=PathArgument("path", default="."),
@@ -228,7 +234,9 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             ["pattern"],
         ),
         run=_in_thread(
-            lambda call, path: _search.grep(call.paths, path, call.arguments, call.max_output_chars)
+            lambda call, path: _search.grep(
+                call.paths, path, call.arguments, call.max_output_chars, call.search_limits
+            )
         ),
         path=PathArgument("path", default="."),
     ),

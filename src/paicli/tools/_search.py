@@ -1,10 +1,10 @@
 """The look-around tools: list_dir, glob, grep.
 
-They walk the tree below a confined path through folder descriptors (`Confinement`), never
-through a symlink, so a link swapped in mid-walk is skipped instead of followed; skip the
-directories nobody wants searched (`.git`, `node_modules`, `.venv`, `__pycache__`) and anything
-that is neither a directory nor a regular file (reading a FIFO blocks forever), read a symlinked
-file only through its real path inside the root, and cap what they return, saying so.
+They walk the tree below a confined path (`_walk`: through folder descriptors, never through a
+symlink, within a time and an entry budget), skip the directories nobody wants searched
+(`.git`, `node_modules`, `.venv`, `__pycache__`) and anything that is neither a directory nor a
+regular file (reading a FIFO blocks forever), read a symlinked file only through its real path
+inside the root, and cap what they return, saying so.
 """
 
 from __future__ import annotations
@@ -12,24 +12,22 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from ._files import NotRegularFile, is_binary, open_regular, open_regular_at
 from ._paths import Confinement, PathRefused
+from ._walk import Budget, Found, SearchLimits, walk
 from .base import ToolOutcome
 
-__all__ = ["SKIPPED_DIRS", "glob_files", "glob_regex", "grep", "list_dir"]
+__all__ = ["SearchLimits", "glob_files", "glob_regex", "grep", "list_dir"]
 
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 MAX_ENTRIES = 1000
 MAX_MATCHES = 500
 # A match line is context, not content: a minified line is cut.
 MAX_MATCH_LINE_CHARS = 300
 # Larger files are data or build output, not something to grep line by line.
 MAX_GREP_FILE_BYTES = 10 * 1024 * 1024
-# Deeper trees are generated, not written by hand; the walk holds one descriptor per level.
-MAX_DEPTH = 64
 
 
 def _error(text: str) -> ToolOutcome:
@@ -92,7 +90,9 @@ def _class_body(body: str) -> str:
     return out.replace("--", "-\\-")
 
 
-def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> ToolOutcome:
+def glob_files(
+    paths: Confinement, base: Path, pattern: str, max_chars: int, limits: SearchLimits
+) -> ToolOutcome:
     """Paths below `base` matching `pattern`, relative to the root, sorted."""
     if pattern.startswith("/") or ".." in pattern.split("/"):
         return _error(f"glob pattern {pattern!r} must be relative and stay below the path")
@@ -103,17 +103,22 @@ def glob_files(paths: Confinement, base: Path, pattern: str, max_chars: int) -> 
     except ValueError as exc:
         return _error(str(exc))
     found: list[str] = []
-    for entry in _walk(paths, base):
+    budget = Budget(limits)
+    for entry in walk(paths, base, budget):
         if regex.match(entry.relative):
             found.append(paths.display(base / entry.relative) + ("/" if entry.is_dir else ""))
     found.sort()
     if not found:
-        return ToolOutcome(text=f"no paths match {pattern!r}")
-    return _capped(found, max_chars, noun="paths", hint="narrow the pattern")
+        return _partial(ToolOutcome(text=f"no paths match {pattern!r}"), budget)
+    return _partial(_capped(found, max_chars, noun="paths", hint="narrow the pattern"), budget)
 
 
 def grep(
-    paths: Confinement, base: Path, arguments: Mapping[str, object], max_chars: int
+    paths: Confinement,
+    base: Path,
+    arguments: Mapping[str, object],
+    max_chars: int,
+    limits: SearchLimits,
 ) -> ToolOutcome:
     """Lines matching a regular expression, as `file:line: text`."""
     pattern = str(arguments["pattern"])
@@ -127,10 +132,11 @@ def grep(
         name_regex = glob_regex(file_filter) if isinstance(file_filter, str) else None
     except ValueError as exc:
         return _error(str(exc))
+    budget = Budget(limits)
     if base.is_file():
         candidates: Iterator[Found | Path] = iter([base])
     elif base.is_dir():
-        candidates = (entry for entry in _walk(paths, base) if not entry.is_dir)
+        candidates = (entry for entry in walk(paths, base, budget) if not entry.is_dir)
     elif base.exists():
         return _error(f"{paths.display(base)} is neither a regular file nor a directory")
     else:
@@ -160,8 +166,17 @@ def grep(
             lines.append(f"[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]")
             break
     if not lines:
-        return ToolOutcome(text=f"no matches for {pattern!r}")
-    return _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
+        return _partial(ToolOutcome(text=f"no matches for {pattern!r}"), budget)
+    capped = _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
+    return _partial(capped, budget)
+
+
+def _partial(outcome: ToolOutcome, budget: Budget) -> ToolOutcome:
+    """`outcome` with the budget's note when the walk stopped early."""
+    note = budget.note()
+    if note is None:
+        return outcome
+    return replace(outcome, text=f"{outcome.text}\n{note}", truncated=True)
 
 
 def _searchable_text(paths: Confinement, file: Path, found: Found | Path) -> str | None:
@@ -181,64 +196,6 @@ def _searchable_text(paths: Confinement, file: Path, found: Found | Path) -> str
     if is_binary(data):
         return None
     return data.decode("utf-8", errors="replace")
-
-
-@dataclass(frozen=True)
-class Found:
-    """One directory or regular file below the walk's base (a symlink counts as what it
-    points to). `folder` is the open descriptor of the folder holding it, valid until the
-    walk moves on."""
-
-    relative: str  # from the base, "/"-separated
-    is_dir: bool
-    is_link: bool
-    folder: int
-
-
-def _walk(paths: Confinement, base: Path) -> Iterator[Found]:
-    """What lies below `base`, depth first, sorted within a folder (its folders as met, then
-    its files, then each subfolder's content); skips the uninteresting folders, does not
-    descend into folder links or below MAX_DEPTH, and leaves out FIFOs, sockets, devices and
-    broken links."""
-    with paths.open_dir(base) as top:
-        yield from _walk_folder(paths, base, top, "", 0)
-
-
-def _walk_folder(
-    paths: Confinement, base: Path, folder: int, prefix: str, depth: int
-) -> Iterator[Found]:
-    try:
-        with os.scandir(folder) as scan:
-            entries = sorted(scan, key=lambda e: e.name)
-    except OSError:
-        return
-    subfolders: list[str] = []
-    files: list[Found] = []
-    for entry in entries:
-        try:
-            if entry.is_dir():
-                if entry.name in SKIPPED_DIRS:
-                    continue
-                link = entry.is_symlink()
-                yield Found(prefix + entry.name, True, link, folder)
-                if not link:
-                    subfolders.append(entry.name)
-            elif entry.is_file():
-                files.append(Found(prefix + entry.name, False, entry.is_symlink(), folder))
-        except OSError:
-            continue
-    yield from files
-    if depth >= MAX_DEPTH:
-        return
-    for name in subfolders:
-        try:
-            inner = paths.open_at(folder, name, os.O_RDONLY | os.O_DIRECTORY, base / prefix / name)
-        except (OSError, PathRefused):
-            continue  # gone since the scan, or a link swapped in: not followed
-        try:
-            yield from _walk_folder(paths, base, inner, f"{prefix}{name}/", depth + 1)
-        finally:
-            os.close(inner)
 
 
 def _capped(items: list[str], max_chars: int, *, noun: str, hint: str) -> ToolOutcome:

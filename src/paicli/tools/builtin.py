@@ -18,6 +18,7 @@ from paicli.llm.schema import validate_arguments
 
 from ._catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from ._paths import Confinement, PathRefused
+from ._walk import SearchLimits
 from .base import ToolOutcome, ToolSpec
 
 __all__ = ["BuiltinToolbox"]
@@ -28,11 +29,17 @@ class BuiltinToolbox:
     to `root`."""
 
     def __init__(
-        self, root: Path, *, command_timeout: float = 60.0, max_output_chars: int = 30_000
+        self,
+        root: Path,
+        *,
+        command_timeout: float = 60.0,
+        max_output_chars: int = 30_000,
+        search_limits: SearchLimits | None = None,
     ) -> None:
         self.paths = Confinement(root)
         self.command_timeout = command_timeout
         self.max_output_chars = max_output_chars
+        self.search_limits = search_limits or SearchLimits()
         self._tools = {tool.spec.name: tool for tool in BUILTIN_TOOLS}
 
     def specs(self) -> list[ToolSpec]:
@@ -72,6 +79,7 @@ class BuiltinToolbox:
             paths=self.paths,
             max_output_chars=self.max_output_chars,
             command_timeout=self.command_timeout,
+            search_limits=self.search_limits,
         )
         return await tool.run(call)
 
