@@ -91,17 +91,25 @@ def test_the_mcp_library_never_imports_the_rest_of_paicli_or_ui_libraries() -> N
             assert not module.startswith(forbidden_ui), (path, module)
 
 
-def test_the_servers_layer_imports_only_the_mcp_library_below_it() -> None:
+# What the servers layer may use of paicli: the library, itself, and the app's foundations
+# (the error root, the home folder, private file writes).
+SERVERS_MAY_IMPORT = (
+    "paicli.mcp",
+    "paicli.servers",
+    "paicli.errors",
+    "paicli.home",
+    "paicli.private_files",
+)
+
+
+def test_the_servers_layer_imports_only_the_mcp_library_and_the_foundations() -> None:
     forbidden_ui = ("rich", "prompt_toolkit", "openai", "langchain_core")
     for root, path, name in python_modules(APP_SRC):
         if not name.startswith("paicli.servers"):
             continue
         for module in imported_modules(root, path):
             if module.startswith("paicli"):
-                assert module == "paicli" or module.startswith(("paicli.mcp", "paicli.servers")), (
-                    path,
-                    module,
-                )
+                assert module == "paicli" or module.startswith(SERVERS_MAY_IMPORT), (path, module)
             assert not module.startswith(forbidden_ui), (path, module)
 
 
