@@ -91,26 +91,23 @@ def test_the_mcp_library_never_imports_the_rest_of_paicli_or_ui_libraries() -> N
             assert not module.startswith(forbidden_ui), (path, module)
 
 
-# What the servers layer may use of paicli: the library, itself, and the app's foundations
-# (the error root, the home folder, private file writes).
-SERVERS_MAY_IMPORT = (
-    "paicli.mcp",
-    "paicli.servers",
-    "paicli.errors",
-    "paicli.home",
-    "paicli.private_files",
+# The layers the servers layer must never use (tests/test_layers.py ranks the rest).
+NOT_BELOW_SERVERS = (
+    "paicli.llm",
+    "paicli.tools",
+    "paicli.agent",
+    "paicli.runtime",
+    "paicli.ui",
+    "paicli.cli",
 )
 
 
-def test_the_servers_layer_imports_only_the_mcp_library_and_the_foundations() -> None:
-    forbidden_ui = ("rich", "prompt_toolkit", "openai", "langchain_core")
+def test_the_servers_layer_uses_neither_the_model_nor_the_tools_nor_anything_above() -> None:
+    forbidden = ("rich", "prompt_toolkit", "openai", "langchain_core", *NOT_BELOW_SERVERS)
     for root, path, name in python_modules(APP_SRC):
-        if not name.startswith("paicli.servers"):
-            continue
-        for module in imported_modules(root, path):
-            if module.startswith("paicli"):
-                assert module == "paicli" or module.startswith(SERVERS_MAY_IMPORT), (path, module)
-            assert not module.startswith(forbidden_ui), (path, module)
+        if name.startswith("paicli.servers"):
+            for module in imported_modules(root, path):
+                assert not module.startswith(forbidden), (path, module)
 
 
 def test_the_library_distribution_needs_only_the_protocol_core_packages() -> None:
