@@ -5,7 +5,7 @@ in a subprocess (it is the same code), without spawning anything. The server's t
 the messages the client sends and write bytes, which are split into lines and handed to the
 server end of a `MemoryTransport.pair()` on the event loop. Modes that are about processes,
 pipes and framing (`huge_line`, `no_newline`, `garbage_stdout`, `ignore_sigterm`,
-`stderr_flood`) run only as real processes.
+`stderr_flood`, `poison_lines`, `batch_replies`) run only as real processes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,15 @@ from paicli.mcp import (
 from tests.servers.fault_server import FaultServer, parse_options
 
 PROCESS_ONLY_MODES = frozenset(
-    {"huge_line", "no_newline", "garbage_stdout", "ignore_sigterm", "stderr_flood"}
+    {
+        "huge_line",
+        "no_newline",
+        "garbage_stdout",
+        "ignore_sigterm",
+        "stderr_flood",
+        "poison_lines",
+        "batch_replies",
+    }
 )
 # How long closing waits for the server's reading thread to see the end of input.
 JOIN_TIMEOUT = 5.0

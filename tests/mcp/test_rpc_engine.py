@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from typing import Any
 
 import pytest
 
@@ -22,6 +24,7 @@ from paicli.mcp import (
 )
 from tests.conftest import fault_server
 from tests.memory_servers import memory_fault_session
+from tests.scripted_server import INITIALIZE_RESULT, Json, Script, result, scripted_session
 
 
 async def cancelled_ids(session: ClientSession) -> list[int]:
@@ -216,3 +219,90 @@ async def test_tool_errors_are_results_and_protocol_errors_are_rpc_errors() -> N
         with pytest.raises(RpcError) as info:
             await session.call_tool("no_such_tool")
         assert info.value.code == -32602
+
+
+# -- envelopes: only a valid JSON-RPC 2.0 response with the request's own id answers it ----
+
+
+def forged_then_real(forged: Json) -> Script:
+    """Answers every tools/call with `forged` (given the call's id unless it names one),
+    then with the real answer."""
+
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "tools/call":
+            return None
+        return [{"id": message["id"], **forged}, result(message, text_result("real"))]
+
+    return script
+
+
+def text_result(text: str) -> Json:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+FORGED = text_result("forged")
+INVALID_ANSWERS = {
+    "jsonrpc 1.0": ({"jsonrpc": "1.0", "result": FORGED}, '"jsonrpc" is \'1.0\', not "2.0"'),
+    "no jsonrpc": ({"result": FORGED}, 'no "jsonrpc": "2.0"'),
+    "result and error": (
+        {"jsonrpc": "2.0", "result": FORGED, "error": {"code": 1, "message": "x"}},
+        "a response with both a result and an error",
+    ),
+    "float id": ({"jsonrpc": "2.0", "id": 2.0, "result": FORGED}, "response id 2.0 is neither"),
+}
+
+
+@pytest.mark.parametrize(("forged", "problem"), INVALID_ANSWERS.values(), ids=INVALID_ANSWERS)
+async def test_an_invalid_envelope_never_answers_a_call(
+    forged: Json, problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with asyncio.timeout(20), scripted_session(forged_then_real(forged)) as session:
+        with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+            assert (await session.call_tool("t")).text == "real"
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith(f"scripted: dropping an invalid JSON-RPC message ({problem}")
+
+
+async def test_a_call_answered_only_by_an_invalid_envelope_times_out() -> None:
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "tools/call":
+            return None
+        return [{"jsonrpc": "1.0", "id": message["id"], "result": FORGED}]
+
+    async with asyncio.timeout(20), scripted_session(script, request_timeout=0.3) as session:
+        with pytest.raises(RequestTimeout):
+            await session.call_tool("t")
+
+
+async def test_an_id_of_true_is_not_the_id_1(caplog: pytest.LogCaptureFixture) -> None:
+    # Pinned, so `initialize` is request 1; Python has True == 1 and hash(True) == hash(1).
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "initialize":
+            return None
+        forged = {**INITIALIZE_RESULT, "protocolVersion": "1999-01-01"}
+        return [
+            {"jsonrpc": "2.0", "id": True, "result": forged},
+            result(message, INITIALIZE_RESULT),
+        ]
+
+    with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+        async with asyncio.timeout(20), scripted_session(script) as session:
+            assert session.protocol_version == "2025-11-25"
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "response id True is neither a string nor an integer" in warning
+
+
+async def test_a_message_that_is_not_an_object_is_dropped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The in-memory pair does not split arrays; a batch reaching the engine is dropped.
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "tools/call":
+            return None
+        return [[result(message, FORGED)], result(message, text_result("real"))]
+
+    async with asyncio.timeout(20), scripted_session(script) as session:
+        with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+            assert (await session.call_tool("t")).text == "real"
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith("scripted: dropping a message that is not a JSON object")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -66,6 +67,35 @@ async def test_banners_and_garbage_on_stdout_are_skipped() -> None:
     async with asyncio.timeout(20), connect(fault_server("garbage_stdout")) as session:
         assert (await session.call_tool("echo", {"text": "still fine"})).text == "still fine"
         assert len(await session.list_tools()) > 0
+
+
+@pytest.mark.parametrize(
+    ("large", "reason"),
+    [("int", "number is infinity when parsed as double"), ("deep", "depth limit exceeded")],
+)
+async def test_lines_no_parser_accepts_are_skipped_at_every_size_and_the_answer_still_arrives(
+    large: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Each reply comes in the same write as a 5000-digit integer and nesting 2000 deep,
+    # both small, and one of them over 1 MiB.
+    server = fault_server("poison_lines", "--poison", large, request_timeout=5)
+    async with asyncio.timeout(30), connect(server) as session:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+            assert (await session.call_tool("echo", {"text": "through"})).text == "through"
+    reasons = [r.getMessage().partition("(")[2].partition(":")[0] for r in caplog.records]
+    assert reasons == ["number is infinity when parsed as double", "depth limit exceeded", reason]
+
+
+@pytest.mark.parametrize(("protocol", "batches"), [("2025-03-26", True), ("2025-11-25", False)])
+async def test_a_batch_is_read_only_in_a_2025_03_26_session(protocol: str, batches: bool) -> None:
+    server = fault_server("batch_replies", protocol=protocol, request_timeout=1)
+    async with asyncio.timeout(30), connect(server) as session:
+        if batches:
+            assert (await session.call_tool("echo", {"text": "in a batch"})).text == "in a batch"
+        else:
+            with pytest.raises(RequestTimeout):
+                await session.call_tool("echo", {"text": "in a batch"})
 
 
 async def test_a_line_over_the_size_limit_ends_the_connection_with_bounded_memory() -> None:

@@ -45,6 +45,8 @@ MODES = (
     "stop_reading",
     "close_stdout",
     "no_final_newline",
+    "poison_lines",
+    "batch_replies",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -138,6 +140,18 @@ def text_result(text: str) -> Json:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
+def poison_lines(large: str) -> bytes:
+    """poison_lines: lines no JSON parser should accept: a small integer of 5000 digits
+    (past a double, and past Python's int limit) and small nesting 2000 deep, then one of
+    them (`large`: "int" or "deep") padded past 1 MiB. The reply follows in the same write,
+    so a client that trips on the last line loses the reply with it."""
+    notification = '{"jsonrpc":"2.0","method":"notifications/message","params":{%s"data":%s}}\n'
+    values = {"int": "9" * 5000, "deep": "[" * 2000 + "]" * 2000}
+    lines = [notification % ("", value) for value in values.values()]
+    lines.append(notification % ('"pad":"' + "x" * MB + '",', values[large]))
+    return "".join(lines).encode()
+
+
 def log(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
@@ -170,6 +184,7 @@ class FaultServer:
         self.repeat_cursor: bool = opts.repeat_cursor
         self.reject_next: bool = opts.reject_first_version
         self.stop_after: str = opts.stop_after
+        self.poison: str = opts.poison
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.calls: dict[Any, Call] = {}
@@ -204,6 +219,9 @@ class FaultServer:
             # the real reply, in one write so every reply is preceded by all of them.
             noise = b"Server v1.0 starting...\n<<not json>>\n[1,2]\n42\n" + b'{"hello":1}\n'
             self.write(noise + encode(message))
+        elif self.mode == "poison_lines":
+            # In the same write as the reply, so a client that trips on them loses it too.
+            self.write(poison_lines(self.poison) + encode(message))
         else:
             self.send(message)
 
@@ -387,7 +405,13 @@ class FaultServer:
             with self.state_lock:
                 self.calls.pop(call.id, None)
         # A cancelled request gets no reply, whichever tool it was.
-        if result is not None and not call.cancelled.is_set():
+        if result is None or call.cancelled.is_set():
+            return
+        if self.mode == "batch_replies":
+            # A tool's answer as a JSON-RPC batch of one: valid in 2025-03-26 only.
+            reply = {"jsonrpc": "2.0", "id": call.id, "result": result}
+            self.write(json.dumps([reply], separators=(",", ":")).encode() + b"\n")
+        else:
             self.result(call.id, result)
 
     def before_call(self, call: Call) -> None:
@@ -589,6 +613,9 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
         "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
     )
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
+    parser.add_argument(
+        "--poison", choices=("int", "deep"), default="deep", help="poison_lines: the large line"
+    )
     parser.add_argument(
         "--stop-after",
         default="notifications/initialized",

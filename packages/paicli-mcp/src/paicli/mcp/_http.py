@@ -34,12 +34,12 @@ from ._http_exchange import (
     HTTP_FAILURES,
     hand_over,
     http_client,
-    parse_messages,
     read_body,
     status_error,
     translate_http_error,
 )
 from ._http_stream import BrokenStream, StreamLink, follow_stream, listen_get
+from ._jsonrpc import batches_allowed, envelope_problem, parse
 from ._server_spec import HttpServer
 from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport
 from .errors import ConnectionClosed, HttpError, McpError
@@ -79,6 +79,8 @@ class StreamableHttpTransport(Transport):
         self._era: Era | None = None
         # The agreed handshake-era version, sent as a header on every later request.
         self._legacy_version: str | None = None
+        # Whether an array in a body or an event is a batch (only once 2025-03-26 is agreed).
+        self._batches = False
         # 2026: each tool's parameters mirrored into `Mcp-Param-*` headers.
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._sink: MessageSink | None = None
@@ -100,6 +102,7 @@ class StreamableHttpTransport(Transport):
             max_message_size=server.max_message_size,
             client=self._client,
             base_headers=self._base_headers,
+            batches=lambda: self._batches,
             deliver=self._deliver,
             fail=self._fail,
         )
@@ -115,6 +118,7 @@ class StreamableHttpTransport(Transport):
     def negotiated(self, era: Era, version: str) -> None:
         self._era = era
         self._legacy_version = version if era == "legacy" else None
+        self._batches = batches_allowed(era, version)
 
     def cancel_request(self, request_id: RequestId) -> bool:
         # 2026: a request is cancelled by closing its response stream, which happened when
@@ -266,7 +270,11 @@ class StreamableHttpTransport(Transport):
         if status >= 400:
             body = await read_body(response, limit)
             is_json = response.content_type == "application/json"
-            errors = [m for m in parse_messages(body) if "error" in m] if is_json else []
+            errors = [
+                m
+                for m in (self._parse(body) if is_json else [])
+                if "error" in m and envelope_problem({**m, "id": request_id}) is None
+            ]
             if errors and request_id is not None and status not in (401, 403):
                 # A real JSON-RPC error in the body (2026 servers send them with 400/404).
                 # It answers this POST whatever its id says: servers on the SDK 1.x send
@@ -288,7 +296,7 @@ class StreamableHttpTransport(Transport):
             return
         content_type = response.content_type
         if content_type == "application/json":
-            for reply in parse_messages(await read_body(response, limit)):
+            for reply in self._parse(await read_body(response, limit)):
                 self._deliver(reply)
         elif content_type == "text/event-stream":
             await follow_stream(self._link, message, request_id, response, modern)
@@ -301,6 +309,9 @@ class StreamableHttpTransport(Transport):
                     status=status,
                 ),
             )
+
+    def _parse(self, body: bytes) -> list[Message]:
+        return parse(body, batches=self._batches, where=f"{self._label}: response body")
 
     # -- session upkeep --------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
-import orjson
 
 from ._server_spec import HttpServer
 from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
@@ -22,7 +21,6 @@ __all__ = [
     "HTTP_FAILURES",
     "hand_over",
     "http_client",
-    "parse_messages",
     "read_body",
     "status_error",
     "translate_http_error",
@@ -105,17 +103,3 @@ def hand_over(
     except Exception:
         # The sink's bug must not take the stream down with it.
         log.exception("message handler failed on %.200r", message)
-
-
-def parse_messages(body: bytes | str) -> list[Message]:
-    """The JSON-RPC messages in a body (one object, or a 2025-03-26 batch)."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        log.warning("skipping a non-JSON message from the server: %.200r", body[:200])
-        return []
-    if isinstance(data, dict):
-        return [data]
-    if isinstance(data, list):
-        return [m for m in data if isinstance(m, dict)]
-    return []

@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from ._http_exchange import HTTP_FAILURES, parse_messages, status_error
+from ._http_exchange import HTTP_FAILURES, status_error
+from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
 from .errors import ConnectionClosed, McpError
 
@@ -26,6 +27,7 @@ __all__ = [
     "BrokenStream",
     "StreamEnd",
     "StreamLink",
+    "answers",
     "follow_stream",
     "listen_get",
     "read_stream",
@@ -66,6 +68,7 @@ class StreamLink:
     max_message_size: int
     client: aiohttp.ClientSession
     base_headers: Callable[[], dict[str, str]]  # session id and version headers
+    batches: Callable[[], bool]  # whether an array is a batch (2025-03-26 agreed)
     deliver: Callable[[Message], None]  # one message from the server, to the session
     fail: Callable[[Any, McpError], None]  # one request failed
 
@@ -116,6 +119,7 @@ async def read_stream(link: StreamLink, chunks: AsyncIterator[bytes], request_id
     retry: float | None = None
     answered = False
     events = 0
+    where = f"{link.label}: SSE event"
     try:
         async for event in iter_events(chunks, link.max_message_size):
             events += 1
@@ -125,12 +129,8 @@ async def read_stream(link: StreamLink, chunks: AsyncIterator[bytes], request_id
                 retry = event.retry_ms / 1000
             if event.event != "message" or not event.data:
                 continue  # Priming events carry only an id and a retry.
-            for reply in parse_messages(event.data):
-                if (
-                    request_id is not None
-                    and reply.get("id") == request_id
-                    and "method" not in reply
-                ):
+            for reply in parse(event.data, batches=link.batches(), where=where):
+                if request_id is not None and answers(reply, request_id):
                     answered = True
                 link.deliver(reply)
             if answered:
@@ -141,6 +141,16 @@ async def read_stream(link: StreamLink, chunks: AsyncIterator[bytes], request_id
         # A dropped connection mid-stream is resumable; not an error by itself.
         log.debug("%s: stream interrupted: %s", link.label, exc)
     return StreamEnd(last_id, retry, answered, events)
+
+
+def answers(message: Message, request_id: Any) -> bool:
+    """Whether `message` is a valid response to the request `request_id` (an invalid one
+    is dropped by the engine, so it must not end the wait for the real one)."""
+    return (
+        "method" not in message
+        and same_id(message.get("id"), request_id)
+        and envelope_problem(message) is None
+    )
 
 
 async def listen_get(link: StreamLink, ready: asyncio.Event) -> None:

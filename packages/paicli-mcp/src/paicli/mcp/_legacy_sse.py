@@ -20,13 +20,13 @@ from ._http_exchange import (
     HTTP_FAILURES,
     hand_over,
     http_client,
-    parse_messages,
     status_error,
     translate_http_error,
 )
+from ._jsonrpc import batches_allowed, parse
 from ._server_spec import HttpServer
 from ._sse import iter_events
-from ._transport import ErrorSink, MessageSink, Transport
+from ._transport import Era, ErrorSink, MessageSink, Transport
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 
 __all__ = ["LegacySseTransport"]
@@ -52,6 +52,8 @@ class LegacySseTransport(Transport):
         self._closed: McpError | None = None
         self._reader: asyncio.Task[None] | None = None
         self._posts: set[asyncio.Task[None]] = set()
+        # Whether an array in an event is a batch (only once 2025-03-26 is agreed).
+        self._batches = False
 
     @classmethod
     async def open(cls, server: HttpServer) -> LegacySseTransport:
@@ -73,6 +75,9 @@ class LegacySseTransport(Transport):
         self._sink = sink
         self._on_error = on_error
         return True
+
+    def negotiated(self, era: Era, version: str) -> None:
+        self._batches = batches_allowed(era, version)
 
     async def _read(self) -> None:
         headers = {"Accept": "text/event-stream"}
@@ -108,7 +113,8 @@ class LegacySseTransport(Transport):
                 return
             self._endpoint.set_result(endpoint)
         elif kind == "message" and data:
-            for message in parse_messages(data):
+            where = f"{self._label}: SSE event"
+            for message in parse(data, batches=self._batches, where=where):
                 hand_over(message, self._sink, self._queue)
 
     async def send(self, message: Message) -> None:

@@ -1,27 +1,26 @@
 """Newline-delimited JSON framing: bytes in, JSON-RPC message objects out.
 
 Memory stays bounded by `max_size`: a line (or a stream with no newline) that grows past it
-raises `MessageTooLarge` and the partial line is dropped. Lines that are not JSON objects
-(banners, logs) are logged and skipped.
+raises `MessageTooLarge` and the partial line is dropped. Every line, whatever its size, is
+parsed the one way `_jsonrpc.parse` does (orjson, one set of limits); a line it refuses
+(banners, logs, nesting too deep, a number out of range, a batch where none is allowed) is
+skipped with a warning, and the other lines of the same read are still delivered. While it
+is parsed, a large message costs about three times its size (the line, orjson's copy of it,
+the parsed objects).
 """
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from ._jsonrpc import parse
 from .errors import MessageTooLarge
 
 __all__ = ["NdjsonDecoder", "encode"]
 
-log = logging.getLogger("paicli.mcp.stdio")
-
-# From this size on a message is parsed the memory-lean way (see _parse_large).
-LARGE_MESSAGE = 1024 * 1024
 # Some servers (Windows tooling, .NET) start their output with a UTF-8 byte-order mark.
 BOM = b"\xef\xbb\xbf"
 
@@ -34,9 +33,14 @@ def encode(message: dict[str, Any]) -> bytes:
 class NdjsonDecoder:
     """Splits a byte stream into lines and hands each JSON object to `deliver`."""
 
-    def __init__(self, max_size: int, deliver: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, max_size: int, deliver: Callable[[dict[str, Any]], None], *, label: str = "server"
+    ) -> None:
         self.max_size = max_size
+        #: Whether an array is a batch of messages (only once 2025-03-26 is agreed).
+        self.batches = False
         self._deliver = deliver
+        self._where = f"{label}: stdout"
         self._partial = bytearray()
 
     def feed(self, data: bytes) -> None:
@@ -77,49 +81,15 @@ class NdjsonDecoder:
 
     def _parse_partial(self) -> None:
         line, self._partial = self._partial, bytearray()
-        if len(line) < LARGE_MESSAGE:
-            self._parse(line)
-            return
-        # orjson copies its whole input while parsing, so a large message would peak at three
-        # times its size. Decoding first lets us free the bytes before parsing: two times.
-        try:
-            text = line.decode().removeprefix("\ufeff")
-        except UnicodeDecodeError:
-            _skip(line)
-            return
-        del line
-        try:
-            message = json.loads(text)
-        except json.JSONDecodeError:
-            _skip(text[:200].encode())
-            return
-        self._route(message, text)
+        self._parse(line)
 
     def _parse(self, line: bytes | bytearray) -> None:
+        # JSON whitespace includes "\r", so CRLF framing parses as is.
         if line.startswith(BOM):
-            line = line[len(BOM) :]
-        try:
-            # JSON whitespace includes "\r", so CRLF framing parses as is.
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            _skip(line)
-            return
-        self._route(message, line)
-
-    def _route(self, message: Any, line: bytes | bytearray | str) -> None:
-        if isinstance(message, dict):
-            self._deliver(message)
-        elif isinstance(message, list):
-            # A JSON-RPC batch (2025-03-26 only): deliver its members one by one.
-            for member in message:
-                if isinstance(member, dict):
-                    self._deliver(member)
+            # A view skips the mark without copying what may be a large line.
+            with memoryview(line) as view, view[len(BOM) :] as text:
+                messages = parse(text, batches=self.batches, where=self._where)
         else:
-            log.warning("skipping non-object JSON on server stdout: %.200r", line[:200])
-
-
-def _skip(line: bytes | bytearray) -> None:
-    if line.isspace() or not line:
-        return
-    # Banners and log lines on stdout break the spec but are common; skip them.
-    log.warning("skipping non-JSON line on server stdout: %.200r", bytes(line[:200]))
+            messages = parse(line, batches=self.batches, where=self._where)
+        for message in messages:
+            self._deliver(message)

@@ -1,9 +1,12 @@
 """The JSON-RPC engine: one receive loop per connection and a map from request id to future.
 
-Invariants: ids are a per-connection increasing integer, never reused; a response that
-matches no pending request is logged and dropped; every request has a deadline, and when it
-passes (or the caller is cancelled) the server gets `notifications/cancelled`; when the
-transport dies every pending request fails at once with the transport's error.
+Invariants: ids are a per-connection increasing integer, never reused; a message that is
+not valid JSON-RPC 2.0 (see `_jsonrpc.envelope_problem`) is logged and dropped, and a
+response answers a request only if its id is that integer (never `true`, never 1.0); a
+response that matches no pending request is logged and dropped; every request has a
+deadline, and when it passes (or the caller is cancelled) the server gets
+`notifications/cancelled`; when the transport dies every pending request fails at once with
+the transport's error.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._jsonrpc import envelope_problem, is_request_id
 from ._transport import JsonObject, RequestId, Transport
 from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError, UnsupportedVersion
 
@@ -126,6 +130,10 @@ class RpcEngine:
         self._timer_at = math.inf
 
     @property
+    def _who(self) -> str:
+        return self._label or "server"
+
+    @property
     def closed(self) -> McpError | None:
         """The error that closed the connection, or None while it is open."""
         return self._closed
@@ -153,9 +161,15 @@ class RpcEngine:
                     task.cancel()
                 self._group = None
 
+    def _entry(self, request_id: object) -> _Pending | None:
+        """The pending request with this id: an integer, as ours are (a bool is not one)."""
+        if type(request_id) is not int:
+            return None
+        return self._pending.get(request_id)
+
     def _fail_request(self, request_id: RequestId, exc: McpError) -> None:
         """A transport could not carry one request (HTTP status, dropped stream, ...)."""
-        entry = self._pending.get(request_id) if isinstance(request_id, int) else None
+        entry = self._entry(request_id)
         if entry is not None and not entry.future.done():
             entry.future.set_exception(exc)
 
@@ -295,11 +309,22 @@ class RpcEngine:
     # -- incoming ------------------------------------------------------------------------
 
     def _dispatch(self, message: JsonObject) -> None:
+        if not isinstance(message, dict):
+            # A transport that does not split arrays (batches are split where they are
+            # allowed: see `_jsonrpc.parse`).
+            log.warning(
+                "%s: dropping a message that is not a JSON object: %.200r", self._who, message
+            )
+            return
+        problem = envelope_problem(message)
+        if problem is not None:
+            log.warning(
+                "%s: dropping an invalid JSON-RPC message (%s): %.200r", self._who, problem, message
+            )
+            return
         method = message.get("method")
         if method is None:
             self._on_response(message)
-        elif not isinstance(method, str):
-            log.warning("dropping message with a non-string method: %.200r", message)
         elif "id" in message:
             self._on_server_request(message["id"], method, message.get("params"))
         elif method == "notifications/progress":
@@ -314,16 +339,24 @@ class RpcEngine:
                 log.exception("notification handler failed for %s", method)
 
     def _on_response(self, message: JsonObject) -> None:
+        # The envelope is valid: exactly one of result and error, and an id that is a string
+        # or an integer (or none, on an error).
         request_id = message.get("id")
-        entry = self._pending.get(request_id) if isinstance(request_id, int) else None
+        entry = self._entry(request_id)
         if entry is None:
-            if request_id in self._cancelled:
+            if type(request_id) is int and request_id in self._cancelled:
                 del self._cancelled[request_id]
                 log.debug("dropping late response to cancelled request %s", request_id)
-            elif request_id is None and "error" in message:
-                log.warning("server error without a request id: %.300r", message.get("error"))
+            elif request_id is None:
+                log.warning(
+                    "%s: server error without a request id: %.300r",
+                    self._who,
+                    message.get("error"),
+                )
             else:
-                log.warning("dropping response for unknown request id %.100r", request_id)
+                log.warning(
+                    "%s: dropping response for unknown request id %.100r", self._who, request_id
+                )
             return
         future = entry.future
         if future.done():
@@ -336,16 +369,13 @@ class RpcEngine:
                 future.set_exception(
                     RpcError(INTERNAL_ERROR, f"{entry.method}: result is not an object")
                 )
-        elif "error" in message:
-            future.set_exception(error_from_wire(message["error"]))
         else:
-            log.warning("dropping response with neither result nor error: %.200r", message)
+            future.set_exception(error_from_wire(message["error"]))
 
     def _on_progress(self, params: Any) -> None:
         if not isinstance(params, dict):
             return
-        token = params.get("progressToken")
-        entry = self._pending.get(token) if isinstance(token, int) else None
+        entry = self._entry(params.get("progressToken"))
         if entry is None or entry.on_progress is None:
             return
         progress = params.get("progress")
@@ -370,7 +400,8 @@ class RpcEngine:
     def _on_cancelled(self, params: Any) -> None:
         if not isinstance(params, dict):
             return
-        task = self._inbound.get(params.get("requestId"))
+        request_id = params.get("requestId")
+        task = self._inbound.get(request_id) if is_request_id(request_id) else None
         if task is not None:
             task.cancel()
         try:

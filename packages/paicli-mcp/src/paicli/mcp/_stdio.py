@@ -15,10 +15,11 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from ._jsonrpc import batches_allowed
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
-from ._transport import ErrorSink, MessageSink, Transport
+from ._transport import Era, ErrorSink, MessageSink, Transport
 from .errors import ConnectionClosed, MessageTooLarge
 
 __all__ = ["StdioTransport"]
@@ -116,7 +117,7 @@ class StdioTransport(Transport):
 
     def __init__(self, command: str, max_message_size: int, mirror: IO[bytes] | None) -> None:
         self._command = command
-        self._decoder = NdjsonDecoder(max_message_size, self._on_message)
+        self._decoder = NdjsonDecoder(max_message_size, self._on_message, label=command)
         self._stderr = StderrTail(mirror)
         self._process: ServerProcess | None = None
         self._messages: deque[Message] = deque()
@@ -197,6 +198,9 @@ class StdioTransport(Transport):
         while self._messages:
             self._to_sink(self._messages.popleft())
         return True
+
+    def negotiated(self, era: Era, version: str) -> None:
+        self._decoder.batches = batches_allowed(era, version)
 
     # -- reading -------------------------------------------------------------------------
 
