@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -14,10 +15,12 @@ from paicli.mcp import (
     HandlerError,
     ProtocolError,
     RequestTimeout,
+    RpcError,
     connect,
 )
 from tests.conftest import fault_server
 from tests.memory_servers import memory_fault_session
+from tests.scripted_server import INITIALIZE_RESULT, Json, result, scripted_session
 
 
 async def test_legacy_server_is_probed_then_initialized() -> None:
@@ -189,3 +192,49 @@ async def test_a_byte_order_mark_before_the_first_message_is_ignored() -> None:
     async with asyncio.timeout(20), connect(fault_server("normal", "--bom")) as session:
         assert session.era == "legacy"
         assert (await session.call_tool("echo", {"text": "bom"})).text == "bom"
+
+
+# -- the handshake's answer ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dropped", "named"),
+    [
+        (("capabilities",), "no 'capabilities' object"),
+        (("serverInfo",), "no 'serverInfo' object"),
+        (("capabilities", "serverInfo"), "no 'capabilities' and no 'serverInfo' object"),
+    ],
+)
+async def test_an_initialize_result_without_capabilities_or_server_info_is_refused(
+    dropped: tuple[str, ...], named: str
+) -> None:
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "initialize":
+            return None
+        answer = {k: v for k, v in INITIALIZE_RESULT.items() if k not in dropped}
+        return [result(message, answer)]
+
+    with pytest.raises(ProtocolError) as info:
+        async with asyncio.timeout(20), scripted_session(script):
+            pass
+    assert str(info.value) == (
+        f"scripted: the server's answer to initialize has {named}, which the handshake requires"
+    )
+
+
+async def test_an_error_answer_to_initialize_says_the_handshake_was_refused() -> None:
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "initialize":
+            return None
+        error = {"code": -32602, "message": "Unsupported protocol version", "data": {"x": 1}}
+        return [{"jsonrpc": "2.0", "id": message["id"], "error": error}]
+
+    with pytest.raises(RpcError) as info:
+        async with asyncio.timeout(20), scripted_session(script):
+            pass
+    assert str(info.value) == (
+        "scripted: the server refused the handshake (initialize): "
+        "Unsupported protocol version (code -32602)"
+    )
+    assert (info.value.code, info.value.data) == (-32602, {"x": 1})
+    assert isinstance(info.value.__cause__, RpcError)

@@ -191,27 +191,48 @@ class _Talk:
             "capabilities": self.offer.capabilities,
             "clientInfo": self.offer.client_info,
         }
+        label = self.offer.label
         try:
             result = await self.engine.request(
                 "initialize", params, timeout=self.left(), cancellable=False
             )
-        except UnsupportedVersion:
+        except UnsupportedVersion as exc:
             # A modern server that was too slow for the probe: probe once more.
             agreement = await self.discover(LATEST_MODERN, patient=True)
             if agreement is not None:
                 return agreement
-            raise
+            raise _refused(label, exc) from exc
+        except RpcError as exc:
+            raise _refused(label, exc) from exc
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise ProtocolError(
-                f"{self.offer.label}: server answered protocol version {version!r}, which "
+                f"{label}: server answered protocol version {version!r}, which "
                 f"paicli does not support (it speaks {', '.join(KNOWN_VERSIONS)})"
+            )
+        missing = [key for key in ("capabilities", "serverInfo") if not _is_object(result, key)]
+        if missing:
+            raise ProtocolError(
+                f"{label}: the server's answer to initialize has no "
+                f"{' and no '.join(repr(key) for key in missing)} object, which the "
+                "handshake requires"
             )
         version = str(version)
         self.transport.negotiated("legacy", version)
         agreement = _agreement("legacy", version, result, result.get("serverInfo"))
         await self.engine.notify("notifications/initialized")
         return agreement
+
+
+def _refused(label: str, exc: RpcError) -> RpcError:
+    """The server's error answer to `initialize`, saying it was the handshake it refused
+    (the same error type, code and data)."""
+    message = f"{label}: the server refused the handshake (initialize): {exc.message}"
+    return type(exc)(exc.code, message, exc.data)
+
+
+def _is_object(result: dict[str, Any], key: str) -> bool:
+    return isinstance(result.get(key), dict)
 
 
 def _server_info_of(result: dict[str, Any]) -> Any:
