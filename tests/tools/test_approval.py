@@ -74,6 +74,9 @@ class RecordingToolbox:
             )
         return None
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return None  # protected paths: tests/tools/test_protected.py, on the real toolbox
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         self.calls.append((spec.name, arguments))
         # exit_code stands for any fact only the inner toolbox knows: it must pass through.

@@ -55,6 +55,9 @@ class ScriptedToolbox:
             )
         return None
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return None
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         self.started.set()
         if self.block:

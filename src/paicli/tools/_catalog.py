@@ -13,6 +13,7 @@ from pathlib import Path
 from . import _files, _search
 from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
 from ._paths import Confinement, PathRefused
+from ._protected import ProtectedPaths
 from ._walk import SearchLimits
 from .base import ToolKind, ToolOutcome, ToolSpec
 from .errors import ToolError
@@ -43,6 +44,7 @@ class BuiltinCall:
     max_output_chars: int
     command_timeout: float  # execute_command's default
     search_limits: SearchLimits  # glob's and grep's budget
+    protected: ProtectedPaths  # what glob and grep leave out below their path
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,8 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
                 path,
                 str(call.arguments["pattern"]),
                 call.max_output_chars,
-                call.search_limits,
+                limits=call.search_limits,
+                protected=call.protected,
             )
         ),
         path=PathArgument("path", default="."),
@@ -235,7 +238,12 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
         ),
         run=_in_thread(
             lambda call, path: _search.grep(
-                call.paths, path, call.arguments, call.max_output_chars, call.search_limits
+                call.paths,
+                path,
+                call.arguments,
+                call.max_output_chars,
+                limits=call.search_limits,
+                protected=call.protected,
             )
         ),
         path=PathArgument("path", default="."),

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ._files import NotRegularFile, is_binary, open_regular, open_regular_at
 from ._paths import Confinement, PathRefused
-from ._walk import Budget, Found, SearchLimits, walk
+from ._protected import ProtectedPaths
+from ._walk import Found, SearchLimits, Walk
 from .base import ToolOutcome
 
 __all__ = ["SearchLimits", "glob_files", "glob_regex", "grep", "list_dir"]
@@ -91,7 +92,13 @@ def _class_body(body: str) -> str:
 
 
 def glob_files(
-    paths: Confinement, base: Path, pattern: str, max_chars: int, limits: SearchLimits
+    paths: Confinement,
+    base: Path,
+    pattern: str,
+    max_chars: int,
+    *,
+    limits: SearchLimits,
+    protected: ProtectedPaths,
 ) -> ToolOutcome:
     """Paths below `base` matching `pattern`, relative to the root, sorted."""
     if pattern.startswith("/") or ".." in pattern.split("/"):
@@ -103,14 +110,14 @@ def glob_files(
     except ValueError as exc:
         return _error(str(exc))
     found: list[str] = []
-    budget = Budget(limits)
-    for entry in walk(paths, base, budget):
+    walk = Walk(paths, base, limits, protected)
+    for entry in walk:
         if regex.match(entry.relative):
             found.append(paths.display(base / entry.relative) + ("/" if entry.is_dir else ""))
     found.sort()
     if not found:
-        return _partial(ToolOutcome(text=f"no paths match {pattern!r}"), budget)
-    return _partial(_capped(found, max_chars, noun="paths", hint="narrow the pattern"), budget)
+        return _with_notes(ToolOutcome(text=f"no paths match {pattern!r}"), walk)
+    return _with_notes(_capped(found, max_chars, noun="paths", hint="narrow the pattern"), walk)
 
 
 def grep(
@@ -118,7 +125,9 @@ def grep(
     base: Path,
     arguments: Mapping[str, object],
     max_chars: int,
+    *,
     limits: SearchLimits,
+    protected: ProtectedPaths,
 ) -> ToolOutcome:
     """Lines matching a regular expression, as `file:line: text`."""
     pattern = str(arguments["pattern"])
@@ -132,11 +141,11 @@ def grep(
         name_regex = glob_regex(file_filter) if isinstance(file_filter, str) else None
     except ValueError as exc:
         return _error(str(exc))
-    budget = Budget(limits)
+    walk = Walk(paths, base, limits, protected)
     if base.is_file():
         candidates: Iterator[Found | Path] = iter([base])
     elif base.is_dir():
-        candidates = (entry for entry in walk(paths, base, budget) if not entry.is_dir)
+        candidates = (entry for entry in walk if not entry.is_dir)
     elif base.exists():
         return _error(f"{paths.display(base)} is neither a regular file nor a directory")
     else:
@@ -150,7 +159,7 @@ def grep(
             name_regex.match(shown) if "/" in str(file_filter) else name_regex.match(file.name)
         ):
             continue
-        text = _searchable_text(paths, file, candidate)
+        text = _searchable_text(walk, file, candidate)
         if text is None:
             continue
         # Lines end at "\n" only, as read_file numbers them (not at form feeds or U+2028).
@@ -166,27 +175,34 @@ def grep(
             lines.append(f"[stopped at {MAX_MATCHES} matches; narrow the pattern or the path]")
             break
     if not lines:
-        return _partial(ToolOutcome(text=f"no matches for {pattern!r}"), budget)
+        return _with_notes(ToolOutcome(text=f"no matches for {pattern!r}"), walk)
     capped = _capped(lines, max_chars, noun="matching lines", hint="narrow the search")
-    return _partial(capped, budget)
+    return _with_notes(capped, walk)
 
 
-def _partial(outcome: ToolOutcome, budget: Budget) -> ToolOutcome:
-    """`outcome` with the budget's note when the walk stopped early."""
-    note = budget.note()
-    if note is None:
+def _with_notes(outcome: ToolOutcome, walk: Walk) -> ToolOutcome:
+    """`outcome` with the walk's notes: what it left out, and where it stopped early."""
+    notes = walk.notes()
+    if not notes:
         return outcome
-    return replace(outcome, text=f"{outcome.text}\n{note}", truncated=True)
+    stopped = walk.budget.stopped is not None
+    text = "\n".join([outcome.text, *notes])
+    return replace(outcome, text=text, truncated=outcome.truncated or stopped)
 
 
-def _searchable_text(paths: Confinement, file: Path, found: Found | Path) -> str | None:
-    """The file's text, or None for what grep skips: links leaving the root, big or binary
-    files, anything that is not a regular file, and anything unreadable."""
+def _searchable_text(walk: Walk, file: Path, found: Found | Path) -> str | None:
+    """The file's text, or None for what grep skips: links leaving the root or leading to a
+    credential store, big or binary files, anything that is not a regular file, and anything
+    unreadable."""
+    paths = walk.paths
     try:
         if isinstance(found, Found) and not found.is_link:
             opened = open_regular_at(paths, found.folder, file)
         else:  # the path argument itself, or a link: opened by its real path from the root
-            opened = open_regular(paths, paths.resolve(str(file)))
+            real = paths.resolve(str(file))
+            if isinstance(found, Found) and walk.hides(real):
+                return None
+            opened = open_regular(paths, real)
         with opened as f:
             if os.fstat(f.fileno()).st_size > MAX_GREP_FILE_BYTES:
                 return None

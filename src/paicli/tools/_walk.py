@@ -2,8 +2,9 @@
 descriptors (`Confinement`), never through a symlink, and within a budget.
 
 A walk visits at most `SearchLimits.entries` names and runs at most `SearchLimits.seconds`;
-then it stops and its `Budget` says why, so the tool returns what it found with a note instead
-of running for as long as the tree is big.
+then it stops and says why, so the tool returns what it found with a note instead of running
+for as long as the tree is big. Credential stores below the base (`ProtectedPaths`, for
+reading) are left out and counted: searching one means naming it as the path, which asks.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._paths import Confinement, PathRefused
+from ._protected import ProtectedPaths
 
-__all__ = ["SKIPPED_DIRS", "Budget", "Found", "SearchLimits", "walk"]
+__all__ = ["SKIPPED_DIRS", "Budget", "Found", "SearchLimits", "Walk"]
 
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 # Deeper trees are generated, not written by hand; the walk holds one descriptor per level.
@@ -82,60 +84,92 @@ class Found:
     folder: int
 
 
-def walk(paths: Confinement, base: Path, budget: Budget) -> Iterator[Found]:
-    """What lies below `base`, depth first, sorted within a folder (its folders as met, then
-    its files, then each subfolder's content); skips the uninteresting folders, does not
-    descend into folder links or below MAX_DEPTH, leaves out FIFOs, sockets, devices and
-    broken links, and ends early when `budget` runs out."""
-    with paths.open_dir(base) as top:
-        yield from _walk_folder(paths, base, top, "", 0, budget=budget)
+class Walk:
+    """One walk below `base`: iterate it for what it finds; `notes()` afterwards says what
+    it left out and where it stopped."""
 
+    def __init__(
+        self, paths: Confinement, base: Path, limits: SearchLimits, protected: ProtectedPaths
+    ) -> None:
+        self.paths = paths
+        self.base = base
+        self.budget = Budget(limits)
+        # A base that is itself a credential store was asked about: nothing below is hidden.
+        self._protected = None if protected.reason(base, writing=False) else protected
+        self.left_out = 0
 
-def _walk_folder(
-    paths: Confinement, base: Path, folder: int, prefix: str, depth: int, *, budget: Budget
-) -> Iterator[Found]:
-    entries: list[os.DirEntry[str]] = []
-    try:
-        with os.scandir(folder) as scan:
-            # Counted while reading: one folder with a million names is spent on, too.
-            for entry in scan:
-                if not budget.spend():
-                    break
-                entries.append(entry)
-    except OSError:
-        return
-    entries.sort(key=lambda e: e.name)
-    subfolders: list[str] = []
-    files: list[Found] = []
-    for entry in entries:
-        try:
-            if entry.is_dir():
-                if entry.name in SKIPPED_DIRS:
-                    continue
-                link = entry.is_symlink()
-                yield Found(prefix + entry.name, True, link, folder)
-                if not link:
-                    subfolders.append(entry.name)
-            elif entry.is_file():
-                files.append(Found(prefix + entry.name, False, entry.is_symlink(), folder))
-        except OSError:
-            continue
-    for found in files:
-        if budget.exceeded():  # grep reads each file: the clock runs between them
-            return
-        yield found
-    if depth >= MAX_DEPTH:
-        return
-    for name in subfolders:
-        if budget.exceeded():
-            return
-        try:
-            inner = paths.open_at(folder, name, os.O_RDONLY | os.O_DIRECTORY, base / prefix / name)
-        except (OSError, PathRefused):
-            continue  # gone since the scan, or a link swapped in: not followed
-        try:
-            yield from _walk_folder(
-                paths, base, inner, f"{prefix}{name}/", depth + 1, budget=budget
+    def hides(self, path: Path) -> bool:
+        """Whether `path` is a credential store this walk leaves out (and counts)."""
+        if self._protected is None or self._protected.reason(path, writing=False) is None:
+            return False
+        self.left_out += 1
+        return True
+
+    def notes(self) -> list[str]:
+        notes: list[str] = []
+        if self.left_out:
+            notes.append(
+                f"[{self.left_out} credential file(s) or folder(s) left out, such as .ssh or "
+                "*.pem; to search one, give it as the path (the user is asked first)]"
             )
-        finally:
-            os.close(inner)
+        if (stopped := self.budget.note()) is not None:
+            notes.append(stopped)
+        return notes
+
+    def __iter__(self) -> Iterator[Found]:
+        """What lies below the base, depth first, sorted within a folder (its folders as
+        met, then its files, then each subfolder's content); skips the uninteresting folders
+        and credential stores, does not descend into folder links or below MAX_DEPTH, leaves
+        out FIFOs, sockets, devices and broken links, and ends early when the budget runs
+        out."""
+        with self.paths.open_dir(self.base) as top:
+            yield from self._folder(top, "", 0)
+
+    def _folder(self, folder: int, prefix: str, depth: int) -> Iterator[Found]:
+        budget = self.budget
+        entries: list[os.DirEntry[str]] = []
+        try:
+            with os.scandir(folder) as scan:
+                # Counted while reading: one folder with a million names is spent on, too.
+                for entry in scan:
+                    if not budget.spend():
+                        break
+                    entries.append(entry)
+        except OSError:
+            return
+        entries.sort(key=lambda e: e.name)
+        subfolders: list[str] = []
+        files: list[Found] = []
+        for entry in entries:
+            if self.hides(self.base / prefix / entry.name):
+                continue
+            try:
+                if entry.is_dir():
+                    if entry.name in SKIPPED_DIRS:
+                        continue
+                    link = entry.is_symlink()
+                    yield Found(prefix + entry.name, True, link, folder)
+                    if not link:
+                        subfolders.append(entry.name)
+                elif entry.is_file():
+                    files.append(Found(prefix + entry.name, False, entry.is_symlink(), folder))
+            except OSError:
+                continue
+        for found in files:
+            if budget.exceeded():  # grep reads each file: the clock runs between them
+                return
+            yield found
+        if depth >= MAX_DEPTH:
+            return
+        for name in subfolders:
+            if budget.exceeded():
+                return
+            flags = os.O_RDONLY | os.O_DIRECTORY
+            try:
+                inner = self.paths.open_at(folder, name, flags, self.base / prefix / name)
+            except (OSError, PathRefused):
+                continue  # gone since the scan, or a link swapped in: not followed
+            try:
+                yield from self._folder(inner, f"{prefix}{name}/", depth + 1)
+            finally:
+                os.close(inner)

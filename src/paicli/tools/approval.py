@@ -1,9 +1,12 @@
 """The approving wrapper: decides, per call, whether a tool runs, and who decided.
 
 Order: the inner toolbox's precheck, deny patterns, read-only tools, allow patterns and saved
-answers, this session's answers, the command-line flags, and last the injected approver. The
-approver is asked one call at a time; the arguments it is shown are a frozen copy, and exactly
-that copy is what runs. This module never prints: the UI supplies the approver.
+answers, this session's answers, the command-line flags, and last the injected approver. A call
+the inner toolbox says `must_ask` about (a protected path) skips everything between the deny
+patterns and the approver: it is always asked, the answer counts for that call only, and with
+no approver (`paicli -p`) it is denied whatever --allow and --yes say. The approver is asked
+one call at a time; the arguments it is shown are a frozen copy, and exactly that copy is what
+runs. This module never prints: the UI supplies the approver.
 """
 
 from __future__ import annotations
@@ -47,15 +50,24 @@ class Answer:
 
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """One call waiting for the user's answer. `arguments` is the approver's own copy."""
+    """One call waiting for the user's answer. `arguments` is the approver's own copy;
+    `protected` says why this call is asked about whatever was allowed before."""
 
     spec: ToolSpec
     arguments: Mapping[str, object]
+    protected: str | None = None
 
     def display(self) -> str:
-        """Tool, server (MCP) and the full arguments as indented JSON, safe to print: it
-        decodes back to exactly the arguments that run."""
-        lines = [f"Tool: {terminal_safe(self.spec.name)}"]
+        """A warning line for a protected path, then tool, server (MCP) and the full
+        arguments as indented JSON, safe to print: it decodes back to exactly the arguments
+        that run."""
+        lines: list[str] = []
+        if self.protected is not None:
+            lines.append(
+                f"Warning: {terminal_safe(self.protected)}. Saved and session answers never "
+                "cover a protected path: s and a allow this call only."
+            )
+        lines.append(f"Tool: {terminal_safe(self.spec.name)}")
         if self.spec.server is not None:
             tool = terminal_safe(self.spec.tool or self.spec.name)
             lines.append(f"Server: {terminal_safe(self.spec.server)} (tool {tool})")
@@ -103,6 +115,9 @@ class ApprovingToolbox:
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         return self._inner.precheck(spec, arguments)
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return self._inner.must_ask(spec, arguments)
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         refusal = self._inner.precheck(spec, arguments)
         if refusal is not None:
@@ -116,18 +131,27 @@ class ApprovingToolbox:
                 "paicli config); it was not run.",
                 "policy",
             )
-        decided_by = self._decided_without_asking(spec)
-        if decided_by is not None:
-            return await self._run(spec, arguments, decided_by)
-        if self._flags_allow(spec):
-            return await self._run(spec, arguments, "flag")
+        protected = self._inner.must_ask(spec, arguments)
+        if protected is None:
+            decided_by = self._decided_without_asking(spec)
+            if decided_by is not None:
+                return await self._run(spec, arguments, decided_by)
+            if self._flags_allow(spec):
+                return await self._run(spec, arguments, "flag")
+        if self._approver is None and protected is not None:
+            return _denied(
+                f"The tool {spec.name} was not run: {protected}. paicli -p never runs a call "
+                "on a protected path, whatever --allow and --yes say; the user can make this "
+                "change by hand or approve it in an interactive paicli session.",
+                "policy",
+            )
         if self._approver is None:
             return _denied(
                 f"The tool {spec.name} was not run: paicli -p does not ask for approval. "
                 f"Pass --allow {spec.name} or --yes to let it run.",
                 "flag",
             )
-        return await self._ask(self._approver, spec, arguments)
+        return await self._ask(self._approver, spec, arguments, protected)
 
     def _decided_without_asking(self, spec: ToolSpec) -> DecidedBy | None:
         if spec.kind == "read":
@@ -145,20 +169,26 @@ class ApprovingToolbox:
         return self._yes or matches_any(spec.name, self._flag_allow)
 
     async def _ask(
-        self, approver: Approver, spec: ToolSpec, arguments: Mapping[str, object]
+        self,
+        approver: Approver,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        protected: str | None,
     ) -> ToolOutcome:
         asked = time.monotonic()
         async with self._asking:
-            # While this call waited, the user may have allowed the tool for the session.
-            decided_by = self._decided_without_asking(spec)
+            # While this call waited, the user may have allowed the tool for the session
+            # (which never covers a protected path).
+            decided_by = None if protected else self._decided_without_asking(spec)
             if decided_by is None:
                 # Two copies of one snapshot: the approver may do what it likes with its
                 # own, the other is what runs, so the call is exactly what was shown.
                 frozen = copy.deepcopy(dict(arguments))
-                request = ApprovalRequest(spec, copy.deepcopy(frozen))
+                request = ApprovalRequest(spec, copy.deepcopy(frozen), protected)
                 answer = await self._prompt(approver, request)
-                # Remembered before the lock is released, so waiting calls see it.
-                warning = self._remember(spec, answer)
+                # Remembered before the lock is released, so waiting calls see it; an answer
+                # about a protected path is for that call only.
+                warning = None if protected else self._remember(spec, answer)
         # How long the call waited for the user (and for other prompts): the audit log keeps
         # it apart from how long the tool ran.
         waited = round((time.monotonic() - asked) * 1000)

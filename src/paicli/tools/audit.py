@@ -144,6 +144,9 @@ class AuditingToolbox:
         # that refusal is what the log records.
         return self._inner.precheck(spec, arguments)
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return self._inner.must_ask(spec, arguments)
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         started = self._log.clock()
         start = time.monotonic()

@@ -88,6 +88,12 @@ class Toolbox(Protocol):
         schema); None lets it go on."""
         ...
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        """Why the user must be asked about this call whatever was allowed before (saved or
+        session answers, allow patterns, --allow, --yes), one line naming the path and what
+        it is; None when the usual approval rules decide. Called after `precheck` passed."""
+        ...
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         """Run the call. Never raises for a tool failure (only on cancellation)."""
         ...

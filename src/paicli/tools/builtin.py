@@ -3,8 +3,11 @@
 `BuiltinToolbox` confines every path to its root (in `precheck`, again in `call`, and for good
 as the file is opened through the root's descriptor), refuses a short list of destructive
 commands before anyone is asked, validates arguments against each tool's schema, and turns
-every failure into an error outcome: `call` never raises but for cancellation. Each tool is
-one record in `_catalog` (spec, path argument, check, handler); this class only applies them.
+every failure into an error outcome: `call` never raises but for cancellation. `must_ask`
+names the calls approval must always put to the user: writes to protected paths and reads of
+credential stores (`_protected`); a symlink leading into one from a name that is not is
+refused. Each tool is one record in `_catalog` (spec, path argument, check, handler); this
+class only applies them.
 File work runs in a thread so the event loop stays free; commands run as subprocesses that
 never outlive the call.
 """
@@ -14,29 +17,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
 
 from ._catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from ._paths import Confinement, PathRefused
+from ._protected import ProtectedPaths, project_root_warning
 from ._walk import SearchLimits
 from .base import ToolOutcome, ToolSpec
 
-__all__ = ["BuiltinToolbox"]
+__all__ = ["BuiltinToolbox", "SearchLimits", "project_root_warning"]
 
 
 class BuiltinToolbox:
     """read_file, write_file, edit_file, list_dir, glob, grep and execute_command, confined
-    to `root`."""
+    to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is."""
 
     def __init__(
         self,
         root: Path,
         *,
+        home: PaicliHome | None = None,
         command_timeout: float = 60.0,
         max_output_chars: int = 30_000,
         search_limits: SearchLimits | None = None,
     ) -> None:
         self.paths = Confinement(root)
+        self.protected = ProtectedPaths(home.root if home is not None else None)
         self.command_timeout = command_timeout
         self.max_output_chars = max_output_chars
         self.search_limits = search_limits or SearchLimits()
@@ -61,6 +68,22 @@ class BuiltinToolbox:
             return ToolOutcome.refused(str(exc), "refusal")
         return None
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        """Why this call must be put to the user whatever was allowed before, or None: it
+        writes a protected path, or reads a credential store. Decided on the path as written
+        (which does not change under the call); `_path` refuses a link leading into one."""
+        tool = self._tools.get(spec.name)
+        if tool is None or tool.path is None:
+            return None
+        raw = str(_without_nulls(arguments).get(tool.path.name, tool.path.default))
+        path = self.paths.lexical(raw)
+        writing = spec.kind == "write"
+        what = self.protected.reason(path, writing=writing)
+        if what is None:
+            return None
+        verb = "writes" if writing else "reads"
+        return f"{spec.name} {verb} {self.paths.display(path)}, which is protected: {what}"
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         early = self.precheck(spec, arguments)
         if early is not None:
@@ -80,14 +103,26 @@ class BuiltinToolbox:
             max_output_chars=self.max_output_chars,
             command_timeout=self.command_timeout,
             search_limits=self.search_limits,
+            protected=self.protected,
         )
         return await tool.run(call)
 
     def _path(self, tool: BuiltinTool, arguments: Mapping[str, object]) -> Path | None:
         if tool.path is None:
             return None
-        raw = arguments.get(tool.path.name, tool.path.default)
-        return self.paths.resolve(str(raw))
+        raw = str(arguments.get(tool.path.name, tool.path.default))
+        real = self.paths.resolve(raw)
+        writing = tool.spec.kind == "write"
+        what = self.protected.reason(real, writing=writing)
+        if what is not None and not self.protected.reason(self.paths.lexical(raw), writing=writing):
+            # Approval asked about the name as written; the file it reaches must not be a
+            # protected one the user was never asked about.
+            raise PathRefused(
+                f"refused path {raw!r}: it leads through a symlink to "
+                f"{self.paths.display(real)}, which is protected ({what}); give that path "
+                "itself so the user is asked"
+            )
+        return real
 
 
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:

@@ -36,6 +36,10 @@ class CombinedToolbox:
             return ToolOutcome.refused(f"Error: the tool {spec.name} is not available now.")
         return owner.precheck(spec, arguments)
 
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        owner = self._owner.get(spec.name)
+        return None if owner is None else owner.must_ask(spec, arguments)
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         owner = self._owner.get(spec.name)
         if owner is None:

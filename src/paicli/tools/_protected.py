@@ -1,0 +1,140 @@
+"""Paths the built-in tools never touch without asking: the agent's own controls and the
+user's credentials.
+
+A prompt-injected model that may write files could otherwise rewrite what governs it (paicli's
+settings, saved permissions and servers), plant a command that runs later (git hooks and
+config, shell and SSH startup files, editor tasks, MCP server lists), or read keys and
+tokens. A path is protected when one of its names, or a run of its names, matches a rule of
+`RULES` after NFKC normalisation and case folding (`.GIT` and a fullwidth `.git` count), or
+when it lies in PaicliHome. Writes to any of them always ask; reads ask for credential stores
+and paicli's own folders. Commands (`execute_command`) are opaque and not covered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RULES", "ProtectedPaths", "Rule", "project_root_warning"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Consecutive path names (fnmatch patterns, lower case) and what they hold."""
+
+    names: tuple[str, ...]
+    what: str
+    reads: bool = False  # a credential store: reading it asks too
+
+
+def _rules(names: str, what: str, *, reads: bool = False) -> list[Rule]:
+    return [Rule(tuple(each.split("/")), what, reads) for each in names.split()]
+
+
+_STARTUP = "a shell or login startup file, run in the user's next shell or session"
+_KEY = "a credential store (keys, tokens or passwords)"
+
+RULES: tuple[Rule, ...] = (
+    # Read-protected too: a home folder's .paicli holds the settings file with its API keys.
+    *_rules(".paicli", "paicli's own settings and servers", reads=True),
+    *_rules(".mcp.json", "a list of MCP servers that agents start"),
+    *_rules(".git", "git's internals, whose config and hooks run commands"),
+    *_rules(
+        ".gitconfig .config/git",
+        "git's user config, where core.fsmonitor, core.pager and aliases run commands",
+    ),
+    *_rules(".vscode .idea", "editor settings, whose tasks and run configurations run commands"),
+    *_rules(".claude .cursor", "another agent's settings, whose hooks run commands"),
+    *_rules(".env*", "an environment file that programs and direnv load"),
+    *_rules(
+        ".bashrc .bash_profile .bash_login .bash_logout .profile .zshrc .zshenv .zprofile "
+        ".zlogin .zlogout .cshrc .tcshrc .kshrc .login .inputrc .xprofile .xinitrc "
+        ".xsession .xsessionrc .pam_environment .config/fish .config/autostart "
+        ".config/systemd .config/environment.d",
+        _STARTUP,
+    ),
+    *_rules(".ssh", "SSH keys and config (authorized_keys lets others log in)", reads=True),
+    *_rules(
+        ".aws .gnupg .config/gcloud .config/gh .azure .kube .docker/config.json .netrc "
+        ".npmrc .pypirc .git-credentials .cargo/credentials* .vault-token .password-store "
+        ".local/share/keyrings",
+        _KEY,
+        reads=True,
+    ),
+    *_rules(
+        "*.pem *.key *.p12 *.pfx id_rsa id_dsa id_ecdsa id_ed25519 id_ecdsa_sk id_ed25519_sk",
+        "a private key file",
+        reads=True,
+    ),
+)
+
+
+def _normal(path: Path) -> str:
+    """`path` with each name NFKC-normalised and case-folded, joined by "/" (a name that NFKC
+    turns into one with "/", from a fullwidth solidus, keeps it as NUL: it is one name)."""
+    return "".join(
+        "/" + unicodedata.normalize("NFKC", name).casefold().replace("/", "\0")
+        for name in path.parts[1:]
+    )
+
+
+def _regex(rules: list[Rule]) -> re.Pattern[str]:
+    """One regex for `rules` over a normalised path; group `r{i}` names the rule matched."""
+
+    def name(pattern: str) -> str:
+        return "[^/]*".join(re.escape(piece) for piece in pattern.split("*"))
+
+    alternatives = [
+        f"(?P<r{index}>/{'/'.join(name(part) for part in rule.names)}(?=/|$))"
+        for index, rule in enumerate(rules)
+    ]
+    return re.compile("|".join(alternatives))
+
+
+class ProtectedPaths:
+    """Answers whether a path is protected, and why, for writing or for reading."""
+
+    def __init__(self, paicli_home: Path | None) -> None:
+        homes = () if paicli_home is None else (paicli_home, Path(os.path.realpath(paicli_home)))
+        # Compared normalised too: on a case-insensitive disk ~/.PAICLI is the same folder.
+        self._homes = tuple(_normal(Path(os.path.abspath(home))) for home in homes)
+        self._writes = list(RULES)
+        self._reads = [rule for rule in RULES if rule.reads]
+        self._write_regex = _regex(self._writes)
+        self._read_regex = _regex(self._reads)
+
+    def reason(self, path: Path, *, writing: bool) -> str | None:
+        """Why a tool must ask before writing (or reading) the absolute `path`, or None."""
+        normal = _normal(path)
+        if any(normal == home or normal.startswith(home + "/") for home in self._homes):
+            return "paicli's home (settings, saved permissions, trusted servers, logs)"
+        rules, regex = (
+            (self._writes, self._write_regex) if writing else (self._reads, self._read_regex)
+        )
+        found = regex.search(normal)
+        if found is None or found.lastgroup is None:
+            return None
+        return rules[int(found.lastgroup[1:])].what
+
+
+def project_root_warning(root: Path, user_home: Path) -> str | None:
+    """A warning when the project root is the user's home folder, `/` or a folder above the
+    home: the built-in tools then reach every file below it. None for an ordinary project."""
+    real = Path(os.path.realpath(root))
+    home = Path(os.path.realpath(user_home))
+    if real == home:
+        where = "your home folder"
+    elif real == Path(real.anchor):
+        where = "the file system root"
+    elif home.is_relative_to(real):
+        where = "a folder that holds your home folder"
+    else:
+        return None
+    return (
+        f"warning: paicli started in {where} ({root}), so the whole folder is the project: "
+        "the file tools can read and write anything below it (credential stores and "
+        "startup files still ask first). Start paicli in a project folder instead."
+    )
