@@ -48,8 +48,10 @@ INHERITED_ENV = (
 EOF_EXIT_GRACE = 0.5
 STDERR_RING_LINES = 200
 # A stderr "line" longer than this is split, so a server that never writes a newline to
-# stderr cannot grow our memory.
+# stderr cannot grow our memory. The pieces are marked, so a reader knows a line was cut.
 STDERR_MAX_LINE = 8192
+CUT_MARK = " …[cut]"
+CONTINUED_MARK = "[cont] "
 # Messages per write in a burst. One write per message costs a syscall each; one write per
 # burst leaves the server idle until the whole burst is encoded. Measured with 64 calls in
 # flight on two cores: 32 per write about doubles throughput over either extreme.
@@ -74,6 +76,8 @@ class StderrTail:
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._mirror = mirror
         self._partial = b""
+        # Whether the line being read continues one that was cut.
+        self._continued = False
 
     def feed(self, data: bytes) -> None:
         if self._mirror is not None:
@@ -87,9 +91,7 @@ class StderrTail:
         self._partial = lines.pop()
         for line in lines:
             self._add(line)
-        while len(self._partial) > STDERR_MAX_LINE:
-            self._add(self._partial[:STDERR_MAX_LINE])
-            self._partial = self._partial[STDERR_MAX_LINE:]
+        self._partial = self._cut(self._partial)
 
     def eof(self) -> None:
         if self._partial:
@@ -104,7 +106,26 @@ class StderrTail:
             self._mirror = None
 
     def _add(self, line: bytes) -> None:
-        self.lines.append(line[:STDERR_MAX_LINE].decode("utf-8", "replace").rstrip("\r"))
+        """Keep a complete line (cut into marked pieces if it is too long)."""
+        self._keep(self._cut(line), cut=False)
+
+    def _cut(self, line: bytes) -> bytes:
+        """Keep the full-size pieces of a long line, each marked as cut; return the rest."""
+        while len(line) > STDERR_MAX_LINE:
+            end = STDERR_MAX_LINE
+            # Cut between characters: step back over UTF-8 continuation bytes (at most 3).
+            while end > STDERR_MAX_LINE - 3 and line[end] & 0xC0 == 0x80:
+                end -= 1
+            self._keep(line[:end], cut=True)
+            line = line[end:]
+        return line
+
+    def _keep(self, piece: bytes, *, cut: bool) -> None:
+        text = piece.decode("utf-8", "replace").rstrip("\r")
+        if self._continued:
+            text = CONTINUED_MARK + text
+        self.lines.append(text + CUT_MARK if cut else text)
+        self._continued = cut
 
 
 class StdioTransport(Transport):
