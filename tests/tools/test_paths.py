@@ -43,7 +43,7 @@ def test_relative_and_absolute_paths_inside_the_root_resolve(layout: tuple[Path,
 
 @pytest.mark.parametrize(
     "raw",
-    ["../outside/secret.txt", "..", "sub/../../outside", "/etc/passwd", "~/x", "a\x00b"],
+    ["../outside/secret.txt", "..", "sub/../../outside", "/etc/passwd", "~/x", "a\x00b", "\ud800"],
 )
 def test_paths_leaving_the_root_are_refused(layout: tuple[Path, Path], raw: str) -> None:
     root, _ = layout
@@ -121,6 +121,24 @@ async def test_call_refuses_an_escape_even_without_precheck(layout: tuple[Path, 
     outcome = await toolbox.call(spec(toolbox, "read_file"), {"path": "link.txt"})
     assert outcome.decided_by == "refusal"
     assert "secret" not in outcome.text.replace("secret.txt", "")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("read_file", {"path": "a\ud800b"}),
+        ("write_file", {"path": "a\ud800b", "content": "x"}),
+        ("grep", {"pattern": "x", "path": "a\ud800b"}),
+    ],
+)
+async def test_a_path_no_file_can_have_is_a_refusal_not_an_exception(
+    layout: tuple[Path, Path], tool: str, arguments: dict[str, object]
+) -> None:
+    root, _ = layout
+    toolbox = BuiltinToolbox(root)
+    outcome = await toolbox.call(spec(toolbox, tool), arguments)
+    assert (outcome.decision, outcome.decided_by) == ("refused", "refusal")
+    assert "not a valid file name" in outcome.text
 
 
 async def test_write_file_through_a_symlinked_parent_is_refused(

@@ -45,6 +45,10 @@ class Confinement:
         """The real path `raw` names (relative to the root, or absolute), inside the root."""
         if "\x00" in raw:
             raise PathRefused(f"refused path {raw!r}: it contains a NUL byte")
+        try:
+            os.fsencode(raw)
+        except UnicodeEncodeError as exc:  # JSON's "\ud800": no file name has it
+            raise PathRefused(f"refused path {raw!r}: it is not a valid file name") from exc
         candidate = self.lexical(raw)
         # Non-strict realpath follows every symlink of the part that exists and folds `..`
         # in the rest, which is exactly "resolve through the nearest existing parent".
