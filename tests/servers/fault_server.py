@@ -184,6 +184,7 @@ class FaultServer:
         self.repeat_cursor: bool = opts.repeat_cursor
         self.reject_next: bool = opts.reject_first_version
         self.stop_after: str = opts.stop_after
+        self.start_delay: float = opts.start_delay
         self.poison: str = opts.poison
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
@@ -240,6 +241,7 @@ class FaultServer:
     # -- input ----------------------------------------------------------------------------
 
     def serve(self, lines: Iterable[bytes] | None = None) -> None:
+        time.sleep(self.start_delay)  # a slow start: imports, a download, a cold cache
         try:
             self.read(lines)
         except Stopped:
@@ -634,7 +636,6 @@ def main() -> None:
         log(opts.initial_stderr)
     if opts.bom:
         write_stdout(b"\xef\xbb\xbf")
-    time.sleep(opts.start_delay)  # a slow start: imports, a download, a cold cache
     FaultServer(opts).serve()
 
 

@@ -1,6 +1,6 @@
 """The server manager: every configured MCP server kept running by one owner task.
 
-Servers start in parallel (at most `concurrency` handshakes at once); one server's failure,
+Servers start in parallel (at most `concurrency` at once, 64 by default); one server's failure,
 hang or slowness never touches another, and callers can use the ready ones at once. Each
 server's state (starting, ready, error, disabled, stopped) is observable; a crash withdraws
 its tools and, with `restart: on-failure`, restarts it with exponential backoff. `aclose()`
@@ -47,7 +47,10 @@ log = logging.getLogger("paicli.servers")
 # little while a transient failure recovers quickly.
 BACKOFF_START = 0.5
 BACKOFF_MAX = 30.0
-DEFAULT_CONCURRENCY = 8
+# How many servers may be starting at once. Starting is mostly waiting (a server's imports,
+# an npx download, the handshake), so the bound is wide: it keeps a config of hundreds of
+# servers from forking them all in one go, while dozens of slow ones start together.
+DEFAULT_CONCURRENCY = 64
 
 
 class ServerEntryLike(Protocol):
