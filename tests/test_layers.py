@@ -1,7 +1,7 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
     cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
-        ─► errors, home, private_files ─► mcp
+        ─► errors, home, private_files, config_files ─► mcp
 
 rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
 client alone. Only the UI writes to the terminal, through its one escaping output path
@@ -21,6 +21,7 @@ RANKS = {
     "paicli.errors": 1,
     "paicli.home": 1,
     "paicli.private_files": 1,
+    "paicli.config_files": 1,
     "paicli.user_config": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,

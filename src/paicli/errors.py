@@ -4,6 +4,8 @@ Each layer owns a subtree and translates foreign exceptions (OSError, JSON, the 
 MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
 
     PaicliError
+    ├── ConfigFileError          paicli.config_files: a config file cannot be read as one
+    │                            (not a regular file, over 1 MiB, too deep, repeated keys)
     ├── ConfigError              paicli.servers.errors: an MCP config file is unusable
     │   ├── InvalidConfig        a file or server entry cannot be used (never leaves the
     │   │                        config modules: loading turns it into a problem line)

@@ -1,17 +1,19 @@
 """The user's settings file: `$PAICLI_HOME/config.toml` (or `config.json`).
 
-Read once at the edge into a plain mapping; each consumer (model settings, permissions)
-parses its own section into frozen dataclasses. A broken file never stops paicli: it reads
-as empty, with one problem line naming the file, line and column.
+Read once at the edge into a plain mapping; each consumer (model settings, permissions,
+per-project rules) parses its own section into frozen dataclasses. A broken file never stops
+paicli: it reads as empty, with one problem line naming the file (and line and column). The
+file is read as `paicli.config_files` reads every config: a regular file, at most 1 MiB,
+nested at most 64 levels, JSON without repeated keys.
 """
 
 from __future__ import annotations
 
-import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paicli.config_files import ConfigFileError, check_depth, parse_json, read_config_text
 from paicli.home import PaicliHome
 
 
@@ -34,15 +36,12 @@ def load_user_config(home: PaicliHome) -> UserConfig:
     who keep every setting in JSON, like mcp.json)."""
     for path in home.settings_files:
         try:
-            text = path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError) as exc:
-            return UserConfig(source=path, problems=(f"{path}: cannot read: {exc}",))
-        try:
+            text = read_config_text(path, str(path))
+            if text is None:
+                continue
             values = _parse(path, text)
-        except ValueError as exc:
-            return UserConfig(source=path, problems=(f"{path}: {exc}",))
+        except ConfigFileError as exc:
+            return UserConfig(source=path, problems=(str(exc),))
         return UserConfig(values=values, source=path)
     return UserConfig()
 
@@ -50,17 +49,16 @@ def load_user_config(home: PaicliHome) -> UserConfig:
 def _parse(path: Path, text: str) -> dict[str, object]:
     if path.suffix == ".toml":
         try:
-            return tomllib.loads(text)
+            document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"invalid TOML: {exc}") from exc
+            raise ConfigFileError(f"{path}: invalid TOML: {exc}") from exc
+        except RecursionError as exc:  # arrays nested thousands deep
+            raise ConfigFileError(f"{path}: invalid TOML: nested too deeply") from exc
+        check_depth(document, str(path))
+        return document
     if not text.strip():
         return {}
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    if not isinstance(document, dict):
-        raise ValueError("expected a JSON object at the top")
-    return document
+    parsed = parse_json(text, str(path))
+    if not isinstance(parsed, dict):
+        raise ConfigFileError(f"{path}: expected a JSON object at the top")
+    return parsed

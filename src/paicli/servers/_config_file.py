@@ -1,14 +1,17 @@
 """Reading one mcp.json document, shared by loading (`config`) and editing (`_config_edit`).
 
 A missing or empty file reads as `{}` ("no servers yet"); anything unusable raises
-`InvalidConfig` naming the file. It never escapes the config modules: loading turns it into
-a `ConfigProblem` or a server's `error`, editing into a `ConfigWriteError`.
+`InvalidConfig` naming the file. The file itself is read by `paicli.config_files`: regular
+files only, at most 1 MiB, strict JSON (no repeated keys, nesting bounded). `InvalidConfig`
+never escapes the config modules: loading turns it into a `ConfigProblem` or a server's
+`error`, editing into a `ConfigWriteError`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from paicli.config_files import ConfigFileError, parse_json, read_config_text
 
 from .errors import ConfigError
 
@@ -19,26 +22,16 @@ class InvalidConfig(ConfigError):
     """A file or server is unusable; never escapes the config modules."""
 
 
-def read_document(path: Path, shown: str) -> dict[str, object]:
+def read_document(path: Path, shown: str, *, inside: Path | None = None) -> dict[str, object]:
+    """The JSON object in the file at `path`; `inside` is the project folder a project's
+    file must really be in (see `read_config_text`)."""
     try:
-        # utf-8-sig: editors on Windows like to start JSON files with a BOM.
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise InvalidConfig(f"{shown}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidConfig(f"{shown}: not UTF-8 text") from exc
-    if not text.strip():  # a file just created with `touch` means "no servers yet"
-        return {}
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidConfig(
-            f"{shown}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        raise InvalidConfig(f"{shown}: invalid JSON: {exc}") from exc
+        text = read_config_text(path, shown, inside=inside)
+        if text is None or not text.strip():  # a file just made with `touch`: no servers yet
+            return {}
+        document = parse_json(text, shown)
+    except ConfigFileError as exc:
+        raise InvalidConfig(str(exc)) from exc
     if not isinstance(document, dict):
         raise InvalidConfig(f"{shown}: expected a JSON object at the top, got {kind(document)}")
     return document
