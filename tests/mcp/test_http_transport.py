@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import paicli.mcp as m
-from tests.conftest import recording_handlers
+from tests.conftest import Inbox, recording_handlers
 from tests.http_servers import run_http_server
 from tests.transports import RecordingTransport
 
@@ -149,6 +149,21 @@ async def test_a_lost_session_is_initialized_again_once() -> None:
             assert (await session.call_tool("echo", {"text": "again"})).text == "again"
             assert session.transport.session_id != first  # type: ignore[attr-defined]
             assert await counter(session, "initialize_count") == 2
+
+
+async def test_a_new_session_after_a_lost_one_tells_subscribers_the_tools_may_have_changed() -> (
+    None
+):
+    inbox = Inbox()
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "session_loss") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            session.subscribe(inbox)
+            assert (await session.call_tool("echo", {"text": "again"})).text == "again"
+            note = await inbox.wait_for(lambda n: n.method == "notifications/tools/list_changed")
+            assert note.params == {}
 
 
 async def test_a_slow_body_hits_the_request_deadline() -> None:

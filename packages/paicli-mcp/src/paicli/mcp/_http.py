@@ -32,13 +32,15 @@ import orjson
 from ._headers import HeaderParam, header_params, request_headers
 from ._http_exchange import (
     HTTP_FAILURES,
+    excerpt,
+    exchange,
     hand_over,
     http_client,
     read_body,
     status_error,
     translate_http_error,
 )
-from ._http_stream import BrokenStream, StreamLink, follow_stream, listen_get
+from ._http_stream import BrokenStream, StreamLink, answers, follow_stream, listen_get
 from ._jsonrpc import batches_allowed, envelope_problem, parse
 from ._server_spec import HttpServer
 from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport
@@ -63,6 +65,10 @@ def _is_modern(message: Message) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
+
+
+def _unattributed_error(message: Message) -> bool:
+    return "method" not in message and message.get("id") is None and "error" in message
 
 
 class StreamableHttpTransport(Transport):
@@ -180,10 +186,12 @@ class StreamableHttpTransport(Transport):
                 await self._get_stream
         try:
             if self.session_id is not None:
-                with contextlib.suppress(aiohttp.ClientError):
+                with contextlib.suppress(aiohttp.ClientError, McpError):
                     async with asyncio.timeout(DELETE_TIMEOUT):
                         url, headers = self._server.url, self._base_headers()
-                        async with self._client.delete(url, headers=headers):
+                        async with exchange(
+                            self._client, self._label, "DELETE", url, headers=headers
+                        ):
                             pass
         except TimeoutError:
             log.debug("%s: DELETE of the session timed out", self._label)
@@ -239,7 +247,10 @@ class StreamableHttpTransport(Transport):
             self._initialize = message
         generation = self._generation
         try:
-            async with self._client.post(
+            async with exchange(
+                self._client,
+                self._label,
+                "POST",
                 self._server.url,
                 data=orjson.dumps(message),
                 headers=self._headers_for(message),
@@ -267,7 +278,8 @@ class StreamableHttpTransport(Transport):
     ) -> None:
         status = response.status
         limit = self._server.max_message_size
-        if status >= 400:
+        if status >= 300:
+            # (A redirect gets here only when `exchange` would not follow it.)
             body = await read_body(response, limit)
             is_json = response.content_type == "application/json"
             errors = [
@@ -281,7 +293,7 @@ class StreamableHttpTransport(Transport):
                 # `null` or "server-error" there.
                 self._deliver({**errors[0], "id": request_id})
                 return
-            self._fail(request_id, status_error(self._label, response))
+            self._fail(request_id, status_error(self._label, response, body))
             return
         if message.get("method") == "initialize":
             session_id = response.headers.get("mcp-session-id")
@@ -296,8 +308,17 @@ class StreamableHttpTransport(Transport):
             return
         content_type = response.content_type
         if content_type == "application/json":
-            for reply in self._parse(await read_body(response, limit)):
-                self._deliver(reply)
+            body = await read_body(response, limit)
+            if not self._deliver_body(body, request_id):
+                # Nothing else will answer it: a body cut short, or not JSON-RPC.
+                self._fail(
+                    request_id,
+                    HttpError(
+                        f"{self._label}: the JSON response to {message.get('method')} holds "
+                        f'no valid answer to it (cut short, or not JSON-RPC): "{excerpt(body)}"',
+                        status=status,
+                    ),
+                )
         elif content_type == "text/event-stream":
             await follow_stream(self._link, message, request_id, response, modern)
         else:
@@ -312,6 +333,21 @@ class StreamableHttpTransport(Transport):
 
     def _parse(self, body: bytes) -> list[Message]:
         return parse(body, batches=self._batches, where=f"{self._label}: response body")
+
+    def _deliver_body(self, body: bytes, request_id: Any) -> bool:
+        """Deliver the messages of a JSON body; whether one answered `request_id`."""
+        answered = False
+        for reply in self._parse(body):
+            if not answered and _unattributed_error(reply):
+                # An error the server could not tie to a request (it could not read ours):
+                # it answers the POST that carried it.
+                reply_to_us = {**reply, "id": request_id}
+                answered = envelope_problem(reply_to_us) is None
+                self._deliver(reply_to_us)
+                continue
+            answered = answered or answers(reply, request_id)
+            self._deliver(reply)
+        return answered
 
     # -- session upkeep --------------------------------------------------------------------
 
@@ -332,17 +368,21 @@ class StreamableHttpTransport(Transport):
                 "params": params,
             }
             headers = self._headers_for(request)
-            url = self._server.url
-            async with self._client.post(url, data=orjson.dumps(request), headers=headers) as r:
-                if r.status >= 400:
+            url, label, client = self._server.url, self._label, self._client
+            data = orjson.dumps(request)
+            async with exchange(client, label, "POST", url, data=data, headers=headers) as r:
+                if r.status >= 300:
                     return False
                 self.session_id = r.headers.get("mcp-session-id")
-                await r.read()
+                await read_body(r, self._server.max_message_size)
             self._generation += 1
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            body, headers = orjson.dumps(initialized), self._headers_for(initialized)
-            async with self._client.post(url, data=body, headers=headers):
+            data, headers = orjson.dumps(initialized), self._headers_for(initialized)
+            async with exchange(client, label, "POST", url, data=data, headers=headers):
                 pass
+            # The new session may offer other tools than the lost one: whoever listens for
+            # list changes re-reads them.
+            self._deliver({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             return True
 
     def _open_get_stream(self) -> None:

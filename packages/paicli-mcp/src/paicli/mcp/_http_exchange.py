@@ -1,16 +1,21 @@
 """The aiohttp boundary shared by both HTTP transports (Streamable HTTP and legacy SSE).
 
-The pooled client, aiohttp's failures translated into our errors (one line naming the
-server), a body read under the size cap, JSON-RPC messages parsed out of a body, and each
-incoming message handed to the engine. Nothing here knows sessions, streams or eras.
+The pooled client; every exchange made through `exchange`, which follows a redirect only
+within the server's origin (the configured headers, API keys among them, never reach
+another); aiohttp's failures translated into our errors (one line naming the server); a body
+read under the size cap, counted after decompression; error statuses shown with an escaped
+excerpt of the body; and each incoming message handed to the engine. Nothing here knows
+sessions, streams or eras.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
@@ -19,8 +24,12 @@ from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
 
 __all__ = [
     "HTTP_FAILURES",
+    "error_body",
+    "excerpt",
+    "exchange",
     "hand_over",
     "http_client",
+    "origin_of",
     "read_body",
     "status_error",
     "translate_http_error",
@@ -47,6 +56,72 @@ def http_client(server: HttpServer) -> aiohttp.ClientSession:
 # What aiohttp raises for a failed exchange (its timeouts are asyncio's TimeoutError).
 HTTP_FAILURES = (aiohttp.ClientError, TimeoutError)
 
+# A redirect within the server's origin (a trailing slash, a moved endpoint) is followed, a
+# few times at most; these statuses keep the method and the body (an MCP POST turned into a
+# GET, as browsers do for 301/302, would only fail further on). 303 means "GET something
+# else", which no MCP request wants.
+MAX_REDIRECTS = 5
+FOLLOWED_REDIRECTS = frozenset({301, 302, 307, 308})
+# An error body is read this far for its excerpt, and this much of it is shown.
+ERROR_BODY_READ = 4096
+EXCERPT_CHARS = 300
+
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: str) -> Origin:
+    """The (scheme, host, port) of `url`, the port made explicit."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname or "", parts.port or (443 if scheme == "https" else 80)
+
+
+def _show(origin: Origin) -> str:
+    scheme, host, port = origin
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+@asynccontextmanager
+async def exchange(
+    client: aiohttp.ClientSession,
+    label: str,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    data: bytes | None = None,
+) -> AsyncIterator[aiohttp.ClientResponse]:
+    """One HTTP exchange with the server at `url`, its response released on exit.
+
+    Redirects are followed here, not by aiohttp: within the origin of `url` at most
+    MAX_REDIRECTS times; one to another origin is refused with an `HttpError` naming both,
+    so the headers configured for this server are never sent anywhere else."""
+    here = url
+    for _ in range(MAX_REDIRECTS + 1):
+        response = await client.request(
+            method, here, headers=headers, data=data, allow_redirects=False
+        )
+        location = response.headers.get("Location")
+        if response.status not in FOLLOWED_REDIRECTS or location is None:
+            break
+        response.release()
+        there = urljoin(here, location)
+        if origin_of(there) != origin_of(url):
+            raise HttpError(
+                f"{label}: the server redirected {method} {here} to {there}, on another "
+                f"origin ({_show(origin_of(there))}, not {_show(origin_of(url))}); "
+                "not followed, so the configured headers are not sent there",
+                status=response.status,
+            )
+        here = there
+    else:
+        raise HttpError(
+            f"{label}: more than {MAX_REDIRECTS} redirects from {method} {url}",
+            status=response.status,
+        )
+    async with response:
+        yield response
+
 
 def translate_http_error(label: str, url: str, exc: BaseException) -> McpError:
     """One clear line for a failed HTTP exchange, naming the server."""
@@ -57,35 +132,90 @@ def translate_http_error(label: str, url: str, exc: BaseException) -> McpError:
         return HttpError(f"{label}: cannot connect to {url}: {reason}")
     if isinstance(exc, TimeoutError):
         return HttpError(f"{label}: timed out talking to {url}")
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        # aiohttp keeps the reason (say, "received 40 of 87 bytes") on the cause.
+        detail = getattr(exc.__cause__, "message", None)
+        return HttpError(f"{label}: the response from {url} was cut short: {detail or exc}")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
         return HttpError(f"{label}: the server broke the connection: {exc}")
     return HttpError(f"{label}: HTTP request to {url} failed: {exc}")
 
 
-def status_error(label: str, response: aiohttp.ClientResponse) -> McpError:
-    """The error for an unsuccessful HTTP status with no JSON-RPC error in the body."""
+def status_error(
+    label: str,
+    response: aiohttp.ClientResponse,
+    body: bytes = b"",
+    *,
+    refused: str | None = None,
+) -> McpError:
+    """The error for an unsuccessful HTTP status with no JSON-RPC error in the body: the
+    status, an excerpt of `body` (the server's reason, escaped), and what was refused when it
+    is not the request itself (`refused`, say "resuming the response stream of tools/call")."""
     status = response.status
-    text = f"{label}: HTTP {status} {response.reason or ''}".rstrip()
+    text = f"HTTP {status} {response.reason or ''}".rstrip()
+    text = f"{label}: {refused} was refused: {text}" if refused else f"{label}: {text}"
+    reason = excerpt(body)
+    if reason:
+        text += f': "{reason}"'
+    if status == 401:
+        text += " (the server needs credentials; set them with 'headers')"
+    elif status == 403 and not reason:
+        text += " (access refused; if the server needs credentials, set them with 'headers')"
     if status in (401, 403):
         return AuthenticationError(
-            f"{text} (the server needs credentials; set them with 'headers')",
-            status=status,
-            www_authenticate=response.headers.get("www-authenticate"),
+            text, status=status, www_authenticate=response.headers.get("www-authenticate")
         )
     return HttpError(text, status=status)
 
 
+def excerpt(body: bytes | bytearray) -> str:
+    """At most EXCERPT_CHARS characters of a server's text, fit for a one-line message:
+    whitespace runs are one space, control and format characters are escapes (never raw:
+    they could move the cursor, retitle the terminal or reorder text), "…" marks a cut."""
+    text = " ".join(bytes(body[: EXCERPT_CHARS * 4]).decode("utf-8", "replace").split())
+    shown: list[str] = []
+    size = 0
+    for char in text:
+        piece = char if char.isprintable() else repr(char)[1:-1]
+        if size + len(piece) > EXCERPT_CHARS:
+            shown.append("…")
+            break
+        shown.append(piece)
+        size += len(piece)
+    return "".join(shown)
+
+
+async def error_body(response: aiohttp.ClientResponse) -> bytes:
+    """The first ERROR_BODY_READ bytes of an error response's body, for its excerpt (what
+    cannot be read is left out)."""
+    body = bytearray()
+    try:
+        while len(body) < ERROR_BODY_READ:
+            chunk = await response.content.read(ERROR_BODY_READ - len(body))
+            if not chunk:
+                break
+            body += chunk
+    except HTTP_FAILURES:
+        pass
+    return bytes(body)
+
+
 async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The whole body, refusing to hold more than `limit` bytes."""
+    """The whole body, decompressed, refusing to hold more than `limit` bytes of it.
+
+    A compressed body counts by what it expands to (a 61 KB gzip body may hold 60 MB):
+    aiohttp decompresses it in bounded chunks as they are read, and reading stops at the
+    limit."""
     length = response.content_length
-    if length is not None and length <= limit:
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if length is not None and length <= limit and encoding in ("", "identity"):
         # The common case: a declared, acceptable size, usually already buffered.
         return await response.read()
     body = bytearray()
     async for chunk in response.content.iter_any():
-        body += chunk
-        if len(body) > limit:
+        if len(body) + len(chunk) > limit:
             raise MessageTooLarge(f"server sent a response body over the {limit} byte limit")
+        body += chunk
     return bytes(body)
 
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from ._http_exchange import HTTP_FAILURES, status_error
+from ._http_exchange import HTTP_FAILURES, error_body, exchange, status_error
 from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
 from .errors import ConnectionClosed, McpError
@@ -101,9 +101,12 @@ async def follow_stream(
             "Accept": "text/event-stream",
             "Last-Event-ID": last_id,
         }
-        async with link.client.get(link.url, headers=headers) as resumed:
+        async with exchange(link.client, link.label, "GET", link.url, headers=headers) as resumed:
             if resumed.status != 200:
-                link.fail(request_id, status_error(link.label, resumed))
+                # Say what was refused: the resumption, not the request itself.
+                refused = f"resuming the response stream of {message.get('method')} (GET)"
+                body = await error_body(resumed)
+                link.fail(request_id, status_error(link.label, resumed, body, refused=refused))
                 return
             new_id, new_retry, answered, _ = await read_stream(
                 link, resumed.content.iter_any(), request_id
@@ -176,7 +179,7 @@ async def _get_loop(link: StreamLink, ready: asyncio.Event) -> None:
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
         try:
-            async with link.client.get(link.url, headers=headers) as response:
+            async with exchange(link.client, label, "GET", link.url, headers=headers) as response:
                 ready.set()
                 if response.status == 405:
                     return

@@ -11,15 +11,18 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import aiohttp
 import orjson
 
 from ._http_exchange import (
     HTTP_FAILURES,
+    error_body,
+    exchange,
     hand_over,
     http_client,
+    origin_of,
     status_error,
     translate_http_error,
 )
@@ -83,9 +86,13 @@ class LegacySseTransport(Transport):
         headers = {"Accept": "text/event-stream"}
         error: McpError
         try:
-            async with self._client.get(self._server.url, headers=headers) as response:
+            async with exchange(
+                self._client, self._label, "GET", self._server.url, headers=headers
+            ) as response:
                 if response.status != 200:
-                    error = status_error(self._label, response)
+                    body = await error_body(response)
+                    refused = "opening the event stream (GET)"
+                    error = status_error(self._label, response, body, refused=refused)
                 else:
                     async for event in iter_events(
                         response.content.iter_any(), self._server.max_message_size
@@ -106,7 +113,7 @@ class LegacySseTransport(Transport):
             if self._endpoint.done():
                 return
             endpoint = urljoin(self._server.url, data.strip())
-            if _origin(endpoint) != _origin(self._server.url):
+            if origin_of(endpoint) != origin_of(self._server.url):
                 self._endpoint.set_exception(
                     ProtocolError(f"{self._label}: endpoint {endpoint!r} is on another origin")
                 )
@@ -129,15 +136,20 @@ class LegacySseTransport(Transport):
         endpoint = self._endpoint.result()
         error: McpError | None = None
         try:
-            async with self._client.post(
+            async with exchange(
+                self._client,
+                self._label,
+                "POST",
                 endpoint,
                 data=orjson.dumps(message),
                 headers={"Content-Type": "application/json"},
             ) as response:
-                if response.status >= 400:
-                    error = status_error(self._label, response)
+                if response.status >= 300:
+                    error = status_error(self._label, response, await error_body(response))
         except HTTP_FAILURES as exc:
             error = translate_http_error(self._label, endpoint, exc)
+        except McpError as exc:
+            error = exc
         if error is not None:
             if request_id is not None and self._on_error is not None:
                 self._on_error(request_id, error)
@@ -162,9 +174,3 @@ class LegacySseTransport(Transport):
                 await task
         self._queue.put_nowait(self._closed)
         await self._client.close()
-
-
-def _origin(url: str) -> tuple[str, str | None, int | None]:
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return parts.scheme, parts.hostname, port

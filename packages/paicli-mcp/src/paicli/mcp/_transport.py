@@ -90,7 +90,8 @@ class Transport(ABC):
 
     def negotiated(self, era: Era, version: str) -> None:
         """Called once the protocol is agreed, before any other message of the session
-        (HTTP sends the agreed version as a header on every later request)."""
+        (HTTP sends the agreed version as a header on every later request; stdio and HTTP
+        read a JSON array as a batch only once 2025-03-26 is agreed)."""
         return None
 
     def tools_listed(self, tools: Sequence[Tool]) -> list[Tool]:
