@@ -75,12 +75,30 @@ def test_a_fifo_as_project_config_is_refused_without_blocking(places: tuple[Path
     assert list(config.servers) == ["mine"]  # the other files still load
 
 
+def test_a_project_config_linked_to_dev_zero_is_refused(places: tuple[Path, Path]) -> None:
+    link = places[1] / ".paicli" / "mcp.json"
+    link.symlink_to("/dev/zero")
+    config = load(places)
+    assert problems(config) == [f"{link}: cannot read: a symbolic link out of the project"]
+    assert list(config.servers) == ["mine"]
+
+
 def test_the_users_own_config_linked_to_a_device_is_refused(tmp_path: Path) -> None:
     # The user's own file may be a symlink (dotfiles), but only to a regular file.
     (tmp_path / ".paicli").mkdir()
     (tmp_path / ".paicli" / "mcp.json").symlink_to("/dev/zero")
     config = load_config(None, environ={"HOME": str(tmp_path)})
     assert problems(config) == ["~/.paicli/mcp.json: cannot read: not a regular file (a device)"]
+
+
+def test_a_project_config_linked_to_a_users_file_is_not_read(places: tuple[Path, Path]) -> None:
+    home, project = places
+    (project / ".mcp.json").symlink_to(home / ".paicli" / "mcp.json")
+    config = load(places)
+    assert problems(config) == [
+        f"{project}/.mcp.json: cannot read: a symbolic link out of the project"
+    ]
+    assert [e.scope for e in config.servers.values()] == ["user"]
 
 
 def test_a_link_inside_the_project_is_followed(places: tuple[Path, Path]) -> None:

@@ -76,7 +76,11 @@ class PaicliHome:
         return self.root / "logs" / "mcp"
 
     def mcp_log(self, server: str) -> Path:
-        """Where the stderr of the stdio server `server` is mirrored."""
+        """Where the stderr of the stdio server `server` is mirrored. Server names are
+        checked when config is loaded; a name that could leave the folder is a bug, and
+        raises ValueError rather than naming a file elsewhere."""
+        if not server or server.startswith(".") or any(c in server for c in "/\\\0"):
+            raise ValueError(f"not a server name: {server!r}")
         return self.mcp_logs_dir / f"{server}.log"
 
     @property

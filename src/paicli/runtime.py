@@ -119,7 +119,7 @@ async def open_runtime(
     user_config = load_user_config(home)
     settings, problems = resolve_settings(flags=flags, environ=env, user_config=user_config)
     problems = [*user_config.problems, *problems]
-    config = load_config(root, home=home, environ=env)
+    config = load_config(root, home=home, environ=env, user_config=user_config)
     problems += [f"{p.source}: {p.message}" for p in config.errors]
     problems += [f"warning: {w}" for w in config.warnings]
     entries, skipped = approve_servers(

@@ -102,12 +102,12 @@ def test_home_argument_overrides_paicli_home(tmp_path: Path, user_home: Path) ->
     assert only(config).name == "a"
 
 
-def test_project_file_wins_over_user_file_which_wins_over_claude_file(
+def test_the_project_file_replaces_claude_codes_and_the_user_keeps_a_name_both_use(
     project: Path, user_home: Path
 ) -> None:
     write(project / ".mcp.json", servers(a={"command": "claude"}, b={"command": "claude"}))
-    write(user_file(user_home), servers(b={"command": "user"}, c={"command": "user"}))
-    write(project / ".paicli" / "mcp.json", servers(c={"command": "project"}))
+    write(user_file(user_home), servers(b={"command": "user"}))
+    write(project / ".paicli" / "mcp.json", servers(a={"command": "project"}))
     config = load(project, user_home)
     found = {
         name: (e.scope, e.spec.command)
@@ -115,25 +115,29 @@ def test_project_file_wins_over_user_file_which_wins_over_claude_file(
         if isinstance(e.spec, StdioServer)
     }
     assert found == {
-        "a": ("claude", "claude"),
+        "a": ("project", "project"),
         "b": ("user", "user"),
-        "c": ("project", "project"),
+        "b-project": ("claude", "claude"),
     }
-    assert config.servers["a"].source == project / ".mcp.json"
+    assert config.servers["b-project"].source == project / ".mcp.json"
 
 
 def test_an_overriding_entry_replaces_the_whole_entry(project: Path, user_home: Path) -> None:
-    write(user_file(user_home), servers(a={"command": "user", "args": ["x"], "trust": True}))
+    write(project / ".mcp.json", servers(a={"command": "claude", "args": ["x"], "timeout": 9}))
     write(project / ".paicli" / "mcp.json", servers(a={"command": "project"}))
     entry = only(load(project, user_home))
     assert isinstance(entry.spec, StdioServer)
-    assert (entry.spec.command, tuple(entry.spec.args), entry.trust) == ("project", (), False)
+    assert (entry.spec.command, tuple(entry.spec.args), entry.spec.request_timeout) == (
+        "project",
+        (),
+        60.0,
+    )
 
 
 def test_a_broken_higher_entry_still_overrides_a_working_lower_one(
     project: Path, user_home: Path
 ) -> None:
-    write(user_file(user_home), servers(a={"command": "user"}))
+    write(project / ".mcp.json", servers(a={"command": "claude"}))
     write(project / ".paicli" / "mcp.json", servers(a={"command": 5}))
     entry = only(load(project, user_home))
     assert entry.scope == "project" and entry.spec is None and entry.error
@@ -263,13 +267,11 @@ def test_text_that_is_not_a_variable_reference_stays_literal(user_home: Path) ->
     assert isinstance(spec, StdioServer) and tuple(spec.args) == ("$HOME", "${}", "${1X}")
 
 
-def test_raw_holds_the_resolved_entry(user_home: Path) -> None:
+def test_raw_holds_the_entry_as_written_never_expanded(user_home: Path) -> None:
     write(user_file(user_home), servers(a={"command": "run", "env": {"T": "${T}"}, "trust": True}))
-    assert only(load(None, user_home, T="secret")).raw == {
-        "command": "run",
-        "env": {"T": "secret"},
-        "trust": True,
-    }
+    loaded = only(load(None, user_home, T="secret"))
+    assert loaded.raw == {"command": "run", "env": {"T": "${T}"}, "trust": True}
+    assert isinstance(loaded.spec, StdioServer) and loaded.spec.env == {"T": "secret"}
 
 
 # File-level errors

@@ -27,20 +27,17 @@ from tests.processes import alive
 FAULT = str(SERVERS / "fault_server.py")
 
 
-def write_config(project: Path, servers: dict[str, dict[str, Any]]) -> None:
-    folder = project / ".paicli"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-
-
 def fault(mode: str = "normal", **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [FAULT, "--mode", mode], **extra}
 
 
 def load(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> list[Any]:
-    write_config(tmp_path, servers)
+    """`servers` as the user's own (a project's would need approval, and `trust` there is
+    ignored)."""
     home = PaicliHome(tmp_path / "home")
-    config = load_config(tmp_path, home=home, environ={"HOME": str(tmp_path)})
+    home.root.mkdir(parents=True, exist_ok=True)
+    home.mcp_config.write_text(json.dumps({"mcpServers": servers}))
+    config = load_config(None, home=home, environ={"HOME": str(tmp_path)})
     return list(config.servers.values())
 
 

@@ -22,11 +22,12 @@ from paicli.servers.config import (
     ServerEntry,
     add_server,
     load_config,
+    name_problem,
     remove_server,
 )
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ServerManager, ServerState
-from paicli.servers.trust import TrustStore, approve_servers
+from paicli.servers.trust import TrustStore, approve_servers, skip_reason
 from paicli.tools.results import to_model_result
 from paicli.ui import mcp_shell
 from paicli.ui.mcp_view import log_lines
@@ -122,6 +123,10 @@ def remove(options: argparse.Namespace) -> int:
 
 
 def logs(options: argparse.Namespace) -> int:
+    problem = name_problem(options.name)
+    if problem is not None:
+        err(f"paicli mcp logs: {options.name!r}: {problem}")
+        return 2
     path = PaicliHome.from_environ().mcp_log(options.name)
     try:
         lines = log_lines(path)
@@ -147,10 +152,7 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     )
     if ask is None:
         for name in skipped:
-            err(
-                f"paicli: skipping unapproved project server {name!r} "
-                "(approve it in an interactive run, or pass --trust-project)"
-            )
+            err(f"paicli: {skip_reason(config.servers[name], Path.cwd())}")
     return allowed, skipped
 
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from paicli.runtime import open_runtime
+from paicli.servers.trust import skip_reason
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
 
@@ -44,7 +45,7 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
         for problem in runtime.problems:
             err(f"paicli: {problem}")
         for name in runtime.skipped:
-            err(f"paicli: skipping unapproved project server {name!r} (pass --trust-project)")
+            err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
         if runtime.agent is None:
             err(f"paicli: {runtime.settings.why_not_configured()}")
             return 2

@@ -14,6 +14,7 @@ from pathlib import Path
 from paicli.private_files import write_atomically
 
 from ._config_file import InvalidConfig, read_document
+from ._names import name_problem
 from .errors import ConfigError
 
 __all__ = ["ConfigWriteError", "add_server", "remove_server"]
@@ -25,6 +26,9 @@ class ConfigWriteError(ConfigError):
 
 def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
     """Add or replace server `name` in the config file at `path`, creating it if needed."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise ConfigWriteError(f"{path}: cannot add server {name!r}: {problem}")
     document = _document_for_update(path)
     servers = document.setdefault("mcpServers", {})
     if not isinstance(servers, dict):

@@ -3,18 +3,48 @@
 Only `command`, `args`, `env` values, `cwd`, `url` and `headers` values are expanded, once
 (an expanded value is never expanded again). The default applies when VAR is unset or
 empty, as in the shell, and is taken literally. Every unset variable is named in one error.
+`references` lists what an entry reads without expanding anything, for the trust prompt.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from ._config_file import InvalidConfig
 
-__all__ = ["expanded"]
+__all__ = ["VariableUse", "expanded", "references"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class VariableUse:
+    """`${name}` read by `field` (`command`, `args[0]`, `env.KEY`, `cwd`, `url`,
+    `headers.Name`)."""
+
+    field: str
+    name: str
+
+    @property
+    def on_command_line(self) -> bool:
+        """Expanded into a stdio server's command line, which every local user can read
+        (`ps`, /proc/PID/cmdline)."""
+        return self.field == "command" or self.field.startswith("args[")
+
+
+def references(value: Mapping[str, object]) -> tuple[VariableUse, ...]:
+    """Every variable the expanding fields of `value` read, in order, as written."""
+    found: list[VariableUse] = []
+
+    def note(text: object, field: str) -> object:
+        if isinstance(text, str):
+            found.extend(VariableUse(field, m.group(1)) for m in _VARIABLE.finditer(text))
+        return text
+
+    _each_field(value, note)
+    return tuple(found)
 
 
 def expanded(
@@ -39,17 +69,25 @@ def expanded(
 
         return _VARIABLE.sub(substitute, text)
 
+    resolved = _each_field(value, expand)
+    if missing:
+        raise InvalidConfig(f"{where}: " + "; ".join(missing))
+    return resolved
+
+
+def _each_field(
+    value: Mapping[str, object], change: Callable[[object, str], object]
+) -> dict[str, object]:
+    """A copy of `value` with `change(text, field)` applied to each field that expands."""
     resolved = dict(value)
     for key in ("command", "cwd", "url"):
         if key in resolved:
-            resolved[key] = expand(resolved[key], key)
+            resolved[key] = change(resolved[key], key)
     args = resolved.get("args")
     if isinstance(args, list):
-        resolved["args"] = [expand(arg, f"args[{i}]") for i, arg in enumerate(args)]
+        resolved["args"] = [change(arg, f"args[{i}]") for i, arg in enumerate(args)]
     for key in ("env", "headers"):
         mapping = resolved.get(key)
         if isinstance(mapping, dict):
-            resolved[key] = {k: expand(v, f"{key}.{k}") for k, v in mapping.items()}
-    if missing:
-        raise InvalidConfig(f"{where}: " + "; ".join(missing))
+            resolved[key] = {k: change(v, f"{key}.{k}") for k, v in mapping.items()}
     return resolved

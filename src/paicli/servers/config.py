@@ -1,9 +1,18 @@
 """MCP server config files: read the three layers into typed entries, and edit one file.
 
-Files, highest precedence first: `<project>/.paicli/mcp.json` (scope "project"),
-`$PAICLI_HOME/mcp.json` (default `~/.paicli`, scope "user") and Claude Code's
-`<project>/.mcp.json` (scope "claude"), each `{"mcpServers": {NAME: {...}}}`. A name in a
-higher file replaces the whole entry of a lower one; fields are never merged.
+Files: `$PAICLI_HOME/mcp.json` (default `~/.paicli`, scope "user"), and a project's
+`<project>/.paicli/mcp.json` (scope "project") and Claude Code's `<project>/.mcp.json` (scope
+"claude"), each `{"mcpServers": {NAME: {...}}}`. The project's own file replaces a whole entry
+of Claude Code's by name; fields are never merged. A repository's server never takes the
+name of one of the user's: the user's keeps it, the repository's is renamed `NAME-project`
+(one warning names both files). Names are 1-64 letters, digits, `_` or `-`, without `__`
+(`_names`); another name is refused with one line naming the file.
+
+A repository's files are not the user's: they cannot set `trust` or `stderrFile`, nor a `cwd`
+outside the project (`_repository`: each is ignored with a warning naming file and server);
+the user's own config.toml can trust a project's server or let it read secret-looking
+variables (`_project_rules`). `raw` keeps an entry exactly as written, never expanded: it is
+what the trust prompt shows and what an approval covers.
 
 `load_config` never raises for bad config: a broken file becomes a `ConfigProblem`, a broken
 server stays listed with its `error`, unknown keys become `warnings`. Strings in `command`,
@@ -14,7 +23,8 @@ server stays listed with its `error`, unknown keys become `warnings`. Strings in
 object form (policy defaulting to "on-failure") exists only to change the maximum (default 3),
 so the common case stays a string.
 
-Pieces live apart: reading one file in `_config_file`, expansion in `_expand`, and editing
+Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
+in `_expand`, names in `_names`, a repository's limits in `_repository`, and editing
 (`add_server`, `remove_server`, `ConfigWriteError`, re-exported here) in `_config_edit`.
 """
 
@@ -29,10 +39,14 @@ from typing import Literal
 
 from paicli.home import PaicliHome, user_home
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
+from paicli.user_config import UserConfig, load_user_config
 
 from ._config_edit import ConfigWriteError, add_server, remove_server
 from ._config_file import InvalidConfig, kind, read_document
-from ._expand import expanded
+from ._expand import VariableUse, expanded, references
+from ._names import MAX_NAME_LENGTH, name_problem, project_name
+from ._project_rules import ProjectRules, project_rules
+from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -42,8 +56,10 @@ __all__ = [
     "RestartPolicy",
     "Scope",
     "ServerEntry",
+    "VariableUse",
     "add_server",
     "load_config",
+    "name_problem",
     "remove_server",
 ]
 
@@ -77,7 +93,11 @@ class ServerEntry:
     """One configured server: its connection `spec`, or the `error` that prevented one.
 
     `include_tools`/`exclude_tools` are glob patterns (None: no filter). `raw` is the entry
-    after variable expansion (as written when expansion failed), for the trust store's hash.
+    exactly as written in its file, never expanded: the trust prompt shows it and the trust
+    store hashes it. `variables` are the `${VAR}` references it reads; `unallowed_secrets`
+    the secret-looking ones among them that the user's config does not allow for this
+    project (always empty for the user's own servers); `ignored` the warnings about keys of a
+    repository's entry that paicli ignored.
     """
 
     name: str
@@ -92,6 +112,9 @@ class ServerEntry:
     max_restarts: int = DEFAULT_MAX_RESTARTS
     trust: bool = False
     raw: Mapping[str, object] = field(default_factory=dict)
+    variables: tuple[VariableUse, ...] = ()
+    unallowed_secrets: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +131,19 @@ def load_config(
     *,
     home: PaicliHome | None = None,
     environ: Mapping[str, str] | None = None,
+    user_config: UserConfig | None = None,
 ) -> LoadedConfig:
-    """Read the user file (in `home`, default from `environ`) and, with a project, its files."""
+    """Read the user file (in `home`, default from `environ`) and, with a project, its files.
+
+    `user_config` holds the user's `[projects]` rules (read from `home` when not given).
+    """
     env = os.environ if environ is None else environ
     home_folder = user_home(env)
-    user_file = (home or PaicliHome.from_environ(env)).mcp_config
+    paicli_home = home or PaicliHome.from_environ(env)
+    user_file = paicli_home.mcp_config
     variables = {**env, "HOME": str(home_folder)}
     layers: list[tuple[Path, Scope]] = [(user_file, "user")]
+    rules = ProjectRules()
     if project_dir is not None:
         variables["PROJECT_DIR"] = str(project_dir)
         project_file = project_dir / _PROJECT_CONFIG
@@ -122,19 +151,78 @@ def load_config(
         # Run from the home folder, the project file *is* the user file: read it once, as user.
         if project_file.resolve() != user_file.resolve():
             layers.append((project_file, "project"))
+        settings = user_config if user_config is not None else load_user_config(paicli_home)
+        rules = project_rules(settings, project_dir, home_folder)
     config = LoadedConfig()
-    for path, scope in layers:  # lowest precedence first: later files replace names
+    config.warnings.extend(rules.problems)
+    context = _Context(variables, project_dir, rules)
+    files: list[_File] = []
+    for path, scope in layers:
         shown = _shown(path, home_folder)
+        inside = project_dir if scope != "user" else None
         try:
-            servers = _servers_of(read_document(path, shown), shown, config.warnings)
+            document = read_document(path, shown, inside=inside)
+            files.append(_File(path, scope, shown, _servers_of(document, shown, config.warnings)))
         except InvalidConfig as exc:
             config.errors.append(ConfigProblem(path, str(exc)))
-            continue
-        for name, value in servers.items():
-            config.servers[name] = _load_server(
-                ServerEntry(name=name, source=path, scope=scope), value, shown, variables, config
-            )
+    user_names = {name: f.shown for f in files if f.scope == "user" for name in f.servers}
+    for file in files:  # lowest precedence first: a later file replaces a name
+        for written, value in file.servers.items():
+            name = _name_for(written, file, user_names, config)
+            if name is not None:
+                entry = ServerEntry(name=name, source=file.path, scope=file.scope)
+                config.servers[name] = _load_server(entry, value, file.shown, context, config)
     return config
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    """One config file that parsed, and its servers as written."""
+
+    path: Path
+    scope: Scope
+    shown: str
+    servers: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What loading one server needs beyond its entry."""
+
+    variables: Mapping[str, str]
+    project_dir: Path | None
+    rules: ProjectRules
+
+
+def _name_for(
+    name: str, file: _File, user_names: Mapping[str, str], config: LoadedConfig
+) -> str | None:
+    """The name server `name` of `file` is loaded under, or None when it is refused.
+
+    `user_names` maps the names of the user's servers to the file they are in."""
+    path, shown = file.path, file.shown
+    problem = name_problem(name)
+    if problem is not None:
+        # repr escapes control characters; a cut keeps a megabyte of name off the screen.
+        shown_name = repr(name[:MAX_NAME_LENGTH]) + ("..." if len(name) > MAX_NAME_LENGTH else "")
+        config.errors.append(
+            ConfigProblem(path, f"{shown}: server {shown_name} refused: {problem}")
+        )
+        return None
+    if file.scope == "user" or name not in user_names:
+        return name
+    # A repository's server must not pass for the user's own (same tool names, same log).
+    renamed = project_name(name, user_names.keys() | file.servers.keys())
+    user_file = user_names[name]
+    if renamed is None:
+        message = f"{shown}: server {name!r} refused: {user_file} has a server of that name"
+        config.errors.append(ConfigProblem(path, f"{message} and no other name is free"))
+        return None
+    config.warnings.append(
+        f"{shown}: server {name!r} is also in {user_file}, which keeps the name; "
+        f"this one is {renamed!r}"
+    )
+    return renamed
 
 
 def _shown(path: Path, home_folder: Path) -> str:
@@ -161,27 +249,48 @@ def _load_server(
     entry: ServerEntry,
     value: object,
     shown: str,
-    variables: Mapping[str, str],
+    context: _Context,
     config: LoadedConfig,
 ) -> ServerEntry:
     where = f"{shown}: server {entry.name!r}"
     if not isinstance(value, dict):
         return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
+    entry = replace(entry, raw=value)
+    repository = entry.scope != "user"
+    usable: dict[str, object] = value
+    if repository:
+        usable, ignored = without_user_only_keys(value, where)
+        entry = replace(entry, ignored=ignored)
+    uses = references(usable)
+    entry = replace(entry, variables=uses)
+    if repository:
+        secrets = unallowed_secrets(uses, context.rules.allow_secrets)
+        entry = replace(entry, unallowed_secrets=secrets)
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
-        entry = _with_options(replace(entry, raw=value), value, where, config.warnings)
-        resolved = expanded(value, variables, where)
-        entry = replace(entry, raw=resolved)
+        entry = _with_options(entry, usable, where, config.warnings)
+        if repository:
+            entry = replace(entry, trust=entry.name in context.rules.trust)
+        resolved = expanded(usable, context.variables, where)
+        if repository:
+            resolved, notice = cwd_inside_project(resolved, where, context.project_dir)
+            if notice is not None:
+                entry = replace(entry, ignored=(*entry.ignored, notice))
         found: list[str] = []
         spec = server_from_dict(resolved, name=entry.name, extra_keys=APP_KEYS, warnings=found)
         config.warnings.extend(f"{shown}: {text}" for text in found)
     except InvalidConfig as exc:
-        return replace(entry, error=str(exc))
+        return _with_ignored(replace(entry, error=str(exc)), config)
     # server_from_dict checks field by field; an odd JSON type could still trip a TypeError
     # or ValueError, and no config mistake may stop paicli from starting.
     except (ServerConfigError, TypeError, ValueError) as exc:
-        return replace(entry, error=f"{shown}: {exc}")
-    return replace(entry, spec=spec)
+        return _with_ignored(replace(entry, error=f"{shown}: {exc}"), config)
+    return _with_ignored(replace(entry, spec=spec), config)
+
+
+def _with_ignored(entry: ServerEntry, config: LoadedConfig) -> ServerEntry:
+    config.warnings.extend(entry.ignored)
+    return entry
 
 
 def _with_options(

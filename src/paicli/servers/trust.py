@@ -1,55 +1,82 @@
-"""Trust for project servers: a repository's config can run any command, so a project
-server runs only after the user approved that exact command line or URL once.
+"""Trust for project servers: a repository's config can run any command and read the user's
+environment, so a project server runs only after the user approved its entry once.
 
-Approvals live in `$PAICLI_HOME/trusted-servers.json`, keyed by the project folder and a
-hash of the server's resolved config (command, args, env, cwd, url, headers): any change
-asks again. User-level servers are the user's own and need no approval.
+What is approved is the whole entry exactly as written in its file (never expanded), with its
+name and scope: any change to any key asks again, and the question shows what changed since
+the last approval. Approvals live in `$PAICLI_HOME/trusted-servers.json`, per project folder.
+The question names every `${VAR}` the entry reads, flags the secret-looking ones
+(`_secret_names`) and warns when a value lands on a command line that `ps` shows to every
+local user. `--trust-project` runs unapproved project servers without asking, except one
+reading a secret-looking variable its project is not allowed (the user's config.toml,
+`[projects."<path>"] allow_secrets`): that one still needs the user's own "yes".
+User-level servers are the user's own and need no approval.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from paicli.mcp import HttpServer, StdioServer
 from paicli.private_files import write_atomically
 
+from ._secret_names import looks_secret
 from .config import ServerEntry
 
-__all__ = ["TrustAsk", "TrustStore", "approve_servers", "describe", "fingerprint", "needs_approval"]
+__all__ = [
+    "TrustAsk",
+    "TrustRequest",
+    "TrustStore",
+    "approve_servers",
+    "describe",
+    "fingerprint",
+    "needs_approval",
+    "skip_reason",
+    "trust_request",
+]
+
+# Older versions of a server stay approved (switching branches need not ask again), up to
+# this many per server: enough for a few branches, bounded for a config that keeps changing.
+MAX_VERSIONS = 20
+_STORE_VERSION = 2
+# Keys `describe` shows on its line; `trust_request` lists the others as written.
+_TARGET_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
+# A shell word that needs no quotes, `${VAR}` included (paicli expands it, not a shell).
+_PLAIN_WORD = re.compile(r"[\w@%+=:,./~${}-]+")
 
 
 def fingerprint(entry: ServerEntry) -> str:
-    """A stable hash of what the server would run or reach."""
-    spec = entry.spec
-    if isinstance(spec, StdioServer):
-        what: object = ["stdio", spec.command, list(spec.args), dict(spec.env), spec.cwd]
-    elif isinstance(spec, HttpServer):
-        what = ["http", spec.url, dict(spec.headers), spec.transport]
-    else:
-        what = ["invalid", dict(entry.raw)]
-    canonical = json.dumps(what, sort_keys=True, separators=(",", ":"), default=str)
+    """A stable hash of the whole entry as written, with its name and scope."""
+    what = {"name": entry.name, "scope": entry.scope, "entry": entry.raw}
+    canonical = json.dumps(what, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def describe(entry: ServerEntry) -> str:
-    """The exact command line or URL the user is asked to approve (env names shown,
-    their values masked so a prompt never shows a secret)."""
-    spec = entry.spec
-    if isinstance(spec, StdioServer):
-        line = shlex.join([spec.command, *spec.args])
-        if spec.env:
-            line = " ".join(f"{k}=***" for k in sorted(spec.env)) + " " + line
-        if spec.cwd:
-            line += f"   (in {spec.cwd})"
+    """The command line or URL as written (`${VAR}` never expanded). The values of env and
+    headers of the user's own servers are masked (they may be the user's secrets); a
+    repository's are shown, since they came with it and the user must see what runs."""
+    if entry.spec is None:
+        return "(invalid config)"
+    raw = entry.raw
+    mask = entry.scope == "user"
+    if "command" in raw:
+        words = [raw.get("command"), *_list(raw.get("args"))]
+        env = _mapping(raw.get("env"))
+        line = " ".join(
+            [*(f"{k}={_value(v, mask)}" for k, v in env.items()), *(_word(w) for w in words)]
+        )
+        if "cwd" in raw:
+            line += f"   (in {_word(raw['cwd'])})"
         return line
-    if isinstance(spec, HttpServer):
-        headers = "".join(f"  [{k}: ***]" for k in sorted(spec.headers))
-        return f"{spec.url}{headers}"
-    return "(invalid config)"
+    headers = _mapping(raw.get("headers"))
+    shown = "".join(f"  [{k}: {_value(v, mask)}]" for k, v in headers.items())
+    return f"{_text(raw.get('url'))}{shown}"
 
 
 def needs_approval(entry: ServerEntry) -> bool:
@@ -57,41 +84,120 @@ def needs_approval(entry: ServerEntry) -> bool:
     return entry.scope != "user"
 
 
+@dataclass(frozen=True, slots=True)
+class TrustRequest:
+    """Everything the user is shown before a project server may run.
+
+    `target` is `describe(entry)`, `settings` the entry's other keys as written (JSON, "" when
+    none); `variables` every `${VAR}` it reads, `secrets` those that look secret,
+    `on_command_line` those expanded into a command line (visible to local users); `ignored`
+    the keys paicli ignores; `changes` a diff of the entry against its last approved version
+    (empty when it was never approved).
+    """
+
+    entry: ServerEntry
+    target: str
+    settings: str
+    variables: tuple[str, ...]
+    secrets: tuple[str, ...]
+    on_command_line: tuple[str, ...]
+    ignored: tuple[str, ...]
+    changes: tuple[str, ...]
+
+
+def trust_request(entry: ServerEntry, previous: Mapping[str, object] | None) -> TrustRequest:
+    """The question for `entry`; `previous` is its last approved entry, if any."""
+    names = tuple(dict.fromkeys(use.name for use in entry.variables))
+    visible = dict.fromkeys(use.name for use in entry.variables if use.on_command_line)
+    others = {k: v for k, v in entry.raw.items() if k not in _TARGET_KEYS}
+    changes: tuple[str, ...] = ()
+    if previous is not None:
+        lines = difflib.unified_diff(_lines(previous), _lines(entry.raw), lineterm="", n=1)
+        changes = tuple(line for line in lines if not line.startswith(("---", "+++")))
+    return TrustRequest(
+        entry=entry,
+        target=describe(entry),
+        settings=json.dumps(others, ensure_ascii=False) if others else "",
+        variables=names,
+        secrets=tuple(name for name in names if looks_secret(name)),
+        on_command_line=tuple(visible),
+        ignored=entry.ignored,
+        changes=changes,
+    )
+
+
+def skip_reason(entry: ServerEntry, project: Path) -> str:
+    """Why an unapproved project server did not start, and what would start it, on one line."""
+    if entry.unallowed_secrets:
+        names = ", ".join(entry.unallowed_secrets)
+        return (
+            f"skipping project server {entry.name!r}: it reads {names}, which look secret and "
+            f"--trust-project does not pass (approve it in a terminal, or allow them in "
+            f'config.toml: [projects."{project.resolve()}"] allow_secrets)'
+        )
+    return f"skipping unapproved project server {entry.name!r} (pass --trust-project)"
+
+
 class TrustStore:
-    """Approved (project, server fingerprint) pairs, stored as JSON at `path`
-    (`PaicliHome.trust_store`)."""
+    """Approved project server entries, stored as JSON at `path` (`PaicliHome.trust_store`):
+    per project folder, a list of records (server, scope, hash, entry as written)."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
 
-    def _read(self) -> dict[str, list[str]]:
+    def _read(self) -> dict[str, list[dict[str, object]]]:
         try:
             data = json.loads(self._path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}
-        if not isinstance(data, dict):
+        # Version 1 kept bare hashes of expanded values: they match nothing now, so they go.
+        if not isinstance(data, dict) or data.get("version") != _STORE_VERSION:
+            return {}
+        projects = data.get("projects")
+        if not isinstance(projects, dict):
             return {}
         return {
-            k: [h for h in v if isinstance(h, str)] for k, v in data.items() if isinstance(v, list)
+            str(folder): [r for r in records if isinstance(r, dict)]
+            for folder, records in projects.items()
+            if isinstance(records, list)
         }
 
     def is_approved(self, project: Path, entry: ServerEntry) -> bool:
         if not needs_approval(entry):
             return True
-        return fingerprint(entry) in self._read().get(str(project.resolve()), [])
+        wanted = fingerprint(entry)
+        return any(r.get("sha256") == wanted for r in self._records(project, entry))
+
+    def previous(self, project: Path, entry: ServerEntry) -> Mapping[str, object] | None:
+        """The entry as written when this server was last approved, if ever."""
+        for record in reversed(self._records(project, entry)):
+            written = record.get("entry")
+            if isinstance(written, dict):
+                return written
+        return None
 
     def approve(self, project: Path, entry: ServerEntry) -> None:
         data = self._read()
-        key = str(project.resolve())
-        hashes = data.setdefault(key, [])
-        if fingerprint(entry) not in hashes:
-            hashes.append(fingerprint(entry))
-        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-        write_atomically(self._path, text.encode("utf-8"))
+        records = data.setdefault(str(project.resolve()), [])
+        wanted = fingerprint(entry)
+        records[:] = [r for r in records if r.get("sha256") != wanted]
+        records.append(
+            {"server": entry.name, "scope": entry.scope, "sha256": wanted, "entry": entry.raw}
+        )
+        mine = [r for r in records if _same_server(r, entry)]
+        for stale in mine[:-MAX_VERSIONS]:
+            records.remove(stale)
+        document = {"version": _STORE_VERSION, "projects": data}
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        write_atomically(self._path, text.encode())
+
+    def _records(self, project: Path, entry: ServerEntry) -> list[dict[str, object]]:
+        records = self._read().get(str(project.resolve()), [])
+        return [r for r in records if _same_server(r, entry)]
 
 
 # Asked once per unapproved project server before it may start: True runs it (and remembers).
-TrustAsk = Callable[[ServerEntry], bool]
+TrustAsk = Callable[[TrustRequest], bool]
 
 
 def approve_servers(
@@ -104,17 +210,49 @@ def approve_servers(
 ) -> tuple[list[ServerEntry], list[str]]:
     """The entries allowed to run, and the names of unapproved project servers skipped.
 
-    `trust_all` is `--trust-project`; `ask` is None in non-interactive runs.
+    `trust_all` is `--trust-project`: it runs unapproved project servers without asking,
+    but not one reading a secret-looking variable its project is not allowed; `ask` is None
+    in non-interactive runs.
     """
     allowed: list[ServerEntry] = []
     skipped: list[str] = []
     for entry in entries:
         runnable = entry.disabled or entry.spec is None or not needs_approval(entry)
-        if runnable or trust_all or store.is_approved(project, entry):
+        waved_through = trust_all and not entry.unallowed_secrets
+        if runnable or waved_through or store.is_approved(project, entry):
             allowed.append(entry)
-        elif ask is not None and ask(entry):
+        elif ask is not None and ask(trust_request(entry, store.previous(project, entry))):
             store.approve(project, entry)
             allowed.append(entry)
         else:
             skipped.append(entry.name)
     return allowed, skipped
+
+
+def _same_server(record: Mapping[str, object], entry: ServerEntry) -> bool:
+    return record.get("server") == entry.name and record.get("scope") == entry.scope
+
+
+def _lines(entry: Mapping[str, object]) -> list[str]:
+    return json.dumps(entry, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def _word(value: object) -> str:
+    text = _text(value)
+    return text if _PLAIN_WORD.fullmatch(text) else shlex.quote(text)
+
+
+def _value(value: object, mask: bool) -> str:
+    return "***" if mask else _word(value)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}

@@ -1,8 +1,9 @@
 """What `paicli mcp list|get|tools|call|logs|probe` print: results on stdout (a table, lines,
 or `--json`), progress and errors on stderr, all through `output`. Servers are shown with the
 REPL's own table and lines (`mcp_view`); text a server wrote that stands on its own (its
-instructions, its stderr) is marked with its name. Secrets (env and header values) are never
-printed: a server's target is shown as `trust.describe` masks it.
+instructions, its stderr) is marked with its name. A server's target is shown as
+`trust.describe` writes it: as in its file, `${VAR}` never expanded, and the env and header
+values of the user's own servers masked (a repository's are shown: they came with it).
 """
 
 from __future__ import annotations

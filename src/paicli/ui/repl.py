@@ -31,7 +31,7 @@ from paicli.private_files import make_private_dir
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
-from paicli.servers.trust import TrustAsk
+from paicli.servers.trust import TrustAsk, skip_reason
 from paicli.tools.approval import Answer, ApprovalRequest
 from paicli.tools.escape import terminal_safe
 
@@ -193,6 +193,11 @@ class Repl:
                     "yellow",
                 )
             )
+            for name in runtime.skipped:  # --trust-project cannot start these: say why
+                entry = runtime.config.servers.get(name)
+                if entry is not None and entry.unallowed_secrets:
+                    reason = skip_reason(entry, runtime.root)
+                    self.console.print(Text(terminal_safe(reason), "yellow"))
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
 

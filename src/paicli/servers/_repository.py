@@ -1,0 +1,59 @@
+"""What a repository's server entry (scope "project" or "claude") cannot do on its own.
+
+A cloned repository's config is not the user's: it cannot mark its server trusted (`trust`)
+or choose a file paicli appends to (`stderrFile`), and its server runs inside the project (a
+`cwd` leading out of it is dropped). Each ignored key becomes one warning naming file and
+server. The secret-looking variables it reads are those `--trust-project` will not pass
+unless the user's own config allows them (`_project_rules`, `_secret_names`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ._expand import VariableUse
+from ._secret_names import is_allowed, looks_secret
+
+__all__ = ["USER_ONLY_KEYS", "cwd_inside_project", "unallowed_secrets", "without_user_only_keys"]
+
+USER_ONLY_KEYS = {
+    "trust": "only your own config can trust a project's server",
+    "stderrFile": "a project cannot choose a file for paicli to write",
+}
+
+
+def without_user_only_keys(
+    value: Mapping[str, object], where: str
+) -> tuple[dict[str, object], tuple[str, ...]]:
+    """`value` without the keys only the user may set, and a warning for each one dropped."""
+    kept = {k: v for k, v in value.items() if k not in USER_ONLY_KEYS}
+    notices = [
+        f"{where}: ignoring {k!r} ({why})" for k, why in USER_ONLY_KEYS.items() if k in value
+    ]
+    return kept, tuple(notices)
+
+
+def cwd_inside_project(
+    resolved: dict[str, object], where: str, project_dir: Path | None
+) -> tuple[dict[str, object], str | None]:
+    """`resolved` (expanded) without a `cwd` that leads out of the project, and the warning
+    saying so. A relative `cwd` is taken from the project folder, where paicli runs."""
+    cwd = resolved.get("cwd")
+    if project_dir is None or not isinstance(cwd, str):
+        return resolved, None
+    root = project_dir.resolve()
+    try:
+        if (root / cwd).resolve().is_relative_to(root):
+            return resolved, None
+    except (OSError, RuntimeError):  # a symlink loop: certainly not a plain project folder
+        pass
+    inside = {k: v for k, v in resolved.items() if k != "cwd"}
+    return inside, f"{where}: ignoring 'cwd' (a project's server runs inside the project)"
+
+
+def unallowed_secrets(uses: Iterable[VariableUse], allowed: Iterable[str]) -> tuple[str, ...]:
+    """The secret-looking variables among `uses` that no pattern in `allowed` lets through."""
+    patterns = tuple(allowed)
+    names = (u.name for u in uses if looks_secret(u.name) and not is_allowed(u.name, patterns))
+    return tuple(dict.fromkeys(names))
