@@ -58,6 +58,19 @@ async def test_a_gzip_body_is_capped_by_what_it_expands_to() -> None:
                 await session.call_tool("echo")
 
 
+async def test_a_gzip_event_stream_is_capped_by_what_it_expands_to() -> None:
+    def bomb(request: Request) -> bytes:
+        event = b"data: " + json.dumps(rpc_result(request, {"x": " " * 60 * MB})).encode()
+        body = gzip.compress(event + b"\n\n")
+        headers = {"Content-Type": "text/event-stream", "Content-Encoding": "gzip"}
+        return response(200, body, headers=headers, content_length=len(body))
+
+    async with asyncio.timeout(TIMEOUT), raw_http_server(on_call(bomb)) as server:
+        async with m.connect(http(server.url, max_message_size=MB)) as session:
+            with pytest.raises(m.MessageTooLarge, match="over the 1000000 byte limit"):
+                await session.call_tool("echo")
+
+
 async def test_a_gzip_body_under_the_cap_is_read_whole() -> None:
     small = on_call(lambda request: gzip_reply(request, MB // 2))
     async with asyncio.timeout(TIMEOUT), raw_http_server(small) as server:
