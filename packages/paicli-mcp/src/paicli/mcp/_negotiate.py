@@ -148,9 +148,10 @@ class _Talk:
 
     async def discover(self, version: str, *, patient: bool = False) -> Agreement | None:
         """Probe with `server/discover`; the agreement if the server is modern, else None.
-        The probe waits the transport's `discovery_timeout`, or (`patient`: the server is
-        known to be modern) all the time left."""
-        timeout = self.left() if patient else min(self.transport.discovery_timeout, self.left())
+        The probe waits the transport's `discovery_timeout`, at most half the time left (a
+        silent legacy server must leave the handshake time to answer), or (`patient`: the
+        server is known to be modern) all the time left."""
+        timeout = self.left() if patient else min(self.transport.discovery_timeout, self.left() / 2)
         engine = self.engine
         try:
             result = await engine.request(
