@@ -94,10 +94,9 @@ async def test_a_json_body_cut_short_by_the_connection_fails_the_call_at_once() 
         async with m.connect(http(server.url, request_timeout=60)) as session:
             with pytest.raises(m.HttpError) as info:
                 await session.call_tool("echo", {"text": "hello"})
-    assert str(info.value).startswith(
-        "http://127.0.0.1:"
-    ) and "the JSON response to tools/call holds no valid answer to it (cut short" in str(
-        info.value
+    assert str(info.value) == (
+        f"{server.url}: the JSON response to tools/call holds no valid answer to it (cut "
+        'short, or not JSON-RPC): "{"jsonrpc": "2.0", "id": 3, "result": {""'
     )
 
 
