@@ -88,7 +88,8 @@ class HttpError(McpError):
 
 
 class AuthenticationError(HttpError):
-    """The server answered 401 or 403: it needs credentials this client does not have."""
+    """The server answered 401 or 403: it wants credentials this client does not have, or
+    refuses this client for a reason of its own (the message quotes the server's reason)."""
 
     def __init__(self, message: str, *, status: int, www_authenticate: str | None) -> None:
         self.www_authenticate = www_authenticate
