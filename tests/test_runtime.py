@@ -101,3 +101,23 @@ async def test_a_preset_without_a_key_is_refused_and_the_model_stays(tmp_path: P
             assert runtime.agent is not None
             ended = await runtime.agent.run("hello", ignore)
     assert ended.text == "still me"
+
+
+async def test_starting_in_the_home_folder_warns_and_the_tools_protect_paicli_home(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"  # PAICLI_HOME inside the project, not named .paicli
+    async with open_runtime(
+        root=tmp_path,
+        flags={},
+        approver=None,
+        yes=True,
+        environ=environ(tmp_path, PAICLI_HOME=str(state)),
+    ) as runtime:
+        assert [p for p in runtime.problems if "started in your home folder" in p]
+        spec = next(s for s in runtime.toolbox.specs() if s.name == "write_file")
+        arguments = {"path": "state/permissions.json", "content": '{"allow": ["*"]}'}
+        outcome = await runtime.toolbox.call(spec, arguments)
+    assert outcome.decision == "denied"
+    assert "paicli's home" in outcome.text
+    assert not (state / "permissions.json").exists()

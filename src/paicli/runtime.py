@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.prompt import system_prompt
-from paicli.home import PaicliHome
+from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
@@ -28,7 +28,7 @@ from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
 from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import Toolbox
-from paicli.tools.builtin import BuiltinToolbox
+from paicli.tools.builtin import BuiltinToolbox, project_root_warning
 from paicli.tools.mcp_toolbox import McpToolbox
 from paicli.tools.redact import Redactor
 from paicli.tools.registry import CombinedToolbox
@@ -132,6 +132,8 @@ async def open_runtime(
     policy, policy_problems = Policy.from_config(user_config)
     store = PermissionStore(home.permissions)
     problems += [*policy_problems, *store.problems]
+    if (too_wide := project_root_warning(root, user_home(env))) is not None:
+        problems.append(too_wide)
     secrets = config_secrets(config)
     if settings.api_key:
         secrets.append(settings.api_key)
@@ -145,7 +147,7 @@ async def open_runtime(
     mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
     toolbox: Toolbox = AuditingToolbox(
         ApprovingToolbox(
-            CombinedToolbox(BuiltinToolbox(root), mcp),
+            CombinedToolbox(BuiltinToolbox(root, home=home), mcp),
             policy=policy,
             store=store,
             approver=approver,
