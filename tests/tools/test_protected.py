@@ -259,6 +259,27 @@ def test_protected_names_are_matched_after_nfkc_and_case_folding(tmp_path: Path)
         assert protected.reason(Path(harmless), writing=True) is None, harmless
 
 
+def test_the_walks_name_check_agrees_with_the_whole_path_check(tmp_path: Path) -> None:
+    protected = ProtectedPaths(tmp_path / "state")
+    paths = [
+        "/p/.ssh",
+        "/p/.config/gcloud",
+        "/p/.config/other",
+        "/p/.docker/config.json",
+        "/p/config.json",
+        "/p/certs/server.PEM",
+        "/p/src/main.py",
+        "/p/.Cargo/credentials.toml",
+        str(tmp_path / "state"),
+        str(tmp_path / "other" / "state"),
+    ]
+    for raw in paths:
+        path = Path(raw)
+        for writing in (False, True):
+            whole = protected.reason(path, writing=writing)
+            assert protected.reason_below(path.parent, path.name, writing=writing) == whole, raw
+
+
 # -- where paicli starts ---------------------------------------------------------------------
 
 

@@ -81,17 +81,22 @@ def _normal(path: Path) -> str:
     )
 
 
+def _name_regex(pattern: str) -> str:
+    return "[^/]*".join(re.escape(piece) for piece in pattern.split("*"))
+
+
 def _regex(rules: list[Rule]) -> re.Pattern[str]:
     """One regex for `rules` over a normalised path; group `r{i}` names the rule matched."""
-
-    def name(pattern: str) -> str:
-        return "[^/]*".join(re.escape(piece) for piece in pattern.split("*"))
-
     alternatives = [
-        f"(?P<r{index}>/{'/'.join(name(part) for part in rule.names)}(?=/|$))"
+        f"(?P<r{index}>/{'/'.join(_name_regex(part) for part in rule.names)}(?=/|$))"
         for index, rule in enumerate(rules)
     ]
     return re.compile("|".join(alternatives))
+
+
+def _last_names(rules: list[Rule]) -> re.Pattern[str]:
+    """A regex that a normalised name must fully match to end a match of one of `rules`."""
+    return re.compile("|".join(_name_regex(rule.names[-1]) for rule in rules))
 
 
 class ProtectedPaths:
@@ -101,10 +106,23 @@ class ProtectedPaths:
         homes = () if paicli_home is None else (paicli_home, Path(os.path.realpath(paicli_home)))
         # Compared normalised too: on a case-insensitive disk ~/.PAICLI is the same folder.
         self._homes = tuple(_normal(Path(os.path.abspath(home))) for home in homes)
+        self._home_names = frozenset(home.rsplit("/", 1)[-1] for home in self._homes)
         self._writes = list(RULES)
         self._reads = [rule for rule in RULES if rule.reads]
         self._write_regex = _regex(self._writes)
         self._read_regex = _regex(self._reads)
+        self._write_last = _last_names(self._writes)
+        self._read_last = _last_names(self._reads)
+
+    def reason_below(self, folder: Path, name: str, *, writing: bool) -> str | None:
+        """`reason` for `folder / name` when `folder` is known not to be protected (as in a
+        walk): only a rule ending at `name` can match, so most names are settled by one
+        short match instead of the whole path."""
+        normal = _normal(Path("/", name))[1:]
+        last = self._write_last if writing else self._read_last
+        if normal not in self._home_names and last.fullmatch(normal) is None:
+            return None
+        return self.reason(folder / name, writing=writing)
 
     def reason(self, path: Path, *, writing: bool) -> str | None:
         """Why a tool must ask before writing (or reading) the absolute `path`, or None."""

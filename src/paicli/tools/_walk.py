@@ -105,6 +105,14 @@ class Walk:
         self.left_out += 1
         return True
 
+    def _hides_below(self, folder: Path, name: str) -> bool:
+        # The walk never enters a hidden folder, so only `name` itself can make it hidden.
+        protected = self._protected
+        if protected is None or protected.reason_below(folder, name, writing=False) is None:
+            return False
+        self.left_out += 1
+        return True
+
     def notes(self) -> list[str]:
         notes: list[str] = []
         if self.left_out:
@@ -138,10 +146,11 @@ class Walk:
         except OSError:
             return
         entries.sort(key=lambda e: e.name)
+        here = self.base / prefix
         subfolders: list[str] = []
         files: list[Found] = []
         for entry in entries:
-            if self.hides(self.base / prefix / entry.name):
+            if self._hides_below(here, entry.name):
                 continue
             try:
                 if entry.is_dir():
