@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from paicli.tools import _files
-from paicli.tools._files import MAX_WRITE_BYTES, NotRegularFile, open_regular, replace_at
+from paicli.tools._files import NotRegularFile, open_regular
 from paicli.tools._walk import SearchLimits
+from paicli.tools._writes import MAX_WRITE_BYTES, replace_at
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin import BuiltinToolbox
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools import _files
+from paicli.tools import _files, _writes
 from paicli.tools._paths import Confinement, PathRefused
 from paicli.tools.base import ToolSpec
 from paicli.tools.builtin import BuiltinToolbox
@@ -169,7 +169,7 @@ def test_a_link_swapped_in_after_the_check_is_refused_not_followed(
     with pytest.raises(PathRefused, match="'sub' is a symbolic link now"):
         _files.read_file(toolbox.paths, checked, {}, 30_000)
     with pytest.raises(PathRefused, match="'sub' is a symbolic link now"):
-        _files.write_file(toolbox.paths, checked, {"content": "x"})
+        _writes.write_file(toolbox.paths, checked, {"content": "x"})
     assert (outside / "f.txt").read_text() == "outside\n"
     # The last name is opened without following a link either.
     os.unlink(root / "sub")

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _files, _search
+from . import _files, _search, _writes
 from ._command import MAX_COMMAND_TIMEOUT, check_command, execute_command
 from ._paths import Confinement, PathRefused
 from ._protected import ProtectedPaths
@@ -149,9 +149,9 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["path", "content"],
         ),
-        run=_in_thread(lambda call, path: _files.write_file(call.paths, path, call.arguments)),
+        run=_in_thread(lambda call, path: _writes.write_file(call.paths, path, call.arguments)),
         path=PathArgument("path"),
-        check=_files.check_write,
+        check=_writes.check_write,
     ),
     _tool(
         "edit_file",
@@ -175,7 +175,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["path", "old_string", "new_string"],
         ),
-        run=_in_thread(lambda call, path: _files.edit_file(call.paths, path, call.arguments)),
+        run=_in_thread(lambda call, path: _writes.edit_file(call.paths, path, call.arguments)),
         path=PathArgument("path"),
     ),
     _tool(
