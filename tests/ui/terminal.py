@@ -66,7 +66,9 @@ class Terminal:
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=cwd,
-                env=dict(env),
+                # The pty's size, not COLUMNS/LINES inherited from the runner (pytest-xdist
+                # workers set 80x24), decides where the program wraps.
+                env={**env, "COLUMNS": str(COLUMNS), "LINES": str(ROWS)},
                 stdin=slave,
                 stdout=slave,
                 stderr=slave,
