@@ -30,6 +30,7 @@ from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import Toolbox
 from paicli.tools.builtin import BuiltinToolbox, project_root_warning
 from paicli.tools.mcp_toolbox import McpToolbox
+from paicli.tools.offer import SearchToolbox, ToolOffer
 from paicli.tools.redact import Redactor
 from paicli.tools.registry import CombinedToolbox
 from paicli.user_config import UserConfig, load_user_config
@@ -50,6 +51,7 @@ class Runtime:
     audit: AuditLog
     toolbox: Toolbox
     agent: Agent | None
+    offer: ToolOffer = field(default_factory=ToolOffer)
     environ: Mapping[str, str] = field(default_factory=dict)
     max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
@@ -69,7 +71,9 @@ class Runtime:
         self.mcp.profile = schema_profile(settings)
         llm = _client(settings, self.http_client)
         if self.agent is None:
-            self.agent = _agent(llm, self.toolbox, self.root, settings, self.max_steps)
+            self.agent = _agent(
+                llm, self.toolbox, self.root, settings, self.max_steps, offer=self.offer
+            )
         else:
             old, self.agent.llm = self.agent.llm, llm
             self.agent.context_window = settings.context_window
@@ -129,6 +133,8 @@ async def open_runtime(
         trust_all=trust_project,
         ask=ask_trust,
     )
+    offer, offer_problems = tool_offer(user_config)
+    problems += offer_problems
     policy, policy_problems = Policy.from_config(user_config)
     store = PermissionStore(home.permissions)
     problems += [*policy_problems, *store.problems]
@@ -147,7 +153,7 @@ async def open_runtime(
     mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
     toolbox: Toolbox = AuditingToolbox(
         ApprovingToolbox(
-            CombinedToolbox(BuiltinToolbox(root, home=home), mcp),
+            CombinedToolbox(BuiltinToolbox(root, home=home), mcp, SearchToolbox(offer)),
             policy=policy,
             store=store,
             approver=approver,
@@ -159,7 +165,7 @@ async def open_runtime(
     )
     async with manager:
         agent = (
-            _agent(_client(settings, http_client), toolbox, root, settings, max_steps)
+            _agent(_client(settings, http_client), toolbox, root, settings, max_steps, offer=offer)
             if settings.configured
             else None
         )
@@ -174,6 +180,7 @@ async def open_runtime(
             audit=audit,
             toolbox=toolbox,
             agent=agent,
+            offer=offer,
             environ=env,
             max_steps=max_steps,
             skipped=skipped,
@@ -188,6 +195,23 @@ async def open_runtime(
                     await runtime.agent.llm.aclose()
 
 
+def tool_offer(user_config: UserConfig) -> tuple[ToolOffer, list[str]]:
+    """Tool search settings from config.toml: `tool_search = false` offers every tool on
+    every request; `max_tools = N` defers MCP tools when more than N tools would be offered
+    (default: when their definitions pass 10% of the model's context window)."""
+    where = user_config.source or "config"
+    problems: list[str] = []
+    enabled = user_config.values.get("tool_search", True)
+    if not isinstance(enabled, bool):
+        problems.append(f"{where}: tool_search must be true or false")
+        enabled = True
+    limit = user_config.values.get("max_tools")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        problems.append(f"{where}: max_tools must be a positive whole number")
+        limit = None
+    return ToolOffer(max_tools=limit, enabled=enabled), problems
+
+
 def _client(settings: ModelSettings, http_client: HttpClient | None) -> ModelClient:
     from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
 
@@ -200,6 +224,8 @@ def _agent(
     root: Path,
     settings: ModelSettings,
     max_steps: int | None,
+    *,
+    offer: ToolOffer | None,
 ) -> Agent:
     return Agent(
         llm,
@@ -207,4 +233,5 @@ def _agent(
         system_prompt=system_prompt(root),
         context_window=settings.context_window,
         max_steps=max_steps or DEFAULT_MAX_STEPS,
+        offer=offer,
     )

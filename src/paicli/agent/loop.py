@@ -27,6 +27,7 @@ from paicli.llm.messages import (
     UserMessage,
 )
 from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 from . import context
 from .events import EventSink, Notice, ToolFinished, ToolStarted, TurnEnded
@@ -57,8 +58,12 @@ class Agent:
         system_prompt: str,
         context_window: int,
         max_steps: int = DEFAULT_MAX_STEPS,
+        offer: ToolOffer | None = None,
     ) -> None:
         self.llm = llm
+        # Which tool definitions each request carries (None: all of them, always).
+        self.offer = offer
+        self._told: Deferral | None = None
         self.toolbox = toolbox
         self.context_window = context_window
         self.max_steps = max_steps
@@ -81,11 +86,13 @@ class Agent:
         usage: dict[str, int] = {}
         answer = ""
         step = 0
+        if self.offer is not None:
+            self.offer.begin_turn()
         try:
             while step < self.max_steps:
                 step += 1
                 specs = self.toolbox.specs()
-                tools = [spec.openai_tool() for spec in specs]
+                tools = [spec.openai_tool() for spec in self._offered(specs, emit)]
                 await self._fit_context(tools, emit)
                 completion = await self._ask(tools, emit)
                 _add_usage(usage, completion)
@@ -97,6 +104,10 @@ class Agent:
                     emit(ended)
                     return ended
                 await self._run_tools(calls, {s.name: s for s in specs}, emit)
+                if self.offer is not None:
+                    for call in calls:
+                        if call.name != SEARCH_TOOL and any(s.name == call.name for s in specs):
+                            self.offer.used(call.name)
             emit(Notice(f"Stopped after {self.max_steps} steps (the step budget)."))
             ended = TurnEnded("step_budget", answer, steps=step, usage=usage)
             emit(ended)
@@ -112,6 +123,25 @@ class Agent:
             raise
         finally:
             self._partial, self._pending = "", None
+
+    def _offered(self, specs: list[ToolSpec], emit: EventSink) -> list[ToolSpec]:
+        """The tools this request carries; says so when tools start being left out or the
+        servers' tools change (a deferred tool can still be called: dispatch uses `specs`)."""
+        if self.offer is None:
+            return specs
+        offered = self.offer.select(specs, self.context_window)
+        deferral = self.offer.deferral
+        told = self._told
+        if deferral is not None and (told is None or told.total != deferral.total):
+            emit(
+                Notice(
+                    f"Tool search: {deferral.deferred} of {deferral.total} MCP tools are left "
+                    f"out of each request (about {deferral.saved_tokens:,} tokens saved); the "
+                    "model finds them with search_tools."
+                )
+            )
+        self._told = deferral
+        return offered
 
     async def _ask(self, tools: list[ToolDefinition], emit: EventSink) -> Completion:
         completion: Completion | None = None
