@@ -24,6 +24,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "CallToolResult",
         "ClientHandlers",
         "ClientSession",
+        "CommandCheck",
         "Completion",
         "ConnectionClosed",
         "ContentBlock",
@@ -64,6 +65,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "TransportWrapper",
         "UnknownContent",
         "UnsupportedVersion",
+        "check_command",
         "connect",
         "server_from_dict",
     ]

@@ -134,6 +134,20 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     remove.add_argument("--scope", choices=("user", "project"), default=None)
     remove.add_argument("name")
 
+    doctor = sub.add_parser(
+        "doctor",
+        parents=[starts],
+        help="start each server alone and say what is wrong with it: NAME... or -- CMD ARGS...",
+    )
+    doctor.add_argument("--json", action="store_true", help="the findings as JSON")
+    doctor.add_argument(
+        "--timeout", type=float, default=None, help="handshake timeout (s; default: the server's)"
+    )
+    doctor.add_argument(
+        "--slow", type=float, default=None, help="report a handshake slower than this (s; 2)"
+    )
+    doctor.add_argument("target", nargs=argparse.REMAINDER, help="NAME... or -- COMMAND [ARGS...]")
+
     probe = sub.add_parser("probe", help="start one stdio server, negotiate, list its tools")
     probe.add_argument("--protocol", default="auto", choices=PROTOCOLS)
     probe.add_argument("--call", metavar="TOOL", help="call TOOL instead of listing tools")
@@ -169,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .probe import probe  # noqa: PLC0415
 
             return asyncio.run(probe(options))
+        if options.mcp_command == "doctor":
+            from .doctor import run as run_doctor  # noqa: PLC0415
+
+            return run_doctor(options)
         if options.mcp_command == "list" and not config_files_exist():
             # The common first run: answer without loading the MCP machinery at all.
             from paicli.ui.output import out  # noqa: PLC0415

@@ -14,6 +14,7 @@ This package never imports the rest of paicli (agent, UI, integrations).
 from typing import TYPE_CHECKING
 
 from ._connect import connect
+from ._executable import CommandCheck, check_command
 from ._memory import MemoryTransport
 from ._negotiate import EraCache
 from ._rpc import Progress
@@ -71,6 +72,7 @@ __all__ = [
     "CallToolResult",
     "ClientHandlers",
     "ClientSession",
+    "CommandCheck",
     "Completion",
     "ConnectionClosed",
     "ContentBlock",
@@ -111,6 +113,7 @@ __all__ = [
     "TransportWrapper",
     "UnknownContent",
     "UnsupportedVersion",
+    "check_command",
     "connect",
     "server_from_dict",
 ]

@@ -12,9 +12,10 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from ._executable import check_command
 from ._jsonrpc import batches_allowed
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
@@ -58,6 +59,7 @@ CONTINUED_MARK = "[cont] "
 FLUSH_EVERY = 32
 
 Message = dict[str, Any]
+StdoutTap = Callable[[bytes], None]
 
 
 def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -128,6 +130,17 @@ class StderrTail:
         self._continued = cut
 
 
+def _start_failure(
+    command: str, cwd: str | os.PathLike[str] | None, search_path: str, exc: OSError
+) -> str:
+    """`command`, and why exec failed in words that say how to fix it (exec's own words
+    mislead for scripts)."""
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"{command!r}: its working folder {os.fspath(cwd)!r} does not exist"
+    check = check_command(command, cwd=cwd, search_path=search_path)
+    return check.message or f"{command!r}: {exc.strerror or exc}"
+
+
 class StdioTransport(Transport):
     """A running stdio server. Create with `await StdioTransport.start(...)`."""
 
@@ -136,8 +149,15 @@ class StdioTransport(Transport):
     # Transport.discovery_timeout).
     discovery_timeout = 0.5
 
-    def __init__(self, command: str, max_message_size: int, mirror: IO[bytes] | None) -> None:
+    def __init__(
+        self,
+        command: str,
+        max_message_size: int,
+        mirror: IO[bytes] | None,
+        stdout_tap: StdoutTap | None = None,
+    ) -> None:
         self._command = command
+        self._tap = stdout_tap
         self._decoder = NdjsonDecoder(max_message_size, self._on_message, label=command)
         self._stderr = StderrTail(mirror)
         self._process: ServerProcess | None = None
@@ -163,20 +183,24 @@ class StdioTransport(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_file: str | os.PathLike[str] | None = None,
         label: str | None = None,
+        stdout_tap: StdoutTap | None = None,
     ) -> StdioTransport:
         """Spawn `command args...` (no shell) in a new process group. `label` names the
-        server in errors (default: the command)."""
+        server in errors (default: the command). `stdout_tap`, if given, sees every chunk
+        of the server's stdout as read, before framing (a diagnostic view of what the
+        server wrote: lines without a newline, text that is not JSON, invalid UTF-8)."""
         mirror: IO[bytes] | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
             # the file is closed in aclose().
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), exist_ok=True)  # noqa: ASYNC240
             mirror = open(stderr_file, "ab")  # noqa: SIM115, ASYNC230
-        transport = cls(label or command, max_message_size, mirror)
+        transport = cls(label or command, max_message_size, mirror, stdout_tap)
+        child_env = build_env(env)
         try:
             transport._process = await ServerProcess.spawn(
                 [command, *args],
-                env=build_env(env),
+                env=child_env,
                 cwd=cwd,
                 on_stdout=transport._on_stdout,
                 on_stdout_eof=transport._on_stdout_eof,
@@ -185,7 +209,8 @@ class StdioTransport(Transport):
             )
         except OSError as exc:
             transport._stderr.close()
-            raise ConnectionClosed(f"cannot start {command!r}: {exc.strerror or exc}") from exc
+            reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
+            raise ConnectionClosed(f"cannot start {reason}") from exc
         return transport
 
     @property
@@ -226,6 +251,12 @@ class StdioTransport(Transport):
     # -- reading -------------------------------------------------------------------------
 
     def _on_stdout(self, data: bytes) -> None:
+        if self._tap is not None:
+            try:
+                self._tap(data)
+            except Exception:
+                # An observer's bug must not take the pipe down with it.
+                log.exception("stdout tap failed")
         if self._closed is not None:
             return
         # A reply arrived: the next send may go out at once (unless some are queued,

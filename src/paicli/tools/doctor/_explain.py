@@ -1,0 +1,110 @@
+"""Findings that explain a server's failure (or its bad habits) from what it wrote.
+
+A handshake with no answer looks the same from the session's side whatever the cause; the
+bytes on stdout tell the causes apart: nothing at all (output buffered), a line without its
+newline, text that is not JSON (logs on stdout), text that is not UTF-8, JSON that is not
+JSON-RPC, or answers carrying ids that were never sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from paicli.mcp import ConnectionClosed, RequestTimeout
+
+from ._stdout import StdoutWatch
+from .findings import ServerReport, excerpt
+
+__all__ = ["explain_exit", "explain_silence", "explain_stdout"]
+
+STDERR_LINES = 5
+
+
+def explain_silence(report: ServerReport, exc: RequestTimeout, watch: StdoutWatch) -> None:
+    """The server did not answer in time: say so, and what stdout shows about why."""
+    report.add("no-answer", "error", f"no answer to {exc.method} within {exc.seconds:g} s")
+    if watch.total_bytes == 0:
+        late = (
+            f"; {watch.late_bytes} bytes came out only when it was stopped"
+            if watch.late_bytes
+            else ""
+        )
+        report.add(
+            "stdout-silent",
+            "error",
+            f"nothing at all on stdout{late}: its output is buffered (stdout is a pipe, not "
+            "a terminal), or it reads all of its input before answering",
+            "flush stdout after each message (Python: print(..., flush=True) or python -u; "
+            "C: fflush(stdout)); answer each line as it arrives",
+        )
+    if watch.pending:
+        report.add(
+            "no-newline",
+            "error",
+            f"{watch.pending} bytes on stdout without a newline: {watch.pending_excerpt()!r}",
+            'end every message with "\\n" and flush stdout after it',
+        )
+
+
+def explain_exit(report: ServerReport, exc: ConnectionClosed, phase: str) -> None:
+    """The server exited (or closed its stdout) before it could be used."""
+    if exc.exit_code is not None:
+        what = f"exited during {phase} with exit code {exc.exit_code}"
+    else:
+        what = f"closed its stdout during {phase}"
+    tail = tuple(excerpt(line) for line in exc.stderr_tail[-STDERR_LINES:])
+    report.add(
+        "exited",
+        "error",
+        what + (": its last stderr lines follow" if tail else " and wrote nothing on stderr"),
+        "run the command by hand to see why; a server must keep running until its stdin closes",
+        tail,
+    )
+
+
+def explain_stdout(
+    report: ServerReport, watch: StdoutWatch, sent: Iterable[object], *, failed: bool
+) -> None:
+    """What stdout carried that it must not: a problem even when the server works with
+    paicli (which skips such lines), since other clients stop at the first one."""
+    if watch.bad_utf8_count:
+        report.add(
+            "invalid-utf8",
+            "error",
+            f"{watch.bad_utf8_count} lines on stdout are not valid UTF-8 "
+            f"(first at {watch.bad_utf8[0]})",
+            "write JSON as UTF-8 (Python: sys.stdout.reconfigure(encoding='utf-8'); "
+            "escape or drop raw bytes)",
+        )
+    if watch.not_json_count:
+        report.add(
+            "stdout-logs",
+            "error" if failed else "warning",
+            f"{watch.not_json_count} lines on stdout are not JSON, e.g. {watch.not_json[0]!r}",
+            "stdout is for JSON-RPC messages only: write logs to stderr",
+            tuple(watch.not_json[1:]),
+        )
+    if watch.not_rpc_count:
+        report.add(
+            "not-jsonrpc",
+            "error",
+            f"{watch.not_rpc_count} JSON lines on stdout are not JSON-RPC 2.0 messages (an "
+            f'object with "jsonrpc": "2.0"), e.g. {watch.not_rpc[0]!r}',
+            'send each message as one JSON object with "jsonrpc": "2.0"',
+        )
+    sent_ids = list(sent)
+    wrong = [i for i in watch.answer_ids if i is not None and not _sent(i, sent_ids)]
+    if wrong:
+        shown = ", ".join(excerpt(repr(i), 40) for i in wrong[:5])
+        asked = ", ".join(repr(i) for i in sent_ids[:5])
+        report.add(
+            "wrong-id",
+            "error",
+            f"answers carry ids no request had: {shown} (requests sent: {asked})",
+            'answer with the request\'s id exactly as received (1 and "1" differ)',
+        )
+
+
+def _sent(answer_id: object, sent: list[object]) -> bool:
+    # JSON-RPC ids match by type and value: 1 is not "1", and true is not 1.
+    return any(type(answer_id) is type(i) and answer_id == i for i in sent)

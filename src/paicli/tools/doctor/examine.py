@@ -1,0 +1,220 @@
+"""Examine one server alone: start it, watch everything it does, and report what is wrong.
+
+A stdio server is started through the library (`StdioTransport`, its spawn and shutdown
+ladder), with a tap on its raw stdout and a wrapper noting the ids sent, so a handshake that
+gets no answer can be told apart by what was seen. After the ladder, processes the server
+left running are found by the mark in their environment and killed. An HTTP server is
+reached with `connect()`; only what the session sees is reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Any
+
+from paicli.mcp import (
+    ClientSession,
+    ConnectionClosed,
+    HttpServer,
+    McpError,
+    RequestTimeout,
+    StdioServer,
+    StdioTransport,
+    Timeouts,
+    Transport,
+    TransportWrapper,
+    connect,
+)
+
+from ._command import check_paths, start_failure
+from ._explain import explain_exit, explain_silence, explain_stdout
+from ._leftovers import Leftover, Marker
+from ._stdout import StdoutWatch
+from ._tools import check_tools
+from .findings import ServerReport
+
+__all__ = ["SLOW_START", "Limits", "examine"]
+
+# An agent waits for its servers before the first turn (and `paicli mcp` commands before
+# they answer): past two seconds that wait is felt.
+SLOW_START = 2.0
+# Request ids remembered to check answers against: the doctor sends a handful.
+MAX_SENT = 64
+# A process that left the server's group may be ending on its own (its stdin closed too):
+# it gets this long before it counts as left behind. The process table has no event to wait on.
+LEFTOVER_GRACE = 0.5
+LEFTOVER_POLL = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """`timeout`: seconds for the handshake and the tool list (None: the server's own
+    handshake timeout); `slow`: a handshake slower than this is reported."""
+
+    timeout: float | None = None
+    slow: float = SLOW_START
+
+
+async def examine(name: str, spec: StdioServer | HttpServer, limits: Limits) -> ServerReport:
+    """Every finding about `spec`; never raises for the server's faults."""
+    if isinstance(spec, StdioServer):
+        return await _examine_stdio(name, spec, limits)
+    return await _examine_http(name, spec, limits)
+
+
+class _Watched(TransportWrapper):
+    """Notes the id of every request sent, and closes the stdout watch before the server is
+    stopped (what it writes while stopping is counted apart)."""
+
+    def __init__(self, inner: Transport, watch: StdoutWatch) -> None:
+        super().__init__(inner)
+        self.sent: list[object] = []
+        self.watch = watch
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message and len(self.sent) < MAX_SENT:
+            self.sent.append(message["id"])
+        await super().send(message)
+
+    async def aclose(self) -> None:
+        self.watch.close()
+        await super().aclose()
+
+
+async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> ServerReport:
+    report = ServerReport(name, "stdio")
+    check = check_paths(report, spec)
+    if check.problem is not None and check.problem != "no-shebang":
+        # Certain to fail (or, for a CRLF shebang run through env, to fail confusingly):
+        # say why without starting it. A file without a shebang may still be a binary
+        # format exec knows (binfmt_misc), so only a failed start decides that one.
+        start_failure(report, check, check.message or check.problem)
+        return report
+    watch = StdoutWatch()
+    marker = Marker()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        transport = await StdioTransport.start(
+            spec.command,
+            spec.args,
+            env={**spec.env, **marker.env()},
+            cwd=spec.cwd,
+            max_message_size=spec.max_message_size,
+            label=name,
+            stdout_tap=watch.feed,
+        )
+    except ConnectionClosed as exc:
+        start_failure(report, check, str(exc))
+        return report
+    watched = _Watched(transport, watch)
+    try:
+        failed = not await _converse(report, spec, watched, limits, started)
+        explain_stdout(report, watch, watched.sent, failed=failed)
+    finally:
+        await watched.aclose()
+        _report_leftovers(report, marker, await _leftovers(marker))
+    return report
+
+
+async def _converse(
+    report: ServerReport, spec: StdioServer, transport: _Watched, limits: Limits, started: float
+) -> bool:
+    """Handshake and list the tools; True if both worked."""
+    name = report.name
+    timeout = limits.timeout or spec.handshake_timeout
+    session = ClientSession(
+        transport, name=name, protocol=spec.protocol, timeouts=Timeouts(timeout, timeout)
+    )
+    phase = "the handshake"
+    try:
+        async with session:
+            _agreed(report, session, asyncio.get_running_loop().time() - started, limits)
+            phase = "tools/list"
+            if "tools" in session.server_capabilities:
+                check_tools(report, name, await session.list_tools(timeout=timeout))
+            else:
+                report.add(
+                    "tools", "info", "no tools (the server does not offer the tools capability)"
+                )
+    except RequestTimeout as exc:
+        explain_silence(report, exc, transport.watch)
+        return False
+    except ConnectionClosed as exc:
+        explain_exit(report, exc, phase)
+        return False
+    except McpError as exc:
+        report.add("protocol-error", "error", f"{phase} failed: {exc}")
+        return False
+    return True
+
+
+def _agreed(report: ServerReport, session: ClientSession, seconds: float, limits: Limits) -> None:
+    info = session.server_info
+    how = "initialize handshake" if session.era == "legacy" else "2026 discovery, stateless"
+    report.add(
+        "protocol",
+        "info",
+        f"{info.name} {info.version}: protocol {session.protocol_version} ({how}), "
+        f"answered in {seconds:.2f} s",
+    )
+    if seconds > limits.slow:
+        report.add(
+            "slow-start",
+            "warning",
+            f"the handshake took {seconds:.1f} s (over {limits.slow:g} s)",
+            "answer the handshake first and do slow setup afterwards or on the first call",
+        )
+
+
+async def _leftovers(marker: Marker) -> list[Leftover]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LEFTOVER_GRACE
+    found = await asyncio.to_thread(marker.leftovers)
+    while found and loop.time() < deadline:
+        await asyncio.sleep(LEFTOVER_POLL)
+        found = await asyncio.to_thread(marker.leftovers)
+    return found
+
+
+def _report_leftovers(report: ServerReport, marker: Marker, found: list[Leftover]) -> None:
+    if not found:
+        return
+    marker.kill(found)
+    shown = ", ".join(f"{leftover.pid} ({leftover.name})" for leftover in found[:5])
+    report.add(
+        "children-left",
+        "error",
+        f"processes still running after the server was stopped: {shown} "
+        "(they left its process group; the doctor killed them)",
+        "stop child processes when stdin closes or on SIGTERM, and do not detach them "
+        "(setsid, daemons)",
+    )
+
+
+async def _examine_http(name: str, spec: HttpServer, limits: Limits) -> ServerReport:
+    report = ServerReport(name, "http")
+    if limits.timeout is not None:
+        spec = replace(spec, handshake_timeout=limits.timeout, request_timeout=limits.timeout)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    phase = "the handshake"
+    try:
+        async with connect(spec, name=name) as session:
+            _agreed(report, session, loop.time() - started, limits)
+            phase = "tools/list"
+            if "tools" in session.server_capabilities:
+                check_tools(report, name, await session.list_tools())
+    except RequestTimeout as exc:
+        report.add("no-answer", "error", f"no answer to {exc.method} within {exc.seconds:g} s")
+    except McpError as exc:
+        report.add(
+            "unreachable" if phase == "the handshake" else "protocol-error",
+            "error",
+            f"{phase} failed: {exc}",
+            "check the URL, that the server is running, and its headers"
+            if phase == "the handshake"
+            else None,
+        )
+    return report

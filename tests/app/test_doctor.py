@@ -1,0 +1,281 @@
+"""`paicli mcp doctor` as a user runs it, against servers broken one way each
+(`tests/servers/broken/`): every finding, the exit status, the JSON, and nothing left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SERVERS
+from tests.processes import alive, processes_with
+
+# Real processes, sockets or terminals are the point here (not the in-memory tier).
+pytestmark = pytest.mark.real
+
+BROKEN = SERVERS / "broken"
+# Long enough that a server on a loaded machine is always started well before it passes
+# (a start takes well under a second): what the doctor saw by then does not depend on luck.
+SILENCE = "5"
+
+
+def paicli(
+    *args: str, cwd: Path | None = None, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    if home is not None:
+        env["PAICLI_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "paicli.cli", "mcp", "doctor", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def doctor_json(*args: str, cwd: Path | None = None, home: Path | None = None) -> tuple[int, Any]:
+    done = paicli("--json", *args, cwd=cwd, home=home)
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def findings(report: Any, server: int = 0) -> dict[str, dict[str, Any]]:
+    return {finding["code"]: finding for finding in report["servers"][server]["findings"]}
+
+
+def examine(script: str, *args: str, timeout: str = SILENCE) -> tuple[int, dict[str, Any]]:
+    """Doctor one broken server; afterwards no process runs its script."""
+    path = str(BROKEN / script)
+    code, report = doctor_json(
+        "--timeout", timeout, "--slow", "30", "--", sys.executable, path, *args
+    )
+    assert processes_with(path) == []
+    return code, findings(report)
+
+
+def test_a_healthy_server_passes_with_its_protocol_and_exit_status_0() -> None:
+    code, found = examine("healthy.py")
+    assert code == 0
+    assert {f["severity"] for f in found.values()} == {"info"}
+    assert "protocol 2025-11-25 (initialize handshake)" in found["protocol"]["message"]
+    assert found["tools"]["message"] == "1 tool"
+
+
+def test_the_text_report_has_one_line_per_finding() -> None:
+    done = paicli("--", sys.executable, str(BROKEN / "healthy.py"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "✓ healthy (stdio): healthy"
+    assert any(line.startswith("  · broken-example 1.0: protocol 2025-11-25") for line in lines)
+
+
+def test_a_command_not_on_path() -> None:
+    code, report = doctor_json("--", "no-such-mcp-server-anywhere")
+    found = findings(report)
+    assert code == 1
+    assert "not on PATH" in found["not-found"]["message"]
+    assert found["not-found"]["fix"] == "install it, or give its full path"
+
+
+@pytest.fixture
+def copies(tmp_path: Path) -> Path:
+    """The healthy server copied into a folder of its own, to be broken there."""
+    for name in ("healthy.py", "broken_base.py"):
+        shutil.copy(BROKEN / name, tmp_path / name)
+    return tmp_path
+
+
+def test_a_relative_command_says_which_folder_it_was_resolved_against(copies: Path) -> None:
+    code, report = doctor_json("--", "./healthy.py", cwd=copies)
+    assert code == 0
+    message = findings(report)["relative-command"]["message"]
+    assert f"resolved against {copies} (the folder paicli runs in)" in message
+
+
+def test_a_relative_script_argument_missing_from_the_folder(copies: Path) -> None:
+    code, report = doctor_json("--", sys.executable, "server.py", cwd=copies)
+    found = findings(report)
+    assert code == 1
+    assert f"there is no {copies / 'server.py'}" in found["relative-argument"]["message"]
+    assert "exited" in found  # python3 could not open it
+
+
+def test_a_script_without_the_execute_bit(copies: Path) -> None:
+    (copies / "healthy.py").chmod(0o644)
+    code, report = doctor_json("--", "./healthy.py", cwd=copies)
+    assert code == 1
+    assert findings(report)["not-executable"]["fix"] == f"run: chmod +x {copies / 'healthy.py'}"
+
+
+def test_a_script_without_a_shebang(copies: Path) -> None:
+    path = copies / "healthy.py"
+    path.write_text(path.read_text().split("\n", 1)[1])
+    code, report = doctor_json("--", "./healthy.py", cwd=copies)
+    assert code == 1
+    assert "without a '#!' first line" in findings(report)["no-shebang"]["message"]
+
+
+def test_a_shebang_with_windows_line_ends(copies: Path) -> None:
+    path = copies / "healthy.py"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    code, report = doctor_json("--", "./healthy.py", cwd=copies)
+    assert code == 1
+    assert "carriage return" in findings(report)["crlf-shebang"]["message"]
+
+
+def test_a_server_that_exits_at_startup_shows_its_exit_code_and_stderr() -> None:
+    code, found = examine("exits_early.py")
+    assert code == 1
+    assert "exit code 3" in found["exited"]["message"]
+    assert found["exited"]["excerpt"][-1] == "ModuleNotFoundError: No module named 'weather_api'"
+
+
+def test_silence_is_told_apart_as_buffered_output() -> None:
+    code, found = examine("buffered.py")
+    assert code == 1
+    assert "no-answer" in found
+    assert "python -u" in found["stdout-silent"]["fix"]
+    # Python flushed the buffer on exit, when the doctor stopped it: that is the proof.
+    assert "came out only when it was stopped" in found["stdout-silent"]["message"]
+    assert "no-newline" not in found
+
+
+def test_an_answer_without_a_newline_is_told_apart() -> None:
+    code, found = examine("no_newline.py")
+    assert code == 1
+    assert "no-answer" in found and "stdout-silent" not in found
+    assert "without a newline" in found["no-newline"]["message"]
+
+
+def test_logs_on_stdout_are_a_problem_even_when_the_server_works() -> None:
+    code, found = examine("stdout_logs.py")
+    assert code == 1
+    assert "protocol" in found and "no-answer" not in found
+    assert found["stdout-logs"]["severity"] == "warning"
+    assert "'Starting broken-example server on stdio...'" in found["stdout-logs"]["message"]
+    assert found["stdout-logs"]["fix"].endswith("write logs to stderr")
+
+
+def test_output_that_is_not_utf8() -> None:
+    code, found = examine("latin1.py")
+    assert code == 1
+    assert "no-answer" in found
+    assert "\\xe9" in found["invalid-utf8"]["message"]
+
+
+def test_answers_with_the_wrong_id() -> None:
+    code, found = examine("wrong_id.py")
+    assert code == 1
+    assert "no-answer" in found
+    assert "'1'" in found["wrong-id"]["message"]
+    assert "(requests sent: 1" in found["wrong-id"]["message"]
+
+
+def test_json_that_is_not_json_rpc() -> None:
+    code, found = examine("not_jsonrpc.py")
+    assert code == 1
+    assert '"jsonrpc": "2.0"' in found["not-jsonrpc"]["message"]
+
+
+def test_tool_problems_each_get_a_finding() -> None:
+    code, found = examine("bad_tools.py")
+    assert code == 1
+    assert "'echo'" in found["tool-duplicate"]["message"]
+    assert "'get weather!' → 'mcp__bad_tools__get_weather_'" in found["tool-name"]["message"]
+    assert "'bad_schema'" in found["tool-schema"]["message"]
+    assert "'undocumented'" in found["tool-description-missing"]["message"]
+    assert "'chatty'" in found["tool-description-long"]["message"]
+
+
+def test_a_slow_start() -> None:
+    path = str(BROKEN / "slow_start.py")
+    code, report = doctor_json("--slow", "0.5", "--", sys.executable, path, "1.0")
+    assert code == 1
+    assert "over 0.5 s" in findings(report)["slow-start"]["message"]
+
+
+def test_a_child_left_running_is_reported_and_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "helper.pid"
+    code, found = examine("leaves_child.py", str(pid_file))
+    helper = int(pid_file.read_text())
+    assert code == 1
+    assert f"{helper} (python" in found["children-left"]["message"]
+    assert not alive(helper)
+
+
+def test_hostile_output_is_escaped_in_the_report(tmp_path: Path) -> None:
+    script = tmp_path / "hostile.py"
+    script.write_text(
+        "import sys\n"
+        "print('\\x1b[2J\\x1b]0;owned\\x07 log', flush=True)\n"
+        "sys.stderr.write('\\x1b[31mred\\n')\n"
+        "sys.exit(1)\n"
+    )
+    done = paicli("--", sys.executable, str(script))
+    assert done.returncode == 1
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[31mred" in done.stdout
+
+
+def test_configured_servers_by_name_and_all_of_them(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    servers = {
+        "good": {"command": sys.executable, "args": [str(BROKEN / "healthy.py")]},
+        "dies": {"command": sys.executable, "args": [str(BROKEN / "exits_early.py")]},
+    }
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    code, report = doctor_json("good", "--slow", "30", cwd=project, home=home)
+    assert code == 0
+    assert [server["name"] for server in report["servers"]] == ["good"]
+    code, report = doctor_json(cwd=project, home=home)
+    assert code == 1
+    assert {s["name"]: s["healthy"] for s in report["servers"]} == {"good": True, "dies": False}
+    missing = paicli("nobody", cwd=project, home=home)
+    assert missing.returncode == 2
+    assert "no server named 'nobody'" in missing.stderr
+
+
+def test_an_unapproved_project_server_is_not_started(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".paicli").mkdir(parents=True)
+    started = tmp_path / "started"
+    server = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"repo": server}}))
+    code, report = doctor_json(cwd=project, home=home)
+    assert code == 1
+    assert "pass --trust-project" in findings(report)["not-approved"]["message"]
+    assert not started.exists()
+
+
+def test_an_http_server_that_is_not_listening(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    servers = {"remote": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    code, report = doctor_json("--timeout", "5", cwd=project, home=home)
+    assert code == 1
+    assert report["servers"][0]["transport"] == "http"
+    assert "check the URL" in findings(report)["unreachable"]["fix"]
+
+
+def test_usage_errors_exit_2() -> None:
+    assert paicli("--").returncode == 2
+    assert paicli("--bogus").returncode == 2
+    assert paicli("good", "--", "cmd").returncode == 2
