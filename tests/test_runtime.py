@@ -5,8 +5,11 @@ is given and every model it switches to keeps using."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+
+import pytest
 
 from paicli.agent.events import AgentEvent
 from paicli.llm.settings import ModelSettings
@@ -121,3 +124,80 @@ async def test_starting_in_the_home_folder_warns_and_the_tools_protect_paicli_ho
     assert outcome.decision == "denied"
     assert "paicli's home" in outcome.text
     assert not (state / "permissions.json").exists()
+
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.real  # execute_command runs `env` in a process
+async def test_an_approved_env_command_sends_no_secret_to_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The process's own environment, as a user's shell would hand it to paicli.
+    model_key = "sk-model-key-for-this-run-0123456789"
+    for name, value in environ(
+        tmp_path,
+        DEEPSEEK_API_KEY=model_key,
+        OPENAI_API_KEY="sk-another-provider-key-0123456789",
+        PAICLI_API_KEY=model_key,
+        AWS_SECRET_ACCESS_KEY=AWS_SECRET,
+        HARMLESS_SETTING="kept-for-the-command",
+    ).items():
+        monkeypatch.setenv(name, value)
+    call = {"name": "execute_command", "arguments": json.dumps({"command": "env"})}
+    async with MemoryLlm([{"tool_calls": [call]}, {"text": "done"}]) as llm:
+        flags = {"base_url": llm.base_url, "model": "m", "provider": "deepseek"}
+        async with open_runtime(
+            root=tmp_path,
+            flags=flags,
+            approver=None,
+            yes=True,
+            http_client=llm.http_client(),
+        ) as runtime:
+            assert runtime.agent is not None
+            await runtime.agent.run("show me the environment", ignore)
+    seen = json.dumps(llm.requests[1]["messages"])
+    assert "HARMLESS_SETTING=kept-for-the-command" in seen  # the user's environment is there
+    assert "AWS_SECRET_ACCESS_KEY=[REDACTED]" in seen  # the user's own secret: in, redacted
+    for secret in (model_key, "sk-another-provider-key", AWS_SECRET):
+        assert secret not in seen
+    assert "OPENAI_API_KEY" not in seen and "PAICLI_API_KEY" not in seen
+
+
+async def test_a_known_secret_in_a_tool_result_never_reaches_the_model(tmp_path: Path) -> None:
+    header = "header-value-from-the-users-config-123"
+    home = tmp_path / ".paicli"
+    home.mkdir()
+    (home / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "api": {
+                        "type": "http",
+                        "url": "http://127.0.0.1:9/mcp",
+                        "headers": {"X-Api-Key": header},
+                        "disabled": True,
+                    }
+                }
+            }
+        )
+    )
+    (tmp_path / "notes.txt").write_text(f"pasted by mistake: {header}\nand GITHUB={GITHUB}\n")
+    call = {"name": "read_file", "arguments": json.dumps({"path": "notes.txt"})}
+    async with MemoryLlm([{"tool_calls": [call]}, {"text": "done"}]) as llm:
+        flags = {"base_url": llm.base_url, "model": "m", "provider": None}
+        async with open_runtime(
+            root=tmp_path,
+            flags=flags,
+            approver=None,
+            environ=environ(tmp_path, GITHUB_TOKEN=GITHUB),
+            http_client=llm.http_client(),
+        ) as runtime:
+            assert runtime.agent is not None
+            await runtime.agent.run("read my notes", ignore)
+    seen = json.dumps(llm.requests[1]["messages"])
+    assert "pasted by mistake: [REDACTED]" in seen
+    assert header not in seen and GITHUB not in seen
+
+
+GITHUB = "ghp_thisIsTheUsersOwnToken0123456789"

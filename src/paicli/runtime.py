@@ -31,7 +31,8 @@ from paicli.tools.base import Toolbox
 from paicli.tools.builtin import BuiltinToolbox, project_root_warning
 from paicli.tools.mcp_toolbox import McpToolbox
 from paicli.tools.offer import SearchToolbox, ToolOffer
-from paicli.tools.redact import Redactor
+from paicli.tools.redact import Redactor, environment_secrets
+from paicli.tools.redacting import RedactingToolbox
 from paicli.tools.registry import CombinedToolbox
 from paicli.user_config import UserConfig, load_user_config
 
@@ -52,6 +53,8 @@ class Runtime:
     toolbox: Toolbox
     agent: Agent | None
     offer: ToolOffer = field(default_factory=ToolOffer)
+    # The run's secrets: the audit log, tool results and the screen share them.
+    redactor: Redactor = field(default_factory=Redactor)
     environ: Mapping[str, str] = field(default_factory=dict)
     max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
@@ -63,8 +66,8 @@ class Runtime:
         are not usable (a preset with no key) are returned and not applied: the current
         model stays."""
         settings = switch_model(self.settings, name, self.environ, self.user_config)
-        if settings.api_key:  # a new key must never reach the audit log either
-            self.audit.redactor = self.audit.redactor.with_secrets([settings.api_key])
+        if settings.api_key:  # a new key must never reach the model, the screen or the log
+            self.redactor.learn([settings.api_key])
         if not settings.configured:
             return settings
         self.settings = settings
@@ -140,10 +143,11 @@ async def open_runtime(
     problems += [*policy_problems, *store.problems]
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
-    secrets = config_secrets(config)
+    secrets = [*config_secrets(config), *environment_secrets(env)]
     if settings.api_key:
         secrets.append(settings.api_key)
-    audit = AuditLog(home.audit_dir, Redactor(secrets))
+    redactor = Redactor(secrets)
+    audit = AuditLog(home.audit_dir, redactor)
     manager = ServerManager(
         entries,
         on_change=on_server_change,
@@ -151,14 +155,18 @@ async def open_runtime(
         connector=connector or connect,
     )
     mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
+    builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])
     toolbox: Toolbox = AuditingToolbox(
-        ApprovingToolbox(
-            CombinedToolbox(BuiltinToolbox(root, home=home), mcp, SearchToolbox(offer)),
-            policy=policy,
-            store=store,
-            approver=approver,
-            flag_allow=flag_allow,
-            yes=yes,
+        RedactingToolbox(
+            ApprovingToolbox(
+                CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
+                policy=policy,
+                store=store,
+                approver=approver,
+                flag_allow=flag_allow,
+                yes=yes,
+            ),
+            redactor,
         ),
         audit,
         session_id=uuid.uuid4().hex[:12],
@@ -181,6 +189,7 @@ async def open_runtime(
             toolbox=toolbox,
             agent=agent,
             offer=offer,
+            redactor=redactor,
             environ=env,
             max_steps=max_steps,
             skipped=skipped,

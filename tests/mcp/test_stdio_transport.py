@@ -43,6 +43,21 @@ async def test_server_gets_a_minimal_environment_plus_its_own_variables(
     assert env["PATH"] == os.environ["PATH"]
 
 
+async def test_an_inherited_variable_holding_a_shell_function_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What `export -f` writes and Shellshock abused: a bash child would run the trailer.
+    monkeypatch.setenv("TZ", "() { :; }; touch pwned")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    script = "import json, os; print(json.dumps(dict(os.environ)), flush=True)"
+    transport = await StdioTransport.start(sys.executable, ["-c", script], cwd=tmp_path)
+    async with asyncio.timeout(10):
+        env = await transport.receive()
+        await transport.aclose()
+    assert "TZ" not in env
+    assert env["LANG"] == "C.UTF-8"
+
+
 async def test_server_directory_and_process_group_are_reported(tmp_path: Path) -> None:
     script = (
         "import json, os; print(json.dumps({'cwd': os.getcwd(), 'pgid': os.getpgid(0)}),"

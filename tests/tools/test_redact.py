@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paicli.tools.redact import REDACTED, Redactor, is_secret_key
+from paicli.tools.redact import REDACTED, Redactor, environment_secrets, is_secret_key
 
 SHAPES = [
     "sk-proj-abcdefghijklmnopqrstuvwx1234",
@@ -19,6 +19,19 @@ SHAPES = [
     "AKIAIOSFODNN7EXAMPLE",
     "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "glpat-xK9aB3cD5eF7gH1iJ2kL",
+    "gldt-xK9aB3cD5eF7gH1iJ2kLmN",
+    "xoxe-1-abcdefghijklmnop",
+    "xapp-1-A0123BCDE45-1234567890123-abcdef0123456789",
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "rk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    "ya29.a0AfH6SMBx3kQ-abcdefghijklmnopqrstuvwxyz",
+    "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",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejAxMjM0",
+    "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
 ]
 
 
@@ -238,3 +251,62 @@ def test_a_header_inside_a_command_line_keeps_the_rest_of_the_command(
     command: str, expected: str
 ) -> None:
     assert Redactor().redact_text(command) == expected
+
+
+AWS_ID = "AKIAIOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # `aws configure list`, a CSV export of new keys, an env dump under an innocent name
+        f"access_key     ****************MPLE shared-credentials-file\n{AWS_ID} {AWS_SECRET}",
+        f"User name,Access key ID,Secret access key\ndeploy,{AWS_ID},{AWS_SECRET}",
+        f"ID={AWS_ID}\nVALUE={AWS_SECRET}\n",
+        f'{{"AccessKeyId": "{AWS_ID}", "SecretAccessKey": "{AWS_SECRET}"}}',
+    ],
+)
+def test_an_aws_secret_access_key_next_to_its_key_id_is_redacted(text: str) -> None:
+    shown = Redactor().redact_text(text)
+    assert AWS_SECRET not in shown
+    assert AWS_ID not in shown
+    assert "wJalr" not in shown
+
+
+def test_forty_base64_characters_far_from_any_key_id_stay() -> None:
+    # A commit hash, a base64 blob in a file the model must edit: no AWS key id nearby.
+    digest = "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+    text = f"commit {digest}\nblob {AWS_SECRET}"
+    assert Redactor().redact_text(text) == text
+
+
+def test_a_hex_digest_next_to_a_key_id_stays() -> None:
+    digest = "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+    assert digest in Redactor().redact_text(f"{AWS_ID} {digest}")
+
+
+def test_redact_known_replaces_only_the_known_values() -> None:
+    redactor = Redactor(["my-model-key-123"])
+    text = "key my-model-key-123 and ghp_abcdefghijklmnopqrstuvwxyz0123456789 and api_key=x1"
+    assert redactor.redact_known(text) == (
+        f"key {REDACTED} and ghp_abcdefghijklmnopqrstuvwxyz0123456789 and api_key=x1"
+    )
+
+
+def test_a_learned_secret_is_redacted_by_every_user_of_the_redactor() -> None:
+    redactor = Redactor()
+    redactor.learn(["late-server-header-value"])
+    assert redactor.redact_known("x late-server-header-value") == f"x {REDACTED}"
+
+
+def test_environment_secrets_are_the_long_values_under_secret_names() -> None:
+    environ = {
+        "GITHUB_TOKEN": "ghp_realtokenvalue",
+        "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+        "SKIP_TOKEN": "1",
+        "API_KEY": "dummy",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "XDG_SESSION_TYPE": "wayland-session",
+    }
+    assert sorted(environment_secrets(environ)) == sorted(["ghp_realtokenvalue", AWS_SECRET])

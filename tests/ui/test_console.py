@@ -10,7 +10,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from paicli.tools.redact import Redactor
 from paicli.ui.console import SafeConsole
+from paicli.ui.screen_secrets import redacting
 
 ATTACK = "a\x1b]0;pwned\x07b\x1b[2Jc\x9b2Jd\u202ee\u200bf\rApprove? [y/N]"
 OBEYED = ("\x1b]", "\x1b[2J", "\x9b", "\u202e", "\u200b", "\r", "\x07")
@@ -41,3 +43,15 @@ def test_every_kind_of_renderable_shows_the_text_escaped() -> None:
 def test_a_plain_string_keeps_its_carriage_return_visible_and_markup_literal() -> None:
     shown = printed("x[/]y:smile:\rz")
     assert shown.endswith("x[/]y:smile:\\x0dz\n")
+
+
+def test_the_repl_console_shows_no_known_secret_and_no_token_shape() -> None:
+    known = "the-header-value-of-a-server-0123"
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    table = Table()
+    table.add_column("ERROR")
+    table.add_row(f"server said {known}")
+    with redacting(Redactor([known])):
+        shown = printed(f"plain {known}", Text(f"styled {token}", "red"), table)
+    assert known not in shown and token not in shown
+    assert shown.count("[REDACTED]") == 3

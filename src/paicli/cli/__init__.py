@@ -176,6 +176,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     from paicli.ui.output import log_to_terminal  # noqa: PLC0415 - keep --version fast
 
     log_to_terminal()
+    try:
+        return dispatch(options)
+    except Exception:
+        # A bug must cost one redacted line (the traceback goes to the log file), never a
+        # traceback on the screen that may quote a secret.
+        import logging  # noqa: PLC0415
+
+        logging.getLogger("paicli").error("paicli: internal error", exc_info=True)
+        return 1
+
+
+def dispatch(options: argparse.Namespace) -> int:
+    """Run the command `options` names."""
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

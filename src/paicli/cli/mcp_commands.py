@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from paicli.home import PaicliHome
+from paicli.runtime import config_secrets
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
@@ -28,10 +30,12 @@ from paicli.servers.config import (
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ServerManager, ServerState
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason
+from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.results import to_model_result
 from paicli.ui import mcp_shell
 from paicli.ui.mcp_view import log_lines
 from paicli.ui.output import err, out
+from paicli.ui.screen_secrets import redacting
 from paicli.ui.trust_prompt import ask_on_terminal
 
 from . import NO_SERVERS
@@ -133,7 +137,8 @@ def logs(options: argparse.Namespace) -> int:
     except FileNotFoundError:
         err(f"paicli mcp logs: no log for {options.name!r} yet ({path})")
         return 1
-    mcp_shell.show_logs(options.name, lines[-options.lines :])
+    with redacting(screen_redactor(load_config(Path.cwd()))):
+        mcp_shell.show_logs(options.name, lines[-options.lines :])
     return 0
 
 
@@ -156,8 +161,19 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     return allowed, skipped
 
 
+def screen_redactor(config: LoadedConfig) -> Redactor:
+    """What must never be shown: the config's env and header values, the environment's
+    secret-named variables (and, by shape, keys and tokens whatever they are)."""
+    return Redactor([*config_secrets(config), *environment_secrets(os.environ)])
+
+
 async def with_servers(options: argparse.Namespace) -> int:
     config = load_config(Path.cwd())
+    with redacting(screen_redactor(config)):
+        return await _with_servers(options, config)
+
+
+async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> int:
     for problem in config.errors:
         err(f"paicli: {problem.source}: {problem.message}")
     for warning in config.warnings:

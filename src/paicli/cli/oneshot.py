@@ -14,10 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from paicli.runtime import open_runtime
+from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import skip_reason
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
+from paicli.ui.screen_secrets import redacting
 
 EXIT_CODES = {"done": 0, "error": 1, "step_budget": 3, "cancelled": 130}
 
@@ -42,15 +43,20 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
         on_server_change=report_server,
         max_steps=options.max_steps or None,
     ) as runtime:
-        for problem in runtime.problems:
-            err(f"paicli: {problem}")
-        for name in runtime.skipped:
-            err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
-        if runtime.agent is None:
-            err(f"paicli: {runtime.settings.why_not_configured()}")
-            return 2
-        await runtime.manager.wait_ready()
-        printer = EventPrinter(options.output_format)
-        ended = await runtime.agent.run(prompt, printer)
-        printer.finish(ended)
-        return EXIT_CODES[ended.reason]
+        with redacting(runtime.redactor):
+            return await _answer(runtime, options, prompt)
+
+
+async def _answer(runtime: Runtime, options: argparse.Namespace, prompt: str) -> int:
+    for problem in runtime.problems:
+        err(f"paicli: {problem}")
+    for name in runtime.skipped:
+        err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
+    if runtime.agent is None:
+        err(f"paicli: {runtime.settings.why_not_configured()}")
+        return 2
+    await runtime.manager.wait_ready()
+    printer = EventPrinter(options.output_format)
+    ended = await runtime.agent.run(prompt, printer)
+    printer.finish(ended)
+    return EXIT_CODES[ended.reason]

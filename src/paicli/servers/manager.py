@@ -285,9 +285,13 @@ class ServerManager:
         spec = server.entry.spec
         assert spec is not None
         if isinstance(spec, StdioServer) and self._log_dir and spec.stderr_file is None:
+            log_file = self._log_dir / f"{server.name}.log"
             with contextlib.suppress(OSError):  # the library then reports the unusable folder
                 make_private_dir(self._log_dir)
-            spec = dataclasses.replace(spec, stderr_file=str(self._log_dir / f"{server.name}.log"))
+                # A log an earlier paicli left readable to others becomes private now.
+                if log_file.exists():
+                    log_file.chmod(0o600)
+            spec = dataclasses.replace(spec, stderr_file=str(log_file))
         while True:
             failure = await self._run_once(server, spec)
             if failure is None:

@@ -43,6 +43,7 @@ class BuiltinCall:
     paths: Confinement
     max_output_chars: int
     command_timeout: float  # execute_command's default
+    command_env: Mapping[str, str]  # execute_command's environment (no model keys)
     search_limits: SearchLimits  # glob's and grep's budget
     protected: ProtectedPaths  # what glob and grep leave out below their path
 
@@ -280,6 +281,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             cwd=call.paths.root,
             default_timeout=call.command_timeout,
             max_output_chars=call.max_output_chars,
+            env=call.command_env,
         ),
         check=check_command,
     ),

@@ -4,7 +4,9 @@ and output, leaving no process behind.
 The command runs in a new process group under `_reaper.py` (on Linux), which reaps every
 descendant and ends the group's leftovers when the command exits. On timeout or cancellation
 the group gets SIGTERM, then SIGKILL; our own child is always waited for. stdin is /dev/null;
-stdout and stderr are merged and kept head and tail when there is too much.
+stdout and stderr are merged and kept head and tail when there is too much. The command gets
+the user's environment minus paicli's own model keys (`command_environment`): an approved `env`
+must not hand them to the model.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from paicli.llm.presets import PRESETS
 
 from ._refusal import refusal_reason
 from .base import ToolOutcome
@@ -29,6 +33,7 @@ __all__ = [
     "CommandResult",
     "OutputCapture",
     "check_command",
+    "command_environment",
     "execute_command",
     "outcome_for",
     "run_command",
@@ -46,6 +51,25 @@ TERM_GRACE = 3.0
 # for the pipe to close (a descendant that escaped the group may hold it open).
 KILL_GRACE = 2.0
 READ_CHUNK = 64 * 1024
+
+
+# Variables holding a model key paicli reads: its own, and every known provider's.
+MODEL_KEY_VARIABLES = frozenset(
+    {"PAICLI_API_KEY", *(name for preset in PRESETS.values() for name in preset.key_env)}
+)
+
+
+def command_environment(
+    environ: Mapping[str, str], secret_values: Iterable[str] = ()
+) -> dict[str, str]:
+    """The environment commands run with: `environ` without the model key variables, and
+    without any variable holding one of `secret_values` (the key in use, whatever its name)."""
+    drop = {value for value in secret_values if value}
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in MODEL_KEY_VARIABLES and value not in drop
+    }
 
 
 class OutputCapture:
@@ -121,7 +145,12 @@ def check_command(arguments: Mapping[str, object]) -> ToolOutcome | None:
 
 
 async def execute_command(
-    arguments: Mapping[str, object], *, cwd: Path, default_timeout: float, max_output_chars: int
+    arguments: Mapping[str, object],
+    *,
+    cwd: Path,
+    default_timeout: float,
+    max_output_chars: int,
+    env: Mapping[str, str] | None = None,
 ) -> ToolOutcome:
     """Run the checked `command` (through /bin/sh) or `argv` in `cwd`."""
     command, argv = arguments.get("command"), arguments.get("argv")
@@ -139,7 +168,7 @@ async def execute_command(
     )
     try:
         result = await run_command(
-            full, cwd=cwd, timeout=timeout, max_output_chars=max_output_chars
+            full, cwd=cwd, timeout=timeout, max_output_chars=max_output_chars, env=env
         )
     except OSError as exc:
         return ToolOutcome(
@@ -149,10 +178,16 @@ async def execute_command(
 
 
 async def run_command(
-    argv: Sequence[str], *, cwd: Path, timeout: float, max_output_chars: int
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    max_output_chars: int,
+    env: Mapping[str, str] | None = None,
 ) -> CommandResult:
-    """Run `argv` in `cwd` until it exits or `timeout` passes; raises OSError when it cannot
-    start. On cancellation the process group is ended before CancelledError propagates."""
+    """Run `argv` in `cwd` with `env` (default: `command_environment(os.environ)`) until it
+    exits or `timeout` passes; raises OSError when it cannot start. On cancellation the
+    process group is ended before CancelledError propagates."""
     full = list(argv)
     if sys.platform == "linux":
         full = [sys.executable, "-I", "-S", str(_REAPER), "--", *full]
@@ -162,6 +197,7 @@ async def run_command(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=cwd,
+        env=dict(env) if env is not None else command_environment(os.environ),
         start_new_session=True,
     )
     capture = OutputCapture(max_output_chars)

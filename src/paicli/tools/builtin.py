@@ -14,13 +14,15 @@ never outlive the call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
 
 from ._catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
+from ._command import command_environment
 from ._paths import Confinement, PathRefused
 from ._protected import ProtectedPaths, project_root_warning
 from ._walk import SearchLimits
@@ -31,7 +33,9 @@ __all__ = ["BuiltinToolbox", "SearchLimits", "project_root_warning"]
 
 class BuiltinToolbox:
     """read_file, write_file, edit_file, list_dir, glob, grep and execute_command, confined
-    to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is."""
+    to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is.
+    Commands get `environ` (default the process's) without the model keys and without any
+    variable holding one of `secret_values`."""
 
     def __init__(
         self,
@@ -41,8 +45,13 @@ class BuiltinToolbox:
         command_timeout: float = 60.0,
         max_output_chars: int = 30_000,
         search_limits: SearchLimits | None = None,
+        environ: Mapping[str, str] | None = None,
+        secret_values: Iterable[str] = (),
     ) -> None:
         self.paths = Confinement(root)
+        self.command_env = command_environment(
+            os.environ if environ is None else environ, secret_values
+        )
         self.protected = ProtectedPaths(home.root if home is not None else None)
         self.command_timeout = command_timeout
         self.max_output_chars = max_output_chars
@@ -102,6 +111,7 @@ class BuiltinToolbox:
             paths=self.paths,
             max_output_chars=self.max_output_chars,
             command_timeout=self.command_timeout,
+            command_env=self.command_env,
             search_limits=self.search_limits,
             protected=self.protected,
         )

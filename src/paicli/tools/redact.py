@@ -1,8 +1,12 @@
 """Take secrets out of data before it is written anywhere (the audit log, debug output).
 
 Three nets, applied to every string: the exact secret values paicli knows (server env and
-header values, the LLM API key), the values of keys that look secret, and the shapes common
-keys and tokens have in free text. What is caught becomes `[REDACTED]`; the structure stays.
+header values, the LLM API key, secret-named variables of its environment), the values of keys
+that look secret, and the shapes common keys and tokens have in free text. What is caught
+becomes `[REDACTED]`; the structure stays. Tool results on their way to the model pass only
+the first net (`redact_known`): the shapes would also blank out a file the model must edit.
+One `Redactor` is shared by a run (audit, tool results, the screen) and `learn`s the secrets
+that turn up later (a server's config, a new model key), so every surface knows them at once.
 """
 
 from __future__ import annotations
@@ -10,12 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["REDACTED", "Redactor", "is_secret_key"]
+__all__ = ["REDACTED", "Redactor", "environment_secrets", "is_secret_key"]
 
 REDACTED = "[REDACTED]"
 
 # Shorter "secrets" (a port, "true", a user name) would also blank out ordinary text.
 _MIN_SECRET_LENGTH = 6
+# An unquoted value after a secret key shorter than this is a word of prose.
+_MIN_BARE_VALUE = 4
+# A variable's value is taken as a secret only from this length: `API_KEY=dummy` or
+# `SKIP_TOKEN=1` in the environment must not blank out ordinary words in every result.
+_MIN_ENVIRONMENT_SECRET_LENGTH = 8
 
 _SECRET_KEYS = frozenset(
     {
@@ -90,12 +99,28 @@ _SHAPES = re.compile(
       \bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}           # OpenAI, Anthropic
     | \bgh[pousr]_[A-Za-z0-9]{20,}                      # GitHub tokens
     | \bgithub_pat_[A-Za-z0-9_]{20,}                    # GitHub fine-grained tokens
-    | \bxox[abposr]-[A-Za-z0-9-]{10,}                   # Slack
+    | \bgl(?:pat|dt|ptt|rt|cbt|oas|ft|imt|agent)-[A-Za-z0-9_-]{20,}  # GitLab tokens
+    | \bxox[abposre]-[A-Za-z0-9-]{10,}                  # Slack tokens
+    | \bxapp-[0-9]-[A-Za-z0-9-]{10,}                    # Slack app-level tokens
+    | \b(?:https://)?hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}  # Slack webhooks
+    | \b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}        # Stripe secret and restricted keys
+    | \bwhsec_[A-Za-z0-9+/=]{16,}                       # Stripe webhook secrets
     | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                     # AWS access key ids
     | \bAIza[0-9A-Za-z_-]{35}                           # Google API keys
+    | \bya29\.[0-9A-Za-z_-]{20,}                        # Google OAuth access tokens
+    | \bGOCSPX-[0-9A-Za-z_-]{20,}                       # Google OAuth client secrets
+    | \bnpm_[A-Za-z0-9]{36}\b                           # npm tokens
+    | \bpypi-[A-Za-z0-9_-]{50,}                         # PyPI tokens
+    | \bhf_[A-Za-z0-9]{30,}                             # Hugging Face tokens
     | \beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*  # JWTs
     """
 )
+# An AWS secret access key has no prefix of its own: 40 characters of base64. It is caught
+# near its access key id (the two are written together: credentials files, CSV exports,
+# `aws configure list`, env dumps), where a 40-character run of that alphabet is no accident.
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_NEARBY = 300  # characters either side of the key id
 
 
 def is_secret_key(key: str) -> bool:
@@ -115,13 +140,25 @@ class Redactor:
     """Replaces known secret values and secret-looking data with `[REDACTED]`."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: list[str] = []
+        self.learn(secrets)
+
+    def learn(self, secrets: Iterable[str]) -> None:
+        """Also redact `secrets` from now on, everywhere this redactor is used."""
         known = {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET_LENGTH}
         # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = sorted(known, key=len, reverse=True)
+        self._secrets = sorted(known.union(self._secrets), key=len, reverse=True)
 
     def with_secrets(self, secrets: Iterable[str]) -> Redactor:
-        """A redactor that also knows `secrets` (servers connect after start-up)."""
+        """A new redactor that knows this one's secrets and `secrets` too."""
         return Redactor([*self._secrets, *secrets])
+
+    def redact_known(self, text: str) -> str:
+        """`text` with the known secret values replaced, and nothing else touched."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
 
     def redact(self, value: object) -> object:
         """A redacted copy of JSON-like data: mappings, lists and tuples are rebuilt, strings
@@ -145,9 +182,8 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """`text` with known secrets, credential shapes and secret `key=value` pairs replaced."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+        text = self.redact_known(text)
+        text = _redact_aws_secrets(text)
         text = _PEM_PRIVATE_KEY.sub(lambda m: f"{m['begin']}{REDACTED}{m['end']}", text)
         text = _redact_headers(text)
         text = _NAMED_VALUE.sub(_replace_named_value, text)
@@ -157,6 +193,32 @@ class Redactor:
         text = _SCHEME_TOKEN.sub(_replace_scheme_token, text)
         text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{REDACTED}@", text)
         return _SHAPES.sub(REDACTED, text)
+
+
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The values of `environ` kept under secret names (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
+    `DB_PASSWORD`), long enough not to be ordinary words."""
+    return [
+        value
+        for name, value in environ.items()
+        if is_secret_key(name) and len(value) >= _MIN_ENVIRONMENT_SECRET_LENGTH
+    ]
+
+
+def _redact_aws_secrets(text: str) -> str:
+    spans = [m.span() for m in _AWS_KEY_ID.finditer(text)]
+    if not spans:
+        return text
+
+    def near_an_id(match: re.Match[str]) -> str:
+        at, end = match.span()
+        near = any(start - _AWS_NEARBY <= end and at <= stop + _AWS_NEARBY for start, stop in spans)
+        # A hex digest or a path is 40 characters of that alphabet too; a key mixes cases.
+        value = match[0]
+        mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+        return REDACTED if near and mixed else value
+
+    return _AWS_SECRET.sub(near_an_id, text)
 
 
 def _is_filled(item: object) -> bool:
@@ -229,7 +291,16 @@ def _replace_value(match: re.Match[str]) -> str:
 
 
 def _replace_pair(match: re.Match[str]) -> str:
-    if not is_secret_key(match["key"]) or match["value"].strip("\\\"'") == REDACTED:
+    value = match["value"].strip("\\\"'")
+    # `API_KEY=${MY_KEY}` names where a secret comes from; it is not one. A bare word of
+    # three letters or fewer after "secret:" is prose ("the secret: a ..."), not a value.
+    quoted = match["value"][:1] in "\"'\\"
+    if (
+        not is_secret_key(match["key"])
+        or value in (REDACTED, "")
+        or value.startswith("$")
+        or (not quoted and len(value) < _MIN_BARE_VALUE)
+    ):
         return match[0]
     return _replace_value(match)
 

@@ -1,4 +1,4 @@
-"""The one place toolboxes are composed: Audit( Approve( Builtin + MCP ) ).
+"""Toolboxes are composed as Audit( Redact( Approve( Builtin + MCP ) ) ) (`paicli.runtime`).
 
 Audit is outermost so that denied and refused calls are recorded too; approval sits between
 the model and every source, so the REPL, one-shot mode and the LangChain adapter all get the

@@ -4,9 +4,9 @@ characters, whatever renderable it is given (the REPL's console, and tables in `
 Markup, emoji codes and highlighting are off, so text prints literally ("x[/]" and ":smile:"
 neither crash nor restyle). A plain string is escaped before rich sees it (rich would drop a
 carriage return or bell silently; escaped, the user sees it), and every text segment rich
-renders passes `terminal_safe`. Callers still escape what they put in a `Text`, so widths are
-measured on what is shown; this is the net under them. Control segments (cursor moves by Live
-and status) are rich's own and pass as they are.
+renders passes `terminal_safe`, its secrets redacted (`screen_secrets`). Callers still escape
+what they put in a `Text`, so widths are measured on what is shown; this is the net under them.
+Control segments (cursor moves by Live and status) are rich's own and pass as they are.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from rich.style import Style
 from rich.text import Text
 
 from paicli.tools.escape import terminal_safe
+
+from .screen_secrets import screen_text
 
 
 class SafeConsole(Console):
@@ -56,7 +58,7 @@ class SafeConsole(Console):
         highlighter: Callable[[str | Text], Text] | None = None,
     ) -> Text:
         return super().render_str(
-            terminal_safe(text),
+            terminal_safe(screen_text(text)),
             style=style,
             justify=justify,
             overflow=overflow,
@@ -73,5 +75,5 @@ class SafeConsole(Console):
             if segment.control is not None:
                 yield segment
                 continue
-            shown = terminal_safe(segment.text)
+            shown = terminal_safe(screen_text(segment.text))
             yield segment if shown == segment.text else Segment(shown, segment.style)

@@ -5,17 +5,28 @@ through `SafeConsole`, which escapes the text of every segment it renders, so on
 styles and cursor moves reach the terminal as escape sequences. Nothing a server or model says
 can move the cursor, retitle the window, reorder or hide text, or start a line that looks like
 paicli's own prompt. Results go to stdout, everything else to stderr. The one deliberate
-exception is `answer`: a one-shot answer piped into a file arrives byte for byte. Log records
-(the library's warnings quote servers) come through here too, once `log_to_terminal` ran.
+exception is `answer`: a one-shot answer piped into a file arrives byte for byte but for the
+known secret values. Everything else is redacted on its way out (`screen_secrets`). Log records
+(the library's warnings quote servers) come through here too, once `log_to_terminal` ran, as one
+line each: a traceback goes to `$PAICLI_HOME/logs/paicli.log` (0600, redacted), never to the
+screen, and so do exceptions nobody retrieved ("Future exception was never retrieved").
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paicli.home import PaicliHome
+from paicli.private_files import make_private_dir
 from paicli.tools.escape import json_for_terminal, terminal_safe
+
+from . import screen_secrets
+from .screen_secrets import screen_text, screen_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -31,13 +42,13 @@ QUOTE_MARK = " │ "
 
 def out(text: str = "", *, end: str = "\n") -> None:
     """`text`, escaped, on stdout."""
-    sys.stdout.write(terminal_safe(text) + end)
+    sys.stdout.write(terminal_safe(screen_text(text)) + end)
     sys.stdout.flush()
 
 
 def err(text: str) -> None:
     """`text`, escaped, as a line on stderr (progress, warnings, errors)."""
-    sys.stderr.write(terminal_safe(text) + "\n")
+    sys.stderr.write(terminal_safe(screen_text(text)) + "\n")
     sys.stderr.flush()
 
 
@@ -52,20 +63,23 @@ def quoted_lines(source: str, text: str) -> list[str]:
     """The lines `quoted` prints, escaped. Only "\\n" ends a line: a carriage return is shown
     as `\\x0d`, never obeyed."""
     mark = terminal_safe(source) + QUOTE_MARK
-    return [mark + terminal_safe(line) for line in text.split("\n")]
+    return [mark + terminal_safe(line) for line in screen_text(text).split("\n")]
 
 
 def out_json(value: object, *, indent: int | None = 2) -> None:
     """`value` as JSON on stdout (one line with `indent=None`): valid JSON that decodes to
     `value` exactly, with every unsafe character inside a string spelled `\\uXXXX`."""
-    sys.stdout.write(json_for_terminal(value, indent=indent) + "\n")
+    sys.stdout.write(json_for_terminal(screen_value(value), indent=indent) + "\n")
     sys.stdout.flush()
 
 
 def answer(text: str) -> None:
     """A piece of a one-shot answer on stdout: escaped on a terminal; into a pipe or a file it
     goes byte for byte, since there it is the product (a script, a patch), not a display."""
-    sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+    if sys.stdout.isatty():
+        sys.stdout.write(terminal_safe(screen_text(text)))
+    else:
+        sys.stdout.write(screen_secrets.known_only(text))
     sys.stdout.flush()
 
 
@@ -81,15 +95,44 @@ def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = 
 
 
 class _EscapingHandler(logging.Handler):
+    """One escaped, redacted line per record on stderr; a traceback goes to the log file."""
+
+    def __init__(self, log_file: os.PathLike[str] | None) -> None:
+        super().__init__()
+        self._log_file = log_file
+
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            err(self.format(record))
+            line = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                error = record.exc_info[1]
+                line = f"{line} ({type(error).__name__}: {error})"
+                if self._log_file is not None:
+                    line += f"; details in {self._log_file}"
+                    self._keep(record)
+            err(line)
         except Exception:
             self.handleError(record)
 
+    def _keep(self, record: logging.LogRecord) -> None:
+        assert self._log_file is not None and record.exc_info is not None
+        text = "".join(traceback.format_exception(*record.exc_info))
+        data = screen_text(f"{record.getMessage()}\n{text}\n").encode("utf-8", "replace")
+        try:
+            make_private_dir(Path(self._log_file).parent)
+            fd = os.open(self._log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # the one line on the screen still says what happened
+
 
 def log_to_terminal() -> None:
-    """Warnings and errors from every logger (and Python's warnings) as escaped lines on
-    stderr, instead of through logging's last-resort handler, which writes them raw."""
-    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[_EscapingHandler()])
+    """Warnings and errors from every logger (and Python's warnings) as escaped, redacted
+    lines on stderr, instead of through logging's last-resort handler, which writes them
+    raw with their tracebacks."""
+    handler = _EscapingHandler(PaicliHome.from_environ().root / "logs" / "paicli.log")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
     logging.captureWarnings(True)

@@ -42,6 +42,7 @@ from .console import SafeConsole
 from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import server_change_line, status_line
 from .render import TurnRenderer
+from .screen_secrets import redacting
 
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
@@ -65,7 +66,8 @@ async def repl_main(
         on_server_change=repl.server_changed,
         max_steps=options.max_steps or None,
     ) as runtime:
-        return await repl.run(runtime)
+        with redacting(runtime.redactor):
+            return await repl.run(runtime)
 
 
 class SafeFileHistory(FileHistory):

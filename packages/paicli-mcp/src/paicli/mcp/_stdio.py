@@ -63,8 +63,14 @@ StdoutTap = Callable[[bytes], None]
 
 
 def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The child's environment: a minimal inherited set plus the server's own variables."""
-    env = {k: v for k in INHERITED_ENV if (v := os.environ.get(k)) is not None}
+    """The child's environment: a minimal inherited set plus the server's own variables.
+    An inherited value that is an exported shell function (`() { ...`, what bash exports
+    with `export -f` and what Shellshock abused) is dropped: no locale or path looks so."""
+    env = {
+        k: v
+        for k in INHERITED_ENV
+        if (v := os.environ.get(k)) is not None and not v.lstrip().startswith("()")
+    }
     if extra:
         env.update(extra)
     return env
@@ -193,8 +199,11 @@ class StdioTransport(Transport):
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
             # the file is closed in aclose().
-            os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), exist_ok=True)  # noqa: ASYNC240
-            mirror = open(stderr_file, "ab")  # noqa: SIM115, ASYNC230
+            # A server's stderr may quote its secrets: a new file is private (0600), and a
+            # new folder 0700, whatever the umask says.
+            os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), 0o700, exist_ok=True)  # noqa: ASYNC240
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            mirror = os.fdopen(os.open(stderr_file, flags, 0o600), "ab")
         transport = cls(label or command, max_message_size, mirror, stdout_tap)
         child_env = build_env(env)
         try:
