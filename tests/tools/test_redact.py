@@ -307,6 +307,7 @@ def test_environment_secrets_are_the_long_values_under_secret_names() -> None:
         "SKIP_TOKEN": "1",
         "API_KEY": "dummy",
         "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "PWD": "/home/someone/project",
         "XDG_SESSION_TYPE": "wayland-session",
     }
     assert sorted(environment_secrets(environ)) == sorted(["ghp_realtokenvalue", AWS_SECRET])

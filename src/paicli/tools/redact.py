@@ -20,6 +20,8 @@ REDACTED = "[REDACTED]"
 
 # Shorter "secrets" (a port, "true", a user name) would also blank out ordinary text.
 _MIN_SECRET_LENGTH = 6
+# Variables whose names the key rule takes for secrets, but which the shell sets to folders.
+_NOT_SECRET_VARIABLES = frozenset({"PWD", "OLDPWD"})
 # An unquoted value after a secret key shorter than this is a word of prose.
 _MIN_BARE_VALUE = 4
 # A variable's value is taken as a secret only from this length: `API_KEY=dummy` or
@@ -201,7 +203,9 @@ def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     return [
         value
         for name, value in environ.items()
-        if is_secret_key(name) and len(value) >= _MIN_ENVIRONMENT_SECRET_LENGTH
+        if is_secret_key(name)
+        and name not in _NOT_SECRET_VARIABLES
+        and len(value) >= _MIN_ENVIRONMENT_SECRET_LENGTH
     ]
 
 
@@ -234,7 +238,9 @@ def _redact_headers(text: str) -> str:
         if match.start() < done or start >= len(text) or text[start] in "\r\n":
             continue
         end, keep = _header_value_end(text, match.start(), start)
-        if text[start:end] == REDACTED:
+        value = text[start + keep : end].strip(" \t\"'")
+        # Already hidden: redacted, or masked (`Authorization: ***` in a config listing).
+        if value == REDACTED or (value and set(value) <= {"*"}) or value.startswith("***"):
             continue
         out.append(text[done : start + keep])
         out.append(REDACTED)
