@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SERVERS
+from tests.http_servers import run_http_server
 from tests.processes import alive, processes_with
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -52,6 +54,14 @@ def doctor_json(*args: str, cwd: Path | None = None, home: Path | None = None) -
 
 def findings(report: Any, server: int = 0) -> dict[str, dict[str, Any]]:
     return {finding["code"]: finding for finding in report["servers"][server]["findings"]}
+
+
+def config_home(tmp_path: Path, servers: dict[str, Any]) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return home, project
 
 
 def examine(script: str, *args: str, timeout: str = SILENCE) -> tuple[int, dict[str, Any]]:
@@ -229,14 +239,11 @@ def test_hostile_output_is_escaped_in_the_report(tmp_path: Path) -> None:
 
 
 def test_configured_servers_by_name_and_all_of_them(tmp_path: Path) -> None:
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
     servers = {
         "good": {"command": sys.executable, "args": [str(BROKEN / "healthy.py")]},
         "dies": {"command": sys.executable, "args": [str(BROKEN / "exits_early.py")]},
     }
-    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    home, project = config_home(tmp_path, servers)
     code, report = doctor_json("good", "--slow", "30", cwd=project, home=home)
     assert code == 0
     assert [server["name"] for server in report["servers"]] == ["good"]
@@ -264,11 +271,8 @@ def test_an_http_server_that_is_not_listening(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    home, project = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
     servers = {"remote": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
-    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    home, project = config_home(tmp_path, servers)
     code, report = doctor_json("--timeout", "5", cwd=project, home=home)
     assert code == 1
     assert report["servers"][0]["transport"] == "http"
@@ -279,3 +283,42 @@ def test_usage_errors_exit_2() -> None:
     assert paicli("--").returncode == 2
     assert paicli("--bogus").returncode == 2
     assert paicli("good", "--", "cmd").returncode == 2
+
+
+def test_pretty_printed_json_is_told_apart_from_logs() -> None:
+    code, found = examine("pretty_json.py")
+    assert code == 1
+    assert "no-answer" in found and "stdout-logs" not in found
+    assert "json.dumps(message)" in found["multiline-json"]["fix"]
+
+
+def test_lsp_framing_is_named() -> None:
+    code, found = examine("content_length.py")
+    assert code == 1
+    assert "framing of LSP" in found["content-length-framing"]["message"]
+
+
+def test_a_request_left_unanswered_costs_every_start() -> None:
+    code, found = examine("ignores_unknown.py")
+    assert code == 1
+    assert "protocol" in found
+    assert "'server/discover'" in found["unanswered"]["message"]
+
+
+@pytest.mark.parametrize(("mode", "era"), [("normal", "initialize handshake"), ("modern", "2026")])
+async def test_an_http_server_reports_its_protocol(tmp_path: Path, mode: str, era: str) -> None:
+    async with run_http_server("http_fault_server.py", "--mode", mode) as url:
+        home, project = config_home(tmp_path, {"remote": {"type": "http", "url": url}})
+        code, report = await asyncio.to_thread(doctor_json, "--slow", "30", cwd=project, home=home)
+    assert code == 0, report
+    assert era in findings(report)["protocol"]["message"]
+
+
+async def test_an_http_server_that_never_answers(tmp_path: Path) -> None:
+    async with run_http_server("http_fault_server.py", "--mode", "never_answers") as url:
+        home, project = config_home(tmp_path, {"remote": {"type": "http", "url": url}})
+        code, report = await asyncio.to_thread(
+            doctor_json, "--timeout", "2", cwd=project, home=home
+        )
+    assert code == 1
+    assert "within 2 s" in findings(report)["no-answer"]["message"]

@@ -59,13 +59,14 @@ def serve(
     tools: list[Json] | None = None,
     name: str = "broken-example",
     write: Callable[[str], None] = write_line,
-    shape: Callable[[Json], Json] = lambda reply: reply,
+    shape: Callable[[Json], Json | None] = lambda reply: reply,
 ) -> None:
     """Answer each line of stdin until it ends; `write` sends a line, `shape` may spoil a
-    reply before it is sent."""
+    reply before it is sent (or drop it: None)."""
     for line in sys.stdin:
         if not line.strip():
             continue
         reply = answer(json.loads(line), [ECHO] if tools is None else tools, name)
-        if reply is not None:
-            write(json.dumps(shape(reply), ensure_ascii=False))
+        shaped = None if reply is None else shape(reply)
+        if shaped is not None:
+            write(json.dumps(shaped, ensure_ascii=False))

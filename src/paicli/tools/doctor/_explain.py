@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from paicli.mcp import ConnectionClosed, RequestTimeout
 
-from ._stdout import StdoutWatch
+from ._stdout import MAX_IDS, StdoutWatch
 from .findings import ServerReport, excerpt
 
-__all__ = ["explain_exit", "explain_silence", "explain_stdout"]
+__all__ = ["explain_exit", "explain_silence", "explain_stdout", "explain_unanswered"]
 
 STDERR_LINES = 5
 
@@ -76,7 +76,23 @@ def explain_stdout(
             "write JSON as UTF-8 (Python: sys.stdout.reconfigure(encoding='utf-8'); "
             "escape or drop raw bytes)",
         )
-    if watch.not_json_count:
+    if watch.content_length:
+        report.add(
+            "content-length-framing",
+            "error",
+            f"{watch.content_length} 'Content-Length:' header lines on stdout: that is the "
+            "framing of LSP, not of MCP",
+            "write each message as one line of JSON ending in a newline, with no headers",
+        )
+    elif watch.fragments:
+        report.add(
+            "multiline-json",
+            "error",
+            f"JSON spread over several lines on stdout (pretty-printed), e.g. "
+            f"{watch.not_json[0]!r}",
+            "write each message on one line (no indent: json.dumps(message))",
+        )
+    elif watch.not_json_count:
         report.add(
             "stdout-logs",
             "error" if failed else "warning",
@@ -93,7 +109,7 @@ def explain_stdout(
             'send each message as one JSON object with "jsonrpc": "2.0"',
         )
     sent_ids = list(sent)
-    wrong = [i for i in watch.answer_ids if i is not None and not _sent(i, sent_ids)]
+    wrong = [i for i in watch.answer_ids if i is not None and not _among(i, sent_ids)]
     if wrong:
         shown = ", ".join(excerpt(repr(i), 40) for i in wrong[:5])
         asked = ", ".join(repr(i) for i in sent_ids[:5])
@@ -105,6 +121,23 @@ def explain_stdout(
         )
 
 
-def _sent(answer_id: object, sent: list[object]) -> bool:
+def explain_unanswered(
+    report: ServerReport, watch: StdoutWatch, sent: list[tuple[object, str]]
+) -> None:
+    """A server that works but left a request unanswered: a method it does not know must
+    get an error (-32601), or a client that asks (as paicli's discovery probe does) waits
+    out its timeout on every start."""
+    unanswered = [method for request_id, method in sent if not _among(request_id, watch.answer_ids)]
+    if unanswered and len(watch.answer_ids) < MAX_IDS:
+        report.add(
+            "unanswered",
+            "warning",
+            f"never answered {', '.join(repr(method) for method in unanswered[:3])}: every "
+            "start waits for it to time out",
+            'answer every request; an unknown method with error {"code": -32601}',
+        )
+
+
+def _among(answer_id: object, ids: list[object]) -> bool:
     # JSON-RPC ids match by type and value: 1 is not "1", and true is not 1.
-    return any(type(answer_id) is type(i) and answer_id == i for i in sent)
+    return any(type(answer_id) is type(i) and answer_id == i for i in ids)

@@ -9,6 +9,7 @@ Memory stays bounded: a line longer than `MAX_LINE` is counted, not kept.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -25,6 +26,9 @@ SAMPLES = 3
 # Answer ids kept: enough to show a pattern of wrong ids.
 MAX_IDS = 20
 BOM = b"\xef\xbb\xbf"
+# Lines of pretty-printed JSON: lone brackets, or `"key": value` members.
+JSON_PUNCTUATION = frozenset(("{", "}", "},", "[", "]", "],"))
+JSON_MEMBER = re.compile(r'"[^"\\]*"\s*:')
 
 
 @dataclass
@@ -44,6 +48,10 @@ class StdoutWatch:
     #: Bytes that arrived after the server was told to stop (its stdin closed): output that
     #: sat in a buffer until the process exited.
     late_bytes: int = 0
+    #: Non-JSON lines that are LSP-style `Content-Length:` headers, and pieces of JSON
+    #: spread over several lines (pretty-printed): each has its own fix.
+    content_length: int = 0
+    fragments: int = 0
     closed: bool = False
     _partial: bytearray = field(default_factory=bytearray)
     _partial_size: int = 0
@@ -104,9 +112,7 @@ class StdoutWatch:
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
-            self.not_json_count += 1
-            if len(self.not_json) < SAMPLES:
-                self.not_json.append(excerpt(text))
+            self._not_json(text)
             return
         # A batch (protocol 2025-03-26) is a list of messages.
         batch = value if isinstance(value, list) and value else [value]
@@ -121,3 +127,13 @@ class StdoutWatch:
             is_answer = "method" not in message and ("result" in message or "error" in message)
             if is_answer and len(self.answer_ids) < MAX_IDS:
                 self.answer_ids.append(message.get("id"))
+
+    def _not_json(self, text: str) -> None:
+        self.not_json_count += 1
+        stripped = text.strip()
+        if stripped.lower().startswith("content-length:"):
+            self.content_length += 1
+        elif stripped in JSON_PUNCTUATION or JSON_MEMBER.match(stripped):
+            self.fragments += 1
+        if len(self.not_json) < SAMPLES:
+            self.not_json.append(excerpt(text))

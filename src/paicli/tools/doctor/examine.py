@@ -28,7 +28,7 @@ from paicli.mcp import (
 )
 
 from ._command import check_paths, start_failure
-from ._explain import explain_exit, explain_silence, explain_stdout
+from ._explain import explain_exit, explain_silence, explain_stdout, explain_unanswered
 from ._leftovers import Leftover, Marker
 from ._stdout import StdoutWatch
 from ._tools import check_tools
@@ -69,12 +69,13 @@ class _Watched(TransportWrapper):
 
     def __init__(self, inner: Transport, watch: StdoutWatch) -> None:
         super().__init__(inner)
-        self.sent: list[object] = []
+        #: (id, method) of each request sent, in order.
+        self.sent: list[tuple[object, str]] = []
         self.watch = watch
 
     async def send(self, message: dict[str, Any]) -> None:
         if "method" in message and "id" in message and len(self.sent) < MAX_SENT:
-            self.sent.append(message["id"])
+            self.sent.append((message["id"], str(message["method"])))
         await super().send(message)
 
     async def aclose(self) -> None:
@@ -111,7 +112,9 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
     watched = _Watched(transport, watch)
     try:
         failed = not await _converse(report, spec, watched, limits, started)
-        explain_stdout(report, watch, watched.sent, failed=failed)
+        explain_stdout(report, watch, [i for i, _ in watched.sent], failed=failed)
+        if not failed:
+            explain_unanswered(report, watch, watched.sent)
     finally:
         await watched.aclose()
         _report_leftovers(report, marker, await _leftovers(marker))
