@@ -2,10 +2,11 @@
 
     cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
         ─► errors, home, private_files, config_files ─► mcp
+    langchain (the LangChain bridge, beside the agent) ─► tools ─► ...
 
 rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
-client alone. Only the UI writes to the terminal, through its one escaping output path
-(`paicli.ui.output`).
+client alone; langchain_core (an optional extra) to the bridge alone. Only the UI writes to
+the terminal, through its one escaping output path (`paicli.ui.output`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ RANKS = {
     "paicli.llm": 2,
     "paicli.tools": 3,
     "paicli.agent": 4,
+    # The LangChain bridge uses paicli's approval and audit (tools); nothing imports it.
+    "paicli.langchain": 4,
     "paicli.runtime": 5,
     "paicli.ui": 6,
     "paicli.cli": 7,
@@ -67,7 +70,7 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     assert upward == []
 
 
-def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_openai() -> None:
+def test_terminal_libraries_openai_and_langchain_each_stay_in_their_layer() -> None:
     wrong = []
     for root, path, module in modules():
         for imported in imported_modules(root, path):
@@ -76,6 +79,10 @@ def test_only_the_ui_imports_terminal_libraries_and_only_the_client_imports_open
             # _assembly imports openai for type annotations only.
             allowed = ("paicli.llm.client", "paicli.llm._assembly")
             if imported.startswith(("openai", "httpx")) and module not in allowed:
+                wrong.append(f"{module} imports {imported}")
+            # langchain-core is an optional extra: only the bridge may need it.
+            bridge = layer(module) == "paicli.langchain"
+            if imported.startswith(("langchain", "pydantic")) and not bridge:
                 wrong.append(f"{module} imports {imported}")
     assert wrong == []
 

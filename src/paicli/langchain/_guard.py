@@ -1,0 +1,155 @@
+"""Bridged calls through paicli's own approval and audit wrappers.
+
+The same `ApprovingToolbox` and `AuditingToolbox` as paicli's agent, composed the same way
+(audit outermost, so denials are recorded), around a small toolbox whose tools are the
+bridged `MCPTool`s. Each is named `mcp__{server}__{tool}` as in paicli, so the user's allow
+and deny patterns (`[permissions]` in `~/.paicli/config.toml`) and "always allow" answers
+apply unchanged. A denial or refusal comes back as an error result, which the tool raises as
+`ToolException`; a timeout or a dead server passes through (recorded) as its exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paicli.home import PaicliHome
+from paicli.llm.schema import validate_arguments
+from paicli.mcp import CallToolResult, TextContent
+from paicli.tools.approval import (
+    Answer,
+    ApprovalRequest,
+    ApprovingToolbox,
+    Choice,
+    PermissionStore,
+    Policy,
+)
+from paicli.tools.audit import AuditingToolbox, AuditLog
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.naming import model_tool_name
+from paicli.tools.redact import Redactor
+from paicli.user_config import load_user_config
+
+if TYPE_CHECKING:
+    from .tool import MCPTool
+
+__all__ = ["ApproveCallback", "CallGuard"]
+
+log = logging.getLogger("paicli.langchain")
+
+ApproveCallback = Callable[[ApprovalRequest], "bool | Answer | Awaitable[bool | Answer]"]
+"""Asked before a call the user's policy does not already allow: True (or an `Answer`)
+lets it run. A plain function runs in a worker thread, so it may block on a prompt."""
+
+
+@dataclass(frozen=True)
+class _Ran(ToolOutcome):
+    """An outcome that carries the server's whole result back through the wrappers."""
+
+    result: CallToolResult | None = None
+
+
+class _BridgedTools:
+    """The bridged tools as a paicli `Toolbox`."""
+
+    def __init__(self, tools: Sequence[MCPTool]) -> None:
+        self._tools = {model_tool_name(t.server, t.remote_name): t for t in tools}
+
+    def spec(self, tool: MCPTool) -> ToolSpec:
+        annotations = tool.metadata.get("annotations") if tool.metadata else None
+        read_only = isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
+        return ToolSpec(
+            name=model_tool_name(tool.server, tool.remote_name),
+            description=tool.description,
+            parameters=tool.args_schema if isinstance(tool.args_schema, dict) else {},
+            kind="mcp",
+            server=tool.server,
+            tool=tool.remote_name,
+            read_only_hint=read_only,
+        )
+
+    def specs(self) -> list[ToolSpec]:
+        return [self.spec(t) for t in self._tools.values()]
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        problem = validate_arguments(spec.parameters, dict(arguments))
+        if problem is None:
+            return None
+        return ToolOutcome.refused(
+            "Error: the arguments do not match the tool's input schema; nothing was sent to "
+            f"the server. {problem}"
+        )
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return None  # as for paicli's MCP tools: policy and the user decide
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        result = await self._tools[spec.name].call_server(arguments)
+        return _Ran(result.text, is_error=result.is_error, result=result)
+
+
+class CallGuard:
+    """Approval (when `approve` is given) and audit (when `audit` is) around bridged calls."""
+
+    def __init__(
+        self,
+        tools: Sequence[MCPTool],
+        *,
+        approve: ApproveCallback | None,
+        audit: bool | str | os.PathLike[str] | None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        home = PaicliHome.from_environ(environ)
+        self._tools = _BridgedTools(tools)
+        toolbox: Toolbox = self._tools
+        if approve is not None:
+            policy, problems = Policy.from_config(load_user_config(home))
+            store = PermissionStore(home.permissions)
+            for problem in [*problems, *store.problems]:
+                log.warning("%s", problem)
+            toolbox = ApprovingToolbox(
+                toolbox, policy=policy, store=store, approver=_approver(approve)
+            )
+        if audit:
+            folder = home.audit_dir if audit is True else Path(audit).expanduser()
+            secrets = [v for t in tools for v in _secrets_of(t)]
+            log_file = AuditLog(folder, Redactor(secrets))
+            toolbox = AuditingToolbox(toolbox, log_file, session_id=uuid.uuid4().hex[:12])
+        self._toolbox = toolbox
+
+    async def call(self, tool: MCPTool, arguments: Mapping[str, Any]) -> CallToolResult:
+        outcome = await self._toolbox.call(self._tools.spec(tool), arguments)
+        if isinstance(outcome, _Ran) and outcome.result is not None:
+            return outcome.result
+        return CallToolResult([TextContent(outcome.text)], is_error=True)
+
+
+def _secrets_of(tool: MCPTool) -> list[str]:
+    """Values of the server's description that must never reach the log."""
+    spec = tool.link_spec()
+    values = getattr(spec, "env", None) or getattr(spec, "headers", None) or {}
+    return [v for v in values.values() if v]
+
+
+def _approver(approve: ApproveCallback) -> Callable[[ApprovalRequest], Awaitable[Answer]]:
+    async def ask(request: ApprovalRequest) -> Answer:
+        if inspect.iscoroutinefunction(approve) or inspect.iscoroutinefunction(
+            getattr(approve, "__call__", None)  # noqa: B004 - an object with async __call__
+        ):
+            said = await approve(request)  # type: ignore[misc]
+        else:
+            said = await asyncio.to_thread(approve, request)
+            if inspect.isawaitable(said):
+                said = await said
+        if isinstance(said, Answer):
+            return said
+        return Answer(Choice.ALLOW_ONCE if said is True else Choice.DENY)
+
+    return ask
