@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import PrivateAttr
 
-from paicli.mcp import CallToolResult, HttpServer, StdioServer, Tool
+from paicli.mcp import CallToolResult, HttpServer, StdioServer, Tool, check_command
 
 from ._content import error_text, to_langchain
-from ._executable import resolve_executable
 from ._link import ServerLink
 from ._loop import private_loop, run_on, wait_on
-from .errors import BridgeError
+from .errors import BridgeError, ExecutableProblem
 
 if TYPE_CHECKING:
     from ._guard import ApproveCallback, CallGuard
@@ -58,6 +57,19 @@ def args_schema(tool: Tool) -> dict[str, Any]:
     if not isinstance(schema.get("properties"), Mapping):
         schema["properties"] = {}
     return schema
+
+
+def resolve_executable(executable: str | os.PathLike[str]) -> str:
+    """The absolute path of the program `executable` names, resolved now (a relative path
+    against the working directory, a bare name on PATH), checked as `paicli mcp doctor`
+    checks one (`check_command`); `ExecutableProblem` says what is wrong and how to fix it."""
+    command = os.path.expanduser(os.fspath(executable))
+    if not command:
+        raise ExecutableProblem("executable_path is empty: give the path of the tool's program")
+    check = check_command(command, search_path=os.environ.get("PATH", os.defpath))
+    if check.message is not None or check.path is None:
+        raise ExecutableProblem(check.message or f"{command!r}: not found")
+    return os.path.abspath(check.path)
 
 
 class MCPTool(BaseTool):
@@ -120,7 +132,7 @@ class MCPTool(BaseTool):
         `executable_path` is resolved against the working directory now; a missing or
         unrunnable executable raises `ExecutableProblem` saying how to fix it.
         """
-        command = resolve_executable(executable_path, Path.cwd())
+        command = resolve_executable(executable_path)
         spec = StdioServer(
             command,
             tuple(executable_args),
