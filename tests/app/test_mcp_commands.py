@@ -58,7 +58,9 @@ def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     assert added.returncode == 0, added.stderr
     listed = paicli(places, "list")
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"●\W+fault\W+ready\W+stdio\W+11", listed.stdout)  # the REPL's table
+    assert re.search(
+        r"●\W+fault\W+ready\W+stdio\W+2025-11-25\W+11", listed.stdout
+    )  # the REPL's table
     assert "✓ fault  stdio  11 tools" in listed.stderr
     assert "1/1 ready, 11 tools" in listed.stderr
     rows = json.loads(paicli(places, "list", "--json").stdout)

@@ -28,6 +28,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "Completion",
         "ConnectionClosed",
         "ContentBlock",
+        "Dialect",
         "EmbeddedResource",
         "EraCache",
         "GetPromptResult",

@@ -17,7 +17,7 @@ from paicli.servers.trust import describe
 from paicli.tools.escape import one_line
 from paicli.tools.naming import model_tool_name
 
-from .mcp_view import server_change_line, server_table, tool_line
+from .mcp_view import protocol_of, server_change_line, server_table, tool_line
 from .output import err, out, out_json, quoted, show
 
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error")
@@ -55,6 +55,7 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "name": server.name,
         "state": server.state.value,
         "transport": server.transport,
+        "protocol": protocol_of(server),
         "tools": len(server.tools),
         "uptime": round(server.uptime, 1) if server.uptime is not None else None,
         "pid": server.pid,
@@ -141,7 +142,11 @@ def implementation(info: Implementation) -> str:
 def show_probe(session: ClientSession, seconds: float) -> None:
     """The server `probe` reached: who it says it is, the protocol agreed, its process."""
     info = implementation(session.server_info)
-    out(f"✓ {info}  {session.era} {session.protocol_version}  pid {session.pid}  {seconds:.2f}s")
+    if session.dialect == "minimal":
+        spoken = "minimal JSON-RPC dialect"
+    else:
+        spoken = f"{session.era} {session.protocol_version}"
+    out(f"✓ {info}  {spoken}  pid {session.pid}  {seconds:.2f}s")
 
 
 def show_probe_tools(tools: list[Tool]) -> None:

@@ -64,10 +64,20 @@ def server_change_line(server: ManagedServer) -> Text | None:
     return None
 
 
+def protocol_of(server: ManagedServer) -> str | None:
+    """What a ready server speaks: the MCP version agreed, or `minimal` for a tool in the
+    minimal JSON-RPC dialect; None when it is not connected."""
+    session = server.session
+    if session is None or session.closed is not None:
+        return None
+    return "minimal" if session.dialect == "minimal" else session.protocol_version
+
+
 def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     """The servers' status, and the project servers not approved to run."""
     grid = Table(show_edge=False, header_style="bold")
-    for column in ("", "NAME", "STATE", "TRANSPORT", "TOOLS", "UPTIME", "PID", "ERROR"):
+    columns = ("", "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "ERROR")
+    for column in columns:
         grid.add_column(column)
     for server in servers:
         mark, style = MARKS[server.state]
@@ -77,13 +87,14 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
             Text(terminal_safe(server.name)),
             server.state.value,
             server.transport,
+            protocol_of(server) or "-",
             str(len(server.tools)),
             uptime,
             str(server.pid or "-"),
             Text(one_line(server.error or "", 80), "red"),
         )
     for name in skipped:
-        grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "")
+        grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "-", "")
     return grid
 
 

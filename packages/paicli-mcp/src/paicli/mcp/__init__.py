@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ._connect import connect
 from ._executable import CommandCheck, check_command
 from ._memory import MemoryTransport
+from ._minimal import Dialect
 from ._negotiate import EraCache
 from ._rpc import Progress
 from ._server_spec import HttpServer, StdioServer, server_from_dict
@@ -76,6 +77,7 @@ __all__ = [
     "Completion",
     "ConnectionClosed",
     "ContentBlock",
+    "Dialect",
     "EmbeddedResource",
     "EraCache",
     "GetPromptResult",

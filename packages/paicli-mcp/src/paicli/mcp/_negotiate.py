@@ -5,6 +5,12 @@ version, or a -32022 naming one, proves a modern server; any other answer, or si
 the probe timeout, means legacy, and the `initialize` handshake follows on the same
 connection. The fallback is never keyed on one error code (legacy servers differ).
 
+A hand-written tool in the minimal dialect (`_minimal`) answers whichever request comes first
+with its own handshake; that shape decides, the session then sends it tool calls only, and
+it never gets a second handshake: over stdio the probe's clock starts only once the server
+has read the probe (a slow starter is not taken for a server that ignores it), and a probe
+answered after `initialize` was sent still wins if it is a minimal handshake.
+
 `negotiate()` returns an `Agreement` and changes nothing else; the session keeps it. Verdicts
 are remembered in an `EraCache` that its owner (a server manager, or a library user who
 connects to the same server repeatedly) passes in.
@@ -13,10 +19,11 @@ connects to the same server repeatedly) passes in.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from ._minimal import MINIMAL, Dialect, is_minimal_handshake, minimal_tools
 from ._rpc import RpcEngine
 from ._transport import Era, JsonObject, Transport
 from ._versions import (
@@ -36,25 +43,34 @@ from .errors import (
     RpcError,
     UnsupportedVersion,
 )
-from .types import Implementation
+from .types import Implementation, Tool
 
-__all__ = ["Agreement", "EraCache", "Offer", "negotiate"]
+__all__ = ["Agreement", "EraCache", "Offer", "Verdict", "negotiate"]
+
+# While the server has not read the probe yet (it is still starting), how often to look
+# again: a pipe gives no event when its reader catches up, and 20 ms is short next to any
+# start-up worth waiting for.
+UNREAD_POLL = 0.02
+
+#: What a probe found a server speaks: an MCP era, or the minimal dialect.
+Verdict = Literal["legacy", "modern", "minimal"]
 
 
 class EraCache:
-    """Which era each server spoke when last probed, keyed by the server's identity.
+    """Which era (or the minimal dialect) each server spoke when last probed, keyed by the
+    server's identity.
 
     Only a probe's verdict is stored (a pinned protocol says nothing about the server), so a
-    later `auto` connection to a legacy server skips the probe.
+    later `auto` connection to a legacy server (or a minimal tool) skips the probe.
     """
 
     def __init__(self) -> None:
-        self._eras: dict[tuple[str, ...], Era] = {}
+        self._eras: dict[tuple[str, ...], Verdict] = {}
 
-    def get(self, identity: tuple[str, ...]) -> Era | None:
+    def get(self, identity: tuple[str, ...]) -> Verdict | None:
         return self._eras.get(identity)
 
-    def remember(self, identity: tuple[str, ...], era: Era) -> None:
+    def remember(self, identity: tuple[str, ...], era: Verdict) -> None:
         self._eras[identity] = era
 
     def forget(self, identity: tuple[str, ...] | None = None) -> None:
@@ -87,6 +103,13 @@ class Agreement:
     server_info: Implementation
     server_capabilities: JsonObject
     instructions: str | None
+    dialect: Dialect = "mcp"
+    # The tools a minimal-dialect handshake listed (MCP lists tools on request).
+    tools: tuple[Tool, ...] = ()
+
+    @property
+    def verdict(self) -> Verdict:
+        return "minimal" if self.dialect == "minimal" else self.era
 
 
 MetaBuilder = Callable[[str], JsonObject]
@@ -101,9 +124,19 @@ async def negotiate(
     pin = offer.protocol
     cached = offer.cache.get(offer.identity) if offer.cache and offer.identity else None
     talk = _Talk(engine, transport, offer, modern_meta)
+    try:
+        return await _negotiate(talk, pin, cached)
+    finally:
+        await talk.aclose()
+
+
+async def _negotiate(talk: _Talk, pin: str, cached: Verdict | None) -> Agreement:
+    offer, transport = talk.offer, talk.transport
     if pin in HANDSHAKE_VERSIONS:
         return await talk.initialize(pin)
-    if pin == "legacy" or transport.legacy_only or (pin == "auto" and cached == "legacy"):
+    # A minimal tool answers `initialize` as well as anything (its answer's shape decides).
+    skip_probe = pin == "auto" and cached in ("legacy", "minimal")
+    if pin == "legacy" or transport.legacy_only or skip_probe:
         return await talk.initialize(LATEST_HANDSHAKE)
     if pin in MODERN_VERSIONS or pin == "modern":
         version = pin if pin in MODERN_VERSIONS else LATEST_MODERN
@@ -125,7 +158,7 @@ async def negotiate(
             server=offer.label,
         ) from None
     if offer.cache is not None and offer.identity is not None:
-        offer.cache.remember(offer.identity, agreement.era)
+        offer.cache.remember(offer.identity, agreement.verdict)
     return agreement
 
 
@@ -141,25 +174,31 @@ class _Talk:
         self.modern_meta = modern_meta
         self._loop = asyncio.get_running_loop()
         self._deadline = self._loop.time() + offer.handshake_timeout
+        # A probe given up on but still awaiting its answer, which may yet prove a minimal
+        # tool that was slow to answer (see `initialize`).
+        self._late: asyncio.Future[JsonObject] | None = None
 
     def left(self) -> float:
         """Seconds left of the one deadline of the whole negotiation."""
         return max(self._deadline - self._loop.time(), 0.001)
 
+    async def aclose(self) -> None:
+        """Stop waiting for a probe given up on (its late answer is dropped quietly)."""
+        late, self._late = self._late, None
+        if late is not None:
+            await _cancelled(late)
+
     async def discover(self, version: str, *, patient: bool = False) -> Agreement | None:
-        """Probe with `server/discover`; the agreement if the server is modern, else None.
-        The probe waits the transport's `discovery_timeout`, at most half the time left (a
-        silent legacy server must leave the handshake time to answer), or (`patient`: the
-        server is known to be modern) all the time left."""
-        timeout = self.left() if patient else min(self.transport.discovery_timeout, self.left() / 2)
+        """Probe with `server/discover`; the agreement if the server is modern (or a minimal
+        tool), else None. The probe waits the transport's `discovery_timeout` once the
+        server has read it, at most half the time left (a silent legacy server must leave
+        the handshake time to answer), or (`patient`: the server is known to be modern) all
+        the time left."""
         engine = self.engine
         try:
-            result = await engine.request(
-                "server/discover",
-                {"_meta": self.modern_meta(version)},
-                timeout=timeout,
-                cancellable=False,
-            )
+            result = await self._probe(version, patient=patient)
+            if result is None:
+                return None  # no answer in time: the handshake follows
         except UnsupportedVersion as exc:
             retry = newest_mutual(list(exc.supported), MODERN_VERSIONS)
             if retry is None:
@@ -178,12 +217,48 @@ class _Talk:
             # Only the probe's own HTTP stream ended without an answer (a legacy server or a
             # proxy cutting an unknown request short): the handshake may still work.
             return None
+        if is_minimal_handshake(result):
+            return self.minimal(result)
         chosen = newest_mutual(result.get("supportedVersions"), MODERN_VERSIONS)
         if chosen is None:
             # A stateful server answering discover with legacy versions only: handshake.
             return None
         self.transport.negotiated("modern", chosen)
         return _agreement("modern", chosen, result, _server_info_of(result))
+
+    async def _probe(self, version: str, *, patient: bool) -> JsonObject | None:
+        """The probe's answer, or None when it did not come in time (the probe is then
+        kept in `_late`, still waiting)."""
+        request = self.engine.request(
+            "server/discover",
+            {"_meta": self.modern_meta(version)},
+            timeout=self.left(),
+            cancellable=False,
+        )
+        if patient:
+            return await request
+        probe = self._late = asyncio.ensure_future(request)
+        if await self._answered(probe):
+            self._late = None
+            return probe.result()
+        return None
+
+    async def _answered(self, probe: asyncio.Future[JsonObject]) -> bool:
+        """Wait for the probe's answer; False when it is overdue (see `discover`)."""
+        give_up = self._loop.time() + self.left() / 2
+        while True:
+            # (The first round also lets the probe's task write it.)
+            done, _ = await asyncio.wait({probe}, timeout=UNREAD_POLL)
+            if done:
+                return True
+            if self._loop.time() >= give_up:
+                return False
+            if not self.transport.input_unread():
+                break
+            # Still starting: it has not read the probe, so its silence means nothing yet.
+        wait = min(self.transport.discovery_timeout, max(give_up - self._loop.time(), 0.0))
+        done, _ = await asyncio.wait({probe}, timeout=wait)
+        return bool(done)
 
     async def initialize(self, offer: str) -> Agreement:
         """The stateful handshake: `initialize`, check the version, `notifications/initialized`."""
@@ -194,8 +269,8 @@ class _Talk:
         }
         label = self.offer.label
         try:
-            result = await self.engine.request(
-                "initialize", params, timeout=self.left(), cancellable=False
+            result = await self._first_answer(
+                self.engine.request("initialize", params, timeout=self.left(), cancellable=False)
             )
         except UnsupportedVersion as exc:
             # A modern server that was too slow for the probe: probe once more.
@@ -205,6 +280,8 @@ class _Talk:
             raise _refused(label, exc) from exc
         except RpcError as exc:
             raise _refused(label, exc) from exc
+        if is_minimal_handshake(result):
+            return self.minimal(result)
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
             raise ProtocolError(
@@ -223,6 +300,48 @@ class _Talk:
         agreement = _agreement("legacy", version, result, result.get("serverInfo"))
         await self.engine.notify("notifications/initialized")
         return agreement
+
+    async def _first_answer(self, request: Awaitable[JsonObject]) -> JsonObject:
+        """The answer to `initialize`, unless the probe given up on answers first with a
+        minimal handshake: a minimal tool that was slow to answer its first line, which
+        will take `initialize` for a tool call (its answer to that is dropped)."""
+        late, self._late = self._late, None
+        if late is None:
+            return await request
+        answer = asyncio.ensure_future(request)
+        try:
+            done, _ = await asyncio.wait({answer, late}, return_when=asyncio.FIRST_COMPLETED)
+            if late in done and _succeeded(late) and is_minimal_handshake(late.result()):
+                return late.result()
+            return await answer
+        finally:
+            await _cancelled(answer)
+            await _cancelled(late)
+
+    def minimal(self, result: JsonObject) -> Agreement:
+        """The agreement with a tool that answered in the minimal dialect."""
+        info = result.get("server_info", result.get("serverInfo"))
+        return Agreement(
+            era="legacy",
+            protocol_version=MINIMAL,
+            server_info=Implementation.from_wire(info),
+            server_capabilities={"tools": {}},
+            instructions=None,
+            dialect="minimal",
+            tools=minimal_tools(result, self.offer.label),
+        )
+
+
+def _succeeded(future: asyncio.Future[Any]) -> bool:
+    return not future.cancelled() and future.exception() is None
+
+
+async def _cancelled(future: asyncio.Future[Any]) -> None:
+    """Cancel `future` if it is still running and wait until it has ended."""
+    future.cancel()
+    await asyncio.wait({future})
+    if not future.cancelled():
+        future.exception()  # retrieved: how an abandoned request ended is of no interest
 
 
 def _refused(label: str, exc: RpcError) -> RpcError:

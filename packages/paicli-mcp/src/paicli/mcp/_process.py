@@ -9,9 +9,12 @@ The exit status comes from a pidfd (Linux) or a waiting thread elsewhere.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import subprocess
+import sys
+import termios
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -186,6 +189,21 @@ class ServerProcess:
         if self.stdin_open:
             assert self._stdin is not None
             self._stdin.writelines(chunks)
+
+    @property
+    def stdin_unread(self) -> bool:
+        """Whether bytes written to the child's stdin wait to be read: queued on our side,
+        or still in the pipe (FIONREAD; False where the system cannot tell)."""
+        if not self.stdin_open:
+            return False
+        assert self._stdin is not None and self._popen.stdin is not None
+        if self._stdin.get_write_buffer_size():
+            return True
+        try:
+            unread = fcntl.ioctl(self._popen.stdin.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        except (OSError, ValueError):
+            return False
+        return int.from_bytes(unread, sys.byteorder) > 0
 
     async def drain(self) -> None:
         """Wait while the stdin pipe is full."""

@@ -57,6 +57,7 @@ class _DeadlinePassed(Exception):
 
 class _Pending:
     __slots__ = (
+        "any_result",
         "deadline",
         "deadline_cap",
         "expired",
@@ -85,6 +86,9 @@ class _Pending:
         # With a transport that sends inline, the task still inside `send()` (see request()).
         self.sender: asyncio.Task[Any] | None = None
         self.expired = False
+        # The result may be any JSON value (a minimal-dialect tool's answer); it is handed
+        # back wrapped as `{"value": result}`.
+        self.any_result = False
 
 
 def error_from_wire(error: Any) -> RpcError:
@@ -194,12 +198,15 @@ class RpcEngine:
         progress_extends_deadline: bool = False,
         max_timeout: float | None = None,
         cancellable: bool = True,
+        any_result: bool = False,
     ) -> JsonObject:
         """Send a request and return its result, or raise the error it ended with.
 
         `timeout` is the deadline in seconds (None: none). With `progress_extends_deadline`
         every progress notification restarts the clock, never past `max_timeout` seconds
-        after the request was sent.
+        after the request was sent. A request that is not `cancellable` never sends
+        `notifications/cancelled` (its late answer is dropped quietly). With `any_result`
+        the result may be any JSON value and comes back as `{"value": result}`.
         """
         if self._closed is not None:
             raise self._closed
@@ -214,6 +221,7 @@ class RpcEngine:
         loop = self._loop
         future: asyncio.Future[JsonObject] = loop.create_future()
         entry = _Pending(future, method, on_progress)
+        entry.any_result = any_result
         self._pending[request_id] = entry
         if timeout is not None:
             now = loop.time()
@@ -239,6 +247,8 @@ class RpcEngine:
                 return await self._timed_out(request_id, method, timeout, cancellable)
             if cancellable and self._closed is None:
                 await self._send_cancelled(request_id, "cancelled by the client")
+            else:
+                self._forget(request_id)
             raise
         finally:
             del self._pending[request_id]
@@ -363,7 +373,9 @@ class RpcEngine:
             return
         if "result" in message:
             result = message["result"]
-            if isinstance(result, dict):
+            if entry.any_result:
+                future.set_result({"value": result})
+            elif isinstance(result, dict):
                 future.set_result(result)
             else:
                 future.set_exception(

@@ -257,6 +257,9 @@ class StdioTransport(Transport):
     def negotiated(self, era: Era, version: str) -> None:
         self._decoder.batches = batches_allowed(era, version)
 
+    def input_unread(self) -> bool:
+        return bool(self._outbox) or self._proc.stdin_unread
+
     # -- reading -------------------------------------------------------------------------
 
     def _on_stdout(self, data: bytes) -> None:

@@ -94,6 +94,13 @@ class Transport(ABC):
         read a JSON array as a batch only once 2025-03-26 is agreed)."""
         return None
 
+    def input_unread(self) -> bool:
+        """Whether the peer has yet to read part of what was sent to it (stdio: bytes still
+        in the server's stdin pipe); False when that cannot be known. Negotiation starts the
+        discovery probe's clock only once the server has read the probe, so a server that
+        is still starting is not taken for one that ignores the probe."""
+        return False
+
     def tools_listed(self, tools: Sequence[Tool]) -> list[Tool]:
         """Called with each complete tool list; returns the tools usable over this
         transport (2026 HTTP drops tools whose `x-mcp-header` annotations are invalid)."""
@@ -158,6 +165,9 @@ class TransportWrapper(Transport):
 
     def negotiated(self, era: Era, version: str) -> None:
         self.inner.negotiated(era, version)
+
+    def input_unread(self) -> bool:
+        return self.inner.input_unread()
 
     def tools_listed(self, tools: Sequence[Tool]) -> list[Tool]:
         return self.inner.tools_listed(tools)

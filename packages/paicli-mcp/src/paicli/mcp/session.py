@@ -5,7 +5,10 @@ transport and the session from one, and tests build one on an in-memory pair. Th
 owns its receive task and its modern-era listen task; `aclose()` (or leaving `async with`)
 stops both and closes the transport. Negotiation (`_negotiate`) hands back an `Agreement`
 that the session keeps; the 2026 request loop (MRTR rounds, -32022/-32020 retries) and the
-listen request are `_modern`'s.
+listen request are `_modern`'s. A tool found speaking the minimal dialect (`dialect ==
+"minimal"`, see `_minimal`) gets tool calls only: its tools come from its handshake, lists of
+resources and prompts are empty, ping and log levels send nothing, and any other request is
+refused here rather than sent to a tool it may crash.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ._minimal import Dialect, call_minimal_tool
 from ._modern import ModernRequests, listen_filter, modern_meta
 from ._negotiate import Agreement, EraCache, Offer, negotiate
 from ._rpc import ProgressCallback, RpcEngine
@@ -153,8 +157,15 @@ class ClientSession:
 
     @property
     def era(self) -> Era:
-        """`"legacy"` (the initialize handshake) or `"modern"` (2026-07-28)."""
+        """`"legacy"` (the initialize handshake) or `"modern"` (2026-07-28). A minimal-
+        dialect tool counts as legacy: a live process whose first line is a handshake."""
         return self._agreed().era
+
+    @property
+    def dialect(self) -> Dialect:
+        """`"mcp"`, or `"minimal"` for a hand-written tool that speaks the minimal JSON-RPC
+        dialect (its `protocol_version` is then `"minimal"`)."""
+        return self._agreed().dialect
 
     @property
     def protocol_version(self) -> str:
@@ -273,7 +284,11 @@ class ClientSession:
         max_timeout: float | None = None,
     ) -> JsonObject:
         """Send any request and return its raw result, shaped for the session's era."""
-        self._agreed()
+        if self._agreed().dialect == "minimal":
+            raise ProtocolError(
+                f"{self._name}: {method}: this tool speaks the minimal JSON-RPC dialect, "
+                "which takes tool calls only"
+            )
         timeout = self._timeouts.request if timeout is None else timeout
         if self._modern is None:
             return await self._engine.request(
@@ -294,7 +309,11 @@ class ClientSession:
         )
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
-        """Send a notification to the server."""
+        """Send a notification to the server (never to a minimal-dialect tool, which a
+        message it does not expect may crash: there it is dropped)."""
+        if self._agreed().dialect == "minimal":
+            log.debug("%s: not sending %s to a minimal-dialect tool", self._name, method)
+            return
         await self._engine.notify(method, params)
 
     async def _paginate(
@@ -353,6 +372,9 @@ class ClientSession:
         Over HTTP in the 2026 era, a tool whose `x-mcp-header` annotations are invalid is
         left out (with a warning naming it), as the specification requires.
         """
+        agreement = self._agreed()
+        if agreement.dialect == "minimal":
+            return self._transport.tools_listed(list(agreement.tools))
         tools = await self._paginate("tools/list", "tools", Tool.from_wire, timeout)
         return self._transport.tools_listed(tools)
 
@@ -366,7 +388,14 @@ class ClientSession:
         progress_extends_deadline: bool = False,
         max_timeout: float | None = None,
     ) -> CallToolResult:
-        """Call a tool. A tool's own failure comes back as `is_error`, not as an exception."""
+        """Call a tool. A tool's own failure comes back as `is_error`, not as an exception.
+
+        A minimal-dialect tool gets `{"method": name, "params": arguments}` with no progress
+        token, and a timed-out call is not cancelled (the tool might not survive the notice).
+        """
+        if self._agreed().dialect == "minimal":
+            timeout = self._timeouts.request if timeout is None else timeout
+            return await call_minimal_tool(self._engine, name, dict(arguments or {}), timeout)
         params: JsonObject = {"name": name, "arguments": dict(arguments or {})}
         result = await self.request(
             "tools/call",
@@ -379,11 +408,15 @@ class ClientSession:
         return CallToolResult.from_wire(result)
 
     async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        if self._agreed().dialect == "minimal":
+            return []
         return await self._paginate("resources/list", "resources", Resource.from_wire, timeout)
 
     async def list_resource_templates(
         self, *, timeout: float | None = None
     ) -> list[ResourceTemplate]:
+        if self._agreed().dialect == "minimal":
+            return []
         return await self._paginate(
             "resources/templates/list", "resourceTemplates", ResourceTemplate.from_wire, timeout
         )
@@ -393,6 +426,8 @@ class ClientSession:
         return ReadResourceResult.from_wire(result)
 
     async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        if self._agreed().dialect == "minimal":
+            return []
         return await self._paginate("prompts/list", "prompts", Prompt.from_wire, timeout)
 
     async def get_prompt(
@@ -426,14 +461,22 @@ class ClientSession:
         )
 
     async def set_logging_level(self, level: LogLevel) -> None:
-        """Ask the server for log messages at `level` and above (per request in 2026)."""
+        """Ask the server for log messages at `level` and above (per request in 2026; a
+        minimal-dialect tool has no log levels and is sent nothing)."""
+        if self.dialect == "minimal":
+            return
         if self.era == "modern":
             self._log_level = level
         else:
             await self.request("logging/setLevel", {"level": level})
 
     async def ping(self, *, timeout: float | None = None) -> None:
-        """Check the server answers. 2026 has no ping; `server/discover` stands in."""
+        """Check the server answers. 2026 has no ping; `server/discover` stands in. A
+        minimal-dialect tool, which a ping may crash, is only checked to be connected."""
+        if self.dialect == "minimal":
+            if self._engine.closed is not None:
+                raise self._engine.closed
+            return
         if self.era == "modern":
             await self.request("server/discover", None, timeout=timeout)
         else:
@@ -456,14 +499,14 @@ class ClientSession:
     async def subscribe_resource(self, uri: str) -> None:
         """Get `notifications/resources/updated` for `uri`."""
         self._resource_subscriptions.add(uri)
-        if self.era == "legacy":
+        if self.era == "legacy" and self.dialect == "mcp":
             await self.request("resources/subscribe", {"uri": uri})
         else:
             self._restart_listening()
 
     async def unsubscribe_resource(self, uri: str) -> None:
         self._resource_subscriptions.discard(uri)
-        if self.era == "legacy":
+        if self.era == "legacy" and self.dialect == "mcp":
             await self.request("resources/unsubscribe", {"uri": uri})
         else:
             self._restart_listening()
