@@ -1,6 +1,6 @@
 """Minimal-dialect tools through paicli's own surfaces, as a user runs them: `paicli mcp
-list|tools|call|probe` and the one-shot agent (the scripted model on 127.0.0.1), with the
-tools as real subprocesses."""
+list|tools|call|probe`, `/mcp` in the REPL (a real pseudo-terminal) and the one-shot agent
+(the scripted model on 127.0.0.1), with the tools as real subprocesses."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import pytest
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
+from tests.ui.test_repl import MARK, Places, goodbye, ready
+from tests.ui.test_repl import paicli as repl
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -85,3 +87,21 @@ async def test_the_agent_calls_a_minimal_tool(tmp_path: Path) -> None:
     assert "mcp__tiny__upper" in offered
     answer = next(m for m in llm.requests[1]["messages"] if m["role"] == "tool")
     assert answer["content"] == "AGENT"
+
+
+async def test_slash_mcp_in_the_repl_shows_the_minimal_dialect(tmp_path: Path) -> None:
+    places = Places(tmp_path / "home", tmp_path / "project", f"minimal-repl-{tmp_path.name}")
+    places.home.mkdir()
+    (places.project / ".paicli").mkdir(parents=True)
+    servers = {"tiny": {"command": SHELL_TOOL[0], "args": SHELL_TOOL[1:]}}
+    (places.project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    async with repl(places) as term:
+        await ready(term, "tiny", 1)
+        term.line("/mcp")
+        await term.expect(re.compile(r"NAME\W+STATE\W+TRANSPORT\W+PROTOCOL"))
+        await term.expect(re.compile(r"tiny\W+ready\W+stdio\W+minimal\W+1"))
+        await term.expect(MARK)
+        term.line("/mcp tools tiny")
+        await term.expect("mcp__tiny__upper  The text in capitals.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
