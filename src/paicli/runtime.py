@@ -25,7 +25,13 @@ from paicli.mcp import HttpServer, StdioServer, connect
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
-from paicli.tools.approval import Approver, ApprovingToolbox, PermissionStore, Policy
+from paicli.tools.approval import (
+    Approver,
+    ApprovingToolbox,
+    PermissionStore,
+    Policy,
+    argument_pattern_problems,
+)
 from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import Toolbox
 from paicli.tools.builtin import BuiltinToolbox, project_root_warning
@@ -141,6 +147,7 @@ async def open_runtime(
     policy, policy_problems = Policy.from_config(user_config)
     store = PermissionStore(home.permissions)
     problems += [*policy_problems, *store.problems]
+    problems += argument_pattern_problems(flag_allow, "--allow")
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
     secrets = [*config_secrets(config), *environment_secrets(env)]

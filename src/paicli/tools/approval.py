@@ -6,7 +6,10 @@ the inner toolbox says `must_ask` about (a protected path) skips everything betw
 patterns and the approver: it is always asked, the answer counts for that call only, and with
 no approver (`paicli -p`) it is denied whatever --allow and --yes say. The approver is asked
 one call at a time; the arguments it is shown are a frozen copy, and exactly that copy is what
-runs. This module never prints: the UI supplies the approver.
+runs. Saved and session answers for an MCP tool cover the tool's definition as it was when
+the user said yes (`ToolSpec.definition_hash`): a tool its server redefined is asked about
+again, and the question shows what changed. This module never prints: the UI supplies the
+approver.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-from paicli.tools._policy import PermissionStore, Policy, matches_any
+from paicli.servers.tool_definition import definition_hash, describe_change
+from paicli.tools._policy import (
+    PermissionStore,
+    Policy,
+    argument_pattern_problems,
+    matches_any,
+)
 from paicli.tools.base import DecidedBy, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.escape import json_for_terminal, terminal_safe
 from paicli.tools.naming import unsanitised_tool_name
@@ -31,6 +40,7 @@ __all__ = [
     "Choice",
     "PermissionStore",
     "Policy",
+    "argument_pattern_problems",
 ]
 
 
@@ -51,11 +61,13 @@ class Answer:
 @dataclass(frozen=True)
 class ApprovalRequest:
     """One call waiting for the user's answer. `arguments` is the approver's own copy;
-    `protected` says why this call is asked about whatever was allowed before."""
+    `protected` says why this call is asked about whatever was allowed before; `changed`
+    what changed in an MCP tool the user allowed before in another definition."""
 
     spec: ToolSpec
     arguments: Mapping[str, object]
     protected: str | None = None
+    changed: tuple[str, ...] = ()
 
     def display(self) -> str:
         """A warning line for a protected path, then tool, server (MCP) and the full
@@ -67,6 +79,12 @@ class ApprovalRequest:
                 f"Warning: {terminal_safe(self.protected)}. Saved and session answers never "
                 "cover a protected path: s and a allow this call only."
             )
+        if self.changed:
+            lines.append(
+                "Warning: the server changed this tool since you allowed it; your earlier "
+                f"answer does not cover the new definition ({terminal_safe(self.changed[0])}):"
+            )
+            lines.extend(f"  {terminal_safe(line)}" for line in self.changed[1:])
         lines.append(f"Tool: {terminal_safe(self.spec.name)}")
         if self.spec.server is not None:
             tool = terminal_safe(self.spec.tool or self.spec.name)
@@ -104,7 +122,10 @@ class ApprovingToolbox:
         self._approver = approver
         self._flag_allow = flag_allow
         self._yes = yes
-        self._session: set[str] = set()
+        # Session answers: tool name → the definition hash allowed (None: a built-in tool).
+        self._session: dict[str, str | None] = {}
+        # The definitions of MCP tools allowed this session, to show what changed.
+        self._session_definitions: dict[str, Mapping[str, object]] = {}
         # One prompt at a time: parallel tool calls would otherwise talk over each other.
         self._asking = asyncio.Lock()
 
@@ -159,11 +180,23 @@ class ApprovingToolbox:
         # A server's readOnlyHint is its own claim: believed only when the user trusts it.
         if spec.kind == "mcp" and spec.read_only_hint and spec.trusted_server:
             return "policy"
-        if self._policy.allows(spec.name) or self._store.allows(spec.name):
+        if self._policy.allows(spec.name) or self._store.allows(spec.name, spec.definition_hash):
             return "policy"
-        if spec.name in self._session:
+        if spec.name in self._session and self._session[spec.name] == spec.definition_hash:
             return "session"
         return None
+
+    def _change(self, spec: ToolSpec) -> tuple[str, ...]:
+        """What changed in an MCP tool since an answer that no longer covers it."""
+        if spec.definition is None:
+            return ()
+        before = self._session_definitions.get(spec.name)
+        grant = self._store.grant(spec.name)
+        if before is None and grant is not None:
+            before = grant.definition
+        if before is None or definition_hash(before) == spec.definition_hash:
+            return ()
+        return tuple(describe_change(before, spec.definition))
 
     def _flags_allow(self, spec: ToolSpec) -> bool:
         return self._yes or matches_any(spec.name, self._flag_allow)
@@ -184,7 +217,9 @@ class ApprovingToolbox:
                 # Two copies of one snapshot: the approver may do what it likes with its
                 # own, the other is what runs, so the call is exactly what was shown.
                 frozen = copy.deepcopy(dict(arguments))
-                request = ApprovalRequest(spec, copy.deepcopy(frozen), protected)
+                request = ApprovalRequest(
+                    spec, copy.deepcopy(frozen), protected, self._change(spec)
+                )
                 answer = await self._prompt(approver, request)
                 # Remembered before the lock is released, so waiting calls see it; an answer
                 # about a protected path is for that call only.
@@ -219,10 +254,14 @@ class ApprovingToolbox:
         if not isinstance(answer, Answer):
             return None
         if answer.choice is Choice.ALLOW_SESSION:
-            self._session.add(spec.name)
+            self._session[spec.name] = spec.definition_hash
+            if spec.definition is not None:
+                self._session_definitions[spec.name] = spec.definition
         elif answer.choice is Choice.ALLOW_ALWAYS:
+            self._session.pop(spec.name, None)  # the saved answer is the newer one
+            self._session_definitions.pop(spec.name, None)
             # The store remembers the answer for this process even when saving fails.
-            return self._store.add(spec.name)
+            return self._store.add(spec.name, spec.definition_hash, spec.definition)
         return None
 
     async def _run(

@@ -39,6 +39,10 @@ class ToolSpec:
     tool: str | None = None  # MCP tools: the tool's name on its server
     read_only_hint: bool = False  # MCP annotations.readOnlyHint (believed for trusted servers)
     trusted_server: bool = False  # MCP tools: the server is marked `trust` in its config
+    # MCP tools: the definition the server gave (servers.tool_definition) and its hash, which
+    # saved and session answers are bound to: a redefined tool is asked about again.
+    definition: Mapping[str, object] | None = None
+    definition_hash: str | None = None
 
     def openai_tool(self) -> ToolDefinition:
         """The `tools=[...]` entry of an OpenAI chat completions request."""

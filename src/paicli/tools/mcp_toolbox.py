@@ -17,6 +17,7 @@ from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arg
 from paicli.mcp import Tool
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
+from paicli.servers.tool_definition import definition, definition_hash
 
 from .base import ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
@@ -47,6 +48,8 @@ class McpToolbox:
         self._max_result_chars = max_result_chars
         self._results_dir = results_dir
         self._cleaned: dict[tuple[str, str, Profile], tuple[Tool, CleanedSchema]] = {}
+        # Each tool's definition and hash, computed once per tool object (a relist makes new).
+        self._definitions: dict[tuple[str, str], tuple[Tool, dict[str, object], str]] = {}
         self._originals: dict[str, Tool] = {}
         # Collisions already reported, so each is logged once, not every turn.
         self._reported: set[str] = set()
@@ -69,6 +72,7 @@ class McpToolbox:
                     continue
                 originals[name] = tool
                 annotations = tool.annotations or {}
+                defined, hashed = self._definition(server, tool)
                 specs.append(
                     ToolSpec(
                         name=name,
@@ -79,6 +83,8 @@ class McpToolbox:
                         tool=tool.name,
                         read_only_hint=annotations.get("readOnlyHint") is True,
                         trusted_server=trusted,
+                        definition=defined,
+                        definition_hash=hashed,
                     )
                 )
         self._originals = originals
@@ -133,6 +139,15 @@ class McpToolbox:
             truncated=rendered.truncated,
             saved_path=rendered.full_output_path,
         )
+
+    def _definition(self, server: str, tool: Tool) -> tuple[dict[str, object], str]:
+        cached = self._definitions.get((server, tool.name))
+        if cached is not None and cached[0] is tool:
+            return cached[1], cached[2]
+        defined = definition(tool)
+        hashed = definition_hash(defined)
+        self._definitions[(server, tool.name)] = (tool, defined, hashed)
+        return defined, hashed
 
     def _clean(self, server: str, tool: Tool) -> CleanedSchema:
         key = (server, tool.name, self.profile)
