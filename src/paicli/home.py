@@ -10,6 +10,7 @@
     audit/YYYY-MM-DD.jsonl    one line per tool call (paicli.tools.audit)
     tool-results/             MCP results too long for the model, saved whole
     logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
+    catalogue/HASH.json       each server's tools at its last start (paicli.servers.catalogue)
     history                   the REPL's prompt history
 
 Files paicli writes here are private (0600, folders 0700): see `paicli.private_files`.
@@ -70,6 +71,10 @@ class PaicliHome:
     @property
     def tool_results_dir(self) -> Path:
         return self.root / "tool-results"
+
+    @property
+    def catalogue_dir(self) -> Path:
+        return self.root / "catalogue"
 
     @property
     def mcp_logs_dir(self) -> Path:

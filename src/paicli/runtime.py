@@ -22,6 +22,7 @@ from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
+from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
@@ -160,6 +161,7 @@ async def open_runtime(
         on_change=on_server_change,
         log_dir=home.mcp_logs_dir,
         connector=connector or connect,
+        catalogue=Catalogue(home.catalogue_dir),
     )
     mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
     builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])

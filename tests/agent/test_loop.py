@@ -28,12 +28,12 @@ from paicli.agent.events import (
 )
 from paicli.agent.loop import Agent
 from paicli.mcp import TextContent
-from paicli.runtime import Runtime, open_runtime
+from paicli.runtime import Runtime
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
-from tests.memory_connect import memory_connector
+from tests.runtimes import memory_runtime
 
 SECRET = "tok-very-secret-4711"
 API_KEY = "sk-test-KEY0123456789"
@@ -106,15 +106,7 @@ async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
         async def start(llm: MemoryLlm, approvals: Approvals) -> tuple[Runtime, Agent]:
             root, environ = project(tmp_path)
             runtime = await runtimes.enter_async_context(
-                open_runtime(
-                    root=root,
-                    flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
-                    approver=approvals,
-                    trust_project=True,
-                    environ=environ,
-                    connector=memory_connector,
-                    http_client=llm.http_client(),
-                )
+                memory_runtime(root, environ, llm, approvals)
             )
             async with asyncio.timeout(30):
                 await runtime.manager.wait_ready()

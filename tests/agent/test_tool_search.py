@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from paicli.agent.events import Notice
-from paicli.runtime import Runtime, open_runtime
+from paicli.runtime import Runtime
 from paicli.tools.approval import Answer, Choice
 from tests.agent.test_loop import Approvals, Events, audit_lines, project, tool_messages
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
-from tests.memory_connect import memory_connector
+from tests.runtimes import memory_runtime
 
 BUILTINS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "execute_command"}
 
@@ -38,15 +38,7 @@ def start(tmp_path: Path) -> Start:
     async def opened(llm: MemoryLlm, approvals: Approvals, config: str) -> AsyncIterator[Runtime]:
         root, environ = project(tmp_path)
         write_settings(Path(environ["PAICLI_HOME"]), config)
-        async with open_runtime(
-            root=root,
-            flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
-            approver=approvals,
-            trust_project=True,
-            environ=environ,
-            connector=memory_connector,
-            http_client=llm.http_client(),
-        ) as runtime:
+        async with memory_runtime(root, environ, llm, approvals) as runtime:
             async with asyncio.timeout(30):
                 await runtime.manager.wait_ready()
             yield runtime

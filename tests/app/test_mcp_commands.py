@@ -72,6 +72,9 @@ def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     called = paicli(places, "call", "fault", "echo", '{"text": "hi there"}')
     assert called.returncode == 0, called.stderr
     assert called.stdout.strip() == "hi there"
+    # What the server offered is recorded, so a REPL or -p run need not wait for it.
+    (recorded,) = (places[0] / "catalogue").iterdir()
+    assert [t["name"] for t in json.loads(recorded.read_text())["tools"]][:2] == ["echo", "sleep"]
     assert paicli(places, "remove", "fault").returncode == 0
     assert "paicli mcp add" in paicli(places, "list").stdout
 

@@ -238,3 +238,35 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
     assert tool_result["role"] == "tool"
     assert "timed out" in tool_result["content"] or "stopped reading" in tool_result["content"]
     assert not processes_with(str(SERVERS / "fault_server.py") + "\x00--mode\x00stop_reading")
+
+
+async def test_a_server_known_from_the_catalogue_is_not_waited_for(tmp_path: Path) -> None:
+    """With its tools recorded, a server that takes a minute to start costs the first model
+    request nothing: the request offers the recorded tools and leaves at once (waiting for
+    the server would outlast `paicli`'s 60 s bound here), and the server is stopped at exit."""
+    from paicli.home import PaicliHome  # noqa: PLC0415
+    from paicli.mcp import Tool  # noqa: PLC0415
+    from paicli.servers.catalogue import Catalogue, catalogue_key  # noqa: PLC0415
+    from paicli.servers.config import load_config  # noqa: PLC0415
+
+    root = tmp_path / "project"
+    root.mkdir()
+    home = PaicliHome(tmp_path / "home" / ".paicli")
+    home.root.mkdir(parents=True)
+    marker = f"slow-start-{os.getpid()}"
+    args = [str(SERVERS / "fault_server.py"), "--start-delay", "90", "--initial-stderr", marker]
+    slow = {"command": sys.executable, "args": args, "startupTimeout": 120}
+    home.mcp_config.write_text(json.dumps({"mcpServers": {"slow": slow}}))
+    (entry,) = load_config(
+        None, home=home, environ={"HOME": str(tmp_path / "home")}
+    ).servers.values()
+    key = catalogue_key(entry)
+    assert key is not None
+    echo = Tool(name="echo", input_schema={"type": "object"}, description="Echo text.")
+    Catalogue(home.catalogue_dir).save(key, "slow", [echo])
+    async with ScriptedLlm([{"text": "Hello."}]) as llm:
+        run = await paicli(root, "-p", "hi", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "Hello.\n"
+    assert "mcp__slow__echo" in {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert processes_with(marker) == []

@@ -18,6 +18,7 @@ from typing import Any
 
 from paicli.home import PaicliHome
 from paicli.runtime import config_secrets
+from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
@@ -188,8 +189,15 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
     if not entries and not skipped:
         out(NO_SERVERS)
         return 0
-    log_dir = PaicliHome.from_environ().mcp_logs_dir
-    async with ServerManager(entries, on_change=mcp_shell.Progress(), log_dir=log_dir) as manager:
+    home = PaicliHome.from_environ()
+    # The catalogue is written (not read: these commands show live servers), so a later
+    # REPL or one-shot starts without waiting for them.
+    async with ServerManager(
+        entries,
+        on_change=mcp_shell.Progress(),
+        log_dir=home.mcp_logs_dir,
+        catalogue=Catalogue(home.catalogue_dir, read=False),
+    ) as manager:
         await manager.wait_ready()
         servers = manager.servers()
         ready = [s for s in servers if s.state is ServerState.READY]

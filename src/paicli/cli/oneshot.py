@@ -55,7 +55,8 @@ async def _answer(runtime: Runtime, options: argparse.Namespace, prompt: str) ->
     if runtime.agent is None:
         err(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
-    await runtime.manager.wait_ready()
+    # Servers whose tools the catalogue knows are not waited for: a call waits instead.
+    await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
     printer = EventPrinter(options.output_format)
     ended = await runtime.agent.run(prompt, printer)
     printer.finish(ended)

@@ -37,6 +37,7 @@ from paicli.mcp import (
 )
 from paicli.private_files import make_private_dir
 
+from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 
 __all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
@@ -110,6 +111,9 @@ class ManagedServer:
     ready_after: float | None = None
     restarts: int = 0
     stderr_tail: list[str] = field(default_factory=list)
+    # While it starts for the first time: its tools as the catalogue recorded them last run
+    # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
+    cached_tools: list[Tool] | None = None
 
     @property
     def name(self) -> str:
@@ -150,6 +154,7 @@ class ServerManager:
         on_change: ChangeCallback | None = None,
         log_dir: Path | None = None,
         connector: Connector = connect,
+        catalogue: Catalogue | None = None,
     ) -> None:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
@@ -160,6 +165,8 @@ class ServerManager:
         self._on_change = on_change
         # stdio servers' stderr is mirrored to {log_dir}/{name}.log (for `paicli mcp logs`).
         self._log_dir = log_dir
+        # What each server offered last run (paicli.servers.catalogue), so a run need not wait.
+        self._catalogue = catalogue
         self._owners: dict[str, asyncio.Task[None]] = {}
         self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
         self._closed = False
@@ -175,6 +182,7 @@ class ServerManager:
             elif server.entry.spec is None:
                 self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
             else:
+                self._load_catalogue(server)
                 self._start_owner(server)
         return self
 
@@ -209,9 +217,15 @@ class ServerManager:
     def servers(self) -> list[ManagedServer]:
         return list(self._servers.values())
 
-    def starting(self) -> list[str]:
-        """The names of the servers still starting."""
-        return [s.name for s in self._servers.values() if s.state is ServerState.STARTING]
+    def starting(self, *, without_catalogue: bool = False) -> list[str]:
+        """The names of the servers still starting (only those whose tools are not known
+        from the catalogue, with `without_catalogue`: the ones worth waiting for)."""
+        return [
+            s.name
+            for s in self._servers.values()
+            if s.state is ServerState.STARTING
+            and not (without_catalogue and s.cached_tools is not None)
+        ]
 
     def get(self, name: str) -> ManagedServer:
         """The server called `name`; `UnknownServer` when none is."""
@@ -226,15 +240,35 @@ class ServerManager:
             s.name: list(s.tools) for s in self._servers.values() if s.state is ServerState.READY
         }
 
+    def offered_tools(self) -> dict[str, list[Tool]]:
+        """What the model may call: the tools of every ready server, and those the catalogue
+        recorded for servers still starting (a call to one of them waits for its server)."""
+        offered = self.ready_tools()
+        for s in self._servers.values():
+            if s.state is ServerState.STARTING and s.cached_tools is not None:
+                offered[s.name] = list(s.cached_tools)
+        return offered
+
     async def call_tool(
         self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
     ) -> CallToolResult:
-        """Call `tool` on the ready server `server`. Raises `UnknownServer`, `ServerNotReady`,
-        or `ServerCallFailed` (an error reply, a timeout, the connection lost)."""
+        """Call `tool` on the ready server `server` (one still starting is waited for, up
+        to its startup timeout). Raises `UnknownServer`, `ServerNotReady`, or
+        `ServerCallFailed` (an error reply, a timeout, the connection lost, a tool the
+        server no longer offers)."""
         managed = self.get(server)
+        waited = managed.state is ServerState.STARTING
+        if waited:
+            spec = managed.entry.spec
+            limit = spec.handshake_timeout if spec is not None else None
+            await self.wait_ready([server], timeout=limit)
         session = managed.session
         if managed.state is not ServerState.READY or session is None:
             raise ServerNotReady(server, managed.state.value)
+        if waited and all(t.name != tool for t in managed.tools):
+            raise ServerCallFailed(
+                server, tool, "the server no longer offers this tool (its list changed)"
+            )
         try:
             return await session.call_tool(tool, arguments, timeout=timeout)
         except McpError as exc:
@@ -315,7 +349,9 @@ class ServerManager:
                 session = await context.__aenter__()
             try:
                 server.session = session
-                server.tools = _filter(await session.list_tools(), server.entry)
+                offered = await session.list_tools()
+                self._save_catalogue(server, offered)
+                server.tools = _filter(offered, server.entry)
                 session.subscribe(lambda n: self._on_notification(server, n))
                 server.started_at = time.monotonic()
                 server.ready_after = server.started_at - started
@@ -350,12 +386,26 @@ class ServerManager:
         if session is None:
             return
         try:
-            tools = _filter(await session.list_tools(), server.entry)
+            offered = await session.list_tools()
         except McpError as exc:
             log.warning("%s: could not refresh tools: %s", server.name, exc)
             return
-        server.tools = tools  # One assignment: readers see the old list or the new one.
+        self._save_catalogue(server, offered)
+        server.tools = _filter(
+            offered, server.entry
+        )  # One assignment: readers see the old list or the new one.
         self._notify(server)
+
+    def _load_catalogue(self, server: ManagedServer) -> None:
+        key = catalogue_key(server.entry)
+        if self._catalogue is not None and key is not None:
+            cached = self._catalogue.load(key)
+            server.cached_tools = None if cached is None else _filter(cached, server.entry)
+
+    def _save_catalogue(self, server: ManagedServer, tools: list[Tool]) -> None:
+        key = catalogue_key(server.entry)
+        if self._catalogue is not None and key is not None:
+            self._catalogue.save(key, server.name, tools)
 
     def _set(self, server: ManagedServer, state: ServerState, error: str | None = None) -> None:
         server.state = state
@@ -363,6 +413,7 @@ class ServerManager:
         if state is not ServerState.READY:
             server.tools = []
         if state is not ServerState.STARTING:
+            server.cached_tools = None  # up (its live list wins) or failed: never again
             self._settled[server.name].set()
         self._notify(server)
 

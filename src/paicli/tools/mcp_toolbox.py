@@ -33,7 +33,8 @@ TOOL_DESCRIPTION_CAP = 2000
 
 
 class McpToolbox:
-    """Every ready server's tools, as `mcp__{server}__{tool}`."""
+    """Every ready server's tools, as `mcp__{server}__{tool}` (and the catalogue's for a
+    server still starting: `ServerManager.offered_tools`)."""
 
     def __init__(
         self,
@@ -59,7 +60,7 @@ class McpToolbox:
         names = ToolNameRegistry()
         specs: list[ToolSpec] = []
         originals: dict[str, Tool] = {}
-        for server, tools in self._manager.ready_tools().items():
+        for server, tools in self._manager.offered_tools().items():
             trusted = bool(getattr(self._manager.get(server).entry, "trust", False))
             for tool in tools:
                 try:

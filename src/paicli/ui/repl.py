@@ -281,10 +281,10 @@ class Repl:
         await agent.run(expansion.text, self._renderer)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:
-        """Servers still starting would miss this turn: wait for them (bounded; Ctrl+C
-        skips the wait along with the turn)."""
-        starting = runtime.manager.starting()
-        if not starting:
+        """Servers still starting for the first time would miss this turn: wait for them
+        (bounded; Ctrl+C skips the wait along with the turn)."""
+        starting = runtime.manager.starting(without_catalogue=True)
+        if not starting:  # (the catalogue's tools are offered; a call to one waits)
             return
         names = terminal_safe(", ".join(starting))
         with self.console.status(Text(f"waiting for MCP servers to start: {names}…")):

@@ -1,0 +1,119 @@
+"""The tool catalogue: what each server offered last time, so a run need not wait for it.
+
+With a catalogue entry for a server, the model is offered that server's tools from the last
+run while the server is still starting; a call to one of them waits for the server (bounded
+by its startup timeout). When the server is up, its live tool list wins, and the entry is
+rewritten if it changed. An entry is keyed by a hash of the server's resolved config (its
+name, scope and everything that decides what runs), so a changed config starts as a first
+run: nothing is offered before the server has said what it has.
+
+Entries are `$PAICLI_HOME/catalogue/<sha256>.json` (0600 in a 0700 folder; the file name is the
+hash, never config text). A broken, oversized or foreign entry reads as no entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from paicli.config_files import MAX_CONFIG_BYTES, ConfigFileError, parse_json, read_config_text
+from paicli.mcp import HttpServer, McpError, StdioServer, Tool
+from paicli.private_files import write_atomically
+
+__all__ = ["Catalogue", "catalogue_key"]
+
+log = logging.getLogger("paicli.servers")
+
+FORMAT = 1
+
+
+class _Entry(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def spec(self) -> StdioServer | HttpServer | None: ...
+
+
+def catalogue_key(entry: _Entry) -> str | None:
+    """A hash of everything that decides what `entry` runs; None for an entry with no spec."""
+    spec = entry.spec
+    if spec is None:
+        return None
+    fields = dataclasses.asdict(spec)
+    fields.pop("stderr_file", None)  # where its log goes changes nothing it offers
+    described = {"name": entry.name, "kind": type(spec).__name__, "spec": fields}
+    text = json.dumps(described, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _tool_to_json(tool: Tool) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+    for key, value in (
+        ("description", tool.description),
+        ("title", tool.title),
+        ("outputSchema", tool.output_schema),
+        ("annotations", tool.annotations),
+        ("_meta", tool.meta),
+    ):
+        if value is not None:
+            data[key] = value
+    return data
+
+
+class Catalogue:
+    """The catalogue entries in `folder` (see the module docstring)."""
+
+    def __init__(self, folder: Path, *, read: bool = True) -> None:
+        self.folder = folder
+        self.read = read  # False: record what servers offer, never offer it from here
+
+    def _path(self, key: str) -> Path:
+        assert len(key) == 64 and all(c in "0123456789abcdef" for c in key)  # a hash, nothing else
+        return self.folder / f"{key}.json"
+
+    def load(self, key: str) -> list[Tool] | None:
+        """The tools recorded under `key`, or None (no entry, or one that cannot be used)."""
+        if not self.read:
+            return None
+        path = self._path(key)
+        try:
+            text = read_config_text(path, str(path))
+            if text is None:
+                return None
+            document = parse_json(text, str(path))
+            if not isinstance(document, dict) or document.get("format") != FORMAT:
+                return None
+            if document.get("key") != key or not isinstance(document.get("tools"), list):
+                return None
+            return [Tool.from_wire(tool) for tool in document["tools"]]
+        except (ConfigFileError, McpError) as exc:
+            log.info("tool catalogue %s not used: %s", path.name, exc)
+            return None
+
+    def save(self, key: str, server: str, tools: Sequence[Tool]) -> None:
+        """Record `tools` under `key`, unless that is what is recorded already. Never raises:
+        a catalogue that cannot be written only means the next start waits."""
+        document: Mapping[str, object] = {
+            "format": FORMAT,
+            "key": key,
+            "server": server,
+            "tools": [_tool_to_json(t) for t in tools],
+        }
+        data = json.dumps(document, ensure_ascii=False, sort_keys=True).encode()
+        if len(data) > MAX_CONFIG_BYTES:
+            return  # it could not be read back: keep no entry rather than a useless one
+        path = self._path(key)
+        try:
+            if path.read_bytes() == data:
+                return
+        except OSError:
+            pass
+        try:
+            write_atomically(path, data)
+        except OSError as exc:
+            log.warning("could not save the tool catalogue of %s: %s", server, exc)

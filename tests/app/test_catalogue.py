@@ -1,0 +1,207 @@
+"""Instant start from the tool catalogue: a server's tools from its last start are offered at
+once while it starts again, a call to one waits for the server, the live list wins and is
+recorded, and a changed config starts as a first run. The servers run in memory; a gate in
+front of the connector holds a server's start for as long as a test needs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.mcp import ClientHandlers, ClientSession, EraCache, HttpServer, StdioServer, Tool
+from paicli.servers.catalogue import Catalogue, catalogue_key
+from paicli.servers.errors import ServerCallFailed, ServerNotReady
+from paicli.servers.manager import ServerManager, ServerState
+from paicli.tools.approval import Answer, Choice
+from tests.agent.test_loop import Approvals, Events, project, tool_messages
+from tests.app.test_manager import fault, load
+from tests.llm_memory import MemoryLlm
+from tests.llm_server import Json
+from tests.memory_connect import memory_connector
+from tests.runtimes import memory_runtime
+
+
+class Gate:
+    """A connector that starts a server only once `open` is set (a slow handshake on cue)."""
+
+    def __init__(self) -> None:
+        self.open = asyncio.Event()
+        self.starts = 0
+
+    @contextlib.asynccontextmanager
+    async def __call__(
+        self,
+        spec: StdioServer | HttpServer,
+        /,
+        *,
+        name: str,
+        handlers: ClientHandlers | None,
+        era_cache: EraCache,
+    ) -> AsyncIterator[ClientSession]:
+        self.starts += 1
+        await self.open.wait()
+        async with memory_connector(
+            spec, name=name, handlers=handlers, era_cache=era_cache
+        ) as session:
+            yield session
+
+
+def manager(entries: list[Any], folder: Path, gate: Gate) -> ServerManager:
+    return ServerManager(entries, connector=gate, catalogue=Catalogue(folder))
+
+
+async def first_run(entries: list[Any], folder: Path) -> list[str]:
+    """Start once with nothing recorded; return the tools the server offered."""
+    gate = Gate()
+    gate.open.set()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as first:
+        await first.wait_ready()
+        return [t.name for t in first.get("fault").tools]
+
+
+async def test_the_second_start_offers_the_recorded_tools_before_the_server_is_up(
+    tmp_path: Path,
+) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    folder = tmp_path / "home" / "catalogue"
+    live = await first_run(entries, folder)
+    (entry,) = folder.iterdir()
+    assert entry.name == f"{catalogue_key(entries[0])}.json"
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+    gate = Gate()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as second:
+        server = second.get("fault")
+        assert server.state is ServerState.STARTING
+        assert [t.name for t in second.offered_tools()["fault"]] == live
+        assert second.ready_tools() == {}
+        assert second.starting() == ["fault"]
+        assert second.starting(without_catalogue=True) == []  # nothing to wait for
+        call = asyncio.ensure_future(second.call_tool("fault", "echo", {"text": "hi"}))
+        await asyncio.sleep(0)  # let the call reach its wait (not a synchronisation point)
+        assert not call.done()
+        gate.open.set()
+        assert (await call).text == "hi"
+        assert second.get("fault").state is ServerState.READY
+        assert server.cached_tools is None  # the live list is what is offered now
+
+
+async def test_a_changed_config_starts_as_a_first_run(tmp_path: Path) -> None:
+    folder = tmp_path / "home" / "catalogue"
+    await first_run(load(tmp_path, {"fault": fault()}), folder)
+    changed = load(tmp_path, {"fault": fault(env={"EXTRA": "1"})})
+    gate = Gate()
+    async with asyncio.timeout(30), manager(changed, folder, gate) as run:
+        assert run.offered_tools() == {}
+        assert run.starting(without_catalogue=True) == ["fault"]
+        gate.open.set()
+        await run.wait_ready()
+    assert len(list(folder.iterdir())) == 2  # one entry per config
+
+
+async def test_the_live_list_wins_and_is_recorded(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    folder = tmp_path / "home" / "catalogue"
+    live = await first_run(entries, folder)
+    key = catalogue_key(entries[0])
+    assert key is not None
+    ghost = Tool(name="ghost", input_schema={"type": "object"}, description="Gone since.")
+    Catalogue(folder).save(key, "fault", [ghost])
+    gate = Gate()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as run:
+        assert [t.name for t in run.offered_tools()["fault"]] == ["ghost"]
+        call = asyncio.ensure_future(run.call_tool("fault", "ghost", {}))
+        gate.open.set()
+        with pytest.raises(ServerCallFailed, match="no longer offers this tool"):
+            await call
+        assert [t.name for t in run.offered_tools()["fault"]] == live
+    recorded = Catalogue(folder).load(key)
+    assert recorded is not None and [t.name for t in recorded] == live
+
+
+async def test_a_server_that_fails_to_start_withdraws_the_recorded_tools(tmp_path: Path) -> None:
+    folder = tmp_path / "home" / "catalogue"
+    entries = load(tmp_path, {"fault": fault()})
+    await first_run(entries, folder)
+    key = catalogue_key(entries[0])
+    assert key is not None
+    broken = load(tmp_path, {"fault": fault("exit_during_handshake")})
+    recorded = Catalogue(folder).load(key)
+    assert recorded is not None
+    broken_key = catalogue_key(broken[0])
+    assert broken_key is not None
+    Catalogue(folder).save(broken_key, "fault", recorded)
+    gate = Gate()
+    async with asyncio.timeout(30), manager(broken, folder, gate) as run:
+        assert "fault" in run.offered_tools()
+        call = asyncio.ensure_future(run.call_tool("fault", "echo", {"text": "x"}))
+        gate.open.set()
+        await run.wait_ready()
+        assert run.get("fault").state is ServerState.ERROR
+        assert run.offered_tools() == {}
+        with pytest.raises(ServerNotReady, match=r"not ready \(error\)"):
+            await call
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{not json", b'{"format": 1, "key": "other", "tools": []}', b"[]", b"\xff\xfe"],
+)
+async def test_a_broken_entry_reads_as_none(tmp_path: Path, content: bytes) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    key = catalogue_key(entries[0])
+    assert key is not None
+    folder = tmp_path / "catalogue"
+    folder.mkdir(mode=0o700)
+    (folder / f"{key}.json").write_bytes(content)
+    assert Catalogue(folder).load(key) is None
+    gate = Gate()
+    gate.open.set()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as run:
+        assert run.starting(without_catalogue=True) == ["fault"]
+        await run.wait_ready()
+    assert Catalogue(folder).load(key) is not None  # rewritten by the live list
+
+
+async def test_the_model_sees_recorded_tools_and_its_call_waits_for_the_server(
+    tmp_path: Path,
+) -> None:
+    root, environ = project(tmp_path)
+    # The first run records the servers' tools.
+    async with (
+        MemoryLlm([{"text": "hi"}]) as llm,
+        memory_runtime(root, environ, llm, Approvals()) as runtime,
+    ):
+        async with asyncio.timeout(30):
+            await runtime.manager.wait_ready()
+    gate = Gate()
+    script: list[Json] = [
+        {"tool_calls": [{"id": "e", "name": "mcp__fault__echo", "arguments": '{"text": "yo"}'}]},
+        {"text": "done"},
+    ]
+    approvals = Approvals([Answer(Choice.ALLOW_ONCE)], hook=gate.open.set)
+    async with (
+        MemoryLlm(script) as llm,
+        memory_runtime(root, environ, llm, approvals, connector=gate) as runtime,
+    ):
+        assert runtime.agent is not None
+        assert runtime.manager.starting(without_catalogue=True) == []
+        async with asyncio.timeout(30):
+            await runtime.agent.run("echo yo", Events())
+    # The first request left while no server had started (the gate opened at approval).
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert {"mcp__fault__echo", "mcp__sdk__add"} <= offered
+    (result,) = tool_messages(llm.requests[1])
+    assert result["content"] == "yo"
+    catalogue = Path(environ["PAICLI_HOME"]) / "catalogue"
+    assert all(json.loads(p.read_text())["format"] == 1 for p in catalogue.iterdir())
+    assert stat.S_IMODE(os.stat(catalogue).st_mode) == 0o700

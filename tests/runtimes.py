@@ -1,0 +1,33 @@
+"""A paicli runtime for in-memory agent tests: the scripted model through its HTTP client, the
+servers through a connector (default: our test servers in this process), projects trusted."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+from paicli.runtime import Runtime, open_runtime
+from paicli.servers.manager import Connector
+from paicli.tools.approval import Approver
+from tests.llm_memory import MemoryLlm
+from tests.memory_connect import memory_connector
+
+
+def memory_runtime(
+    root: Path,
+    environ: Mapping[str, str],
+    llm: MemoryLlm,
+    approver: Approver,
+    *,
+    connector: Connector = memory_connector,
+) -> AbstractAsyncContextManager[Runtime]:
+    return open_runtime(
+        root=root,
+        flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
+        approver=approver,
+        trust_project=True,
+        environ=environ,
+        connector=connector,
+        http_client=llm.http_client(),
+    )
