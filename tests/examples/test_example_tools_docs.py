@@ -26,7 +26,7 @@ TIMEOUT = 30
 
 
 def smallest(language: str) -> str:
-    blocks = dict(BLOCK.findall(PAGE.read_text(encoding="utf-8")))
+    blocks: dict[str, str] = dict(BLOCK.findall(PAGE.read_text(encoding="utf-8")))
     return blocks[language]
 
 
