@@ -130,6 +130,7 @@ class LlmScript:
         self._next = 0
         self._closed = False
         self._waiting: set[asyncio.Event] = set()  # released when the script closes
+        self._arrived = asyncio.Event()  # set by each request
 
     @property
     def base_url(self) -> str:
@@ -182,6 +183,7 @@ class LlmScript:
             return _error(400, "request body needs a `model`")
         self.requests.append(body)
         self.authorizations.append(authorization)
+        self._arrived.set()
         if self._requests_file is not None:
             with self._requests_file.open("a", encoding="utf-8") as file:
                 file.write(json.dumps(body) + "\n")
@@ -218,6 +220,12 @@ class LlmScript:
         except asyncio.CancelledError:
             self.disconnected.set()
             raise
+
+    async def wait_for_requests(self, count: int) -> None:
+        """Until `count` requests have arrived."""
+        while len(self.requests) < count:
+            self._arrived.clear()
+            await self._arrived.wait()
 
     async def wait_for_disconnect(self, gone: asyncio.Event | None = None) -> None:
         """Until the client goes away (`gone` is set or this task is cancelled) or the

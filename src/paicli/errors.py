@@ -17,6 +17,8 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
     │   └── RequestRejected, ServiceUnavailable
+    ├── UsageError               paicli.cli.errors: the command line or its input cannot
+    │                            be used (a malformed `paicli mcp add`, stdin too large)
     └── ToolError                paicli.tools.errors: inside a tool call or tool listing
         ├── PathRefused          a path argument leaves the project root
         ├── NotRegularFile       a file tool met a FIFO, socket or device

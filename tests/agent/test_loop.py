@@ -370,6 +370,13 @@ async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_
     assert ended.text == "fresh start"
     (result,) = tool_messages(llm.requests[1])
     assert result["tool_call_id"] == "s" and "Cancelled" in result["content"]
+    (record,) = [r for r in audit_lines(runtime) if r["tool"] == "mcp__fault__sleep"]
+    assert (record["outcome"], record["decision"], record["decided_by"]) == (
+        "cancelled",
+        "allowed",
+        "user",
+    )
+    assert isinstance(record["waited_ms"], int)
 
 
 async def test_old_tool_results_are_trimmed_when_the_context_fills(
@@ -428,6 +435,68 @@ async def test_older_turns_are_summarised_when_trimming_is_not_enough(
     assert "SUMMARY: the user sent three long messages" in sent
     assert long not in sent and "B" * 8000 in sent
     assert any("summarised" in e.text for e in events.of(Notice))
+
+
+CODE_WORD = "The code word is PELICAN-42."
+
+
+async def three_long_turns(agent: Agent, last: Events) -> TurnEnded:
+    """Turn 1 carries the code word; the third turn's context check must summarise."""
+    for text in (f"{CODE_WORD} " + "A" * 8000, "B" * 8000):
+        await agent.run(text, Events())
+    return await agent.run("C" * 8000, last)
+
+
+@pytest.mark.parametrize(
+    "summary_reply",
+    [{"status": 400, "error": {"message": "context length exceeded"}}, {"text": "  "}],
+    ids=["http-400", "empty-summary"],
+)
+async def test_a_failed_summary_keeps_the_whole_conversation_and_says_so(
+    runtime_for: StartRuntime, summary_reply: Json
+) -> None:
+    script: list[Json] = [{"text": "one"}, {"text": "two"}, summary_reply, {"text": "three"}]
+    async with MemoryLlm(script) as llm:
+        _, agent = await runtime_for(llm, Approvals())
+        agent.context_window = 9000  # over 80% of it, below the whole
+        events = Events()
+        ended = await three_long_turns(agent, events)
+    assert ended.reason == "done" and ended.text == "three"
+    assert "Summarise the conversation" in llm.requests[2]["messages"][0]["content"]
+    assert CODE_WORD in json.dumps(llm.requests[3]["messages"])
+    assert CODE_WORD in json.dumps(agent.messages)
+    notices = [e.text for e in events.of(Notice)]
+    assert len(notices) == 1, notices
+    assert "summarising the 1 oldest turns failed" in notices[0]
+    assert "the whole conversation is kept" in notices[0]
+    assert "dropped" not in notices[0] and "summarised" not in notices[0]
+
+
+async def test_turns_are_dropped_only_past_the_whole_window_and_each_is_named(
+    runtime_for: StartRuntime,
+) -> None:
+    script: list[Json] = [
+        {"text": "one"},
+        {"text": "two"},
+        {"status": 400, "error": {"message": "context length exceeded"}},
+        {"text": "three"},
+    ]
+    async with MemoryLlm(script) as llm:
+        _, agent = await runtime_for(llm, Approvals())
+        agent.context_window = 8000
+        await agent.run(f"{CODE_WORD} " + "A" * 8000, Events())
+        await agent.run("B" * 8000, Events())
+        agent.context_window = 5000  # now smaller than the conversation itself
+        events = Events()
+        ended = await agent.run("C" * 8000, events)
+    assert ended.text == "three"
+    assert CODE_WORD not in json.dumps(llm.requests[3]["messages"])
+    assert "B" * 8000 in json.dumps(llm.requests[3]["messages"])
+    (dropped,) = (e.text for e in events.of(Notice))
+    assert "summarising the 1 oldest turns failed (" in dropped
+    assert "context length exceeded" in dropped
+    assert "its 1 oldest turns were dropped: 1. 'The code word is PELICAN-42. AAAA" in dropped
+    assert "(2 messages)" in dropped
 
 
 async def test_an_empty_answer_is_kept_as_empty_text_not_null(runtime_for: StartRuntime) -> None:

@@ -17,6 +17,7 @@ from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
     ServerEntry,
+    ServerExists,
     add_server,
     load_config,
     remove_server,
@@ -519,7 +520,9 @@ def test_add_and_remove_keep_other_servers_and_unknown_top_level_keys(tmp_path: 
     path = write(tmp_path / "mcp.json", {"$schema": "s", "mcpServers": {"a": {"command": "a"}}})
     path.chmod(0o644)
     add_server(path, "b", {"url": "https://b/", "headers": {"K": "${K}"}})
-    add_server(path, "a", {"command": "a2"})  # replacing keeps its place
+    with pytest.raises(ServerExists, match="already has a server named 'a'"):
+        add_server(path, "a", {"command": "a2"})
+    add_server(path, "a", {"command": "a2"}, replace=True)  # replacing keeps its place
     assert json.loads(path.read_text()) == {
         "$schema": "s",
         "mcpServers": {

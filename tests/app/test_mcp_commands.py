@@ -315,3 +315,35 @@ def test_hostile_config_files_are_one_line_each_and_paicli_goes_on(
     assert f"{project}/.paicli/mcp.json: nested deeper than 64 levels" in done.stderr
     assert "Traceback" not in done.stderr
     assert "✓ mine" in done.stderr
+
+
+def test_add_with_options_after_the_name_runs_the_server_it_describes(
+    places: tuple[Path, Path],
+) -> None:
+    added = paicli(places, "add", "fault", "-e", "API_TOKEN=t0k", "--", sys.executable, FAULT)
+    assert added.returncode == 0, added.stderr
+    listed = paicli(places, "list")
+    assert "✓ fault" in listed.stderr, listed.stderr
+
+
+async def test_add_over_an_existing_name_asks_at_a_terminal(places: tuple[Path, Path]) -> None:
+    from tests.ui.terminal import Terminal  # noqa: PLC0415 - only this test needs a pty
+
+    home, project = places
+    assert paicli(places, "add", "memory", "-e", "TOKEN=keep", "--", "old").returncode == 0
+    env = {"PATH": os.environ.get("PATH", ""), "PAICLI_HOME": str(home), "TERM": "dumb"}
+    for reply, command in (("n", "old"), ("y", "new")):
+        term = await Terminal.spawn(
+            [sys.executable, "-m", "paicli.cli", "mcp", "add", "memory", "--", "new"],
+            cwd=project,
+            env=env,
+        )
+        try:
+            await term.expect("A server named 'memory' is already configured there. Replace it?")
+            term.line(reply)
+            assert await term.exit_code() == (0 if reply == "y" else 1)
+        finally:
+            await term.aclose()
+        saved = json.loads((home / "mcp.json").read_text())["mcpServers"]["memory"]
+        assert saved["command"] == command
+    assert "TOKEN" not in saved  # replaced whole, the old env not carried over

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,21 @@ async def test_a_dash_reads_the_prompt_from_stdin(project: Path) -> None:
     assert llm.requests[0]["messages"][-1]["content"] == "summarise this\nplease\n"
 
 
+async def test_piped_stdin_follows_the_prompt_as_a_delimited_block(project: Path) -> None:
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new </stdin> \xff\n"
+    async with ScriptedLlm([{"text": "Looks fine."}]) as llm:
+        run = await paicli(project, "-p", "review this diff", llm=llm, stdin=diff)
+    assert run.code == 0, run.stderr
+    sent = llm.requests[0]["messages"][-1]["content"]
+    assert sent == f"review this diff\n\n<stdin-2>\n{diff}</stdin-2>"
+
+
+async def test_piped_stdin_larger_than_the_limit_is_a_usage_error(project: Path) -> None:
+    run = await paicli(project, "-p", "count", stdin="x" * (4 * 1024 * 1024 + 1))
+    assert run.code == 2
+    assert run.stderr == "paicli -p: stdin is larger than 4 MiB\n"
+
+
 async def test_an_empty_prompt_is_a_usage_error(project: Path) -> None:
     run = await paicli(project, "-p", "-", stdin="   \n")
     assert run.code == 2
@@ -106,6 +122,64 @@ async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> N
     assert result["result"] == "There is a .paicli folder."
     assert result["reason"] == "done" and result["steps"] == 2
     assert [c["name"] for c in result["tool_calls"]] == ["list_dir"]
+
+
+async def test_json_output_of_a_failed_run_is_one_object_with_the_reason(project: Path) -> None:
+    async with ScriptedLlm([{"status": 401}]) as llm:
+        failed = await paicli(project, "-p", "hi", "--output-format", "json", llm=llm)
+    unconfigured = await paicli(project, "-p", "hi", "--output-format", "json")
+    empty = await paicli(project, "-p", "-", "--output-format", "json", stdin=" ")
+    for run, code in ((failed, 1), (unconfigured, 2), (empty, 2)):
+        assert run.code == code, run.stderr
+        result = json.loads(run.stdout)
+        assert result["reason"] == "error" and result["result"] == ""
+        assert result["error"]
+    assert "authentication failed" in json.loads(failed.stdout)["error"]
+    assert "No model configured" in unconfigured.stderr
+    assert "No model configured" in json.loads(unconfigured.stdout)["error"]
+    assert json.loads(empty.stdout)["error"] == "paicli -p: the prompt is empty"
+
+
+@pytest.mark.parametrize("fmt", ["json", "stream-json"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_an_interrupted_run_still_ends_its_json_output(
+    project: Path, fmt: str, sig: int
+) -> None:
+    script: list[Json] = [
+        {"tool_calls": [{"id": "c", "name": "list_dir", "arguments": "{}"}]},
+        {"text": "Half an answer", "hang": True},
+    ]
+    async with ScriptedLlm(script) as llm:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "paicli.cli",
+            *("--base-url", llm.base_url, "--model", "scripted"),
+            *("-p", "ls", "--output-format", fmt),
+            cwd=project,
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "PAICLI_HOME": str(project.parent / "home"),
+                "PAICLI_API_KEY": API_KEY,
+            },
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        async with asyncio.timeout(30):
+            await llm.wait_for_requests(2)  # the answer has begun and hangs
+            process.send_signal(sig)
+            out, err = await process.communicate()
+    assert process.returncode == 130, err
+    lines = out.decode().splitlines()
+    last = json.loads(lines[-1])
+    if fmt == "json":
+        assert len(lines) == 1
+        assert last["reason"] == "cancelled" and last["error"] == "interrupted"
+        assert last["result"] == "Half an answer"[: len(last["result"])]
+        assert [c["name"] for c in last["tool_calls"]] == ["list_dir"]
+    else:
+        assert last["type"] == "turn_ended" and last["reason"] == "cancelled"
 
 
 async def test_stream_json_prints_one_event_per_line(project: Path) -> None:

@@ -156,10 +156,41 @@ async def test_a_cancelled_call_is_recorded_and_the_cancellation_goes_on(tmp_pat
         with pytest.raises(asyncio.CancelledError):
             await task
     [record] = log.tail(5)
-    assert (record["outcome"], record["decision"], record["tool"]) == (
+    assert (record["outcome"], record["decision"], record["decided_by"], record["tool"]) == (
+        "cancelled",
+        "allowed",
+        "policy",
+        "read_file",
+    )
+
+
+async def test_a_call_cancelled_while_the_user_is_asked_has_no_decision(tmp_path: Path) -> None:
+    asked = asyncio.Event()
+
+    async def never_answers(request: approval.ApprovalRequest) -> Answer:
+        asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    log = AuditLog(tmp_path / "audit", Redactor([]))
+    approving = ApprovingToolbox(
+        ScriptedToolbox(),
+        policy=Policy(),
+        store=PermissionStore(tmp_path / "permissions.json"),
+        approver=never_answers,
+    )
+    tools = AuditingToolbox(approving, log, session_id="s")
+    async with asyncio.timeout(5):
+        task = asyncio.create_task(tools.call(WRITE, {"path": "a"}))
+        await asked.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    [record] = log.tail(5)
+    assert (record["outcome"], record["decision"], record["decided_by"]) == (
         "cancelled",
         None,
-        "read_file",
+        None,
     )
 
 

@@ -116,6 +116,11 @@ def accepted(line: str) -> re.Pattern[str]:
     return re.compile(re.escape(f"{PROMPT}{line}") + r"\r*\n")
 
 
+def words(text: str) -> re.Pattern[str]:
+    """`text` wherever the screen wrapped it between words."""
+    return re.compile(r"\s+".join(map(re.escape, text.split())))
+
+
 def audit_records(places: Places) -> list[dict[str, Any]]:
     files = sorted((places.paicli_home / "audit").glob("*.jsonl"))
     return [json.loads(line) for path in files for line in path.read_text().splitlines()]
@@ -377,3 +382,32 @@ async def test_ctrl_c_while_the_model_streams_stops_the_stream_and_keeps_the_ses
     second = llm.requests[1]["messages"]
     assert [m["role"] for m in second[1:]] == ["user", "assistant", "user"]
     assert "[interrupted]" in second[2]["content"]
+
+
+async def test_a_summary_the_model_refuses_keeps_the_first_turn_and_says_so(
+    places: Places,
+) -> None:
+    code_word = "The code word is PELICAN-42."
+    places.paicli_home.mkdir(mode=0o700)
+    (places.paicli_home / "config.toml").write_text("context_window = 3000\n")
+    script: list[dict[str, Any]] = [
+        {"text": "first answer"},
+        {"text": "second answer"},
+        {"status": 400, "error": {"message": "context length exceeded"}},
+        {"text": "third answer"},
+    ]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        for text, reply in ((f"{code_word} " + "a " * 1200, "first"), ("b " * 1200, "second")):
+            await term.expect(MARK)
+            term.line(text)
+            await term.expect(f"{reply} answer")
+        await term.expect(MARK)
+        term.line("c " * 100)
+        await term.expect(words("summarising the 1 oldest turns failed"))
+        await term.expect(words("context length exceeded"))
+        await term.expect(words("the whole conversation is kept"))
+        await term.expect("third answer")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert code_word in json.dumps(llm.requests[3]["messages"])
+    assert "summarised" not in term.text and "dropp" not in term.text

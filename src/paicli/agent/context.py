@@ -3,7 +3,9 @@
 Estimates are rough on purpose (about 4 characters a token, the usual figure for English and
 code with OpenAI-style tokenizers); the budget leaves room for the answer. When the estimate
 passes the budget, old tool results are cut first (they are the bulk and the least needed
-later), then the oldest turns are replaced by a summary (`Conversation.compact`).
+later), then the oldest turns are replaced by a summary. When the summary cannot be made
+the conversation is kept whole; only when it is larger than the whole window (the model cannot
+take it at all) are the oldest turns dropped, and the notice names each one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ KEEP_RECENT_TOOL_RESULTS = 4
 TRIMMED_RESULT_CHARS = 300
 # Turns (user messages and what followed them) kept verbatim when older ones are summarised.
 KEEP_RECENT_TURNS = 2
+# A dropped turn is named by this much of its user message: enough to recognise it.
+TURN_HEAD_CHARS = 60
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[object] = ()) -> int:
@@ -66,6 +70,31 @@ def split_for_summary(
         return system, [], rest
     cut = starts[-KEEP_RECENT_TURNS]
     return system, rest[:cut], rest[cut:]
+
+
+def drop_oldest_turns(
+    messages: list[Message], tools: Sequence[object], limit: int
+) -> tuple[list[Message], list[str]]:
+    """The messages without their oldest turns until they fit in `limit` tokens, and the
+    first words of each dropped turn's user message. The last `KEEP_RECENT_TURNS` turns are
+    never dropped, so the result may still be over the limit."""
+    system, _, _ = split_for_summary(messages)
+    rest: list[Message] = [m for m in messages if m["role"] != "system"]
+    dropped: list[str] = []
+    while estimate_tokens([*system, *rest], tools) > limit:
+        starts = [i for i, m in enumerate(rest) if m["role"] == "user"]
+        if len(starts) <= KEEP_RECENT_TURNS:
+            break
+        turn, rest = rest[: starts[1]], rest[starts[1] :]
+        dropped.append(_turn_head(turn))
+    return [*system, *rest], dropped
+
+
+def _turn_head(turn: Sequence[Message]) -> str:
+    """A dropped turn as the user will recognise it: its first words, then its size."""
+    words = " ".join(str(turn[0]["content"] or "").split())
+    head = words if len(words) <= TURN_HEAD_CHARS else words[:TURN_HEAD_CHARS] + "..."
+    return f"{head!r} ({len(turn)} messages)"
 
 
 def transcript(messages: Sequence[Message], limit: int) -> str:

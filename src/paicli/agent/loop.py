@@ -218,9 +218,9 @@ class Agent:
             emit(Notice(f"Context nearly full: trimmed {cut} old tool results."))
         if context.estimate_tokens(self.messages, tools) <= limit:
             return
-        await self._summarise(emit)
+        await self._summarise(tools, emit)
 
-    async def _summarise(self, emit: EventSink) -> None:
+    async def _summarise(self, tools: Sequence[object], emit: EventSink) -> None:
         system, older, recent = context.split_for_summary(self.messages)
         # Too little old conversation to be worth a model call (the tool schemas, say, are
         # what fills the window): leave it.
@@ -232,21 +232,44 @@ class Agent:
             SystemMessage(role="system", content=context.SUMMARY_PROMPT),
             UserMessage(role="user", content=source),
         ]
-        summary = ""
+        summary, failure = "", "the model answered with no text"
         try:
             async with contextlib.aclosing(self.llm.stream(request, [])) as stream:
                 async for event in stream:
                     if isinstance(event, Completion):
-                        summary = event.text
+                        summary = event.text.strip()
         except LlmError as exc:
-            emit(Notice(f"Could not summarise older turns ({exc}); dropping them instead."))
-        note = (
-            f"Summary of the earlier conversation:\n{summary}"
-            if summary
-            else "(Earlier conversation was dropped to fit the context window.)"
-        )
-        self.messages = [*system, UserMessage(role="user", content=note), *recent]
-        emit(Notice(f"Context nearly full: summarised {len(older)} older messages."))
+            failure = str(exc)
+        turns = sum(1 for m in older if m["role"] == "user")
+        if summary:
+            note = f"Summary of the earlier conversation:\n{summary}"
+            self.messages = [*system, UserMessage(role="user", content=note), *recent]
+            emit(
+                Notice(
+                    f"Context nearly full: summarised the {turns} oldest turns "
+                    f"({len(older)} messages)."
+                )
+            )
+            return
+        failed = f"summarising the {turns} oldest turns failed ({failure})"
+        emit(Notice(self._drop_as_last_resort(tools, failed)))
+
+    def _drop_as_last_resort(self, tools: Sequence[object], failed: str) -> str:
+        """What became of the conversation after a failed summary, in words. Only one larger
+        than the whole window loses turns (the model could not take it at all), and the
+        words name every dropped turn."""
+        if context.estimate_tokens(self.messages, tools) > self.context_window:
+            self.messages, dropped = context.drop_oldest_turns(
+                self.messages, tools, self.context_window
+            )
+            if dropped:
+                listed = "; ".join(f"{n}. {head}" for n, head in enumerate(dropped, 1))
+                return (
+                    f"Context full, and {failed}. The conversation no longer fits the "
+                    f"model's context window ({self.context_window:,} tokens), so its "
+                    f"{len(dropped)} oldest turns were dropped: {listed}."
+                )
+        return f"Context nearly full, and {failed}: the whole conversation is kept."
 
     def _settle_after_cancel(self, question: Message) -> None:
         """Leave a history the provider accepts: every tool call answered, partial text kept."""

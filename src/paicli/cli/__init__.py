@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from paicli._version import __version__
 
+from ._add_args import ADD_USAGE, add_options, split_server_command
+
 PROTOCOLS = (
     "auto",
     "legacy",
@@ -122,12 +124,12 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     logs.add_argument("name")
     logs.add_argument("-n", "--lines", type=int, default=50)
     add = sub.add_parser(
-        "add", help="add a server: NAME -- CMD ARGS... or --transport http NAME URL"
+        "add",
+        help="add a server: NAME -- CMD ARGS... or NAME URL",
+        usage=ADD_USAGE,
+        description="Options may come anywhere before --; a URL means an HTTP server.",
     )
-    add.add_argument("--scope", choices=("user", "project"), default="user")
-    add.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio")
-    add.add_argument("--header", action="append", default=[], metavar="'K: V'")
-    add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add_options(add)
     add.add_argument("name")
     add.add_argument("target", nargs=argparse.REMAINDER, help="-- CMD ARGS... or URL")
     remove = sub.add_parser("remove", help="remove a server from a config file")
@@ -172,7 +174,10 @@ def config_files_exist() -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_help = "-h" in args or "--help" in args
+    args, server_command = split_server_command(args)
     options = build_parser(full_help=wants_help).parse_args(args)
+    if server_command is not None:
+        options.target = [*options.target, "--", *server_command]
     from paicli.ui.output import log_to_terminal  # noqa: PLC0415 - keep --version fast
 
     log_to_terminal()
@@ -212,17 +217,17 @@ def dispatch(options: argparse.Namespace) -> int:
     flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
     if options.print is not None:
         from ._signals import run_until_signalled  # noqa: PLC0415
-        from .oneshot import read_prompt, run_once  # noqa: PLC0415
+        from .errors import UsageError  # noqa: PLC0415
+        from .oneshot import no_prompt, read_prompt, run_once  # noqa: PLC0415
 
         try:
             prompt = read_prompt(options)
         except KeyboardInterrupt:
-            return 130
+            return no_prompt(options, "interrupted while reading stdin", 130)
+        except UsageError as exc:
+            return no_prompt(options, str(exc), 2)
         if prompt is None:
-            from paicli.ui.output import err  # noqa: PLC0415
-
-            err("paicli -p: the prompt is empty")
-            return 2
+            return no_prompt(options, "the prompt is empty", 2)
         return run_until_signalled(run_once(options, flags, prompt))
     from paicli.ui.repl import repl_main  # noqa: PLC0415
     from paicli.ui.trust_prompt import ask_on_terminal  # noqa: PLC0415

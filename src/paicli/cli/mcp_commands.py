@@ -14,7 +14,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from paicli.home import PaicliHome
 from paicli.runtime import config_secrets
@@ -23,7 +22,6 @@ from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
     ServerEntry,
-    add_server,
     load_config,
     name_problem,
     remove_server,
@@ -40,6 +38,7 @@ from paicli.ui.screen_secrets import redacting
 from paicli.ui.trust_prompt import ask_on_terminal
 
 from . import NO_SERVERS
+from ._mcp_add import add as add_entry
 from ._signals import run_until_signalled
 
 
@@ -64,52 +63,7 @@ def config_path(scope: str) -> Path:
 
 
 def add(options: argparse.Namespace) -> int:
-    target = list(options.target)
-    if target[:1] == ["--"]:
-        target = target[1:]
-    elif options.transport != "stdio":
-        # `NAME URL --header 'K: V'`: options after the URL land in the remainder too.
-        rest, target = target, []
-        while rest:
-            item = rest.pop(0)
-            if item in ("--header", "-H") and rest:
-                options.header.append(rest.pop(0))
-            else:
-                target.append(item)
-    if not target:
-        err("paicli mcp add: give the command after -- (stdio) or the URL (http, sse)")
-        return 2
-    entry: dict[str, Any]
-    if options.transport == "stdio":
-        entry = {"command": target[0], "args": target[1:]}
-        env = {}
-        for item in options.env:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                err(f"paicli mcp add: --env {item!r} is not KEY=VALUE")
-                return 2
-            env[key] = value
-        if env:
-            entry["env"] = env
-    else:
-        entry = {"type": options.transport, "url": target[0]}
-        headers = {}
-        for item in options.header:
-            key, sep, value = item.partition(":")
-            if not sep or not key.strip():
-                err(f"paicli mcp add: --header {item!r} is not 'Name: value'")
-                return 2
-            headers[key.strip()] = value.strip()
-        if headers:
-            entry["headers"] = headers
-    path = config_path(options.scope)
-    try:
-        add_server(path, options.name, entry)
-    except ConfigWriteError as exc:
-        err(f"paicli mcp add: {exc}")
-        return 1
-    out(f"Added {options.transport} server {options.name!r} to {path}")
-    return 0
+    return add_entry(options, config_path)
 
 
 def remove(options: argparse.Namespace) -> int:

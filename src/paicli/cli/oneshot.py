@@ -11,6 +11,9 @@ configured, empty prompt); 3 the step budget ran out; 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -20,19 +23,82 @@ from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
 
+from .errors import UsageError
+
 EXIT_CODES = {"done": 0, "error": 1, "step_budget": 3, "cancelled": 130}
+
+
+# Piped input goes into the prompt whole, so it is bounded: a larger file is a mistake (or
+# `yes |`), and the model's window is far smaller anyway.
+STDIN_LIMIT = 4 * 1024 * 1024
 
 
 def read_prompt(options: argparse.Namespace) -> str | None:
     """The prompt, read before the event loop starts when it comes from stdin (a blocking
-    read inside the loop would keep SIGTERM from being handled until stdin ends)."""
+    read inside the loop would keep SIGTERM from being handled until stdin ends). With
+    `-p -` stdin is the prompt; with `-p PROMPT` and a pipe or file on stdin (`git diff |
+    paicli -p "review this"`), its text follows the prompt as a delimited block."""
     prompt: str = options.print
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _read_stdin()
+    elif _stdin_is_piped():
+        piped = _read_stdin()
+        if piped.strip():
+            prompt = with_piped_text(prompt, piped)
     return prompt if prompt.strip() else None
 
 
+def with_piped_text(prompt: str, piped: str) -> str:
+    """`prompt`, then `piped` between tags the text itself does not contain, so nothing in
+    it can close the block early."""
+    tag, number = "stdin", 1
+    while f"</{tag}>" in piped:
+        number += 1
+        tag = f"stdin-{number}"
+    body = piped if piped.endswith("\n") else piped + "\n"
+    return f"{prompt}\n\n<{tag}>\n{body}</{tag}>"
+
+
+def _stdin_is_piped() -> bool:
+    """A pipe or a regular file: a terminal is the user, /dev/null and sockets have
+    nothing meant for the prompt."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise UsageError(f"stdin is larger than {STDIN_LIMIT // (1024 * 1024)} MiB")
+    # Bytes that are not UTF-8 (a binary diff) must not cost the run: shown as U+FFFD.
+    return data.decode("utf-8", errors="replace")
+
+
 async def run_once(options: argparse.Namespace, flags: dict[str, str | None], prompt: str) -> int:
+    printer = EventPrinter(options.output_format)
+    try:
+        return await _answer(options, flags, prompt, printer)
+    except asyncio.CancelledError:
+        printer.interrupted()
+        raise
+
+
+def no_prompt(options: argparse.Namespace, error: str, code: int) -> int:
+    """The prompt could not be read: `error` on stderr, and the one JSON object or the
+    end event when one was asked for."""
+    EventPrinter(options.output_format).failed(f"paicli -p: {error}")
+    return code
+
+
+async def _answer(
+    options: argparse.Namespace,
+    flags: dict[str, str | None],
+    prompt: str,
+    printer: EventPrinter,
+) -> int:
     async with open_runtime(
         root=Path.cwd(),
         flags=flags,
@@ -44,20 +110,19 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
         max_steps=options.max_steps or None,
     ) as runtime:
         with redacting(runtime.redactor):
-            return await _answer(runtime, options, prompt)
+            return await _turn(runtime, prompt, printer)
 
 
-async def _answer(runtime: Runtime, options: argparse.Namespace, prompt: str) -> int:
+async def _turn(runtime: Runtime, prompt: str, printer: EventPrinter) -> int:
     for problem in runtime.problems:
         err(f"paicli: {problem}")
     for name in runtime.skipped:
         err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
     if runtime.agent is None:
-        err(f"paicli: {runtime.settings.why_not_configured()}")
+        printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
     await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
-    printer = EventPrinter(options.output_format)
     ended = await runtime.agent.run(prompt, printer)
     printer.finish(ended)
     return EXIT_CODES[ended.reason]

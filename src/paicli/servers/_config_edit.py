@@ -17,15 +17,22 @@ from ._config_file import InvalidConfig, read_document
 from ._names import name_problem
 from .errors import ConfigError
 
-__all__ = ["ConfigWriteError", "add_server", "remove_server"]
+__all__ = ["ConfigWriteError", "ServerExists", "add_server", "remove_server"]
 
 
 class ConfigWriteError(ConfigError):
     """A config file could not be updated; it is left exactly as it was."""
 
 
-def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
-    """Add or replace server `name` in the config file at `path`, creating it if needed."""
+class ServerExists(ConfigWriteError):
+    """The file already has a server of that name and replacing it was not asked for."""
+
+
+def add_server(
+    path: Path, name: str, entry: Mapping[str, object], *, replace: bool = False
+) -> None:
+    """Add server `name` to the config file at `path`, creating it if needed; an existing
+    server of that name is replaced only with `replace` (else `ServerExists`)."""
     problem = name_problem(name)
     if problem is not None:
         raise ConfigWriteError(f"{path}: cannot add server {name!r}: {problem}")
@@ -33,6 +40,8 @@ def add_server(path: Path, name: str, entry: Mapping[str, object]) -> None:
     servers = document.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigWriteError(f"{path}: 'mcpServers' is not an object; not changing the file")
+    if name in servers and not replace:
+        raise ServerExists(f"{path} already has a server named {name!r}")
     servers[name] = dict(entry)  # a replaced name keeps its place in the file
     _write_atomically(path, document)
 

@@ -41,7 +41,7 @@ from paicli.home import PaicliHome, user_home
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
 from paicli.user_config import UserConfig, load_user_config
 
-from ._config_edit import ConfigWriteError, add_server, remove_server
+from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from ._config_file import InvalidConfig, kind, read_document
 from ._expand import VariableUse, expanded, references
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
@@ -56,6 +56,7 @@ __all__ = [
     "RestartPolicy",
     "Scope",
     "ServerEntry",
+    "ServerExists",
     "VariableUse",
     "add_server",
     "load_config",

@@ -28,7 +28,7 @@ from paicli.tools._policy import (
     argument_pattern_problems,
     matches_any,
 )
-from paicli.tools.base import DecidedBy, Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import VERDICT, DecidedBy, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.escape import json_for_terminal, terminal_safe
 from paicli.tools.naming import unsanitised_tool_name
 
@@ -272,6 +272,9 @@ class ApprovingToolbox:
         waited_ms: int | None = None,
         warning: str | None = None,
     ) -> ToolOutcome:
+        verdict = VERDICT.get()
+        if verdict is not None:
+            verdict.decided_by, verdict.waited_ms = decided_by, waited_ms
         outcome = await self._inner.call(spec, arguments)
         if waited_ms is not None:
             outcome = replace(outcome, waited_ms=waited_ms, approval_warning=warning)

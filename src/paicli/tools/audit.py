@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from paicli.private_files import make_private_dir
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import VERDICT, Toolbox, ToolOutcome, ToolSpec, Verdict
 from paicli.tools.redact import Redactor
 
 __all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
@@ -157,16 +157,19 @@ class AuditingToolbox:
             "server": spec.server,
             "arguments": arguments,
         }
+        verdict = Verdict()
+        token = VERDICT.set(verdict)
         try:
             outcome = await self._inner.call(spec, arguments)
         except asyncio.CancelledError:
-            self._write(record, start, decision=None, decided_by=None, result="cancelled")
+            self._unfinished(record, start, verdict, "cancelled")
             raise
         except Exception as exc:
             # A toolbox should never raise; if one does, the log still says what happened.
-            error = f"{type(exc).__name__}: {exc}"
-            self._write(record, start, decision=None, decided_by=None, result="error", error=error)
+            self._unfinished(record, start, verdict, "error", f"{type(exc).__name__}: {exc}")
             raise
+        finally:
+            VERDICT.reset(token)
         waited = outcome.waited_ms
         if waited is not None:
             record["waited_ms"] = waited  # time spent asking the user, not running
@@ -180,6 +183,29 @@ class AuditingToolbox:
             waited=waited or 0,
         )
         return outcome
+
+    def _unfinished(
+        self,
+        record: dict[str, object],
+        start: float,
+        verdict: Verdict,
+        result: CallOutcome,
+        error: str | None = None,
+    ) -> None:
+        """A call that ended without an outcome: who allowed it, if it got that far, is
+        kept (an approved call the user then cancelled was still approved by them)."""
+        allowed = verdict.decided_by is not None
+        if verdict.waited_ms is not None:
+            record["waited_ms"] = verdict.waited_ms
+        self._write(
+            record,
+            start,
+            decision="allowed" if allowed else None,
+            decided_by=verdict.decided_by,
+            result=result,
+            error=error,
+            waited=verdict.waited_ms or 0,
+        )
 
     def _write(
         self,

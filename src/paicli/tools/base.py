@@ -9,6 +9,7 @@ reads (only cancellation escapes).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -77,6 +78,19 @@ class ToolOutcome:
         """A call stopped before it ran (bad arguments, a path outside the root, a refused
         command): an error result the model reads, recorded as refused."""
         return cls(text, is_error=True, decision="refused", decided_by=decided_by)
+
+
+@dataclass
+class Verdict:
+    """Who allowed a call that then started running, for a record written if it never
+    returns an outcome (cancelled, or a toolbox that raised). The auditing wrapper puts a
+    fresh one in `VERDICT` around each call; the approving wrapper fills it in."""
+
+    decided_by: DecidedBy | None = None
+    waited_ms: int | None = None
+
+
+VERDICT: ContextVar[Verdict | None] = ContextVar("paicli_tool_verdict", default=None)
 
 
 class Toolbox(Protocol):

@@ -37,9 +37,13 @@ class EventPrinter:
     def __init__(self, fmt: str) -> None:
         self.fmt = fmt
         self.tool_calls: list[dict[str, Any]] = []
+        self.ended: TurnEnded | None = None  # the agent's own end of the turn, once seen
         self._ends_with_newline = True
+        self._finished = False
 
     def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, TurnEnded):
+            self.ended = event
         if self.fmt == "stream-json":
             out_json(event_json(event), indent=None)
             return
@@ -75,9 +79,30 @@ class EventPrinter:
                 err(f"paicli: {event.error}")
 
     def finish(self, ended: TurnEnded) -> None:
-        """With `--output-format json`, the one object that is the whole output."""
+        """The end of the output, written once whatever ended the run (an answer, a failure,
+        an interruption): with `json` the one object that is the whole output, with
+        `stream-json` a `turn_ended` event if the agent did not write one."""
+        if self._finished:
+            return
+        self._finished = True
         if self.fmt == "json":
             out_json(self.summary(ended), indent=None)
+        elif self.fmt == "stream-json" and self.ended is None:
+            out_json(event_json(ended), indent=None)
+
+    def interrupted(self) -> None:
+        """The run was cancelled (Ctrl+C, SIGTERM): finish with what the agent said, if it
+        got that far, and say so."""
+        ended = self.ended or TurnEnded("cancelled")
+        if ended.reason == "cancelled" and ended.error is None:
+            ended = dataclasses.replace(ended, error="interrupted")
+        self.finish(ended)
+
+    def failed(self, error: str) -> None:
+        """The run failed before or outside the agent's turn; `error` is the reason, shown
+        as it is on stderr."""
+        err(error)
+        self.finish(TurnEnded("error", error=error))
 
     def summary(self, ended: TurnEnded) -> dict[str, Any]:
         return {
