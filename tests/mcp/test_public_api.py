@@ -38,6 +38,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "ImageContent",
         "Implementation",
         "LegacySseTransport",
+        "Limits",
         "McpError",
         "MemoryTransport",
         "MessageTooLarge",

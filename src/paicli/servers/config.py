@@ -22,6 +22,8 @@ server stays listed with its `error`, unknown keys become `warnings`. Strings in
 (the default), `"on-failure"`, or `{"policy": "never"|"on-failure", "maxRestarts": N}`: the
 object form (policy defaulting to "on-failure") exists only to change the maximum (default 3),
 so the common case stays a string.
+`limits` (stdio only, parsed by the library) go over the defaults of config.toml `[limits]`
+(`_limits_config`; a repository's server can only tighten them).
 
 Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
 in `_expand`, names in `_names`, a repository's limits in `_repository`, and editing
@@ -44,6 +46,7 @@ from paicli.user_config import UserConfig, load_user_config
 from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from ._config_file import InvalidConfig, kind, read_document
 from ._expand import VariableUse, expanded, references
+from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
@@ -145,6 +148,7 @@ def load_config(
     variables = {**env, "HOME": str(home_folder)}
     layers: list[tuple[Path, Scope]] = [(user_file, "user")]
     rules = ProjectRules()
+    settings = user_config if user_config is not None else load_user_config(paicli_home)
     if project_dir is not None:
         variables["PROJECT_DIR"] = str(project_dir)
         project_file = project_dir / _PROJECT_CONFIG
@@ -152,11 +156,12 @@ def load_config(
         # Run from the home folder, the project file *is* the user file: read it once, as user.
         if project_file.resolve() != user_file.resolve():
             layers.append((project_file, "project"))
-        settings = user_config if user_config is not None else load_user_config(paicli_home)
         rules = project_rules(settings, project_dir, home_folder)
     config = LoadedConfig()
     config.warnings.extend(rules.problems)
-    context = _Context(variables, project_dir, rules)
+    limits = default_limits(settings)
+    config.warnings.extend(limits.warnings)
+    context = _Context(variables, project_dir, rules, limits)
     files: list[_File] = []
     for path, scope in layers:
         shown = _shown(path, home_folder)
@@ -193,6 +198,7 @@ class _Context:
     variables: Mapping[str, str]
     project_dir: Path | None
     rules: ProjectRules
+    limits: DefaultLimits
 
 
 def _name_for(
@@ -280,6 +286,10 @@ def _load_server(
         found: list[str] = []
         spec = server_from_dict(resolved, name=entry.name, extra_keys=APP_KEYS, warnings=found)
         config.warnings.extend(f"{shown}: {text}" for text in found)
+        if isinstance(spec, StdioServer):
+            spec, notice = limited(spec, context.limits, repository=repository, where=where)
+            if notice is not None:
+                entry = replace(entry, ignored=(*entry.ignored, notice))
     except InvalidConfig as exc:
         return _with_ignored(replace(entry, error=str(exc)), config)
     # server_from_dict checks field by field; an odd JSON type could still trip a TypeError

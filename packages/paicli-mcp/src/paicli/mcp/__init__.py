@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ._connect import connect
 from ._executable import CommandCheck, check_command
+from ._limits import Limits
 from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
@@ -87,6 +88,7 @@ __all__ = [
     "ImageContent",
     "Implementation",
     "LegacySseTransport",
+    "Limits",
     "McpError",
     "MemoryTransport",
     "MessageTooLarge",

@@ -60,6 +60,7 @@ async def connect(
             max_message_size=spec.max_message_size,
             stderr_file=spec.stderr_file,
             label=spec.label,
+            limits=spec.limits,
         )
         async with ClientSession(transport, **options) as session:
             yield session

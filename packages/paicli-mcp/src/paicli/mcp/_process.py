@@ -84,6 +84,10 @@ class ServerProcess:
         self._popen = popen
         self.pid = popen.pid
         self.returncode: int | None = None
+        # CPU seconds the server itself used (from wait4), once it has been reaped.
+        self.cpu_seconds = 0.0
+        # Whether we signalled it: then its end says nothing about its limits.
+        self.signalled = False
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._stdin: asyncio.WriteTransport | None = None
         self._writer = _PipeWriter()
@@ -102,8 +106,10 @@ class ServerProcess:
         on_stdout_eof: Callable[[], None],
         on_stderr: Callable[[bytes], None],
         on_stderr_eof: Callable[[], None],
+        preexec: Callable[[], None] | None = None,
     ) -> ServerProcess:
-        """Start `argv` (no shell); raises OSError when it cannot be started."""
+        """Start `argv` (no shell); raises OSError when it cannot be started, and
+        SubprocessError when `preexec` (run in the child before exec) fails."""
         # fork/exec is quick and is what asyncio's own subprocess_exec does inline too.
         popen = subprocess.Popen(  # noqa: ASYNC220
             list(argv),
@@ -114,6 +120,9 @@ class ServerProcess:
             env=dict(env),
             start_new_session=True,
             bufsize=0,
+            # Only given with limits (it costs the fast vfork path). It makes system calls
+            # only, on values computed beforehand, so the threads caveat does not bite.
+            preexec_fn=preexec,  # noqa: PLW1509
         )
         process = cls(popen)
         process._watch_exit()
@@ -155,13 +164,14 @@ class ServerProcess:
     def kill(self) -> None:
         """SIGKILL the whole group now, reap the child and drop the pipes (for a process
         nobody owns yet)."""
+        self.signalled = True
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         else:
             # A SIGKILLed child ends at once; reaping it here is a wait of microseconds.
-            self._reaped(_reap(self.pid, block=True))
+            self._reaped(*_reap(self.pid, block=True))
         if self._stdin is not None:
             self._stdin.abort()
         for reader in self._readers:
@@ -228,21 +238,22 @@ class ServerProcess:
         def on_readable() -> None:
             loop.remove_reader(pidfd)
             os.close(pidfd)
-            self._reaped(_reap(self.pid))
+            self._reaped(*_reap(self.pid))
 
         loop.add_reader(pidfd, on_readable)
 
     def _wait_in_thread(self, loop: asyncio.AbstractEventLoop) -> None:
-        code = _reap(self.pid, block=True)
+        code, cpu = _reap(self.pid, block=True)
         try:
-            loop.call_soon_threadsafe(self._reaped, code)
+            loop.call_soon_threadsafe(self._reaped, code, cpu)
         except RuntimeError:
             pass  # The loop is closed; nobody is waiting any more.
 
-    def _reaped(self, code: int) -> None:
+    def _reaped(self, code: int, cpu_seconds: float = 0.0) -> None:
         if self.returncode is not None:
             return  # already reaped (by kill()); a later -1 from the watcher means nothing
         self.returncode = code
+        self.cpu_seconds = cpu_seconds
         # Tell Popen too, so it neither warns about a running child nor reaps it again.
         self._popen.returncode = code
         if not self.exited.done():
@@ -278,6 +289,7 @@ class ServerProcess:
         for sig, grace in ((signal.SIGTERM, SIGTERM_GRACE), (signal.SIGKILL, SIGKILL_GRACE)):
             if not group_alive(self.pid):
                 break
+            self.signalled = True
             try:
                 os.killpg(self.pid, sig)
             except (ProcessLookupError, PermissionError):
@@ -301,12 +313,13 @@ class ServerProcess:
         return True
 
 
-def _reap(pid: int, *, block: bool = False) -> int:
+def _reap(pid: int, *, block: bool = False) -> tuple[int, float]:
+    """The exit code and the CPU seconds the process used."""
     try:
-        _, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+        _, status, usage = os.wait4(pid, 0 if block else os.WNOHANG)
     except ChildProcessError:
-        return -1  # Reaped elsewhere; the status is lost.
-    return os.waitstatus_to_exitcode(status)
+        return -1, 0.0  # Reaped elsewhere; the status is lost.
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
 
 
 def group_alive(pgid: int) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._limits import Limits, limits_from_dict
 from ._versions import KNOWN_VERSIONS
 from .errors import ServerConfigError
 
@@ -54,7 +55,8 @@ class StdioServer:
     """A local server run as a subprocess speaking MCP over stdin/stdout.
 
     `protocol` pins the era (`"legacy"`, `"modern"`) or an exact version; `"auto"` probes
-    once and remembers the verdict for this command line.
+    once and remembers the verdict for this command line. `limits` bound what the
+    server's process group may use (see `Limits`).
     """
 
     command: str
@@ -67,9 +69,12 @@ class StdioServer:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     stderr_file: str | None = None
+    limits: Limits | None = None
 
     def __post_init__(self) -> None:
         where = f"server {self.name!r}" if self.name else "stdio server"
+        if self.limits is not None and not isinstance(self.limits, Limits):
+            raise ServerConfigError(f"{where}: 'limits' must be a Limits")
         if not isinstance(self.command, str) or not self.command:
             raise ServerConfigError(f"{where}: 'command' must be a non-empty string")
         if isinstance(self.args, str) or not all(isinstance(a, str) for a in self.args):
@@ -129,7 +134,7 @@ class HttpServer:
 ServerSpec = StdioServer | HttpServer
 
 _COMMON_KEYS = {"type", "protocol", "startupTimeout", "timeout", "maxMessageSize"}
-_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile"}
+_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile", "limits"}
 _HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
 
 
@@ -201,11 +206,13 @@ def _stdio_from_dict(where: str, entry: Mapping[str, Any], common: dict[str, Any
     stderr_file = entry.get("stderrFile")
     if stderr_file is not None and not isinstance(stderr_file, str):
         raise ServerConfigError(f"{where}: 'stderrFile' must be a string")
+    limits = entry.get("limits")
     return StdioServer(
         command=entry["command"],
         args=tuple(args),
         env=dict(env),
         cwd=cwd,
         stderr_file=stderr_file,
+        limits=None if limits is None else limits_from_dict(limits, where),
         **common,
     )

@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from ._confine import Confinement, LimitUnavailable
 from ._executable import check_command
 from ._jsonrpc import batches_allowed
+from ._limits import Limits
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
@@ -45,6 +48,10 @@ INHERITED_ENV = (
     "XDG_RUNTIME_DIR",
 )
 
+# How long to wait, after the process group is gone, for the kernel to empty the server's
+# cgroup before deleting it (exited processes leave it within milliseconds).
+CGROUP_EMPTY_GRACE = 1.0
+CGROUP_POLL_INTERVAL = 0.02
 # After stdout EOF, how long to wait for the exit status and stderr tail to build the error.
 EOF_EXIT_GRACE = 0.5
 STDERR_RING_LINES = 200
@@ -167,6 +174,7 @@ class StdioTransport(Transport):
         self._decoder = NdjsonDecoder(max_message_size, self._on_message, label=command)
         self._stderr = StderrTail(mirror)
         self._process: ServerProcess | None = None
+        self._confinement: Confinement | None = None
         self._messages: deque[Message] = deque()
         # When set, messages go straight to it from the read callback (see deliver_to).
         self._sink: MessageSink | None = None
@@ -190,11 +198,22 @@ class StdioTransport(Transport):
         stderr_file: str | os.PathLike[str] | None = None,
         label: str | None = None,
         stdout_tap: StdoutTap | None = None,
+        limits: Limits | None = None,
     ) -> StdioTransport:
         """Spawn `command args...` (no shell) in a new process group. `label` names the
         server in errors (default: the command). `stdout_tap`, if given, sees every chunk
         of the server's stdout as read, before framing (a diagnostic view of what the
-        server wrote: lines without a newline, text that is not JSON, invalid UTF-8)."""
+        server wrote: lines without a newline, text that is not JSON, invalid UTF-8).
+        `limits` are applied to the group before the command runs (see `_confine` for
+        how); one that cannot be applied raises `ConnectionClosed` unless the limits are
+        not strict."""
+        name = label or command
+        confinement: Confinement | None = None
+        if limits is not None and not limits.empty:
+            try:
+                confinement = Confinement.prepare(limits)
+            except LimitUnavailable as exc:
+                raise ConnectionClosed(f"{name}: not started: {exc}") from None
         mirror: IO[bytes] | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
@@ -204,7 +223,8 @@ class StdioTransport(Transport):
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), 0o700, exist_ok=True)  # noqa: ASYNC240
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
             mirror = os.fdopen(os.open(stderr_file, flags, 0o600), "ab")
-        transport = cls(label or command, max_message_size, mirror, stdout_tap)
+        transport = cls(name, max_message_size, mirror, stdout_tap)
+        transport._confinement = confinement
         child_env = build_env(env)
         try:
             transport._process = await ServerProcess.spawn(
@@ -215,12 +235,25 @@ class StdioTransport(Transport):
                 on_stdout_eof=transport._on_stdout_eof,
                 on_stderr=transport._stderr.feed,
                 on_stderr_eof=transport._stderr.eof,
+                preexec=confinement.preexec() if confinement is not None else None,
             )
         except OSError as exc:
-            transport._stderr.close()
+            transport._failed_start()
             reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
             raise ConnectionClosed(f"cannot start {reason}") from exc
+        except subprocess.SubprocessError as exc:
+            # Raised for an exception in the child's preexec: a limit did not take.
+            transport._failed_start()
+            raise ConnectionClosed(f"{name}: not started: cannot apply its limits ({exc})") from exc
+        except BaseException:
+            transport._failed_start()
+            raise
         return transport
+
+    def _failed_start(self) -> None:
+        self._stderr.close()
+        if self._confinement is not None:
+            self._confinement.release()
 
     @property
     def _proc(self) -> ServerProcess:
@@ -339,12 +372,17 @@ class StdioTransport(Transport):
             waits: set[asyncio.Future[Any]] = {process.exited, self._stderr.done}
             await asyncio.wait(waits, timeout=EOF_EXIT_GRACE)
         code = process.returncode
-        if code is not None and reason == "server closed its stdout":
+        tail = tuple(self._stderr.lines)[-10:]
+        limit = None
+        if self._confinement is not None and not process.signalled:
+            # All the stderr kept: V8 says "out of memory" above a long stack trace.
+            limit = self._confinement.verdict(code, process.cpu_seconds, self._stderr.lines)
+        if limit is not None:
+            reason = f"stopped by its {limit}"
+        elif code is not None and reason == "server closed its stdout":
             reason = "server exited"
         return ConnectionClosed(
-            f"{self._command}: {reason}",
-            exit_code=code,
-            stderr_tail=tuple(self._stderr.lines)[-10:],
+            f"{self._command}: {reason}", exit_code=code, stderr_tail=tail, limit=limit
         )
 
     # -- writing -------------------------------------------------------------------------
@@ -406,8 +444,23 @@ class StdioTransport(Transport):
         self._write_outbox()
         try:
             await self._proc.aclose()
+            await self._release_cgroup()
         finally:
+            if self._confinement is not None:
+                self._confinement.release()  # one last try when cancelled
             self._stderr.close()
             if self._closed is None:
                 self._closed = ConnectionClosed(f"{self._command}: transport closed")
             self._wake()
+
+    async def _release_cgroup(self) -> None:
+        """Delete the server's cgroup, killing anything left in it (bounded)."""
+        confinement = self._confinement
+        if confinement is None:
+            return
+        deadline = asyncio.get_running_loop().time() + CGROUP_EMPTY_GRACE
+        while not confinement.release():
+            if asyncio.get_running_loop().time() >= deadline:
+                log.warning("%s: could not remove its cgroup", self._command)
+                return
+            await asyncio.sleep(CGROUP_POLL_INTERVAL)

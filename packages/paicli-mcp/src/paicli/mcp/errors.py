@@ -50,8 +50,9 @@ class ServerConfigError(McpError):
 class ConnectionClosed(McpError):
     """The transport to the server is closed, with the reason it closed.
 
-    For stdio servers `exit_code` holds the process's exit status (when known) and
-    `stderr_tail` its last stderr lines.
+    For stdio servers `exit_code` holds the process's exit status (when known),
+    `stderr_tail` its last stderr lines, and `limit` the resource limit that stopped it
+    (`"memory limit (512M)"`, `"CPU limit (30 s)"`), if one did.
     """
 
     def __init__(
@@ -60,10 +61,12 @@ class ConnectionClosed(McpError):
         *,
         exit_code: int | None = None,
         stderr_tail: tuple[str, ...] = (),
+        limit: str | None = None,
     ) -> None:
         self.reason = reason
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
+        self.limit = limit
         super().__init__(self._render())
 
     def _render(self) -> str:
