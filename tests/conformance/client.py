@@ -16,7 +16,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
+
 from paicli import mcp
+from paicli.mcp.auth import OAuth
 
 Json = dict[str, Any]
 Scenario = Callable[[mcp.ClientSession, Json], Awaitable[None]]
@@ -47,6 +50,37 @@ async def sample(params: Json) -> Json:
         "model": "paicli-conformance",
         "stopReason": "endTurn",
     }
+
+
+class HeadlessRedirect:
+    """The browser step without a browser: the suite's authorization endpoint approves at
+    once and redirects; the redirect's `Location` is the callback (never listened on)."""
+
+    redirect_uri = "http://localhost:3000/callback"
+
+    async def authorize(self, url: str) -> str:
+        async with (
+            aiohttp.ClientSession() as client,
+            client.get(url, allow_redirects=False) as response,
+        ):
+            location = response.headers.get("Location")
+            if location is None:
+                raise mcp.OAuthError(f"the authorization endpoint answered {response.status}")
+            return location
+
+
+# The Client ID Metadata Document URL the suite's CIMD scenarios expect.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def oauth_for(context: Json) -> OAuth:
+    return OAuth(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_name="paicli-conformance",
+        client_metadata_url=CLIENT_METADATA_URL,
+        redirect=HeadlessRedirect(),
+    )
 
 
 HANDLERS = mcp.ClientHandlers(
@@ -118,6 +152,10 @@ async def schema_preservation(session: mcp.ClientSession, context: Json) -> None
         await session.call_tool("json_schema_echo", {"schema": focal.input_schema})
 
 
+async def call_test_tool(session: mcp.ClientSession, context: Json) -> None:
+    await call_named(session, "test-tool")
+
+
 def synthesize(schema: Json) -> Json:
     """Arguments for a tool the scenario does not describe: simple values per type."""
     values = {"string": "test", "number": 1, "integer": 1, "boolean": True, "object": {}}
@@ -141,6 +179,7 @@ SCENARIOS: dict[str, Scenario] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_preservation,
+    "auth": call_test_tool,
 }
 
 
@@ -149,8 +188,11 @@ async def main() -> int:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
     context: Json = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     url = sys.argv[-1]
-    server = mcp.HttpServer(url, transport="http", protocol=version, handshake_timeout=20)
-    run = SCENARIOS.get(scenario, list_only)
+    auth = oauth_for(context) if scenario.startswith("auth/") else None
+    server = mcp.HttpServer(
+        url, transport="http", protocol=version, handshake_timeout=20, auth=auth
+    )
+    run = SCENARIOS.get(scenario.split("/")[0], list_only)
     try:
         async with mcp.connect(server, handlers=HANDLERS) as session:
             await run(session, context)

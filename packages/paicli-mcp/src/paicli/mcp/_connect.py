@@ -9,15 +9,19 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._transport import Transport
-from .errors import AuthenticationError, HttpError
+from .errors import AuthenticationError, HttpError, ServerConfigError
 from .handlers import ClientHandlers
 from .session import ClientSession, Timeouts
+
+if TYPE_CHECKING:
+    from .auth import OAuth
 
 log = logging.getLogger("paicli.mcp")
 
@@ -41,15 +45,21 @@ async def connect(
     handlers: ClientHandlers | None = None,
     client_info: Mapping[str, Any] | None = None,
     era_cache: EraCache | None = None,
+    auth: OAuth | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
     A stdio server is shut down (bounded) when the block exits, however it exits; an HTTP
     session is closed (DELETE) and its connections released. With an `era_cache`, the
     protocol era found by probing this server is remembered there and reused by the next
-    `connect()` given the same cache.
+    `connect()` given the same cache. `auth` (an HTTP server only) enables OAuth, as
+    `HttpServer(auth=...)` does.
     """
     spec = as_server(server, name=name)
+    if auth is not None:
+        if not isinstance(spec, HttpServer):
+            raise ServerConfigError(f"{spec.label}: OAuth applies to HTTP servers only")
+        spec = replace(spec, auth=auth)
     options = _session_options(spec, handlers, client_info, era_cache)
     if isinstance(spec, StdioServer):
         transport: Transport = await StdioTransport.start(

@@ -24,7 +24,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
@@ -47,6 +47,9 @@ from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport
 from .errors import ConnectionClosed, HttpError, McpError
 from .types import Tool
 
+if TYPE_CHECKING:
+    from .auth._authorizer import Authorizer
+
 __all__ = ["StreamableHttpTransport"]
 
 log = logging.getLogger("paicli.mcp.http")
@@ -58,6 +61,10 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 DELETE_TIMEOUT = 2.0
 # How long the handshake waits for the optional GET stream to be established.
 GET_READY_TIMEOUT = 5.0
+# With OAuth, how often one request is sent again after a 401/403 (a refresh or a login,
+# then perhaps a step-up to more scopes); a server that refuses a third token will not
+# accept a fourth.
+MAX_AUTH_RETRIES = 2
 
 
 def _is_modern(message: Message) -> bool:
@@ -81,6 +88,11 @@ class StreamableHttpTransport(Transport):
         self._server = server
         self._client = client or http_client(server)
         self._label = server.label
+        self._auth: Authorizer | None = None
+        if server.auth is not None:
+            from .auth._authorizer import Authorizer  # noqa: PLC0415 - only when configured
+
+            self._auth = Authorizer(server.auth, server.url, server.label)
         self.session_id: str | None = None
         self._era: Era | None = None
         # The agreed handshake-era version, sent as a header on every later request.
@@ -197,6 +209,8 @@ class StreamableHttpTransport(Transport):
             log.debug("%s: DELETE of the session timed out", self._label)
         finally:
             await self._client.close()
+            if self._auth is not None:
+                await self._auth.aclose()
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -206,6 +220,8 @@ class StreamableHttpTransport(Transport):
             headers["Mcp-Session-Id"] = self.session_id
         if self._legacy_version is not None:
             headers["MCP-Protocol-Version"] = self._legacy_version
+        if self._auth is not None:
+            headers.update(self._auth.header())
         return headers
 
     def _headers_for(self, message: Message) -> dict[str, str]:
@@ -219,6 +235,8 @@ class StreamableHttpTransport(Transport):
         elif message.get("method") != "initialize":
             # The version is not negotiated yet during `initialize`.
             headers.update(self._base_headers())
+        if self._auth is not None:
+            headers.update(self._auth.header())
         return headers
 
     async def _post_modern(self, message: Message) -> None:
@@ -241,20 +259,41 @@ class StreamableHttpTransport(Transport):
         finally:
             del self._reissued[reissue_id]
 
-    async def _post(self, message: Message, *, modern: bool, after_reinit: bool = False) -> None:
+    async def _post(
+        self, message: Message, *, modern: bool, after_reinit: bool = False, auth_retries: int = 0
+    ) -> None:
         request_id = message.get("id") if "method" in message else None
         if message.get("method") == "initialize":
             self._initialize = message
         generation = self._generation
         try:
+            if self._auth is not None:
+                await self._auth.prepare()
+            headers = self._headers_for(message)
             async with exchange(
                 self._client,
                 self._label,
                 "POST",
                 self._server.url,
                 data=orjson.dumps(message),
-                headers=self._headers_for(message),
+                headers=headers,
             ) as response:
+                if (
+                    response.status in (401, 403)
+                    and self._auth is not None
+                    and auth_retries < MAX_AUTH_RETRIES
+                ):
+                    challenge = response.headers.get("WWW-Authenticate")
+                    response.release()
+                    sent = headers.get("Authorization")
+                    if await self._auth.challenged(response.status, challenge, sent):
+                        await self._post(
+                            message,
+                            modern=modern,
+                            after_reinit=after_reinit,
+                            auth_retries=auth_retries + 1,
+                        )
+                        return
                 if (
                     response.status == 404
                     and self.session_id is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._limits import Limits, limits_from_dict
 from ._versions import KNOWN_VERSIONS
@@ -22,6 +22,9 @@ __all__ = [
     "StdioServer",
     "server_from_dict",
 ]
+
+if TYPE_CHECKING:
+    from .auth import OAuth
 
 log = logging.getLogger("paicli.mcp.config")
 
@@ -101,6 +104,7 @@ class HttpServer:
     `transport` is `"auto"` (Streamable HTTP, falling back to the legacy HTTP+SSE transport
     of 2024-11-05 when the server refuses it), `"http"` (Streamable HTTP only) or `"sse"`
     (legacy HTTP+SSE only). `headers` go on every request (for example an API key).
+    `auth` enables OAuth (`paicli.mcp.auth.OAuth`) on Streamable HTTP.
     """
 
     url: str
@@ -111,6 +115,7 @@ class HttpServer:
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    auth: OAuth | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         where = f"server {self.name!r}" if self.name else "http server"

@@ -7,7 +7,9 @@ Every error the library raises derives from `McpError`:
     ├── ConnectionClosed         the transport is gone; every pending call fails with it
     │   └── MessageTooLarge      the peer sent a message over the configured size cap
     ├── HttpError                an HTTP exchange failed: refused, TLS, timeout, bad status
-    │   └── AuthenticationError  401/403: the server wants credentials (OAuth comes later)
+    │   └── AuthenticationError  401/403: the server wants credentials, or refuses these
+    │       └── OAuthError       the OAuth flow failed (bad metadata, refused grant, ...)
+    │           └── LoginRequired  the server needs a user's login and none can be asked
     ├── RequestTimeout           a request passed its deadline (the server was told to cancel)
     ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
     │   └── UnsupportedVersion   -32022: the server does not speak the requested version
@@ -29,8 +31,10 @@ __all__ = [
     "ConnectionClosed",
     "HandlerError",
     "HttpError",
+    "LoginRequired",
     "McpError",
     "MessageTooLarge",
+    "OAuthError",
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
@@ -97,6 +101,22 @@ class AuthenticationError(HttpError):
     def __init__(self, message: str, *, status: int, www_authenticate: str | None) -> None:
         self.www_authenticate = www_authenticate
         super().__init__(message, status=status)
+
+
+class OAuthError(AuthenticationError):
+    """Authorizing with OAuth failed: hostile or broken metadata, a refused registration or
+    grant, a mismatched `state` or `iss`. The message names the server and the step; it
+    never contains a token or a client secret."""
+
+    def __init__(
+        self, message: str, *, status: int = 401, www_authenticate: str | None = None
+    ) -> None:
+        super().__init__(message, status=status, www_authenticate=www_authenticate)
+
+
+class LoginRequired(OAuthError):
+    """The server needs an interactive login (a browser redirect) and this connection has no
+    way to ask for one: run the application's login command, then connect again."""
 
 
 class RequestTimeout(McpError):

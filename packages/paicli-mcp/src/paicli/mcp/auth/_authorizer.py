@@ -1,0 +1,207 @@
+"""The OAuth side of one HTTP connection: which `Authorization` header to send, and what
+to do when the server answers 401 or 403.
+
+The transport asks `prepare()` before each request (stored tokens are loaded once and
+refreshed shortly before they expire), sends `header()`, and on 401/403 calls
+`challenged()`, which returns whether the request should be sent again: after a refresh,
+after a full authorization (discovery, client identity, authorization code), or after a
+step-up to more scopes on 403 `insufficient_scope`. A step-up that would ask for no new
+scope is refused, which bounds the retries against a server that is never satisfied. One
+lock serialises the flows of concurrent requests; a request whose token was replaced
+meanwhile just retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..errors import LoginRequired, OAuthError
+from ._challenge import Challenge, parse_challenges
+from ._config import OAuth
+from ._discovery import (
+    ServerMetadata,
+    discover_resource,
+    discover_server,
+    legacy_server,
+    pick_issuer,
+)
+from ._fetch import OAuthHttp
+from ._grant import begin, finish, refresh
+from ._guard import UrlPolicy
+from ._register import configured_client, metadata_document_client, register
+from ._store import ClientInfo, Tokens
+
+__all__ = ["Authorizer"]
+
+log = logging.getLogger("paicli.mcp.auth")
+
+# Refresh this long before the access token expires, so a request does not race its expiry.
+REFRESH_MARGIN = 60.0
+
+
+class Authorizer:
+    """OAuth for the MCP server at `server_url`."""
+
+    def __init__(self, oauth: OAuth, server_url: str, label: str) -> None:
+        self._oauth = oauth
+        self._url = server_url
+        self._label = label
+        self._http = OAuthHttp(label, UrlPolicy(server_url))
+        self._lock = asyncio.Lock()
+        self._record: dict[str, Any] | None = None
+        self._tokens: Tokens | None = None
+        # The scopes asked for so far; a step-up asks for their union with the challenge's.
+        self._scopes: frozenset[str] = frozenset()
+
+    def header(self) -> dict[str, str]:
+        """The `Authorization` header to send (none before the first authorization)."""
+        if self._tokens is None:
+            return {}
+        return {"Authorization": f"Bearer {self._tokens.access_token}"}
+
+    async def prepare(self) -> None:
+        """Load stored tokens once; refresh them if they are about to expire."""
+        if self._record is None:
+            async with self._lock:
+                await self._load()
+        tokens = self._tokens
+        if tokens is not None and tokens.refresh_token and tokens.expires_within(REFRESH_MARGIN):
+            async with self._lock:
+                if self._tokens is tokens:
+                    await self._refresh(tokens)
+
+    async def challenged(self, status: int, www_authenticate: str | None, sent: str | None) -> bool:
+        """React to a 401/403 for a request sent with the header `sent`; whether to resend."""
+        challenge = _bearer(www_authenticate)
+        async with self._lock:
+            current = self.header().get("Authorization")
+            if current is not None and current != sent:
+                return True  # Another request renewed the token meanwhile.
+            if status == 403:
+                if challenge.params.get("error") != "insufficient_scope":
+                    return False
+                wanted = self._scopes | frozenset(challenge.scopes)
+                if wanted <= self._scopes:
+                    return False  # Nothing new to ask for: another round would fail alike.
+                await self._authorize(challenge, wanted)
+                return True
+            tokens = self._tokens
+            if tokens is not None and tokens.refresh_token and await self._refresh(tokens):
+                return True
+            await self._authorize(challenge, None)
+            return True
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- the flows -------------------------------------------------------------------------
+
+    async def _load(self) -> None:
+        record = await self._oauth.store.load(self._url)
+        self._record = record if isinstance(record, dict) else {}
+        tokens = Tokens.from_record(self._record.get("tokens"))
+        if tokens is not None and tokens.resource and tokens.token_type.lower() == "bearer":
+            self._tokens = tokens
+            self._scopes = frozenset((tokens.scope or "").split())
+
+    async def _save(self) -> None:
+        assert self._record is not None
+        await self._oauth.store.save(self._url, self._record)
+
+    async def _refresh(self, tokens: Tokens) -> bool:
+        """New tokens for a refresh token; on failure the tokens are dropped (False)."""
+        assert self._record is not None
+        client = ClientInfo.from_record(self._record.get("token_client"))
+        meta = ServerMetadata(tokens.issuer, "", tokens.token_endpoint)
+        try:
+            if client is None or client.client_id != tokens.client_id:
+                raise OAuthError(f"{self._label}: no client to refresh the tokens with")
+            self._tokens = await refresh(self._http, meta, client, tokens)
+        except OAuthError as exc:
+            log.info("%s: refreshing the access token failed: %s", self._label, exc)
+            self._tokens = None
+            self._record.pop("tokens", None)
+            await self._save()
+            return False
+        self._record["tokens"] = self._tokens.to_record()
+        await self._save()
+        return True
+
+    async def _authorize(self, challenge: Challenge, scopes: frozenset[str] | None) -> None:
+        """The whole authorization code flow, from discovery to stored tokens."""
+        assert self._record is not None
+        http = self._http
+        resource = await discover_resource(
+            http, self._url, challenge.params.get("resource_metadata")
+        )
+        issuer = pick_issuer(resource.authorization_servers)
+        meta = await discover_server(http, issuer, legacy=not resource.found)
+        if meta is None:
+            if resource.found:
+                raise OAuthError(
+                    f"{self._label}: authorization server {issuer} publishes no metadata"
+                )
+            meta = legacy_server(issuer)
+        scope = self._scope(challenge, resource.scopes_supported, meta, scopes)
+        redirect = self._oauth.redirect
+        if redirect is None:
+            raise LoginRequired(f"{self._label}: needs login", www_authenticate=None)
+        redirect_uri = redirect.redirect_uri
+        client = await self._client(meta, redirect_uri, scope)
+        attempt = begin(meta, client, redirect_uri, resource.resource, scope)
+        log.info("%s: authorizing at %s", self._label, meta.issuer)
+        callback = await redirect.authorize(attempt.url)
+        tokens = await finish(http, meta, client, attempt, callback)
+        self._tokens = tokens
+        self._scopes = frozenset((scope or "").split())
+        self._record["tokens"] = tokens.to_record()
+        self._record["token_client"] = client.to_record()
+        await self._save()
+
+    def _scope(
+        self,
+        challenge: Challenge,
+        supported: tuple[str, ...] | None,
+        meta: ServerMetadata,
+        scopes: frozenset[str] | None,
+    ) -> str | None:
+        """The scopes to ask for: a step-up's union, else the configured ones, else the
+        challenge's, else all the resource supports, else none; plus `offline_access` when
+        the authorization server offers it (for a refresh token)."""
+        if scopes is not None:
+            chosen = sorted(scopes)
+        elif self._oauth.scopes is not None:
+            chosen = list(self._oauth.scopes)
+        elif challenge.scopes:
+            chosen = list(challenge.scopes)
+        else:
+            chosen = list(supported or ())
+        if "offline_access" in meta.scopes_supported and "offline_access" not in chosen:
+            chosen.append("offline_access")
+        return " ".join(chosen) or None
+
+    async def _client(
+        self, meta: ServerMetadata, redirect_uri: str, scope: str | None
+    ) -> ClientInfo:
+        assert self._record is not None
+        client = configured_client(self._oauth, meta) or metadata_document_client(self._oauth, meta)
+        if client is not None:
+            return client
+        clients = self._record.setdefault("clients", {})
+        stored = ClientInfo.from_record(clients.get(meta.issuer))
+        if stored is not None and stored.redirect_uri == redirect_uri:
+            return stored
+        client = await register(
+            self._http, self._oauth, meta, redirect_uri=redirect_uri, scope=scope
+        )
+        clients[meta.issuer] = client.to_record()
+        await self._save()
+        return client
+
+
+def _bearer(header: str | None) -> Challenge:
+    """The Bearer challenge of a `WWW-Authenticate` header (an empty one if there is none)."""
+    challenges = parse_challenges(header)
+    return next((c for c in challenges if c.scheme == "bearer"), Challenge("bearer"))

@@ -1,0 +1,44 @@
+"""How a user configures OAuth for one HTTP server, and the seam for the browser step.
+
+Everything is optional: with no client id the client registers itself (Client ID Metadata
+Document when the server supports one and a URL is configured, else dynamic registration);
+with no scopes it takes them from the server's challenge or metadata. Without a `redirect`
+no user login can happen during a connection: a server that needs one raises
+`LoginRequired`, and the application runs its login command (which supplies one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ._store import MemoryTokenStore, TokenStore
+
+__all__ = ["OAuth", "Redirect"]
+
+
+class Redirect(Protocol):
+    """The user-agent step of the authorization code flow.
+
+    `redirect_uri` is where the authorization server sends the browser back (registered
+    with it); `authorize(url)` has the user visit `url` and returns the full URL the
+    browser was redirected to (with `code`, `state`, and perhaps `iss` or `error`)."""
+
+    @property
+    def redirect_uri(self) -> str: ...
+
+    async def authorize(self, url: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OAuth:
+    """OAuth settings for one HTTP server (`HttpServer(auth=OAuth(...))`)."""
+
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    scopes: Sequence[str] | None = None
+    client_name: str = "paicli"
+    client_metadata_url: str | None = None
+    redirect: Redirect | None = field(default=None, compare=False)
+    store: TokenStore = field(default_factory=MemoryTokenStore, compare=False)

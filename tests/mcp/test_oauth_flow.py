@@ -1,0 +1,205 @@
+"""OAuth against a local authorization server (tests/servers/auth_server.py): the flow end
+to end, stored and refreshed tokens, a login that cannot happen, and hostile metadata."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from paicli import mcp
+from paicli.mcp.auth import LoginRequired, MemoryTokenStore, OAuth, OAuthError
+from tests.servers.auth_server import World, auth_world
+
+pytestmark = pytest.mark.real
+
+
+class Headless:
+    """The browser step: GET the authorization URL, return where it redirects."""
+
+    redirect_uri = "http://127.0.0.1:9/callback"
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    async def authorize(self, url: str) -> str:
+        self.urls.append(url)
+        async with (
+            aiohttp.ClientSession() as client,
+            client.get(url, allow_redirects=False) as response,
+        ):
+            return response.headers["Location"]
+
+
+def oauth(redirect: Headless | None = None, **options: Any) -> OAuth:
+    return OAuth(redirect=redirect, **options)
+
+
+async def call_echo(world: World, auth: OAuth) -> str:
+    server = mcp.HttpServer(world.url, transport="http", protocol="2025-11-25", auth=auth)
+    async with mcp.connect(server) as session:
+        result = await session.call_tool("echo", {"text": "hi"})
+    block = result.content[0]
+    assert isinstance(block, mcp.TextContent)
+    return block.text
+
+
+async def test_a_401_runs_the_whole_flow_and_the_request_succeeds() -> None:
+    redirect = Headless()
+    async with auth_world() as world:
+        assert await call_echo(world, oauth(redirect)) == "hi"
+    assert len(world.requests_to("/authorize")) == 1
+    [registration] = world.requests_to("/register")
+    [token] = world.requests_to("/token")
+    assert registration.body["application_type"] == "native"
+    assert registration.body["redirect_uris"] == [redirect.redirect_uri]
+    assert token.body["grant_type"] == "authorization_code"
+    # The resource indicator is the PRM's `resource`, the same in both requests; PKCE S256
+    # (the server checked the verifier against the challenge).
+    query = parse_qs(urlsplit(redirect.urls[0]).query)
+    assert query["resource"] == [world.url] == [token.body["resource"]]
+    assert query["code_challenge_method"] == ["S256"]
+    assert query["state"] and "scope" not in query
+    # Every MCP request after the first carried the issued token.
+    mcp_requests = world.requests_to("/mcp")
+    assert "authorization" not in mcp_requests[0].headers
+    assert all(r.headers["authorization"] == "Bearer access-1-secret" for r in mcp_requests[1:])
+
+
+async def test_stored_tokens_are_reused_by_the_next_connection() -> None:
+    auth = oauth(Headless(), store=MemoryTokenStore())
+    async with auth_world() as world:
+        await call_echo(world, auth)
+        await call_echo(world, auth)
+    assert len(world.requests_to("/authorize")) == 1
+    assert len(world.requests_to("/register")) == 1
+
+
+async def test_a_token_about_to_expire_is_refreshed_before_the_request() -> None:
+    # Tokens living 30 s are inside the 60 s margin: each request refreshes first.
+    auth = oauth(Headless())
+    async with auth_world(lifetime=30) as world:
+        await call_echo(world, auth)
+        await call_echo(world, auth)
+    grants = [r.body["grant_type"] for r in world.requests_to("/token")]
+    assert grants[0] == "authorization_code"
+    assert "refresh_token" in grants[1:]
+    assert len(world.requests_to("/authorize")) == 1
+    refreshed = [r for r in world.requests_to("/token") if r.body["grant_type"] == "refresh_token"]
+    assert refreshed[0].body["resource"] == world.url
+
+
+async def test_a_401_with_an_expired_token_refreshes_and_retries() -> None:
+    auth = oauth(Headless())
+    async with auth_world() as world:
+        await call_echo(world, auth)
+        world.tokens.clear()  # the server forgets every access token
+        await call_echo(world, auth)
+    grants = [r.body["grant_type"] for r in world.requests_to("/token")]
+    assert grants == ["authorization_code", "refresh_token"]
+
+
+async def test_without_a_way_to_log_in_the_connection_says_login_is_needed() -> None:
+    async with auth_world() as world:
+        with pytest.raises(LoginRequired, match="needs login"):
+            await call_echo(world, oauth(None))
+        # Nothing registered on the user's behalf, no authorization attempted.
+        assert not world.requests_to("/register")
+        assert not world.requests_to("/authorize")
+
+
+@pytest.mark.parametrize(
+    ("patch", "complaint"),
+    [
+        ({"authorization_endpoint": "javascript:alert(1)"}, "must be an https URL"),
+        ({"authorization_endpoint": "file:///etc/passwd"}, "must be an https URL"),
+        ({"token_endpoint": "http://169.254.169.254/latest"}, "must use https"),
+        ({"token_endpoint": "https://169.254.169.254/latest"}, "link-local address"),
+        ({"registration_endpoint": "https://10.0.0.1/register"}, "private address"),
+        ({"authorization_endpoint": "https://user:pw@example.com/a"}, "user info"),
+        ({"issuer": "https://attacker.example"}, "names issuer"),
+        ({"code_challenge_methods_supported": ["plain"]}, "PKCE"),
+    ],
+)
+async def test_hostile_authorization_server_metadata_is_refused(
+    patch: dict[str, Any], complaint: str
+) -> None:
+    redirect = Headless()
+    async with auth_world(metadata_patch=patch) as world:
+        with pytest.raises(OAuthError, match=complaint):
+            await call_echo(world, oauth(redirect))
+    assert redirect.urls == []
+    assert not world.requests_to("/token")
+
+
+@pytest.mark.parametrize(
+    ("patch", "complaint"),
+    [
+        ({"resource": "https://evil.example/mcp"}, "names resource"),
+        ({"authorization_servers": ["http://192.168.1.1"]}, "must use https"),
+        ({"authorization_servers": ["https://[fe80::1]"]}, "link-local"),
+        ({"authorization_servers": ["data:text/plain,x"]}, "must be an https URL"),
+    ],
+)
+async def test_hostile_resource_metadata_is_refused(patch: dict[str, Any], complaint: str) -> None:
+    async with auth_world(prm_patch=patch) as world:
+        with pytest.raises(OAuthError, match=complaint):
+            await call_echo(world, oauth(Headless()))
+    assert not world.requests_to("/authorize")
+
+
+async def test_a_huge_metadata_document_is_refused() -> None:
+    def huge(request: web.Request) -> web.StreamResponse:
+        return web.Response(
+            body=b"{" + b" " * (2 * 1024 * 1024) + b"}", content_type="application/json"
+        )
+
+    async with auth_world() as world:
+        world.override["/.well-known/oauth-authorization-server"] = huge
+        with pytest.raises(OAuthError, match="more than 1048576 bytes"):
+            await call_echo(world, oauth(Headless()))
+
+
+async def test_a_redirect_loop_in_discovery_is_cut_short() -> None:
+    def loop(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("/.well-known/oauth-authorization-server")
+
+    async with auth_world() as world:
+        world.override["/.well-known/oauth-authorization-server"] = loop
+        with pytest.raises(OAuthError, match="more than 3 redirects"):
+            await call_echo(world, oauth(Headless()))
+    assert len(world.requests_to("/.well-known/oauth-authorization-server")) == 4
+
+
+async def test_a_redirect_to_a_forbidden_address_is_not_followed() -> None:
+    def away(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("http://169.254.169.254/latest/meta-data")
+
+    async with auth_world() as world:
+        world.override["/.well-known/oauth-authorization-server"] = away
+        with pytest.raises(OAuthError, match="must use https"):
+            await call_echo(world, oauth(Headless()))
+
+
+async def test_tokens_and_secrets_never_reach_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    auth = oauth(Headless())
+    async with auth_world(lifetime=30) as world:
+        await call_echo(world, auth)
+        await call_echo(world, auth)
+        world.override["/token"] = lambda request: web.json_response(
+            {"error": "invalid_grant", "error_description": "refresh-9-secret"}, status=400
+        )
+        world.tokens.clear()
+        with pytest.raises(LoginRequired):
+            await call_echo(world, oauth(None, store=auth.store))
+    # Several tokens were issued and refreshed, a token request was refused with one in
+    # its description: none of them is in any log record.
+    assert len(world.requests_to("/token")) >= 3
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert caplog.records
+    assert "secret" not in logged
