@@ -88,14 +88,17 @@ def last_line(text: str) -> str:
     return lines[-1][:200] if lines else "(no output)"
 
 
-def time_import(code: str) -> float:
-    """Seconds to run `code` (an import) in a fresh interpreter."""
-    script = f"import time\nt0 = time.perf_counter()\n{code}\nprint(time.perf_counter() - t0)"
+def time_import(code: str, *, python: str = sys.executable, prelude: str = "") -> float:
+    """Seconds to run `code` (an import) in a fresh interpreter `python`, after the untimed
+    `prelude`."""
+    script = (
+        f"{prelude}\nimport time\nt0 = time.perf_counter()\n{code}\nprint(time.perf_counter() - t0)"
+    )
     # Imports are timed as an installed package runs: from bytecode. Some shells set
     # PYTHONDONTWRITEBYTECODE, which would make every run recompile every module (ours and
     # the peers' alike); the warm-up attempt writes the .pyc files for all clients.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    status, out, err = run_child([sys.executable, "-c", script], IMPORT_TIMEOUT, env)
+    status, out, err = run_child([python, "-c", script], IMPORT_TIMEOUT, env)
     if status != 0:
         raise RuntimeError(last_line(err))
     return float(out.strip().splitlines()[-1])
@@ -152,6 +155,18 @@ def combine(rounds: list[Result]) -> Result:
     return combined
 
 
+def run_meta(quick: bool, config: Result) -> Result:
+    """What a results file says about the run: mode, configuration, machine and date."""
+    return {
+        "mode": "quick" if quick else "full",
+        "config": config,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run (about a minute)")
@@ -168,14 +183,7 @@ def main() -> int:
 
     started = time.perf_counter()
     results: Result = {
-        "meta": {
-            "mode": "quick" if args.quick else "full",
-            "config": config,
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        },
+        "meta": run_meta(args.quick, config),
         "import": measure_imports(stdio_clients, config["import_runs"]),
     }
     # Rounds interleave the clients, so a slow spell on the machine hits them all alike.

@@ -160,10 +160,12 @@ class MCPTool(BaseTool):
             raise
         return made
 
-    def _run(self, *args: Any, **kwargs: Any) -> tuple[Content, Any]:
+    # LangChain reads the type hints of _run/_arun on every call (looking for a config
+    # parameter), so they stay as cheap to evaluate as can be: `Any`.
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
         return wait_on(self._link.loop, self._caller(kwargs))
 
-    async def _arun(self, *args: Any, **kwargs: Any) -> tuple[Content, Any]:
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         return await run_on(self._link.loop, self._caller(kwargs))
 
     def _caller(
