@@ -1,4 +1,5 @@
-"""Helpers for the LangChain bridge tests: our test tool server, as a command or a config."""
+"""Helpers for the LangChain bridge tests: our test tool server, as a command or a config,
+and the C example tool (built by tests/examples)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from paicli.mcp import StdioServer
+from tests.examples.test_example_tools import c_build  # the C example tool, built once
+
+__all__ = ["TOOL_SERVER", "c_build", "tool_server", "tool_server_entry"]
 
 TOOL_SERVER = Path(__file__).parent / "tool_server.py"
 

@@ -1,5 +1,5 @@
-"""The bridge over real stdio servers: tools made, called sync and async, and the errors
-LangChain code relies on (ToolException, TimeoutError, ConnectionError and a restart)."""
+"""The bridge over real servers (stdio and HTTP): tools made, called sync and async, and the
+errors LangChain code relies on (ToolException, TimeoutError, ConnectionError, a restart)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ from paicli.langchain import (
     ToolTimeout,
     load_tools,
 )
+from paicli.mcp import HttpServer
+from tests.http_servers import run_http_server
 from tests.langchain.conftest import TOOL_SERVER, tool_server, tool_server_entry
 from tests.processes import gone, until
 
@@ -220,3 +223,20 @@ def test_the_private_loop_leaves_no_server_behind_at_exit(tmp_path: Path) -> Non
     )
     assert gone(int(done.stdout.strip()))
     assert os.getpid()  # the test process itself is untouched
+
+
+async def test_tools_of_an_http_server_share_one_session() -> None:
+    async with run_http_server("sdk_http_server.py") as url:
+        async with load_tools(HttpServer(url), include=["echo", "add"]) as tools:
+            by_name = {t.name: t for t in tools}
+            assert await by_name["echo"].ainvoke({"text": "over http"}) == "over http"
+            call = {"type": "tool_call", "id": "a", "name": "add", "args": {"a": 2, "b": 3}}
+            assert (await by_name["add"].ainvoke(call)).artifact == {"total": 5}
+
+
+async def test_an_unreachable_http_server_raises_a_connection_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free, and nothing listens once the probe closes
+    with pytest.raises(ConnectionError, match="cannot start the server"):
+        await load_tools(HttpServer(f"http://127.0.0.1:{port}/mcp")).aopen()
