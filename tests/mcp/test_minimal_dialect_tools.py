@@ -1,6 +1,7 @@
 """Real tools in the minimal JSON-RPC dialect, in Python, C (compiled here with `cc`) and POSIX
 shell, run as subprocesses: each is recognised, called, and sent nothing it does not expect,
-including a tool that exits on any unexpected message and one that never answers them.
+including a tool that exits on any unexpected message and one that never answers them; a
+tool stuck in a timed-out call is restarted.
 
 What a tool is sent is read off a recording `TransportWrapper` (the public seam); a tool that
 crashes on an unexpected message also proves it by still answering afterwards.
@@ -29,6 +30,7 @@ from paicli.mcp import (
     connect,
 )
 from tests.conftest import SERVERS
+from tests.processes import gone
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -45,6 +47,10 @@ class Recording(TransportWrapper):
     def __init__(self, inner: StdioTransport) -> None:
         super().__init__(inner)
         self.sent: list[dict[str, Any]] = []
+        self.answered = asyncio.Event()  # set by each message from the tool
+
+    def observe_incoming(self, message: dict[str, Any]) -> None:
+        self.answered.set()
 
     async def send(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
@@ -68,6 +74,7 @@ async def recorded(
         identity=tuple(argv) if cache is not None else None,
     )
     async with session:
+        transport.answered.clear()  # from here on: answers after the handshake
         yield session, transport
 
 
@@ -145,15 +152,31 @@ async def test_a_tool_slow_to_answer_its_first_line_is_still_recognised() -> Non
     assert wire.methods == ["server/discover", "initialize", "echo"]
 
 
-async def test_a_timed_out_call_sends_no_cancellation_to_a_fragile_tool() -> None:
+async def test_a_tool_that_answers_a_timed_out_call_late_is_kept_and_not_cancelled() -> None:
     argv = [*PYTHON_TOOL, "--crash-on-unexpected"]
-    async with asyncio.timeout(TIMEOUT), recorded(argv, request_timeout=20) as (session, wire):
+    async with asyncio.timeout(TIMEOUT), recorded(argv) as (session, wire):
+        pid = session.pid
         with pytest.raises(RequestTimeout):
             await session.call_tool("sleep", {"seconds": 0.5}, timeout=0.1)
-        # The tool finishes the sleep, then answers this: it was sent nothing in between.
+        await wire.answered.wait()  # the late answer to the sleep (dropped by the session)
         assert (await session.call_tool("echo", {"text": "after"})).text == "after"
-        assert session.closed is None
+        assert session.closed is None and session.pid == pid
     assert wire.methods == ["server/discover", "sleep", "echo"]
+
+
+async def test_a_tool_silent_since_a_call_timed_out_is_restarted_before_the_next_call() -> None:
+    argv = [*PYTHON_TOOL, "--crash-on-unexpected"]
+    async with asyncio.timeout(TIMEOUT), recorded(argv) as (session, wire):
+        stuck = session.pid
+        assert stuck is not None
+        with pytest.raises(RequestTimeout):
+            await session.call_tool("sleep", {"seconds": 600}, timeout=0.2)
+        # The new process gets one handshake line, then the call.
+        assert (await session.call_tool("echo", {"text": "fresh"})).text == "fresh"
+        assert session.pid != stuck and session.closed is None
+        assert (await session.call_tool("echo", {"text": "again"})).text == "again"
+    assert wire.methods == ["server/discover", "sleep", "initialize", "echo", "echo"]
+    assert gone(stuck)  # stopped by the restart, reaped by the time the session closed
 
 
 async def test_the_verdict_is_remembered_and_the_next_start_skips_the_probe() -> None:
@@ -187,3 +210,12 @@ def test_the_c_tool_builds_without_warnings(tmp_path: Path) -> None:
         check=False,
     )
     assert built.returncode == 0 and built.stderr == ""
+
+
+async def test_a_closed_transport_is_not_restarted() -> None:
+    transport = await StdioTransport.start(PYTHON_TOOL[0], PYTHON_TOOL[1:])
+    pid = transport.pid
+    async with asyncio.timeout(TIMEOUT):
+        await transport.aclose()
+        assert not await transport.restart()
+    assert transport.pid == pid and gone(pid)

@@ -11,16 +11,17 @@ notices either (a timed-out call just fails).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, Literal
 
 from ._rpc import RpcEngine
-from ._transport import JsonObject
-from .errors import RpcError
+from ._transport import JsonObject, Transport
+from .errors import ProtocolError, RequestTimeout, RpcError
 from .types import CallToolResult, TextContent, Tool
 
-__all__ = ["MINIMAL", "Dialect", "call_minimal_tool", "is_minimal_handshake", "minimal_tools"]
+__all__ = ["MINIMAL", "Dialect", "MinimalCalls", "is_minimal_handshake", "minimal_tools"]
 
 log = logging.getLogger("paicli.mcp.session")
 
@@ -69,22 +70,66 @@ def minimal_tools(result: JsonObject, label: str) -> tuple[Tool, ...]:
     return tuple(tools)
 
 
-async def call_minimal_tool(
-    engine: RpcEngine, name: str, arguments: JsonObject, timeout: float | None
-) -> CallToolResult:
-    """Call tool `name` the minimal way: the tool's name is the method, the arguments are
-    the params. A string result is text; any other JSON value is its JSON text and the
-    structured content; an error answer is a tool error carrying its message."""
-    try:
-        answer = await engine.request(
-            name, arguments, timeout=timeout, cancellable=False, any_result=True
+class MinimalCalls:
+    """Tool calls to one tool in the minimal dialect.
+
+    Such a tool handles one line at a time, so a call that timed out holds up every later
+    one until the tool answers it, and it cannot be told to stop. When the tool has said
+    nothing at all since a call timed out, the next call first restarts it (on a transport
+    that can: stdio) and sends the new process its handshake line.
+    """
+
+    def __init__(
+        self, engine: RpcEngine, transport: Transport, label: str, handshake_timeout: float
+    ) -> None:
+        self._engine = engine
+        self._transport = transport
+        self._label = label
+        self._handshake_timeout = handshake_timeout
+        # The engine's response count when a call timed out, until the tool answers again.
+        self._silent_since: int | None = None
+        self._restarting = asyncio.Lock()
+
+    async def call(self, name: str, arguments: JsonObject, timeout: float | None) -> CallToolResult:
+        """Call tool `name`: the tool's name is the method, the arguments are the params. A
+        string result is text; any other JSON value is its JSON text and the structured
+        content; an error answer is a tool error carrying its message."""
+        if self._silent_since is not None:
+            await self._restart_if_silent()
+        try:
+            answer = await self._engine.request(
+                name, arguments, timeout=timeout, cancellable=False, any_result=True
+            )
+        except RpcError as exc:
+            return CallToolResult(content=[TextContent(exc.message)], is_error=True)
+        except RequestTimeout:
+            if self._silent_since is None:
+                self._silent_since = self._engine.responses
+            raise
+        value = answer["value"]
+        if isinstance(value, str):
+            return CallToolResult(content=[TextContent(value)])
+        text = json.dumps(value, ensure_ascii=False)
+        return CallToolResult(
+            content=[TextContent(text)], structured_content=None if value is None else value
         )
-    except RpcError as exc:
-        return CallToolResult(content=[TextContent(exc.message)], is_error=True)
-    value = answer["value"]
-    if isinstance(value, str):
-        return CallToolResult(content=[TextContent(value)])
-    text = json.dumps(value, ensure_ascii=False)
-    return CallToolResult(
-        content=[TextContent(text)], structured_content=None if value is None else value
-    )
+
+    async def _restart_if_silent(self) -> None:
+        async with self._restarting:
+            silent_since = self._silent_since
+            if silent_since is None:
+                return  # another call restarted it meanwhile
+            self._silent_since = None
+            if self._engine.responses != silent_since:
+                return  # it answered (the late call, at least): it is alive
+            if not await self._transport.restart():
+                return
+            log.warning("%s: restarted: it had not answered since a call timed out", self._label)
+            handshake = await self._engine.request(
+                "initialize", {}, timeout=self._handshake_timeout, cancellable=False
+            )
+            if not is_minimal_handshake(handshake):
+                raise ProtocolError(
+                    f"{self._label}: after a restart the tool no longer answers in the "
+                    "minimal JSON-RPC dialect"
+                )

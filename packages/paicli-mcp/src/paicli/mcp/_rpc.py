@@ -132,6 +132,9 @@ class RpcEngine:
         # before their deadline, so a timer per request would be pure overhead.
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
+        # Responses received so far (late and unmatched ones too): whether a server has
+        # said anything since a given moment.
+        self.responses = 0
 
     @property
     def _who(self) -> str:
@@ -351,6 +354,7 @@ class RpcEngine:
     def _on_response(self, message: JsonObject) -> None:
         # The envelope is valid: exactly one of result and error, and an id that is a string
         # or an integer (or none, on an error).
+        self.responses += 1
         request_id = message.get("id")
         entry = self._entry(request_id)
         if entry is None:

@@ -185,6 +185,10 @@ class StdioTransport(Transport):
         self._outbox: list[bytes] = []
         self._batching = False
         self._flush_scheduled = False
+        # What `restart()` runs again, and the processes it replaced (still being stopped).
+        self._spawn_args: tuple[list[str], dict[str, str], str | os.PathLike[str] | None]
+        self._spawn_args = ([], {}, None)
+        self._retired: list[ServerProcess] = []
 
     @classmethod
     async def start(
@@ -226,17 +230,9 @@ class StdioTransport(Transport):
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
         child_env = build_env(env)
+        transport._spawn_args = ([command, *args], child_env, cwd)
         try:
-            transport._process = await ServerProcess.spawn(
-                [command, *args],
-                env=child_env,
-                cwd=cwd,
-                on_stdout=transport._on_stdout,
-                on_stdout_eof=transport._on_stdout_eof,
-                on_stderr=transport._stderr.feed,
-                on_stderr_eof=transport._stderr.eof,
-                preexec=confinement.preexec() if confinement is not None else None,
-            )
+            transport._process = await transport._spawn()
         except OSError as exc:
             transport._failed_start()
             reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
@@ -254,6 +250,63 @@ class StdioTransport(Transport):
         self._stderr.close()
         if self._confinement is not None:
             self._confinement.release()
+
+    async def _spawn(self) -> ServerProcess:
+        """Start the server process; what a replaced process still writes is ignored."""
+        argv, env, cwd = self._spawn_args
+        generation = len(self._retired)
+
+        def current() -> bool:
+            return generation == len(self._retired)
+
+        def on_stdout(data: bytes) -> None:
+            if current():
+                self._on_stdout(data)
+
+        def on_stdout_eof() -> None:
+            if current():
+                self._on_stdout_eof()
+
+        def on_stderr_eof() -> None:
+            if current():
+                self._stderr.eof()
+
+        return await ServerProcess.spawn(
+            argv,
+            env=env,
+            cwd=cwd,
+            on_stdout=on_stdout,
+            on_stdout_eof=on_stdout_eof,
+            # A replaced process's last words (a traceback) still reach the tail.
+            on_stderr=self._stderr.feed,
+            on_stderr_eof=on_stderr_eof,
+            preexec=self._confinement.preexec() if self._confinement is not None else None,
+        )
+
+    async def restart(self) -> bool:
+        """Replace the server process with a new one; the old one is stopped with the
+        usual ladder (awaited by `aclose()`). What the old process still writes is ignored,
+        and nothing queued for it is sent to the new one. False once the transport is
+        closed (the server died, or `aclose()`): the session ends then, as always."""
+        if self._closed is not None or self._closing:
+            return False
+        old = self._proc
+        self._retired.append(old)
+        old.begin_close(abort_stdin=True)
+        self._outbox.clear()
+        self._batching = False
+        batches = self._decoder.batches
+        self._decoder = NdjsonDecoder(self._decoder.max_size, self._on_message, label=self._command)
+        self._decoder.batches = batches
+        try:
+            self._process = await self._spawn()
+        except (OSError, subprocess.SubprocessError) as exc:
+            self._closed = ConnectionClosed(f"{self._command}: cannot restart: {exc}")
+            self._process = old
+            self._wake()
+            return False
+        log.info("%s: restarted (pid %d replaced by %d)", self._command, old.pid, self.pid)
+        return True
 
     @property
     def _proc(self) -> ServerProcess:
@@ -442,8 +495,13 @@ class StdioTransport(Transport):
             return
         self._closing = True
         self._write_outbox()
+        cancelled = False
         try:
-            await self._proc.aclose()
+            for process in [*self._retired, self._proc]:
+                try:
+                    await process.aclose()
+                except asyncio.CancelledError:
+                    cancelled = True  # every ladder still runs to its end
             await self._release_cgroup()
         finally:
             if self._confinement is not None:
@@ -452,6 +510,8 @@ class StdioTransport(Transport):
             if self._closed is None:
                 self._closed = ConnectionClosed(f"{self._command}: transport closed")
             self._wake()
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _release_cgroup(self) -> None:
         """Delete the server's cgroup, killing anything left in it (bounded)."""

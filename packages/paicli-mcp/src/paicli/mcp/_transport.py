@@ -94,6 +94,12 @@ class Transport(ABC):
         read a JSON array as a batch only once 2025-03-26 is agreed)."""
         return None
 
+    async def restart(self) -> bool:
+        """Replace the peer with a fresh one (stdio: a new server process, the old one
+        stopped), so a session can go on after a server stopped answering. Return True if
+        that was done; the default (False) cannot, and the session goes on as it is."""
+        return False
+
     def input_unread(self) -> bool:
         """Whether the peer has yet to read part of what was sent to it (stdio: bytes still
         in the server's stdin pipe); False when that cannot be known. Negotiation starts the
@@ -165,6 +171,9 @@ class TransportWrapper(Transport):
 
     def negotiated(self, era: Era, version: str) -> None:
         self.inner.negotiated(era, version)
+
+    async def restart(self) -> bool:
+        return await self.inner.restart()
 
     def input_unread(self) -> bool:
         return self.inner.input_unread()

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from ._minimal import Dialect, call_minimal_tool
+from ._minimal import Dialect, MinimalCalls
 from ._modern import ModernRequests, listen_filter, modern_meta
 from ._negotiate import Agreement, EraCache, Offer, negotiate
 from ._rpc import ProgressCallback, RpcEngine
@@ -113,6 +113,7 @@ class ClientSession:
         # The version in use: the agreed one, until a 2026 -32022 retry switches it.
         self._version: str | None = None
         self._modern: ModernRequests | None = None
+        self._minimal: MinimalCalls | None = None
         self._log_level: LogLevel | None = None
         self._subscribers: list[NotificationCallback] = []
         self._resource_subscriptions: set[str] = set()
@@ -205,6 +206,10 @@ class ClientSession:
             raise
         self._agreement = agreement
         self._version = agreement.protocol_version
+        if agreement.dialect == "minimal":
+            self._minimal = MinimalCalls(
+                self._engine, self._transport, self._name, self._timeouts.handshake
+            )
         if agreement.era == "modern":
             self._modern = ModernRequests(
                 self._engine,
@@ -391,11 +396,12 @@ class ClientSession:
         """Call a tool. A tool's own failure comes back as `is_error`, not as an exception.
 
         A minimal-dialect tool gets `{"method": name, "params": arguments}` with no progress
-        token, and a timed-out call is not cancelled (the tool might not survive the notice).
+        token, and a timed-out call is not cancelled (the tool might not survive the notice);
+        if the tool says nothing more after that, the next call restarts it first (stdio).
         """
-        if self._agreed().dialect == "minimal":
+        if self._minimal is not None:
             timeout = self._timeouts.request if timeout is None else timeout
-            return await call_minimal_tool(self._engine, name, dict(arguments or {}), timeout)
+            return await self._minimal.call(name, dict(arguments or {}), timeout)
         params: JsonObject = {"name": name, "arguments": dict(arguments or {})}
         result = await self.request(
             "tools/call",
