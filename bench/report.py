@@ -7,6 +7,7 @@ from typing import Any
 
 Result = dict[str, Any]
 OURS, SDK, BARE, RAW = "paicli", "mcp-sdk", "bare", "raw-http"
+TRACED = "paicli-trace"
 
 
 def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -183,6 +184,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_conc_ours_over_bare": ratio(http_conc, "calls_per_s", OURS, BARE),
         "http_seq_raw_over_ours": ratio(http_seq, "calls_per_s", RAW, OURS),
         "http_conc_raw_over_ours": ratio(http_conc, "calls_per_s", RAW, OURS),
+        "seq_traced_over_ours": ratio(seq, "calls_per_s", TRACED, OURS),
     }
     checks: dict[str, Check] = {
         "import paicli.mcp < 100 ms": (ours_import, 100.0, False),
@@ -192,6 +194,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "10 MB peak RSS < 3x payload": (ratios["peak_rss_ours_over_payload"], 3.0, False),
         "HTTP sequential >= 4x mcp-sdk": (ratios["http_seq_ours_over_sdk"], 4.0, True),
         "HTTP 64 in flight >= 10x mcp-sdk": (ratios["http_conc_ours_over_sdk"], 10.0, True),
+        "tracing keeps >= 0.9x sequential": (ratios["seq_traced_over_ours"], 0.9, True),
     }
     print("\nRatios (paicli vs others)")
     labels = {
@@ -209,6 +212,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_conc_ours_over_bare": "HTTP 64-in-flight calls/s, paicli / bare httpx",
         "http_seq_raw_over_ours": "HTTP sequential calls/s, raw-http / paicli",
         "http_conc_raw_over_ours": "HTTP 64-in-flight calls/s, raw-http / paicli",
+        "seq_traced_over_ours": "sequential calls/s, tracing on / off",
     }
     for key, label in labels.items():
         print(f"  {label:<48} {_fmt(ratios[key], '')}")

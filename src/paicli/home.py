@@ -11,6 +11,7 @@
     tool-results/             MCP results too long for the model, saved whole
     logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
     catalogue/HASH.json       each server's tools at its last start (paicli.servers.catalogue)
+    traces/DATE-TIME-PID.jsonl  messages of servers with "trace": true (paicli.tools.tracing)
     history                   the REPL's prompt history
 
 Files paicli writes here are private (0600, folders 0700): see `paicli.private_files`.
@@ -87,6 +88,10 @@ class PaicliHome:
         if not server or server.startswith(".") or any(c in server for c in "/\\\0"):
             raise ValueError(f"not a server name: {server!r}")
         return self.mcp_logs_dir / f"{server}.log"
+
+    @property
+    def traces_dir(self) -> Path:
+        return self.root / "traces"
 
     @property
     def history_file(self) -> Path:

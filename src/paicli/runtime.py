@@ -41,6 +41,7 @@ from paicli.tools.offer import SearchToolbox, ToolOffer
 from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.redacting import RedactingToolbox
 from paicli.tools.registry import CombinedToolbox
+from paicli.tools.tracing import configured
 from paicli.user_config import UserConfig, load_user_config
 
 if TYPE_CHECKING:
@@ -180,7 +181,8 @@ async def open_runtime(
         audit,
         session_id=uuid.uuid4().hex[:12],
     )
-    async with manager:
+    traced = [e.name for e in entries if e.trace]
+    async with configured(traced, secrets, home), manager:
         agent = (
             _agent(_client(settings, http_client), toolbox, root, settings, max_steps, offer=offer)
             if settings.configured

@@ -37,6 +37,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "HttpServer",
         "ImageContent",
         "Implementation",
+        "Instrumentation",
         "LegacySseTransport",
         "Limits",
         "LoginRequired",
@@ -65,12 +66,15 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "TextResourceContents",
         "Timeouts",
         "Tool",
+        "TraceRecorder",
         "Transport",
+        "TransportWatcher",
         "TransportWrapper",
         "UnknownContent",
         "UnsupportedVersion",
         "check_command",
         "connect",
+        "instrument",
         "server_from_dict",
     ]
     for name in paicli.mcp.__all__:

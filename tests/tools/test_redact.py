@@ -311,3 +311,48 @@ def test_environment_secrets_are_the_long_values_under_secret_names() -> None:
         "XDG_SESSION_TYPE": "wayland-session",
     }
     assert sorted(environment_secrets(environ)) == sorted(["ghp_realtokenvalue", AWS_SECRET])
+
+
+# One sample per net (and per shape): `redact_quickly` must catch whatever `redact` catches.
+NET_SAMPLES: list[object] = [
+    *(f"see {s} here" for s in SHAPES),
+    {"Authorization": "Bearer abcdef123456"},
+    {"headers": [{"name": "X-Api-Key", "value": "v4lue-123456"}]},
+    {"GITHUB_TOKEN": "abc123456"},
+    {"client_secret": "zzzzzzzz"},
+    "Cookie: session=abcdef123456",
+    "curl -u admin:hunter22 http://h",
+    "https://user:pa55word@example.com/x",
+    "https://h/x?sig=abcdef&key=123456",
+    "DB_PASSWORD=hunter22",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+    "Basic dXNlcjpwYXNzd29yZA==",
+    {"env": 'the value known"\\secret leaked'},
+    "the value known-secret-42 leaked",
+    "glpat-abcdefghijklmnopqrst12",
+    "xoxe-1234567890-abcdefghijkl",
+    "xapp-1-abcdefghijkl-1234",
+    "hooks.slack.com/services/T000/B000/abcdefghijklmnopqrstuvwx",
+    "rk_live_abcdefghijklmnop1234",
+    "sk_test_abcdefghijklmnop1234",
+    "whsec_abcdefghijklmnop1234",
+    "ya29.abcdefghijklmnopqrstuvwx",
+    "GOCSPX-abcdefghijklmnopqrstuvwx",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "pypi-" + "a" * 50,
+    "hf_abcdefghijklmnopqrstuvwxyz01234",
+    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+]
+
+
+@pytest.mark.parametrize("value", NET_SAMPLES)
+def test_the_quick_path_redacts_whatever_the_full_redaction_does(value: object) -> None:
+    redactor = Redactor(['known"\\secret', "known-secret-42"])
+    full = redactor.redact(value)
+    assert full != value
+    assert redactor.redact_quickly(value) == full
+
+
+def test_the_quick_path_hands_back_plain_messages_uncopied() -> None:
+    message = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi"}]}}
+    assert Redactor(["known-secret-42"]).redact_quickly(message) is message

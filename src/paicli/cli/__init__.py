@@ -94,6 +94,12 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="run this project's MCP servers without asking",
     )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="record every MCP message and server stderr line to FILE as JSON lines, "
+        "secrets redacted (also PAICLI_TRACE=FILE); read it with: paicli mcp trace FILE",
+    )
     commands = parser.add_subparsers(dest="command")
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -150,6 +156,14 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     )
     doctor.add_argument("target", nargs=argparse.REMAINDER, help="NAME... or -- COMMAND [ARGS...]")
 
+    trace = sub.add_parser(
+        "trace", help="a recorded trace (--trace FILE) as a timeline with latencies"
+    )
+    trace.add_argument("file", metavar="FILE")
+    trace.add_argument("--server", metavar="NAME", help="only this server's records")
+    trace.add_argument(
+        "--slow", type=float, metavar="MS", help="mark requests that took at least MS ms"
+    )
     probe = sub.add_parser("probe", help="start one stdio server, negotiate, list its tools")
     probe.add_argument("--protocol", default="auto", choices=PROTOCOLS)
     probe.add_argument("--call", metavar="TOOL", help="call TOOL instead of listing tools")
@@ -182,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     log_to_terminal()
     try:
-        return dispatch(options)
+        return traced(options)
     except Exception:
         # A bug must cost one redacted line (the traceback goes to the log file), never a
         # traceback on the screen that may quote a secret.
@@ -190,6 +204,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.getLogger("paicli").error("paicli: internal error", exc_info=True)
         return 1
+
+
+def traced(options: argparse.Namespace) -> int:
+    """`dispatch`, with every MCP session recorded when --trace or PAICLI_TRACE asks."""
+    trace = options.trace or os.environ.get("PAICLI_TRACE")
+    if not trace:
+        return dispatch(options)
+    from contextlib import ExitStack  # noqa: PLC0415 - only when tracing
+    from pathlib import Path  # noqa: PLC0415
+
+    from paicli.tools.tracing import recording  # noqa: PLC0415
+    from paicli.ui.output import err  # noqa: PLC0415
+
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(recording(Path(trace)))
+        except OSError as exc:
+            err(f"paicli: cannot write the trace {trace}: {exc.strerror or exc}")
+            return 2
+        return dispatch(options)
 
 
 def dispatch(options: argparse.Namespace) -> int:

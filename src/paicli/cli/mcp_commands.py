@@ -28,13 +28,16 @@ from paicli.servers.config import (
 )
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ServerManager, ServerState
+from paicli.servers.traces import TraceError, read_trace
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason
 from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.results import to_model_result
+from paicli.tools.tracing import configured
 from paicli.ui import mcp_shell
 from paicli.ui.mcp_view import log_lines
 from paicli.ui.output import err, out
 from paicli.ui.screen_secrets import redacting
+from paicli.ui.trace_view import show_trace
 from paicli.ui.trust_prompt import ask_on_terminal
 
 from . import NO_SERVERS
@@ -50,7 +53,19 @@ def run(options: argparse.Namespace) -> int:
         return remove(options)
     if command == "logs":
         return logs(options)
+    if command == "trace":
+        return trace(options)
     return run_until_signalled(with_servers(options))
+
+
+def trace(options: argparse.Namespace) -> int:
+    try:
+        recorded = read_trace(Path(options.file), server=options.server)
+    except TraceError as exc:
+        err(f"paicli mcp trace: {exc}")
+        return 1
+    show_trace(recorded, slow_ms=options.slow)
+    return 0
 
 
 # -- config editing -------------------------------------------------------------------------
@@ -144,14 +159,18 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
         out(NO_SERVERS)
         return 0
     home = PaicliHome.from_environ()
+    traced = [e.name for e in entries if e.trace]
     # The catalogue is written (not read: these commands show live servers), so a later
     # REPL or one-shot starts without waiting for them.
-    async with ServerManager(
-        entries,
-        on_change=mcp_shell.Progress(),
-        log_dir=home.mcp_logs_dir,
-        catalogue=Catalogue(home.catalogue_dir, read=False),
-    ) as manager:
+    async with (
+        configured(traced, config_secrets(config), home),
+        ServerManager(
+            entries,
+            on_change=mcp_shell.Progress(),
+            log_dir=home.mcp_logs_dir,
+            catalogue=Catalogue(home.catalogue_dir, read=False),
+        ) as manager,
+    ):
         await manager.wait_ready()
         servers = manager.servers()
         ready = [s for s in servers if s.state is ServerState.READY]

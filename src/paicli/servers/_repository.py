@@ -1,10 +1,11 @@
 """What a repository's server entry (scope "project" or "claude") cannot do on its own.
 
-A cloned repository's config is not the user's: it cannot mark its server trusted (`trust`)
-or choose a file paicli appends to (`stderrFile`), and its server runs inside the project (a
-`cwd` leading out of it is dropped). Each ignored key becomes one warning naming file and
-server. The secret-looking variables it reads are those `--trust-project` will not pass
-unless the user's own config allows them (`_project_rules`, `_secret_names`).
+A cloned repository's config is not the user's: it cannot mark its server trusted (`trust`),
+choose a file paicli appends to (`stderrFile`) or have its traffic recorded (`trace`), and its
+server runs inside the project (a `cwd` leading out of it is dropped). Each ignored key
+becomes one warning naming file and server. The secret-looking variables it reads are those
+`--trust-project` will not pass unless the user's own config allows them (`_project_rules`,
+`_secret_names`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = ["USER_ONLY_KEYS", "cwd_inside_project", "unallowed_secrets", "without
 USER_ONLY_KEYS = {
     "trust": "only your own config can trust a project's server",
     "stderrFile": "a project cannot choose a file for paicli to write",
+    "trace": "only your own config can record a server's messages to your disk",
 }
 
 

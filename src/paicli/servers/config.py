@@ -77,7 +77,7 @@ DEFAULT_MAX_RESTARTS = 3
 
 # Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
 APP_KEYS = frozenset(
-    {"disabled", "includeTools", "excludeTools", "restart", "trust", "description"}
+    {"disabled", "includeTools", "excludeTools", "restart", "trust", "description", "trace"}
 )
 
 
@@ -115,6 +115,7 @@ class ServerEntry:
     restart: RestartPolicy = "never"
     max_restarts: int = DEFAULT_MAX_RESTARTS
     trust: bool = False
+    trace: bool = False
     raw: Mapping[str, object] = field(default_factory=dict)
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
@@ -309,7 +310,8 @@ def _with_options(
 ) -> ServerEntry:
     disabled = value.get("disabled", False)
     trust = value.get("trust", False)
-    for key, flag in (("disabled", disabled), ("trust", trust)):
+    trace = value.get("trace", False)
+    for key, flag in (("disabled", disabled), ("trust", trust), ("trace", trace)):
         if not isinstance(flag, bool):
             raise InvalidConfig(f"{where}: {key!r} must be true or false, got {kind(flag)}")
     restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
@@ -317,6 +319,7 @@ def _with_options(
         entry,
         disabled=bool(disabled),
         trust=bool(trust),
+        trace=bool(trace),
         include_tools=_patterns(value, "includeTools", where),
         exclude_tools=_patterns(value, "excludeTools", where),
         restart=restart,

@@ -6,7 +6,8 @@
 
 A session runs over any `Transport`: `StdioTransport`, `StreamableHttpTransport`,
 `LegacySseTransport`, the in-memory `MemoryTransport.pair()` for tests, or your own (subclass
-`Transport`, or `TransportWrapper` to observe another one).
+`Transport`, or `TransportWrapper` to observe another one). `instrument(wrap)` wraps the
+transport of every session created afterwards: `TraceRecorder` records every message.
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """
@@ -16,13 +17,15 @@ from typing import TYPE_CHECKING
 from ._connect import connect
 from ._executable import CommandCheck, check_command
 from ._limits import Limits
+from ._instrument import Instrumentation, instrument
 from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
 from ._rpc import Progress
 from ._server_spec import HttpServer, StdioServer, server_from_dict
 from ._stdio import StdioTransport
-from ._transport import Transport, TransportWrapper
+from ._trace import TraceRecorder
+from ._transport import Transport, TransportWatcher, TransportWrapper
 from .errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -89,6 +92,7 @@ __all__ = [
     "HttpServer",
     "ImageContent",
     "Implementation",
+    "Instrumentation",
     "LegacySseTransport",
     "Limits",
     "LoginRequired",
@@ -117,12 +121,15 @@ __all__ = [
     "TextResourceContents",
     "Timeouts",
     "Tool",
+    "TraceRecorder",
     "Transport",
+    "TransportWatcher",
     "TransportWrapper",
     "UnknownContent",
     "UnsupportedVersion",
     "check_command",
     "connect",
+    "instrument",
     "server_from_dict",
 ]
 

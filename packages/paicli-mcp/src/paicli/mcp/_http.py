@@ -43,7 +43,7 @@ from ._http_exchange import (
 from ._http_stream import BrokenStream, StreamLink, answers, follow_stream, listen_get
 from ._jsonrpc import batches_allowed, envelope_problem, parse
 from ._server_spec import HttpServer
-from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport
+from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport, TransportWatcher
 from .errors import ConnectionClosed, HttpError, McpError
 from .types import Tool
 
@@ -103,6 +103,7 @@ class StreamableHttpTransport(Transport):
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._sink: MessageSink | None = None
         self._on_error: ErrorSink | None = None
+        self._watcher: TransportWatcher | None = None
         self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
         self._closed: McpError | None = None
         self._initialize: Message | None = None
@@ -123,6 +124,7 @@ class StreamableHttpTransport(Transport):
             batches=lambda: self._batches,
             deliver=self._deliver,
             fail=self._fail,
+            watcher=lambda: self._watcher,
         )
 
     # -- the Transport interface ---------------------------------------------------------
@@ -132,6 +134,9 @@ class StreamableHttpTransport(Transport):
         self._sink = sink
         self._on_error = on_error
         return True
+
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        self._watcher = watcher
 
     def negotiated(self, era: Era, version: str) -> None:
         self._era = era
@@ -202,7 +207,12 @@ class StreamableHttpTransport(Transport):
                     async with asyncio.timeout(DELETE_TIMEOUT):
                         url, headers = self._server.url, self._base_headers()
                         async with exchange(
-                            self._client, self._label, "DELETE", url, headers=headers
+                            self._client,
+                            self._label,
+                            "DELETE",
+                            url,
+                            headers=headers,
+                            watcher=self._watcher,
                         ):
                             pass
         except TimeoutError:
@@ -277,6 +287,7 @@ class StreamableHttpTransport(Transport):
                 self._server.url,
                 data=orjson.dumps(message),
                 headers=headers,
+                watcher=self._watcher,
             ) as response:
                 if (
                     response.status in (401, 403)
@@ -409,7 +420,10 @@ class StreamableHttpTransport(Transport):
             headers = self._headers_for(request)
             url, label, client = self._server.url, self._label, self._client
             data = orjson.dumps(request)
-            async with exchange(client, label, "POST", url, data=data, headers=headers) as r:
+            watcher = self._watcher
+            async with exchange(
+                client, label, "POST", url, data=data, headers=headers, watcher=watcher
+            ) as r:
                 if r.status >= 300:
                     return False
                 self.session_id = r.headers.get("mcp-session-id")
@@ -417,7 +431,9 @@ class StreamableHttpTransport(Transport):
             self._generation += 1
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             data, headers = orjson.dumps(initialized), self._headers_for(initialized)
-            async with exchange(client, label, "POST", url, data=data, headers=headers):
+            async with exchange(
+                client, label, "POST", url, data=data, headers=headers, watcher=watcher
+            ):
                 pass
             # The new session may offer other tools than the lost one: whoever listens for
             # list changes re-reads them.

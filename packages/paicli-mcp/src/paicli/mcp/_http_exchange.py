@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 
 from ._server_spec import HttpServer
+from ._transport import TransportWatcher
 from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
 
 __all__ = [
@@ -90,12 +91,14 @@ async def exchange(
     *,
     headers: dict[str, str] | None = None,
     data: bytes | None = None,
+    watcher: TransportWatcher | None = None,
 ) -> AsyncIterator[aiohttp.ClientResponse]:
     """One HTTP exchange with the server at `url`, its response released on exit.
 
     Redirects are followed here, not by aiohttp: within the origin of `url` at most
     MAX_REDIRECTS times; one to another origin is refused with an `HttpError` naming both,
-    so the headers configured for this server are never sent anywhere else."""
+    so the headers configured for this server are never sent anywhere else. `watcher` is
+    told the final response's status and headers."""
     here = url
     for _ in range(MAX_REDIRECTS + 1):
         response = await client.request(
@@ -119,6 +122,8 @@ async def exchange(
             f"{label}: more than {MAX_REDIRECTS} redirects from {method} {url}",
             status=response.status,
         )
+    if watcher is not None:
+        watcher.http_response(method, here, response.status, response.headers)
     async with response:
         yield response
 

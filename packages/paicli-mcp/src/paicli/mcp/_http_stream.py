@@ -21,6 +21,7 @@ import aiohttp
 from ._http_exchange import HTTP_FAILURES, error_body, exchange, status_error
 from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
+from ._transport import TransportWatcher
 from .errors import ConnectionClosed, McpError
 
 __all__ = [
@@ -71,6 +72,7 @@ class StreamLink:
     batches: Callable[[], bool]  # whether an array is a batch (2025-03-26 agreed)
     deliver: Callable[[Message], None]  # one message from the server, to the session
     fail: Callable[[Any, McpError], None]  # one request failed
+    watcher: Callable[[], TransportWatcher | None]  # told each response (tracing)
 
     def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
         text = f"{self.label}: the response stream for {message.get('method')} ended before "
@@ -101,7 +103,9 @@ async def follow_stream(
             "Accept": "text/event-stream",
             "Last-Event-ID": last_id,
         }
-        async with exchange(link.client, link.label, "GET", link.url, headers=headers) as resumed:
+        async with exchange(
+            link.client, link.label, "GET", link.url, headers=headers, watcher=link.watcher()
+        ) as resumed:
             if resumed.status != 200:
                 # Say what was refused: the resumption, not the request itself.
                 refused = f"resuming the response stream of {message.get('method')} (GET)"
@@ -179,7 +183,9 @@ async def _get_loop(link: StreamLink, ready: asyncio.Event) -> None:
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
         try:
-            async with exchange(link.client, label, "GET", link.url, headers=headers) as response:
+            async with exchange(
+                link.client, label, "GET", link.url, headers=headers, watcher=link.watcher()
+            ) as response:
                 ready.set()
                 if response.status == 405:
                     return

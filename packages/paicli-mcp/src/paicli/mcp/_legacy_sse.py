@@ -29,7 +29,7 @@ from ._http_exchange import (
 from ._jsonrpc import batches_allowed, parse
 from ._server_spec import HttpServer
 from ._sse import iter_events
-from ._transport import Era, ErrorSink, MessageSink, Transport
+from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 
 __all__ = ["LegacySseTransport"]
@@ -51,6 +51,7 @@ class LegacySseTransport(Transport):
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._sink: MessageSink | None = None
         self._on_error: ErrorSink | None = None
+        self._watcher: TransportWatcher | None = None
         self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
         self._closed: McpError | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -78,6 +79,9 @@ class LegacySseTransport(Transport):
         self._sink = sink
         self._on_error = on_error
         return True
+
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        self._watcher = watcher
 
     def negotiated(self, era: Era, version: str) -> None:
         self._batches = batches_allowed(era, version)
@@ -143,6 +147,7 @@ class LegacySseTransport(Transport):
                 endpoint,
                 data=orjson.dumps(message),
                 headers={"Content-Type": "application/json"},
+                watcher=self._watcher,
             ) as response:
                 if response.status >= 300:
                     error = status_error(self._label, response, await error_body(response))

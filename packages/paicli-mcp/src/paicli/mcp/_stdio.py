@@ -23,7 +23,7 @@ from ._limits import Limits
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
-from ._transport import Era, ErrorSink, MessageSink, Transport
+from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
 
 __all__ = ["StdioTransport"]
@@ -90,6 +90,8 @@ class StderrTail:
         self.lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._mirror = mirror
+        # Told each line as it is kept (message tracing).
+        self.watcher: TransportWatcher | None = None
         self._partial = b""
         # Whether the line being read continues one that was cut.
         self._continued = False
@@ -139,8 +141,11 @@ class StderrTail:
         text = piece.decode("utf-8", "replace").rstrip("\r")
         if self._continued:
             text = CONTINUED_MARK + text
-        self.lines.append(text + CUT_MARK if cut else text)
+        line = text + CUT_MARK if cut else text
+        self.lines.append(line)
         self._continued = cut
+        if self.watcher is not None:
+            self.watcher.stderr_line(line)
 
 
 def _start_failure(
@@ -326,6 +331,9 @@ class StdioTransport(Transport):
     def stderr_lines(self) -> list[str]:
         """The last stderr lines of the server (at most 200)."""
         return list(self._stderr.lines)
+
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        self._stderr.watcher = watcher
 
     def deliver_to(self, sink: MessageSink, on_error: ErrorSink) -> bool:
         """Hand every message to `sink` straight from the read callback.

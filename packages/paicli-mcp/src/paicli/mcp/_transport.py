@@ -7,14 +7,15 @@ default, so a new transport implements three methods and overrides only what it 
 differently, and nothing is ever probed for with `getattr`.
 
 `TransportWrapper` forwards every part of the contract to an inner transport; subclass it
-to observe or alter traffic (tracing, metrics, fault injection).
+to observe or alter traffic (tracing, metrics, fault injection). What is not a message (a
+stdio server's stderr lines, HTTP responses) reaches a `TransportWatcher` given to `watch`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from .errors import McpError
@@ -27,6 +28,7 @@ __all__ = [
     "MessageSink",
     "RequestId",
     "Transport",
+    "TransportWatcher",
     "TransportWrapper",
 ]
 
@@ -38,6 +40,17 @@ RequestId = int | str
 Era = Literal["legacy", "modern"]
 MessageSink = Callable[[JsonObject], None]
 ErrorSink = Callable[[RequestId, "McpError"], None]
+
+
+class TransportWatcher(Protocol):
+    """Told what a transport sees besides messages. Both calls run on the event loop, in the
+    transport's own callbacks: they must be quick and must not raise."""
+
+    def stderr_line(self, text: str) -> None:
+        """One line the server wrote to stderr (stdio), as the transport keeps it."""
+
+    def http_response(self, method: str, url: str, status: int, headers: Mapping[str, str]) -> None:
+        """One HTTP exchange's response: its request method and URL, status and headers."""
 
 
 class Transport(ABC):
@@ -121,6 +134,11 @@ class Transport(ABC):
         """The server's last stderr lines, for transports that run a process; else []."""
         return []
 
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        """Report stderr lines and HTTP responses to `watcher` from now on (None: stop).
+        The default has nothing to report."""
+        return None
+
 
 class TransportWrapper(Transport):
     """A transport around another one: every part of the contract is forwarded to `inner`.
@@ -187,3 +205,6 @@ class TransportWrapper(Transport):
 
     def stderr_lines(self) -> list[str]:
         return self.inner.stderr_lines()
+
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        self.inner.watch(watcher)

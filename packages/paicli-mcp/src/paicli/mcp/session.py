@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from ._instrument import instrumented
 from ._minimal import Dialect, MinimalCalls
 from ._modern import ModernRequests, listen_filter, modern_meta
 from ._negotiate import Agreement, EraCache, Offer, negotiate
@@ -94,6 +95,8 @@ class ClientSession:
         era_cache: EraCache | None = None,
         identity: tuple[str, ...] | None = None,
     ) -> None:
+        # Tracing, metrics, spans (see paicli.mcp.instrument); usually none.
+        transport = instrumented(transport, name)
         self._transport = transport
         self._name = name
         self._protocol = protocol
