@@ -71,7 +71,7 @@ class _Watched(TransportWrapper):
         super().__init__(inner)
         #: (id, method) of each request sent, in order.
         self.sent: list[tuple[object, str]] = []
-        self.watch = watch
+        self.stdout_watch = watch
 
     async def send(self, message: dict[str, Any]) -> None:
         if "method" in message and "id" in message and len(self.sent) < MAX_SENT:
@@ -79,7 +79,7 @@ class _Watched(TransportWrapper):
         await super().send(message)
 
     async def aclose(self) -> None:
-        self.watch.close()
+        self.stdout_watch.close()
         await super().aclose()
 
 
@@ -142,7 +142,7 @@ async def _converse(
                     "tools", "info", "no tools (the server does not offer the tools capability)"
                 )
     except RequestTimeout as exc:
-        explain_silence(report, exc, transport.watch)
+        explain_silence(report, exc, transport.stdout_watch)
         return False
     except ConnectionClosed as exc:
         explain_exit(report, exc, phase)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from ._connect import connect
 from ._executable import CommandCheck, check_command
-from ._limits import Limits
 from ._instrument import Instrumentation, instrument
+from ._limits import Limits
 from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
