@@ -68,6 +68,17 @@ def test_a_script_path_relative_to_the_working_directory_runs(
         assert echo.invoke({"text": "relative"}) == "relative"
 
 
+def test_from_executable_routes_calls_through_approval_and_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAICLI_HOME", str(tmp_path / "home"))
+    with from_server("echo", approve=lambda request: False, audit=True) as echo:
+        with pytest.raises(ToolException, match="The user denied this tool call"):
+            echo.invoke({"text": "hi"})
+    (day_file,) = (tmp_path / "home" / "audit").iterdir()
+    assert json.loads(day_file.read_text())["decision"] == "denied"
+
+
 def test_an_unknown_tool_name_lists_the_server_s_tools() -> None:
     with pytest.raises(BridgeError, match=r"has no tool 'nope' \(its tools: crash, "):
         from_server("nope")
@@ -176,6 +187,22 @@ async def test_runnable_retry_recovers_from_a_crash(tmp_path: Path) -> None:
         marker = str(tmp_path / "marker")
         assert await retrying.ainvoke({"marker": marker}) == "survived"
         assert (tmp_path / "marker").exists()  # the first attempt did crash
+
+
+async def test_runnable_retry_recovers_from_a_hung_server_which_is_restarted(
+    tmp_path: Path,
+) -> None:
+    async with load_tools(tool_server(), include=["hang_once"], timeout=0.5) as (tool,):
+        retrying = RunnableRetry(
+            bound=tool,
+            retry_exception_types=(TimeoutError, ConnectionError),
+            max_attempt_number=2,
+            wait_exponential_jitter=False,
+        )
+        marker = tmp_path / "marker"
+        assert await retrying.ainvoke({"marker": str(marker)}) == "survived"
+        hung = int(marker.read_text())  # the first server, which hung, was stopped
+    await until(lambda: gone(hung))
 
 
 def test_a_server_that_cannot_start_raises_a_connection_error(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@
 Tools: `echo` (text), `fail` (an error result), `media` (text, an image and audio),
 `weather` (structured content beside its JSON text), `pid` (this process's id), `sleep`
 (answers after `seconds`), `crash` (exits without answering), `crash_once` (exits the first
-time for a given marker file, echoes after). Requests are answered in order, one at a time.
+time for a given marker file, echoes after), `hang_once` (hangs for good the first time).
+Requests are answered in order, one at a time.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ TOOLS = [
     tool("sleep", "Answer after the given seconds.", seconds="number"),
     tool("crash", "Exit at once without answering."),
     tool("crash_once", "Exit the first time for this marker file; echo after.", marker="string"),
+    tool("hang_once", "Hang for good the first time for this marker file.", marker="string"),
 ]
 
 
@@ -70,6 +72,12 @@ def call(name: str, args: Json) -> Json:
         return text("slept")
     if name == "crash":
         os._exit(3)
+    if name == "hang_once":
+        marker = Path(str(args["marker"]))
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            time.sleep(3600)  # blocks the only thread: no ping is answered either
+        return text("survived")
     if name == "crash_once":
         marker = Path(str(args["marker"]))
         if not marker.exists():

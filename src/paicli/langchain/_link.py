@@ -3,7 +3,10 @@
 The session is opened on first need and kept; calls run concurrently on it. When the server
 crashes or exits, the call in flight fails with `ServerUnavailable` and the session is
 dropped, so the next call starts the server again (a retrying runnable recovers without any
-help). Failures are translated here, once, into the bridge's exceptions.
+help). After a call timed out, the next call first pings the server: one that no longer
+answers is restarted rather than waited on again (a minimal-dialect tool cannot be pinged,
+so it is only restarted once it is gone). Failures are translated here, once, into the
+bridge's exceptions.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerLink"]
 
+# A healthy server answers a ping at once; a hung one is given this long (or the call's own
+# deadline, if shorter) before it is restarted.
+PING_AFTER_TIMEOUT = 5.0
+
 
 class ServerLink:
     """The session with `spec`, opened and reopened on the event loop `loop`."""
@@ -56,6 +63,8 @@ class ServerLink:
         self._session: ClientSession | None = None
         self._opening = asyncio.Lock()
         self._closed = False
+        # The session on which a call last timed out: checked before its next call.
+        self._timed_out: ClientSession | None = None
 
     @property
     def label(self) -> str:
@@ -95,14 +104,29 @@ class ServerLink:
         """Call `tool`. A tool's error result is returned (`is_error`), and so is a JSON-RPC
         error answer (an unknown tool, invalid arguments): the model can act on both."""
         session = await self.session()
+        if self._timed_out is session:
+            session = await self._answering(session, timeout)
         try:
             return await session.call_tool(tool, arguments, timeout=timeout)
         except RpcError as exc:
             return CallToolResult([TextContent(f"{self.label}: {tool}: {exc}")], is_error=True)
         except McpError as exc:
+            if isinstance(exc, RequestTimeout):
+                self._timed_out = session
             if session.closed is not None:
                 await self._drop(session)
             raise self._translate(exc, tool) from exc
+
+    async def _answering(self, session: ClientSession, timeout: float | None) -> ClientSession:
+        """`session` if its server still answers a ping, else a session with a new server."""
+        self._timed_out = None
+        wait = min(PING_AFTER_TIMEOUT, timeout or PING_AFTER_TIMEOUT)
+        try:
+            await session.ping(timeout=wait)
+        except McpError:
+            await self._drop(session)
+            return await self.session()
+        return session
 
     def _translate(self, exc: McpError, what: str) -> BridgeError:
         if isinstance(exc, RequestTimeout):
