@@ -4,9 +4,9 @@ The session is opened on first need and kept; calls run concurrently on it. When
 crashes or exits, the call in flight fails with `ServerUnavailable` and the session is
 dropped, so the next call starts the server again (a retrying runnable recovers without any
 help). After a call timed out, the next call first pings the server: one that no longer
-answers is restarted rather than waited on again (a minimal-dialect tool cannot be pinged,
-so it is only restarted once it is gone). Failures are translated here, once, into the
-bridge's exceptions.
+answers is restarted rather than waited on again (a minimal-dialect tool cannot be pinged;
+the library restarts one that has said nothing since its call timed out). Failures are
+translated here, once, into the bridge's exceptions.
 """
 
 from __future__ import annotations
