@@ -219,3 +219,11 @@ async def test_a_closed_transport_is_not_restarted() -> None:
         await transport.aclose()
         assert not await transport.restart()
     assert transport.pid == pid and gone(pid)
+
+
+async def test_an_answer_nested_deeper_than_can_be_shown_is_a_tool_error() -> None:
+    async with asyncio.timeout(TIMEOUT), recorded(PYTHON_TOOL) as (session, _):
+        deep = await session.call_tool("deep", {"depth": 1010})
+        shallow = await session.call_tool("deep", {"depth": 3})
+    assert deep.is_error and "nested too deeply" in deep.text
+    assert shallow.structured_content == [[[]]]

@@ -37,6 +37,7 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": {"type": "object"},
     },
     {"name": "nothing", "description": "Answers null."},
+    {"name": "deep", "description": "Answers a list nested `depth` levels deep."},
     {
         "name": "sleep",
         "description": "Answers after `seconds`.",
@@ -93,6 +94,12 @@ def main() -> None:
                 continue
             error = {"code": -32601, "message": f"unknown tool {method}"}
             send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+            continue
+        if method == "deep":  # written by hand: json.dumps cannot nest this deep
+            depth = int(request["params"]["depth"])
+            nested = "[" * depth + "]" * depth
+            sys.stdout.write(f'{{"jsonrpc":"2.0","id":{request["id"]},"result":{nested}}}\n')
+            sys.stdout.flush()
             continue
         try:
             result = answer(request.get("params") or {}, method)

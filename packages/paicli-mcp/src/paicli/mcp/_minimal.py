@@ -109,7 +109,12 @@ class MinimalCalls:
         value = answer["value"]
         if isinstance(value, str):
             return CallToolResult(content=[TextContent(value)])
-        text = json.dumps(value, ensure_ascii=False)
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except RecursionError:
+            # The parser takes nesting up to 1024 levels; the encoder stops near 1000.
+            message = f"{self._label}: {name}: the answer is nested too deeply to be shown"
+            return CallToolResult(content=[TextContent(message)], is_error=True)
         return CallToolResult(
             content=[TextContent(text)], structured_content=None if value is None else value
         )
