@@ -22,6 +22,7 @@ from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
+from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager
@@ -157,8 +158,11 @@ async def open_runtime(
         secrets.append(settings.api_key)
     redactor = Redactor(secrets)
     audit = AuditLog(home.audit_dir, redactor)
+    defaults, limit_problems = call_defaults(env, user_config)
+    problems += limit_problems
     manager = ServerManager(
         entries,
+        call_limits=limits_by_server(entries, defaults),
         on_change=on_server_change,
         log_dir=home.mcp_logs_dir,
         connector=connector or connect,

@@ -23,6 +23,7 @@ from paicli.agent.events import (
     Retrying,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnEnded,
 )
@@ -377,6 +378,32 @@ async def test_cancelling_a_turn_cancels_the_mcp_call_and_the_conversation_goes_
         "user",
     )
     assert isinstance(record["waited_ms"], int)
+
+
+async def test_a_running_mcp_call_reports_its_progress_after_approval(
+    runtime_for: StartRuntime,
+) -> None:
+    arguments = json.dumps({"steps": 3, "interval": 0.01})
+    script: list[Json] = [
+        {"tool_calls": [{"id": "p", "name": "mcp__fault__progress", "arguments": arguments}]},
+        {"text": "finished"},
+    ]
+    async with MemoryLlm(script) as llm:
+        _, agent = await runtime_for(llm, Approvals([Answer(Choice.ALLOW_ONCE)]))
+        events = Events()
+        ended = await agent.run("go", events)
+    assert ended.text == "finished"
+    reports = events.of(ToolProgress)
+    assert [(r.call_id, r.progress, r.total, r.message) for r in reports] == [
+        ("p", None, None, None),  # approved: running now
+        ("p", 1.0, 3.0, "step 1"),
+        ("p", 2.0, 3.0, "step 2"),
+        ("p", 3.0, 3.0, "step 3"),
+    ]
+    assert [r.seconds for r in reports] == sorted(r.seconds for r in reports)
+    kinds = [type(e).__name__ for e in events.items if not isinstance(e, TextDelta)]
+    assert kinds.index("ToolStarted") < kinds.index("ToolProgress")
+    assert kinds.index("ToolFinished") > len(kinds) - 3
 
 
 async def test_old_tool_results_are_trimmed_when_the_context_fills(

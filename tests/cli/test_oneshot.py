@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from dataclasses import dataclass
@@ -189,6 +190,69 @@ async def test_stream_json_prints_one_event_per_line(project: Path) -> None:
     kinds = [e["type"] for e in events]
     assert kinds.count("text") >= 2 and kinds[-1] == "turn_ended"
     assert "".join(e["text"] for e in events if e["type"] == "text") == "a b c"
+
+
+async def test_progress_goes_to_stderr_as_text_and_as_events_in_stream_json(
+    project: Path,
+) -> None:
+    arguments = json.dumps({"steps": 3, "interval": 0.01})
+    call = {"id": "p", "name": "mcp__fault__progress", "arguments": arguments}
+    script: list[Json] = [
+        {"tool_calls": [call]},
+        {"text": "ok"},
+        {"tool_calls": [call]},
+        {"text": "ok"},
+    ]
+    async with ScriptedLlm(script) as llm:
+        text = await paicli(project, "-p", "go", "--yes", "--trust-project", llm=llm)
+        stream = await paicli(
+            project,
+            "-p",
+            "go",
+            "--yes",
+            "--trust-project",
+            "--output-format",
+            "stream-json",
+            llm=llm,
+        )
+    assert text.code == 0, text.stderr
+    # The first report always shows; the next ones at most once a second.
+    assert re.search(r"  ⋯ mcp__fault__progress  \ds  █{7}░{13} 1/3  step 1\n", text.stderr)
+    events = [json.loads(line) for line in stream.stdout.splitlines()]
+    reports = [e for e in events if e["type"] == "tool_progress"]
+    assert [(r["progress"], r["total"], r["message"]) for r in reports] == [
+        (None, None, None),
+        (1.0, 3.0, "step 1"),
+        (2.0, 3.0, "step 2"),
+        (3.0, 3.0, "step 3"),
+    ]
+
+
+async def test_a_timed_out_call_tells_the_model_and_the_user_the_limit_and_how_to_raise_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    (root / ".paicli").mkdir(parents=True)
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "fault_server.py")],
+        "timeout": 0.5,
+        "maxTimeout": 1.5,
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"slow": server}}))
+    arguments = json.dumps({"steps": 100, "interval": 0.1})
+    script: list[Json] = [
+        {"tool_calls": [{"name": "mcp__slow__progress", "arguments": arguments}]},
+        {"text": "It ran out of time."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    told = llm.requests[1]["messages"][-1]["content"]
+    assert "progress kept it going, up to its maximum of 1.5s" in told
+    assert "The limit hit is the maximum of 1.5s" in told and "PAICLI_MCP_MAX_TIMEOUT" in told
+    assert "✗ mcp__slow__progress: Error: MCP server 'slow'" in run.stderr
+    assert "maximum of 1.5s" in run.stderr
 
 
 async def test_tools_that_would_ask_are_denied_without_a_flag(project: Path) -> None:

@@ -106,9 +106,9 @@ async def test_progress_extends_the_deadline_when_asked() -> None:
         assert result.text == "done"
 
 
-async def test_progress_never_extends_past_the_hard_maximum() -> None:
+async def test_progress_never_extends_past_the_hard_maximum_and_the_error_names_it() -> None:
     async with asyncio.timeout(20), memory_fault_session() as session:
-        with pytest.raises(RequestTimeout):
+        with pytest.raises(RequestTimeout) as caught:
             await session.call_tool(
                 "progress",
                 {"steps": 50, "interval": 0.1},
@@ -117,6 +117,32 @@ async def test_progress_never_extends_past_the_hard_maximum() -> None:
                 progress_extends_deadline=True,
                 max_timeout=0.6,
             )
+    error = caught.value
+    assert (error.limit, error.seconds) == ("maximum", 0.3)
+    assert error.maximum == pytest.approx(0.6)
+    assert error.elapsed >= 0.6
+    # Not "timed out after 0.3s" when it ran twice that: the limit hit is the maximum.
+    assert f"timed out after {error.elapsed:.1f}s: progress kept it going, up to its " in str(error)
+    assert str(error).endswith("maximum of 0.6s")
+
+
+async def test_a_call_whose_progress_stops_names_the_silence_it_timed_out_on() -> None:
+    async with asyncio.timeout(20), memory_fault_session() as session:
+        with pytest.raises(RequestTimeout) as caught:
+            # Three steps 0.1 s apart, then the tool sleeps far past the 0.3 s timeout.
+            await session.call_tool(
+                "progress",
+                {"steps": 3, "interval": 0.1, "then_sleep": 30},
+                timeout=0.3,
+                on_progress=lambda p: None,
+                progress_extends_deadline=True,
+                max_timeout=10,
+            )
+    error = caught.value
+    assert (error.limit, error.maximum) == ("timeout", None)
+    assert error.elapsed > 0.5
+    assert str(error).endswith("no answer or progress for 0.3s")
+    assert f"timed out after {error.elapsed:.1f}s" in str(error)
 
 
 async def test_server_ping_is_always_answered() -> None:

@@ -61,8 +61,9 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "sleep": ("Reply after `seconds`, or never if cancelled first.", {"seconds": "number"}),
     "cancelled_ids": ("JSON list of request ids seen in notifications/cancelled.", {}),
     "progress": (
-        "Send `steps` progress notifications `interval` s apart.",
-        {"steps": "integer", "interval": "number"},
+        "Send `steps` progress notifications `interval` s apart (without a total when "
+        "`no_total`), then sleep `then_sleep` s.",
+        {"steps": "integer", "interval": "number", "then_sleep": "number", "no_total": "boolean"},
     ),
     "ask_roots": ("Ask the client roots/list and return its answer.", {}),
     "ask_sampling": ("Ask the client sampling/createMessage and return its answer.", {}),
@@ -535,10 +536,12 @@ class FaultServer:
             if call.cancelled.wait(interval):
                 return None
             if token is not None:
-                self.notify(
-                    "notifications/progress",
-                    {"progressToken": token, "progress": i, "total": steps, "message": f"step {i}"},
-                )
+                update = {"progressToken": token, "progress": i, "message": f"step {i}"}
+                if not call.args.get("no_total"):
+                    update["total"] = steps
+                self.notify("notifications/progress", update)
+        if call.cancelled.wait(float(call.args.get("then_sleep", 0))):
+            return None
         return text_result("done")
 
     def ask_client(self, method: str, params: Json) -> Json:

@@ -411,3 +411,23 @@ async def test_a_summary_the_model_refuses_keeps_the_first_turn_and_says_so(
         assert await goodbye(term) == 0
     assert code_word in json.dumps(llm.requests[3]["messages"])
     assert "summarised" not in term.text and "dropp" not in term.text
+
+
+async def test_a_long_mcp_call_shows_a_live_line_with_time_bar_and_message(
+    places: Places,
+) -> None:
+    add_servers(places, "fault")
+    arguments = json.dumps({"steps": 6, "interval": 0.4, "no_total": False})
+    call = {"id": "call_p", "name": "mcp__fault__progress", "arguments": arguments}
+    script: list[dict[str, Any]] = [{"tool_calls": [call]}, {"text": "All six steps done."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await ready(term, "fault", 11)
+        term.line("run the long tool")
+        await term.expect("Allow?")
+        term.line("y")
+        await term.expect(re.compile(r"mcp__fault__progress  \ds  █+░+ [1-5]/6  step [1-5]"))
+        await term.expect(re.compile(r"mcp__fault__progress  [1-9]s  █+░* [2-6]/6  step [2-6]"))
+        await term.expect("⎿ mcp__fault__progress: done")
+        await term.expect("All six steps done.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0

@@ -19,6 +19,7 @@ __all__ = [
     "Retrying",
     "TextDelta",
     "ToolFinished",
+    "ToolProgress",
     "ToolStarted",
     "TurnEnded",
 ]
@@ -41,6 +42,19 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running call: `seconds` since it started running (after any approval), and what
+    the tool last reported (all None until it reports; `total` None when it did not say)."""
+
+    call_id: str
+    name: str
+    seconds: float
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something the user should know that is not the model's answer (context trimmed, ...)."""
 
@@ -59,5 +73,14 @@ class TurnEnded:
     usage: Mapping[str, int] = field(default_factory=dict)
 
 
-AgentEvent = TextDelta | ReasoningDelta | Retrying | ToolStarted | ToolFinished | Notice | TurnEnded
+AgentEvent = (
+    TextDelta
+    | ReasoningDelta
+    | Retrying
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | Notice
+    | TurnEnded
+)
 EventSink = Callable[[AgentEvent], None]

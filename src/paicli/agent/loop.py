@@ -26,11 +26,11 @@ from paicli.llm.messages import (
     ToolMessage,
     UserMessage,
 )
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 from . import context
-from .events import EventSink, Notice, ToolFinished, ToolStarted, TurnEnded
+from .events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, TurnEnded
 
 DEFAULT_MAX_STEPS = 40
 # The model's raw arguments are quoted back to it when they do not parse, up to this much.
@@ -174,6 +174,20 @@ class Agent:
         async def one(index: int) -> None:
             call, arguments = calls[index], parsed[index]
             started = time.monotonic()
+            running: list[float] = []  # when the call started running (after approval)
+
+            def report(update: ProgressUpdate) -> None:
+                if not running:
+                    running.append(time.monotonic())
+                seconds = time.monotonic() - running[0]
+                emit(
+                    ToolProgress(
+                        call.id, call.name, seconds, update.progress, update.total, update.message
+                    )
+                )
+
+            # This task's own context: the tool reports to this call's line only.
+            PROGRESS.set(report)
             outcome = await self._call(call, arguments, specs.get(call.name), specs)
             outcomes[index] = outcome
             # Asking the user is not run time.

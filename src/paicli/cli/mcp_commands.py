@@ -17,6 +17,7 @@ from pathlib import Path
 
 from paicli.home import PaicliHome
 from paicli.runtime import config_secrets
+from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import (
     ConfigWriteError,
@@ -39,6 +40,7 @@ from paicli.ui.output import err, out
 from paicli.ui.screen_secrets import redacting
 from paicli.ui.trace_view import show_trace
 from paicli.ui.trust_prompt import ask_on_terminal
+from paicli.user_config import load_user_config
 
 from . import NO_SERVERS
 from ._mcp_add import add as add_entry
@@ -162,10 +164,14 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
     traced = [e.name for e in entries if e.trace]
     # The catalogue is written (not read: these commands show live servers), so a later
     # REPL or one-shot starts without waiting for them.
+    defaults, limit_problems = call_defaults(os.environ, load_user_config(home))
+    for limit_problem in limit_problems:
+        err(f"paicli: {limit_problem}")
     async with (
         configured(traced, config_secrets(config), home),
         ServerManager(
             entries,
+            call_limits=limits_by_server(entries, defaults),
             on_change=mcp_shell.Progress(),
             log_dir=home.mcp_logs_dir,
             catalogue=Catalogue(home.catalogue_dir, read=False),

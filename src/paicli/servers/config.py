@@ -77,7 +77,16 @@ DEFAULT_MAX_RESTARTS = 3
 
 # Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
 APP_KEYS = frozenset(
-    {"disabled", "includeTools", "excludeTools", "restart", "trust", "description", "trace"}
+    {
+        "disabled",
+        "includeTools",
+        "excludeTools",
+        "restart",
+        "trust",
+        "description",
+        "trace",
+        "maxTimeout",
+    }
 )
 
 

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,12 +31,15 @@ from paicli.mcp import (
     HttpServer,
     McpError,
     Notification,
+    Progress,
+    RequestTimeout,
     StdioServer,
     Tool,
     connect,
 )
 from paicli.private_files import make_private_dir
 
+from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 
@@ -88,6 +91,13 @@ class Connector(Protocol):
         handlers: ClientHandlers | None,
         era_cache: EraCache,
     ) -> AbstractAsyncContextManager[ClientSession]: ...
+
+
+ProgressCallback = Callable[[Progress], object]
+
+
+def _unwatched(progress: Progress) -> None:
+    """Progress nobody shows still restarts the call's timeout: always asked for."""
 
 
 class ServerState(enum.Enum):
@@ -155,6 +165,7 @@ class ServerManager:
         log_dir: Path | None = None,
         connector: Connector = connect,
         catalogue: Catalogue | None = None,
+        call_limits: Mapping[str, CallLimits] | None = None,
     ) -> None:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
@@ -167,6 +178,8 @@ class ServerManager:
         self._log_dir = log_dir
         # What each server offered last run (paicli.servers.catalogue), so a run need not wait.
         self._catalogue = catalogue
+        # Per server: the timeout and the maximum progress may extend a call to.
+        self._call_limits = dict(call_limits or {})
         self._owners: dict[str, asyncio.Task[None]] = {}
         self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
         self._closed = False
@@ -250,11 +263,19 @@ class ServerManager:
         return offered
 
     async def call_tool(
-        self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> CallToolResult:
         """Call `tool` on the ready server `server` (one still starting is waited for, up
-        to its startup timeout). Raises `UnknownServer`, `ServerNotReady`, or
-        `ServerCallFailed` (an error reply, a timeout, the connection lost, a tool the
+        to its startup timeout). Progress is always asked for (`on_progress` sees it), and
+        each progress notification restarts the timeout, up to the server's maximum.
+        Raises `UnknownServer`, `ServerNotReady`, or `ServerCallFailed` (an error reply, a
+        timeout naming the limit hit and how to raise it, the connection lost, a tool the
         server no longer offers)."""
         managed = self.get(server)
         waited = managed.state is ServerState.STARTING
@@ -269,8 +290,24 @@ class ServerManager:
             raise ServerCallFailed(
                 server, tool, "the server no longer offers this tool (its list changed)"
             )
+        limits = self._call_limits.get(server)
+        if limits is None:
+            spec = managed.entry.spec
+            limits = CallLimits(spec.request_timeout) if spec is not None else CallLimits()
+            limits = replace(limits, maximum=limits.timeout * MAX_FACTOR)
+        if timeout is not None:
+            limits = replace(limits, timeout=timeout, maximum=max(limits.maximum, timeout))
         try:
-            return await session.call_tool(tool, arguments, timeout=timeout)
+            return await session.call_tool(
+                tool,
+                arguments,
+                timeout=limits.timeout,
+                on_progress=on_progress or _unwatched,
+                progress_extends_deadline=True,
+                max_timeout=limits.maximum,
+            )
+        except RequestTimeout as exc:
+            raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
             raise ServerCallFailed(server, tool, str(exc)) from exc
 

@@ -8,7 +8,7 @@ reads (only cancellation escapes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +91,23 @@ class Verdict:
 
 
 VERDICT: ContextVar[Verdict | None] = ContextVar("paicli_tool_verdict", default=None)
+
+
+@dataclass(frozen=True)
+class ProgressUpdate:
+    """A running call's progress as its tool reports it. All None: the call has started
+    running (any approval is over)."""
+
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+
+# Where a tool reports its progress: set by the agent around each call (a context variable,
+# so every wrapper between the agent and the tool passes it on without knowing of it).
+PROGRESS: ContextVar[Callable[[ProgressUpdate], None] | None] = ContextVar(
+    "paicli_tool_progress", default=None
+)
 
 
 class Toolbox(Protocol):

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
-from paicli.mcp import Tool
+from paicli.mcp import Progress, Tool
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
 
-from .base import ToolOutcome, ToolSpec
+from .base import PROGRESS, ProgressUpdate, ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
 from .results import DEFAULT_MAX_CHARS, to_model_result
 
@@ -118,9 +118,20 @@ class McpToolbox:
         assert spec.server is not None and spec.tool is not None
         server, tool = spec.server, self._originals[spec.name]
         payload = self._clean(server, tool).arguments_for_server(arguments)
+        sink = PROGRESS.get()
+        on_progress = None
+        if sink is not None:
+            sink(ProgressUpdate())  # approved: it runs now
+
+            def on_progress(update: Progress) -> None:
+                sink(ProgressUpdate(update.progress, update.total, update.message))
+
         try:
             result = await self._manager.call_tool(
-                server, tool.name, payload if isinstance(payload, Mapping) else {}
+                server,
+                tool.name,
+                payload if isinstance(payload, Mapping) else {},
+                on_progress=on_progress,
             )
         except ServerNotReady as exc:
             return ToolOutcome(f"Error: MCP server {server!r} is {exc.state}.", True)

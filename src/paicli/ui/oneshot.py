@@ -16,6 +16,7 @@ from paicli.agent.events import (
     Retrying,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnEnded,
 )
@@ -23,6 +24,10 @@ from paicli.servers.manager import ManagedServer, ServerState
 from paicli.tools.escape import one_line
 
 from .output import answer, err, out, out_json
+from .tool_progress import progress_text
+
+# Seconds between two progress lines of one call on stderr.
+PROGRESS_INTERVAL = 1.0
 
 
 def report_server(server: ManagedServer) -> None:
@@ -40,6 +45,7 @@ class EventPrinter:
         self.ended: TurnEnded | None = None  # the agent's own end of the turn, once seen
         self._ends_with_newline = True
         self._finished = False
+        self._progress_shown: dict[str, float] = {}  # call id: when its last line was shown
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TurnEnded):
@@ -65,6 +71,8 @@ class EventPrinter:
         elif isinstance(event, ToolStarted):
             shown = json.dumps(event.arguments, ensure_ascii=False) if event.arguments else ""
             err(f"→ {event.name} {one_line(shown, 200)}")
+        elif isinstance(event, ToolProgress):
+            self._progress(event)
         elif isinstance(event, ToolFinished):
             mark = "✗" if event.outcome.is_error else "✓"
             err(f"  {mark} {event.name}: {one_line(event.outcome.text, 160)}")
@@ -77,6 +85,17 @@ class EventPrinter:
                 out()
             if event.error:
                 err(f"paicli: {event.error}")
+
+    def _progress(self, event: ToolProgress) -> None:
+        """A tool's report as a line on stderr, at most one a second per call (a tool may
+        report far more often than anyone reads)."""
+        if event.progress is None and event.message is None:
+            return  # the call started running: its start line is already there
+        last = self._progress_shown.get(event.call_id)
+        if last is not None and event.seconds - last < PROGRESS_INTERVAL:
+            return
+        self._progress_shown[event.call_id] = event.seconds
+        err(f"  ⋯ {progress_text(event, event.seconds)}")
 
     def finish(self, ended: TurnEnded) -> None:
         """The end of the output, written once whatever ended the run (an answer, a failure,
@@ -122,6 +141,7 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "ReasoningDelta": "reasoning",
         "Retrying": "retrying",
         "ToolStarted": "tool_started",
+        "ToolProgress": "tool_progress",
         "ToolFinished": "tool_finished",
         "Notice": "notice",
         "TurnEnded": "turn_ended",

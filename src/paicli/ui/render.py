@@ -5,6 +5,7 @@ printed as plain `Text`, never as rich markup."""
 from __future__ import annotations
 
 import json
+import time
 
 from rich.console import Console
 from rich.live import Live
@@ -18,10 +19,13 @@ from paicli.agent.events import (
     Retrying,
     TextDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnEnded,
 )
 from paicli.tools.escape import one_line, terminal_safe
+
+from .tool_progress import progress_text
 
 RESULT_LINES = 3
 ARGUMENTS_CHARS = 160
@@ -45,6 +49,21 @@ def result_preview(text: str) -> str:
     return "\n     ".join(shown)
 
 
+class _RunningCalls:
+    """The live lines of the calls running now, redrawn a few times a second so the
+    elapsed time moves even when a tool reports nothing."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[ToolProgress, float]] = {}  # id: (last report, started)
+
+    def __rich__(self) -> Text:
+        now = time.monotonic()
+        lines = [
+            f"  ⋯ {progress_text(event, now - started)}" for event, started in self.calls.values()
+        ]
+        return Text("\n".join(lines), style="cyan")
+
+
 class TurnRenderer:
     """Renders one turn's events; call `close()` when the turn is over (or interrupted)."""
 
@@ -53,6 +72,8 @@ class TurnRenderer:
         self._text = ""
         self._live: Live | None = None
         self._reasoning = False
+        self._running = _RunningCalls()
+        self._tools_live: Live | None = None
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
@@ -81,7 +102,13 @@ class TurnRenderer:
             line.append(terminal_safe(call_line(event.name, event.arguments)))
             line.append(where, style="dim")
             self.console.print(line)
+        elif isinstance(event, ToolProgress):
+            known = self._running.calls.get(event.call_id)
+            started = known[1] if known else time.monotonic() - event.seconds
+            self._running.calls[event.call_id] = (event, started)
+            self._show_running()
         elif isinstance(event, ToolFinished):
+            self._running.calls.pop(event.call_id, None)
             self.pause()
             outcome = event.outcome
             if outcome.decision != "allowed":
@@ -94,6 +121,7 @@ class TurnRenderer:
             line = Text(f"  ⎿ {terminal_safe(event.name)}: ", style=style)
             line.append(result_preview(outcome.text) + seconds, style=style)
             self.console.print(line)
+            self._show_running()
         elif isinstance(event, Retrying):
             self.pause()
             self.console.print(
@@ -108,12 +136,24 @@ class TurnRenderer:
                 self.console.print(Text(f"✗ {terminal_safe(event.error)}", style="bold red"))
 
     def pause(self) -> None:
-        """Finish the current text block (before a tool line or an approval prompt)."""
+        """Finish the current text block and take the running calls' lines down (before a
+        tool line or an approval prompt); the next progress report puts them back."""
         self._end_reasoning()
         self._end_text()
+        if self._tools_live is not None:
+            self._tools_live.stop()
+            self._tools_live = None
 
     def close(self) -> None:
         self.pause()
+        self._running.calls.clear()
+
+    def _show_running(self) -> None:
+        if self._tools_live is None and self._running.calls:
+            self._tools_live = Live(
+                self._running, console=self.console, refresh_per_second=4, transient=True
+            )
+            self._tools_live.start()
 
     def _end_text(self) -> None:
         if self._live is not None:

@@ -65,6 +65,7 @@ class _Pending:
         "method",
         "on_progress",
         "sender",
+        "sent_at",
         "timeout",
     )
 
@@ -80,6 +81,7 @@ class _Pending:
         # Absolute loop time at which the request expires (inf: never).
         self.deadline = math.inf
         self.timeout = 0.0
+        self.sent_at = 0.0  # loop time the request was made, for how long it ran
         # Absolute loop time past which progress can no longer extend the deadline;
         # None when progress does not extend it at all.
         self.deadline_cap: float | None = None
@@ -226,8 +228,9 @@ class RpcEngine:
         entry = _Pending(future, method, on_progress)
         entry.any_result = any_result
         self._pending[request_id] = entry
+        entry.sent_at = loop.time()
         if timeout is not None:
-            now = loop.time()
+            now = entry.sent_at
             entry.timeout = timeout
             entry.deadline = now + timeout
             if entry.deadline < self._timer_at:
@@ -242,12 +245,12 @@ class RpcEngine:
             entry.sender = None
             return await future
         except _DeadlinePassed:
-            return await self._timed_out(request_id, method, timeout, cancellable)
+            return await self._timed_out(request_id, entry, cancellable)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if entry.expired and task is not None and task.uncancel() == 0:
                 # Our own deadline cancelled the inline send (nobody else cancelled us).
-                return await self._timed_out(request_id, method, timeout, cancellable)
+                return await self._timed_out(request_id, entry, cancellable)
             if cancellable and self._closed is None:
                 await self._send_cancelled(request_id, "cancelled by the client")
             else:
@@ -256,15 +259,22 @@ class RpcEngine:
         finally:
             del self._pending[request_id]
 
-    async def _timed_out(
-        self, request_id: int, method: str, timeout: float | None, cancellable: bool
-    ) -> JsonObject:
+    async def _timed_out(self, request_id: int, entry: _Pending, cancellable: bool) -> JsonObject:
+        elapsed = self._loop.time() - entry.sent_at
+        cap = entry.deadline_cap
+        # The deadline sat at the cap: progress had carried it as far as it may go.
+        maximum = cap - entry.sent_at if cap is not None and entry.deadline >= cap else None
         if cancellable:
             await self._send_cancelled(request_id, "timeout")
         else:
             self._forget(request_id)  # a late answer (say, to a probe) is dropped quietly
-        seconds = timeout if timeout is not None else 0.0
-        raise RequestTimeout(method, seconds, server=self._label) from None
+        raise RequestTimeout(
+            entry.method,
+            entry.timeout,
+            server=self._label,
+            elapsed=elapsed if cap is not None else None,
+            maximum=maximum,
+        ) from None
 
     def _arm(self, when: float) -> None:
         if self._timer is not None:

@@ -120,14 +120,44 @@ class LoginRequired(OAuthError):
 
 
 class RequestTimeout(McpError):
-    """A request did not complete before its deadline."""
+    """A request did not complete before its deadline.
 
-    def __init__(self, method: str, seconds: float, *, server: str | None = None) -> None:
+    `seconds` is the timeout (the time allowed without an answer, or since the last progress
+    notification when progress extends the deadline). When progress did extend it, the
+    message says how long the request ran (`elapsed`) and which limit ended it: no progress
+    for `seconds`, or `maximum` (set only when that cap was the limit hit).
+    """
+
+    def __init__(
+        self,
+        method: str,
+        seconds: float,
+        *,
+        server: str | None = None,
+        elapsed: float | None = None,
+        maximum: float | None = None,
+    ) -> None:
         self.method = method
         self.seconds = seconds
         self.server = server
+        self.elapsed = seconds if elapsed is None else elapsed
+        self.maximum = maximum
         where = f"{server}: " if server else ""
-        super().__init__(f"{where}{method} timed out after {seconds:g}s")
+        if maximum is not None:
+            why = (
+                f"timed out after {self.elapsed:.1f}s: progress kept it going, up to "
+                f"its maximum of {maximum:g}s"
+            )
+        elif elapsed is not None and elapsed > seconds * 1.05:  # progress extended it
+            why = f"timed out after {elapsed:.1f}s: no answer or progress for {seconds:g}s"
+        else:
+            why = f"timed out after {seconds:g}s"
+        super().__init__(f"{where}{method} {why}")
+
+    @property
+    def limit(self) -> str:
+        """Which limit ended the request: "maximum" or "timeout"."""
+        return "maximum" if self.maximum is not None else "timeout"
 
 
 class RpcError(McpError):
