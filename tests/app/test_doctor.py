@@ -322,3 +322,9 @@ async def test_an_http_server_that_never_answers(tmp_path: Path) -> None:
         )
     assert code == 1
     assert "within 2 s" in findings(report)["no-answer"]["message"]
+
+
+def test_a_server_that_outlives_its_input() -> None:
+    code, found = examine("ignores_eof.py")
+    assert code == 1
+    assert "stopped with SIGTERM" in found["ignores-eof"]["message"]

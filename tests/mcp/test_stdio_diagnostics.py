@@ -78,8 +78,8 @@ def test_a_bare_name_is_found_on_the_given_path_skipping_non_executables(tmp_pat
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
     second.mkdir()
-    script(first, "tool", executable=False)
-    found = script(second, "tool")
+    script(first, "tool", "#!/bin/sh\n", executable=False)
+    found = script(second, "tool", "#!/bin/sh\n")
     check = check_command("tool", search_path=f"{first}{os.pathsep}{second}")
     assert (check.resolved_by, check.path, check.problem) == ("PATH", str(found), None)
     assert check_command("tool", search_path=str(first)).problem == "not-executable"

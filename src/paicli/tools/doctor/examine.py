@@ -10,6 +10,7 @@ reached with `connect()`; only what the session sees is reported.
 from __future__ import annotations
 
 import asyncio
+import signal
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -110,6 +111,7 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
         start_failure(report, check, str(exc))
         return report
     watched = _Watched(transport, watch)
+    failed = True
     try:
         failed = not await _converse(report, spec, watched, limits, started)
         explain_stdout(report, watch, [i for i, _ in watched.sent], failed=failed)
@@ -118,7 +120,26 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
     finally:
         await watched.aclose()
         _report_leftovers(report, marker, await _leftovers(marker))
+    if not failed:
+        _report_exit(report, transport.returncode)
     return report
+
+
+def _report_exit(report: ServerReport, code: int | None) -> None:
+    """How the server ended once its stdin was closed: by itself, or by a signal of the
+    shutdown ladder (a server that ignores end of input)."""
+    if code is None or code >= 0:
+        return
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    report.add(
+        "ignores-eof",
+        "warning",
+        f"did not exit when its stdin closed: it was stopped with {name}",
+        "exit when reading stdin reaches end of input (the client is gone)",
+    )
 
 
 async def _converse(

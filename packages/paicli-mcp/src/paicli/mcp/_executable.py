@@ -57,6 +57,7 @@ def check_command(
     """Find `command` as `subprocess` would for a child started in `cwd` (default: here)
     with PATH `search_path` (default: this process's PATH), and check that exec can run it."""
     base = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    search_path = os.environ.get("PATH", os.defpath) if search_path is None else search_path
     if "/" in command:
         if os.path.isabs(command):
             check = CommandCheck(command, "absolute", None, os.path.normpath(command))
@@ -64,8 +65,8 @@ def check_command(
             check = CommandCheck(
                 command, "relative", base, os.path.normpath(os.path.join(base, command))
             )
-        return _checked_file(check)
-    return _search(command, base, os.defpath if search_path is None else search_path)
+        return _checked_file(check, base, search_path)
+    return _search(command, base, search_path)
 
 
 def _search(command: str, base: str, search_path: str) -> CommandCheck:
@@ -77,7 +78,7 @@ def _search(command: str, base: str, search_path: str) -> CommandCheck:
         candidate = os.path.join(folder, command)
         if not os.path.exists(candidate):
             continue
-        check = _checked_file(CommandCheck(command, "PATH", folder, candidate))
+        check = _checked_file(CommandCheck(command, "PATH", folder, candidate), base, search_path)
         if check.problem not in ("not-executable", "directory"):
             return check
         refused = refused or check
@@ -94,7 +95,9 @@ def _search(command: str, base: str, search_path: str) -> CommandCheck:
     )
 
 
-def _checked_file(check: CommandCheck) -> CommandCheck:
+def _checked_file(check: CommandCheck, folder: str, search_path: str) -> CommandCheck:
+    """Check the file `check` leads to; `folder` and `search_path` are where the child
+    starts and its PATH (for `#!/usr/bin/env NAME`)."""
     path = check.path
     assert path is not None
     where = _where(check)
@@ -113,10 +116,12 @@ def _checked_file(check: CommandCheck) -> CommandCheck:
             head = file.read(SHEBANG_READ)
     except OSError:
         return check  # executable but unreadable (--x): exec may still run a binary
-    return _checked_head(check, where, head)
+    return _checked_head(check, where, head, folder, search_path)
 
 
-def _checked_head(check: CommandCheck, where: str, head: bytes) -> CommandCheck:
+def _checked_head(
+    check: CommandCheck, where: str, head: bytes, folder: str, search_path: str
+) -> CommandCheck:
     if head.startswith(ELF_MAGIC):
         return check
     if not head.startswith(b"#!"):
@@ -137,16 +142,39 @@ def _checked_head(check: CommandCheck, where: str, head: bytes) -> CommandCheck:
             f"{where}: its '#!' line ends with a carriage return (Windows line ends); "
             f"convert the file to LF line ends (dos2unix, or: sed -i 's/\\r$//' {check.path})",
         )
-    words = line.split()
-    if words and words[0].startswith(b"/") and not os.path.exists(words[0]):
-        interpreter = words[0].decode("utf-8", "replace")
+    words = [word.decode("utf-8", "replace") for word in line.split()]
+    if words and words[0].startswith("/") and not os.path.exists(words[0]):
         return _problem(
             check,
             "interpreter-not-found",
-            f"{where}: its '#!' line names {interpreter!r}, which does not exist; fix the "
+            f"{where}: its '#!' line names {words[0]!r}, which does not exist; fix the "
             "line (e.g. '#!/usr/bin/env python3')",
         )
+    # `#!/usr/bin/env NAME`: env looks NAME up on the child's PATH (`python` is often
+    # missing where only `python3` is installed).
+    program = next((word for word in words[1:] if not word.startswith("-")), None)
+    through_env = bool(words) and os.path.basename(words[0]) == "env"
+    if (
+        through_env
+        and program
+        and "/" not in program
+        and not _on_path(program, folder, search_path)
+    ):
+        return _problem(
+            check,
+            "interpreter-not-found",
+            f"{where}: its '#!' line runs {program!r} through env, and {program!r} is "
+            "not on PATH; install it, or name one that is (e.g. python3)",
+        )
     return check
+
+
+def _on_path(name: str, base: str, search_path: str) -> bool:
+    for entry in search_path.split(os.pathsep):
+        candidate = os.path.join(base, entry, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return True
+    return False
 
 
 def _where(check: CommandCheck) -> str:
