@@ -12,6 +12,7 @@
     logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
     catalogue/HASH.json       each server's tools at its last start (paicli.servers.catalogue)
     traces/DATE-TIME-PID.jsonl  messages of servers with "trace": true (paicli.tools.tracing)
+    tool-pins.json            the tool definitions the user accepted (paicli.servers.tool_pins)
     history                   the REPL's prompt history
 
 Files paicli writes here are private (0600, folders 0700): see `paicli.private_files`.
@@ -72,6 +73,10 @@ class PaicliHome:
     @property
     def tool_results_dir(self) -> Path:
         return self.root / "tool-results"
+
+    @property
+    def tool_pins(self) -> Path:
+        return self.root / "tool-pins.json"
 
     @property
     def catalogue_dir(self) -> Path:

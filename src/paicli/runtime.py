@@ -26,6 +26,7 @@ from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager
+from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools.approval import (
     Approver,
@@ -168,7 +169,14 @@ async def open_runtime(
         connector=connector or connect,
         catalogue=Catalogue(home.catalogue_dir),
     )
-    mcp = McpToolbox(manager, results_dir=home.tool_results_dir, profile=schema_profile(settings))
+    pins = ToolPins(home.tool_pins)
+    problems += pins.problems
+    mcp = McpToolbox(
+        manager,
+        results_dir=home.tool_results_dir,
+        profile=schema_profile(settings),
+        pins=pins,
+    )
     builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])
     toolbox: Toolbox = AuditingToolbox(
         RedactingToolbox(

@@ -205,3 +205,28 @@ async def test_the_model_sees_recorded_tools_and_its_call_waits_for_the_server(
     catalogue = Path(environ["PAICLI_HOME"]) / "catalogue"
     assert all(json.loads(p.read_text())["format"] == 1 for p in catalogue.iterdir())
     assert stat.S_IMODE(os.stat(catalogue).st_mode) == 0o700
+
+
+async def test_a_tool_redefined_since_the_catalogue_offered_it_is_not_called(
+    tmp_path: Path,
+) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    folder = tmp_path / "home" / "catalogue"
+    await first_run(entries, folder)
+    key = catalogue_key(entries[0])
+    assert key is not None
+    recorded = Catalogue(folder).load(key)
+    assert recorded is not None
+    # What the model was offered said something else than what the server now defines.
+    offered = [
+        Tool(name=t.name, input_schema=t.input_schema, description="An older description.")
+        for t in recorded
+    ]
+    Catalogue(folder).save(key, "fault", offered)
+    gate = Gate()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as run:
+        call = asyncio.ensure_future(run.call_tool("fault", "echo", {"text": "x"}))
+        gate.open.set()
+        with pytest.raises(ServerCallFailed, match="redefined this tool since it was offered"):
+            await call
+        assert (await run.call_tool("fault", "echo", {"text": "x"})).text == "x"  # now live

@@ -100,6 +100,11 @@ async def test_a_tool_redefined_through_list_changed_is_asked_about_again(
         async with asyncio.timeout(10):
             await runtime.manager.call_tool("f", "redefine", {})
             await redefined.wait()
+        # Pinned definitions hold the redefined tool back first; the user offers it again ...
+        runtime.mcp.specs()
+        assert [change.tool.name for change in runtime.mcp.pending] == ["echo"]
+        runtime.mcp.accept(list(runtime.mcp.pending))
+        # ... which does not carry the grant over: the call is asked about again.
         await runtime.agent.run("echo three", lambda event: None)
     assert len(approvals.asked) == 2
     first, second = approvals.asked

@@ -100,6 +100,11 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="record every MCP message and server stderr line to FILE as JSON lines, "
         "secrets redacted (also PAICLI_TRACE=FILE); read it with: paicli mcp trace FILE",
     )
+    parser.add_argument(
+        "--accept-tool-changes",
+        action="store_true",
+        help="with -p: offer tools whose definitions changed since they were pinned",
+    )
     commands = parser.add_subparsers(dest="command")
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -141,6 +146,15 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     remove = sub.add_parser("remove", help="remove a server from a config file")
     remove.add_argument("--scope", choices=("user", "project"), default=None)
     remove.add_argument("name")
+
+    lock = sub.add_parser(
+        "lock",
+        parents=[starts],
+        help="compare the servers' tools with their pinned definitions; --update pins them",
+    )
+    lock.add_argument("name", nargs="?")
+    lock.add_argument("--update", action="store_true", help="pin the tools as they are now")
+    lock.add_argument("--json", action="store_true")
 
     doctor = sub.add_parser(
         "doctor",

@@ -18,7 +18,7 @@ from pathlib import Path
 from paicli.home import PaicliHome
 from paicli.runtime import config_secrets
 from paicli.servers.call_limits import call_defaults, limits_by_server
-from paicli.servers.catalogue import Catalogue
+from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
@@ -28,7 +28,8 @@ from paicli.servers.config import (
     remove_server,
 )
 from paicli.servers.errors import ServerError
-from paicli.servers.manager import ServerManager, ServerState
+from paicli.servers.manager import ManagedServer, ServerManager, ServerState
+from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import TraceError, read_trace
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason
 from paicli.tools.redact import Redactor, environment_secrets
@@ -194,7 +195,28 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
         if options.mcp_command == "tools":
             mcp_shell.show_tools(ready, options.json)
             return 0
+        if options.mcp_command == "lock":
+            return lock(
+                ready, ToolPins(home.tool_pins), update=options.update, as_json=options.json
+            )
         return await call(manager, options)
+
+
+def lock(servers: list[ManagedServer], pins: ToolPins, *, update: bool, as_json: bool) -> int:
+    """`paicli mcp lock [--update]`: each ready server's tools against their pins; 1 when a
+    definition changed and was not re-pinned."""
+    reports: list[mcp_shell.PinReport] = []
+    for server in servers:
+        key = catalogue_key(server.entry)
+        if key is None:
+            continue
+        first = pins.pinned(key) is None
+        review = pins.review(key, server.name, server.tools)
+        if update:
+            pins.pin(key, server.name, server.tools)
+        reports.append(mcp_shell.PinReport(server.name, len(server.tools), first, review, update))
+    mcp_shell.show_pins(reports, as_json)
+    return 0 if update or not any(r.review.changed for r in reports) else 1
 
 
 async def call(manager: ServerManager, options: argparse.Namespace) -> int:

@@ -110,10 +110,12 @@ async def _answer(
         max_steps=options.max_steps or None,
     ) as runtime:
         with redacting(runtime.redactor):
-            return await _turn(runtime, prompt, printer)
+            return await _turn(runtime, prompt, printer, accept_changes=options.accept_tool_changes)
 
 
-async def _turn(runtime: Runtime, prompt: str, printer: EventPrinter) -> int:
+async def _turn(
+    runtime: Runtime, prompt: str, printer: EventPrinter, *, accept_changes: bool
+) -> int:
     for problem in runtime.problems:
         err(f"paicli: {problem}")
     for name in runtime.skipped:
@@ -123,6 +125,26 @@ async def _turn(runtime: Runtime, prompt: str, printer: EventPrinter) -> int:
         return 2
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
     await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
+    tool_changes(runtime, accept=accept_changes)
     ended = await runtime.agent.run(prompt, printer)
     printer.finish(ended)
     return EXIT_CODES[ended.reason]
+
+
+def tool_changes(runtime: Runtime, *, accept: bool) -> None:
+    """Tools redefined since they were pinned: one line each, and left out of the run unless
+    `--accept-tool-changes`."""
+    runtime.mcp.specs()
+    for notice in runtime.mcp.notices:
+        err(f"paicli: {notice}")
+    runtime.mcp.notices.clear()
+    changes = list(runtime.mcp.pending)
+    if accept:
+        runtime.mcp.accept(changes)
+    for change in changes:
+        what = change.lines()[0]
+        verdict = "accepted (--accept-tool-changes)" if accept else "left out"
+        err(
+            f"paicli: {change.server}: tool {change.tool.name!r} changed since it was pinned "
+            f"({what}); {verdict}" + ("" if accept else f"; see paicli mcp lock {change.server}")
+        )

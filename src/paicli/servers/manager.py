@@ -42,6 +42,7 @@ from paicli.private_files import make_private_dir
 from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
+from .tool_definition import definition
 
 __all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
 
@@ -279,6 +280,8 @@ class ServerManager:
         server no longer offers)."""
         managed = self.get(server)
         waited = managed.state is ServerState.STARTING
+        # What the caller was offered from the catalogue: the live tool must still be that.
+        promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
         if waited:
             spec = managed.entry.spec
             limit = spec.handshake_timeout if spec is not None else None
@@ -286,10 +289,19 @@ class ServerManager:
         session = managed.session
         if managed.state is not ServerState.READY or session is None:
             raise ServerNotReady(server, managed.state.value)
-        if waited and all(t.name != tool for t in managed.tools):
-            raise ServerCallFailed(
-                server, tool, "the server no longer offers this tool (its list changed)"
-            )
+        if waited:
+            live = next((t for t in managed.tools if t.name == tool), None)
+            if live is None:
+                raise ServerCallFailed(
+                    server, tool, "the server no longer offers this tool (its list changed)"
+                )
+            if promised is not None and definition(promised) != definition(live):
+                raise ServerCallFailed(
+                    server,
+                    tool,
+                    "the server redefined this tool since it was offered; not called "
+                    "(its new definition is offered or held back from the next request)",
+                )
         limits = self._call_limits.get(server)
         if limits is None:
             spec = managed.entry.spec

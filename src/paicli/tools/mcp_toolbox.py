@@ -15,9 +15,11 @@ from pathlib import Path
 
 from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
 from paicli.mcp import Progress, Tool
+from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
+from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins
 
 from .base import PROGRESS, ProgressUpdate, ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
@@ -43,8 +45,16 @@ class McpToolbox:
         results_dir: Path,  # where capped results are saved whole
         profile: Profile = "default",
         max_result_chars: int = DEFAULT_MAX_CHARS,
+        pins: ToolPins | None = None,
     ) -> None:
         self._manager = manager
+        # Pinned definitions (servers.tool_pins): a changed tool is held back until accepted.
+        self.pins = pins
+        self._reviews: dict[str, tuple[tuple[int, ...], PinReview]] = {}
+        # Tool changes waiting for the user, and lines about added or removed tools (each
+        # said once); the REPL and one-shot mode read and clear them between turns.
+        self.pending: list[ToolChange] = []
+        self.notices: list[str] = []
         self.profile: Profile = profile  # may change with the model (`/model`)
         self._max_result_chars = max_result_chars
         self._results_dir = results_dir
@@ -60,8 +70,10 @@ class McpToolbox:
         names = ToolNameRegistry()
         specs: list[ToolSpec] = []
         originals: dict[str, Tool] = {}
-        for server, tools in self._manager.offered_tools().items():
+        pending: list[ToolChange] = []
+        for server, live in self._manager.offered_tools().items():
             trusted = bool(getattr(self._manager.get(server).entry, "trust", False))
+            tools = self._pinned(server, live, pending)
             for tool in tools:
                 try:
                     name = names.add(server, tool.name)
@@ -89,7 +101,41 @@ class McpToolbox:
                     )
                 )
         self._originals = originals
+        self.pending = pending
         return specs
+
+    def accept(self, changes: list[ToolChange]) -> None:
+        """Pin these changed tools as they are now: they are offered from the next request."""
+        if self.pins is not None:
+            self.pins.accept(changes)
+        self._reviews.clear()
+
+    def decline(self, change: ToolChange) -> None:
+        """Keep this changed tool from the model; not asked about again this session."""
+        if self.pins is not None:
+            self.pins.decline(change)
+
+    def _pinned(self, server: str, tools: list[Tool], pending: list[ToolChange]) -> list[Tool]:
+        """`tools` less those whose definition changed since it was pinned (collected into
+        `pending` unless the user declined them this session)."""
+        key = catalogue_key(self._manager.get(server).entry)
+        if self.pins is None or key is None:
+            return tools
+        identity = tuple(id(t) for t in tools)
+        seen = self._reviews.get(server)
+        if seen is not None and seen[0] == identity:
+            review = seen[1]
+        else:
+            review = self.pins.review(key, server, tools)
+            self._reviews[server] = (identity, review)
+            if review.added:
+                self.notices.append(f"{server}: new tools offered: {', '.join(review.added)}")
+            if review.removed:
+                self.notices.append(
+                    f"{server}: tools no longer offered: {', '.join(review.removed)}"
+                )
+        pending += [c for c in review.changed if not self.pins.was_declined(c)]
+        return review.offered
 
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         tool = self._originals.get(spec.name)

@@ -8,11 +8,13 @@ values of the user's own servers masked (a repository's are shown: they came wit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from paicli.mcp import ClientSession, Implementation, Tool
 from paicli.servers.config import ServerEntry
 from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.tool_pins import PinReview
 from paicli.servers.trust import describe
 from paicli.tools.escape import one_line
 from paicli.tools.naming import model_tool_name
@@ -154,3 +156,50 @@ def show_probe_tools(tools: list[Tool]) -> None:
     for tool in tools:
         first = (tool.description or "").strip().split("\n")[0]
         out(f"  {tool.name:<28} {one_line(first, 70)}")
+
+
+@dataclass(frozen=True)
+class PinReport:
+    """One server's tools against their pins, as `paicli mcp lock` shows them."""
+
+    server: str
+    tools: int
+    first: bool  # nothing was pinned before: pinned now
+    review: PinReview
+    updated: bool  # --update: pinned as they are now
+
+
+def show_pins(reports: list[PinReport], as_json: bool) -> None:
+    if as_json:
+        out_json(
+            [
+                {
+                    "server": r.server,
+                    "tools": r.tools,
+                    "changed": [c.tool.name for c in r.review.changed],
+                    "added": r.review.added,
+                    "removed": r.review.removed,
+                    "pinned_now": r.first or r.updated,
+                }
+                for r in reports
+            ]
+        )
+        return
+    for report in reports:
+        review = report.review
+        if report.first:
+            out(f"{report.server}: {report.tools} tools pinned (first time)")
+            continue
+        changed = [c.tool.name for c in review.changed]
+        state = "changed" if changed else "unchanged"
+        out(f"{report.server}: {report.tools} tools, {state}")
+        for change in review.changed:
+            out(f"  ✗ {change.tool.name} {'re-pinned' if report.updated else 'changed'}")
+            for line in change.lines():
+                out(f"      {line}")
+        for name in review.added:
+            out(f"  + {name} (new, pinned)")
+        for name in review.removed:
+            out(f"  - {name} (no longer offered)")
+    if any(r.review.changed and not r.updated for r in reports):
+        err("Changed tools are not offered to the model until accepted: paicli mcp lock --update")

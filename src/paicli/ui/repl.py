@@ -273,6 +273,7 @@ class Repl:
 
     async def _turn_body(self, runtime: Runtime, agent: Agent, text: str) -> None:
         await self._wait_for_servers(runtime)
+        await self._review_tool_changes(runtime)
         expansion = await expand_mentions(runtime.manager, text)
         for problem in expansion.problems:
             self.console.print(Text(terminal_safe(problem), "yellow"))
@@ -293,6 +294,33 @@ class Repl:
             self.console.print(
                 Text(f"MCP servers still starting ({names}); going on without them.", "yellow")
             )
+
+    async def _review_tool_changes(self, runtime: Runtime) -> None:
+        """Tools redefined since they were pinned are held back from the model: show what
+        changed and ask whether to offer them (a no holds them for this session)."""
+        runtime.mcp.specs()
+        for notice in runtime.mcp.notices:
+            self.console.print(Text(terminal_safe(notice), "yellow"))
+        runtime.mcp.notices.clear()
+        for change in list(runtime.mcp.pending):
+            self.console.print(
+                Text(
+                    f"MCP server {terminal_safe(change.server)} changed its tool "
+                    f"{terminal_safe(change.tool.name)} since you pinned it:",
+                    "bold yellow",
+                )
+            )
+            for line in change.lines():
+                self.console.print(Text("  " + terminal_safe(line)))
+            try:
+                reply = await self._lines.read("Offer the changed tool to the model? [y/N] ")
+            except EOFError:
+                reply = ""
+            if reply.strip().lower() in ("y", "yes"):
+                runtime.mcp.accept([change])
+            else:
+                runtime.mcp.decline(change)
+                self.console.print(Text("  Held back for this session.", "dim"))
 
     @contextlib.contextmanager
     def _no_echo(self) -> Iterator[None]:

@@ -1,0 +1,146 @@
+"""Pinned tool definitions: a server cannot change what a tool says or takes unnoticed.
+
+The first time paicli sees a server's tools (per server config: the catalogue's key), it pins
+each tool's definition hash (`servers.tool_definition`: name, title, description, schemas,
+annotations) in `$PAICLI_HOME/tool-pins.json`. Later, after a restart or a `list_changed`, a
+tool whose definition differs from its pin (a "rug pull": an instruction appended to a
+description, a parameter added) is held back from the model until the user accepts the
+change, seeing what changed; a tool the server adds is offered and reported once (and pinned);
+a tool that disappeared is reported. `paicli mcp lock [--update] [NAME]` shows and renews the
+pins; a one-shot run leaves changed tools out with one line, unless `--accept-tool-changes`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paicli.config_files import ConfigFileError, parse_json, read_config_text
+from paicli.mcp import Tool
+from paicli.private_files import write_atomically
+
+from .tool_definition import definition, definition_hash, describe_change
+
+__all__ = ["PinReview", "ToolChange", "ToolPins"]
+
+log = logging.getLogger("paicli.servers")
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ToolChange:
+    """A tool whose definition differs from its pin: what was pinned, what it is now."""
+
+    server: str
+    key: str  # the server config's hash (where the pin lives)
+    tool: Tool
+    pinned: Mapping[str, object]
+    now: Mapping[str, object]
+
+    def lines(self) -> list[str]:
+        """The summary and diff the user reads before accepting."""
+        return describe_change(self.pinned, self.now)
+
+
+@dataclass(frozen=True)
+class PinReview:
+    """One server's live tools against its pins."""
+
+    offered: list[Tool]  # pinned and unchanged, or new
+    changed: list[ToolChange] = field(default_factory=list)  # held back
+    added: list[str] = field(default_factory=list)  # new since the pins (now pinned)
+    removed: list[str] = field(default_factory=list)  # pinned, no longer offered
+
+
+class ToolPins:
+    """The pins in `path` (see the module docstring). Never raises for a broken file: it reads
+    as no pins (a problem line is kept in `problems`), and writing failures are logged."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[str] = []
+        self._servers: dict[str, dict[str, object]] = self._load()
+        # Changes the user turned down in this session: not asked about again.
+        self.declined: set[tuple[str, str, str]] = set()
+
+    def pinned(self, key: str) -> dict[str, dict[str, object]] | None:
+        """Tool name → pinned definition for the server config `key` (None: never pinned)."""
+        entry = self._servers.get(key)
+        tools = entry.get("tools") if isinstance(entry, dict) else None
+        if not isinstance(tools, dict):
+            return None
+        return {str(n): d for n, d in tools.items() if isinstance(d, dict)}
+
+    def review(self, key: str, server: str, tools: Sequence[Tool]) -> PinReview:
+        """`tools` as live now against their pins; first sight pins them all."""
+        pins = self.pinned(key)
+        if pins is None:
+            self.pin(key, server, tools)
+            return PinReview(offered=list(tools))
+        offered: list[Tool] = []
+        changed: list[ToolChange] = []
+        added: list[Tool] = []
+        for tool in tools:
+            now = definition(tool)
+            before = pins.get(tool.name)
+            if before is None:
+                added.append(tool)
+                offered.append(tool)
+            elif definition_hash(before) == definition_hash(now):
+                offered.append(tool)
+            else:
+                changed.append(ToolChange(server, key, tool, before, now))
+        live = {t.name for t in tools}
+        removed = sorted(name for name in pins if name not in live)
+        if added:
+            self.pin(key, server, added, keep=True)
+        return PinReview(offered, changed, [t.name for t in added], removed)
+
+    def pin(self, key: str, server: str, tools: Iterable[Tool], *, keep: bool = False) -> None:
+        """Pin `tools` of the server config `key` (with `keep`, beside its other pins; else
+        in place of them)."""
+        pins = (self.pinned(key) or {}) if keep else {}
+        for tool in tools:
+            pins[tool.name] = definition(tool)
+        self._servers[key] = {"server": server, "tools": pins}
+        self._save()
+
+    def accept(self, changes: Iterable[ToolChange]) -> None:
+        """The user accepted these changes: pin the tools as they are now."""
+        for change in changes:
+            self.pin(change.key, change.server, [change.tool], keep=True)
+
+    def decline(self, change: ToolChange) -> None:
+        self.declined.add((change.key, change.tool.name, definition_hash(change.now)))
+
+    def was_declined(self, change: ToolChange) -> bool:
+        return (change.key, change.tool.name, definition_hash(change.now)) in self.declined
+
+    def _load(self) -> dict[str, dict[str, object]]:
+        try:
+            text = read_config_text(self.path, str(self.path))
+            if text is None:
+                return {}
+            document = parse_json(text, str(self.path))
+        except ConfigFileError as exc:
+            self.problems.append(f"{exc}; tool pins start afresh")
+            return {}
+        servers = document.get("servers") if isinstance(document, dict) else None
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            self.problems.append(f"{self.path}: not a tool pins file; tool pins start afresh")
+            return {}
+        if not isinstance(servers, dict):
+            return {}
+        return {str(k): v for k, v in servers.items() if isinstance(v, dict)}
+
+    def _save(self) -> None:
+        document = {"format": FORMAT, "servers": self._servers}
+        data = json.dumps(document, ensure_ascii=False, sort_keys=True, indent=1).encode()
+        try:
+            write_atomically(self.path, data)
+        except OSError as exc:
+            log.warning("could not save the tool pins: %s", exc)
