@@ -178,6 +178,11 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     trace.add_argument(
         "--slow", type=float, metavar="MS", help="mark requests that took at least MS ms"
     )
+    replay = sub.add_parser(
+        "replay", help="a stdio MCP server answering from a recorded trace (for bug reports)"
+    )
+    replay.add_argument("file", metavar="FILE")
+    replay.add_argument("--server", metavar="NAME", help="which server of the trace to play")
     probe = sub.add_parser("probe", help="start one stdio server, negotiate, list its tools")
     probe.add_argument("--protocol", default="auto", choices=PROTOCOLS)
     probe.add_argument("--call", metavar="TOOL", help="call TOOL instead of listing tools")
@@ -249,6 +254,10 @@ def dispatch(options: argparse.Namespace) -> int:
             from .probe import probe  # noqa: PLC0415
 
             return asyncio.run(probe(options))
+        if options.mcp_command == "replay":
+            from .replay import replay  # noqa: PLC0415 - a server starts with few imports
+
+            return replay(options)
         if options.mcp_command == "doctor":
             from .doctor import run as run_doctor  # noqa: PLC0415
 
