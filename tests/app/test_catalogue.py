@@ -230,3 +230,33 @@ async def test_a_tool_redefined_since_the_catalogue_offered_it_is_not_called(
         with pytest.raises(ServerCallFailed, match="redefined this tool since it was offered"):
             await call
         assert (await run.call_tool("fault", "echo", {"text": "x"})).text == "x"  # now live
+
+
+async def test_a_lazy_server_starts_on_first_use_once_its_tools_are_known(
+    tmp_path: Path,
+) -> None:
+    entries = load(tmp_path, {"fault": fault(start="lazy")})
+    folder = tmp_path / "home" / "catalogue"
+    gate = Gate()
+    gate.open.set()
+    # Nothing known yet: a lazy server starts at once, like any other, to learn its tools.
+    async with asyncio.timeout(30), manager(entries, folder, gate) as first:
+        await first.wait_ready()
+        assert first.get("fault").state is ServerState.READY
+    gate = Gate()
+    gate.open.set()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as run:
+        server = run.get("fault")
+        assert server.state is ServerState.IDLE
+        assert gate.starts == 0
+        assert "echo" in {t.name for t in run.offered_tools()["fault"]}
+        assert await run.wait_ready()  # an idle server is not waited for
+        assert (await run.call_tool("fault", "echo", {"text": "hi"})).text == "hi"
+        assert gate.starts == 1
+        assert run.get("fault").state is ServerState.READY
+
+
+def test_start_takes_eager_or_lazy(tmp_path: Path) -> None:
+    (entry,) = load(tmp_path, {"fault": fault(start="sometimes")})
+    assert entry.spec is None
+    assert "'start' must be \"eager\" or \"lazy\", got 'sometimes'" in (entry.error or "")

@@ -86,6 +86,7 @@ APP_KEYS = frozenset(
         "description",
         "trace",
         "maxTimeout",
+        "start",
     }
 )
 
@@ -125,6 +126,7 @@ class ServerEntry:
     max_restarts: int = DEFAULT_MAX_RESTARTS
     trust: bool = False
     trace: bool = False
+    lazy: bool = False  # "start": "lazy": start on first use when its tools are known
     raw: Mapping[str, object] = field(default_factory=dict)
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
@@ -324,8 +326,12 @@ def _with_options(
         if not isinstance(flag, bool):
             raise InvalidConfig(f"{where}: {key!r} must be true or false, got {kind(flag)}")
     restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
+    start = value.get("start", "eager")
+    if start not in ("eager", "lazy"):
+        raise InvalidConfig(f'{where}: \'start\' must be "eager" or "lazy", got {start!r}')
     return replace(
         entry,
+        lazy=start == "lazy",
         disabled=bool(disabled),
         trust=bool(trust),
         trace=bool(trace),

@@ -77,6 +77,8 @@ class ServerEntryLike(Protocol):
     def restart(self) -> str: ...
     @property
     def max_restarts(self) -> int: ...
+    @property
+    def lazy(self) -> bool: ...
 
 
 class Connector(Protocol):
@@ -107,6 +109,7 @@ class ServerState(enum.Enum):
     ERROR = "error"
     DISABLED = "disabled"
     STOPPED = "stopped"
+    IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
 
 
 @dataclass
@@ -197,7 +200,10 @@ class ServerManager:
                 self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
             else:
                 self._load_catalogue(server)
-                self._start_owner(server)
+                if server.entry.lazy and server.cached_tools is not None:
+                    self._set(server, ServerState.IDLE)
+                else:
+                    self._start_owner(server)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -259,7 +265,7 @@ class ServerManager:
         recorded for servers still starting (a call to one of them waits for its server)."""
         offered = self.ready_tools()
         for s in self._servers.values():
-            if s.state is ServerState.STARTING and s.cached_tools is not None:
+            if s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools is not None:
                 offered[s.name] = list(s.cached_tools)
         return offered
 
@@ -279,6 +285,8 @@ class ServerManager:
         timeout naming the limit hit and how to raise it, the connection lost, a tool the
         server no longer offers)."""
         managed = self.get(server)
+        if managed.state is ServerState.IDLE:  # a lazy server's first use
+            self._start_owner(managed)
         waited = managed.state is ServerState.STARTING
         # What the caller was offered from the catalogue: the live tool must still be that.
         promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
@@ -461,8 +469,9 @@ class ServerManager:
         server.error = error
         if state is not ServerState.READY:
             server.tools = []
-        if state is not ServerState.STARTING:
+        if state not in (ServerState.STARTING, ServerState.IDLE):
             server.cached_tools = None  # up (its live list wins) or failed: never again
+        if state is not ServerState.STARTING:
             self._settled[server.name].set()
         self._notify(server)
 

@@ -26,6 +26,7 @@ MARKS = {
     ServerState.DISABLED: ("○", "dim"),
     ServerState.STARTING: ("…", "yellow"),
     ServerState.STOPPED: ("○", "dim"),
+    ServerState.IDLE: ("◌", "dim"),
 }
 LOG_LINES = 30
 # How long /mcp restart|enable waits to report the outcome; the server keeps starting after.
@@ -41,10 +42,13 @@ def status_line(runtime: Runtime) -> str:
     ready = [s for s in servers if s.state is ServerState.READY]
     starting = [s for s in servers if s.state is ServerState.STARTING]
     failed = [s for s in servers if s.state is ServerState.ERROR]
+    idle = [s for s in servers if s.state is ServerState.IDLE]
     tools = sum(len(s.tools) for s in ready)
     parts = [f"{len(ready)}/{len(servers)} ready", f"{tools} tools"]
     if starting:
         parts.append(f"{len(starting)} starting")
+    if idle:
+        parts.append(f"{len(idle)} idle until used")
     if failed:
         parts.append(f"{len(failed)} failed")
     if runtime.skipped:
