@@ -328,3 +328,27 @@ def test_a_server_that_outlives_its_input() -> None:
     code, found = examine("ignores_eof.py")
     assert code == 1
     assert "stopped with SIGTERM" in found["ignores-eof"]["message"]
+
+
+def test_json_written_by_hand_with_a_windows_path() -> None:
+    code, found = examine("windows_path.py")
+    assert code == 1
+    assert "stdout-logs" not in found
+    assert "must be doubled" in found["invalid-json"]["fix"]
+
+
+def test_a_server_that_dies_at_end_of_input() -> None:
+    code, found = examine("crashes_at_eof.py")
+    assert code == 1
+    assert "exited with status 1 when its stdin closed" in found["eof-error"]["message"]
+    assert "JSONDecodeError" in found["eof-error"]["excerpt"][-1]
+
+
+@pytest.mark.parametrize("tool", ["minimal_tool.py", "minimal_tool.sh"])
+def test_a_minimal_dialect_tool_is_healthy_and_its_dialect_named(tool: str) -> None:
+    interpreter = sys.executable if tool.endswith(".py") else "sh"
+    code, report = doctor_json("--slow", "30", "--", interpreter, str(SERVERS / tool))
+    found = findings(report)
+    assert code == 0, report
+    assert "the minimal JSON-RPC dialect" in found["protocol"]["message"]
+    assert found["tools"]["message"] in ("6 tools", "1 tool")

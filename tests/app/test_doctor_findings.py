@@ -32,6 +32,19 @@ def test_a_line_without_its_newline_is_pending() -> None:
     assert (watch.messages, watch.pending) == (0, 36)
 
 
+def test_lines_are_sorted_by_what_they_look_like() -> None:
+    watch = watched(
+        b'{"path": "C:\\Users"}\n',  # one backslash on the wire: not JSON
+        b"Content-Length: 12\r\n\r\n",
+        b"{\n",
+        b'  "jsonrpc": "2.0",\n',
+        b"Listening on stdio\n",
+    )
+    assert (watch.broken_json, watch.content_length, watch.fragments) == (1, 1, 2)
+    assert watch.not_json_count == 4
+    assert watch.not_json == ["Content-Length: 12", "{", '  "jsonrpc": "2.0",']
+
+
 def test_invalid_utf8_is_found_and_shown_escaped() -> None:
     watch = watched(b'{"name": "caf\xe9"}\n')
     assert watch.bad_utf8_count == 1

@@ -76,6 +76,15 @@ def explain_stdout(
             "write JSON as UTF-8 (Python: sys.stdout.reconfigure(encoding='utf-8'); "
             "escape or drop raw bytes)",
         )
+    if watch.broken_json:
+        report.add(
+            "invalid-json",
+            "error",
+            f"{watch.broken_json} lines on stdout look like JSON messages but are not valid "
+            f"JSON, e.g. {watch.broken[0]!r}",
+            "write messages with a JSON serialiser, not by hand (a backslash in a string, as "
+            "in a Windows path, must be doubled)",
+        )
     if watch.content_length:
         report.add(
             "content-length-framing",

@@ -52,6 +52,9 @@ class StdoutWatch:
     #: spread over several lines (pretty-printed): each has its own fix.
     content_length: int = 0
     fragments: int = 0
+    #: Lines shaped like a JSON object that do not parse.
+    broken_json: int = 0
+    broken: list[str] = field(default_factory=list)
     closed: bool = False
     _partial: bytearray = field(default_factory=bytearray)
     _partial_size: int = 0
@@ -129,8 +132,17 @@ class StdoutWatch:
                 self.answer_ids.append(message.get("id"))
 
     def _not_json(self, text: str) -> None:
-        self.not_json_count += 1
+        """Sort a line that is not JSON: a broken message, or other text (logs, LSP
+        headers, pieces of pretty-printed JSON), sampled in `not_json`."""
         stripped = text.strip()
+        if len(stripped) > 2 and stripped[0] == "{" and stripped[-1] == "}":
+            # Meant as a message, but broken: an unescaped backslash (a Windows path), a
+            # quote or control character inside a string, a trailing comma.
+            self.broken_json += 1
+            if len(self.broken) < SAMPLES:
+                self.broken.append(excerpt(text))
+            return
+        self.not_json_count += 1
         if stripped.lower().startswith("content-length:"):
             self.content_length += 1
         elif stripped in JSON_PUNCTUATION or JSON_MEMBER.match(stripped):

@@ -29,11 +29,17 @@ from paicli.mcp import (
 )
 
 from ._command import check_paths, start_failure
-from ._explain import explain_exit, explain_silence, explain_stdout, explain_unanswered
+from ._explain import (
+    STDERR_LINES,
+    explain_exit,
+    explain_silence,
+    explain_stdout,
+    explain_unanswered,
+)
 from ._leftovers import Leftover, Marker
 from ._stdout import StdoutWatch
 from ._tools import check_tools
-from .findings import ServerReport
+from .findings import ServerReport, excerpt
 
 __all__ = ["SLOW_START", "Limits", "examine"]
 
@@ -121,14 +127,26 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
         await watched.aclose()
         _report_leftovers(report, marker, await _leftovers(marker))
     if not failed:
-        _report_exit(report, transport.returncode)
+        _report_exit(report, transport.returncode, transport.stderr_lines())
     return report
 
 
-def _report_exit(report: ServerReport, code: int | None) -> None:
-    """How the server ended once its stdin was closed: by itself, or by a signal of the
-    shutdown ladder (a server that ignores end of input)."""
-    if code is None or code >= 0:
+def _report_exit(report: ServerReport, code: int | None, stderr: list[str]) -> None:
+    """How the server ended once its stdin was closed: by itself (with status 0, or with
+    an error: end of input not handled), or by a signal of the shutdown ladder (a server
+    that ignores end of input)."""
+    if code is None or code == 0:
+        return
+    if code > 0:
+        tail = tuple(excerpt(line) for line in stderr[-STDERR_LINES:])
+        report.add(
+            "eof-error",
+            "warning",
+            f"exited with status {code} when its stdin closed"
+            + (": its last stderr lines follow" if tail else ""),
+            "treat end of input as the end: leave the read loop and exit with status 0",
+            tail,
+        )
         return
     try:
         name = signal.Signals(-code).name
@@ -156,7 +174,7 @@ async def _converse(
         async with session:
             _agreed(report, session, asyncio.get_running_loop().time() - started, limits)
             phase = "tools/list"
-            if "tools" in session.server_capabilities:
+            if session.dialect == "minimal" or "tools" in session.server_capabilities:
                 check_tools(report, name, await session.list_tools(timeout=timeout))
             else:
                 report.add(
@@ -176,12 +194,17 @@ async def _converse(
 
 def _agreed(report: ServerReport, session: ClientSession, seconds: float, limits: Limits) -> None:
     info = session.server_info
-    how = "initialize handshake" if session.era == "legacy" else "2026 discovery, stateless"
+    if session.dialect == "minimal":
+        what = (
+            "the minimal JSON-RPC dialect (its first answer carries server_info and "
+            "capabilities.tools; it gets tool calls only)"
+        )
+    elif session.era == "legacy":
+        what = f"protocol {session.protocol_version} (initialize handshake)"
+    else:
+        what = f"protocol {session.protocol_version} (2026 discovery, stateless)"
     report.add(
-        "protocol",
-        "info",
-        f"{info.name} {info.version}: protocol {session.protocol_version} ({how}), "
-        f"answered in {seconds:.2f} s",
+        "protocol", "info", f"{info.name} {info.version}: {what}, answered in {seconds:.2f} s"
     )
     if seconds > limits.slow:
         report.add(
