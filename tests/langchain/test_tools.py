@@ -26,6 +26,7 @@ from paicli.langchain import (
     load_tools,
 )
 from paicli.mcp import HttpServer
+from tests.conftest import fault_server
 from tests.http_servers import run_http_server
 from tests.langchain.conftest import TOOL_SERVER, tool_server, tool_server_entry
 from tests.processes import gone, until
@@ -77,6 +78,27 @@ def test_from_executable_routes_calls_through_approval_and_audit(
             echo.invoke({"text": "hi"})
     (day_file,) = (tmp_path / "home" / "audit").iterdir()
     assert json.loads(day_file.read_text())["decision"] == "denied"
+
+
+async def test_cancelling_a_call_from_another_loop_cancels_it_on_the_server() -> None:
+    # Opened with `with`: the session lives on the private loop thread, not this test's loop.
+    with load_tools(fault_server(), include=["sleep", "cancelled_ids"]) as tools:
+        sleep, cancelled_ids = sorted(tools, key=lambda t: t.name != "sleep")
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.5):
+                await sleep.ainvoke({"seconds": 30})
+        # The fault server answers each call in a thread of its own and records every
+        # notifications/cancelled it reads; the notice is sent while this test goes on, so
+        # ask until it is there (each ask is a round trip, bounded by the timeout).
+        async with asyncio.timeout(10):
+            while not json.loads(await cancelled_ids.ainvoke({})):
+                pass
+
+
+async def test_a_synchronous_call_on_the_loop_that_owns_the_tools_is_refused() -> None:
+    async with load_tools(tool_server(), include=["echo"]) as (echo,):
+        with pytest.raises(BridgeError, match=r"use `await tool.ainvoke\(...\)` there"):
+            echo.invoke({"text": "would wait on itself"})
 
 
 def test_an_unknown_tool_name_lists_the_server_s_tools() -> None:
