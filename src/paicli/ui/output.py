@@ -17,12 +17,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paicli.home import PaicliHome
-from paicli.private_files import make_private_dir
 from paicli.tools.escape import json_for_terminal, terminal_safe
 
 from . import screen_secrets
@@ -115,6 +112,11 @@ class _EscapingHandler(logging.Handler):
             self.handleError(record)
 
     def _keep(self, record: logging.LogRecord) -> None:
+        # Imported only when a traceback is kept: a plain run never needs them.
+        import traceback  # noqa: PLC0415
+
+        from paicli.private_files import make_private_dir  # noqa: PLC0415
+
         assert self._log_file is not None and record.exc_info is not None
         text = "".join(traceback.format_exception(*record.exc_info))
         data = screen_text(f"{record.getMessage()}\n{text}\n").encode("utf-8", "replace")
@@ -133,6 +135,8 @@ def log_to_terminal() -> None:
     """Warnings and errors from every logger (and Python's warnings) as escaped, redacted
     lines on stderr, instead of through logging's last-resort handler, which writes them
     raw with their tracebacks."""
+    from paicli.home import PaicliHome  # noqa: PLC0415 - see _keep
+
     handler = _EscapingHandler(PaicliHome.from_environ().root / "logs" / "paicli.log")
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
     logging.captureWarnings(True)

@@ -9,7 +9,6 @@ import time
 
 from rich.console import Console
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.text import Text
 
 from paicli.agent.events import (
@@ -90,6 +89,10 @@ class TurnRenderer:
                 )
                 self._live.start()
             # hyperlinks=False: a link shows its real target, never hidden behind its text.
+            # Imported with the first answer, not before the first prompt: the Markdown
+            # parser (markdown-it, pygments through rich.syntax) is a large part of startup.
+            from rich.markdown import Markdown  # noqa: PLC0415
+
             self._live.update(Markdown(terminal_safe(self._text), hyperlinks=False))
         elif isinstance(event, ReasoningDelta):
             self._end_text()
