@@ -101,6 +101,27 @@ async def one_shot(home: Path, cwd: Path, llm: TimedLlm) -> float:
     return llm.arrivals[before] - started
 
 
+async def record_catalogue(home: Path, cwd: Path, llm: TimedLlm) -> None:
+    """`paicli mcp list`: every server started and its tools recorded (the warm state)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "mcp",
+        "list",
+        cwd=cwd,
+        env=environment(home, llm),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    async with asyncio.timeout(120):
+        await process.wait()
+    recorded = list((home / ".paicli" / "catalogue").glob("*.json"))
+    if len(recorded) != SERVERS:
+        raise RuntimeError(f"the catalogue has {len(recorded)} entries, not {SERVERS}")
+
+
 async def repl(home: Path, cwd: Path, llm: TimedLlm) -> float:
     """Seconds from launch until the REPL's prompt was drawn."""
     started = time.monotonic()
@@ -130,6 +151,8 @@ async def measure(runs: int) -> dict[str, dict[str, float]]:
             ):
                 home = Path(scratch) / ("empty" if servers == 0 else "slow")
                 configure(home, servers)
+                if case.endswith("warm"):
+                    await record_catalogue(home, cwd, llm)
                 shots: list[float] = []
                 prompts: list[float] = []
                 for _ in range(runs):

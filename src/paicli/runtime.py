@@ -169,7 +169,7 @@ async def open_runtime(
         connector=connector or connect,
         catalogue=Catalogue(home.catalogue_dir),
     )
-    pins = ToolPins(home.tool_pins)
+    pins = ToolPins(home.tool_pins, project=root)
     problems += pins.problems
     mcp = McpToolbox(
         manager,

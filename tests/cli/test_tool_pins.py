@@ -187,3 +187,41 @@ async def test_the_repl_shows_the_change_and_offers_the_tool_only_when_accepted(
         code, out = await piped(project, llm, "hi\n")
     assert "Offer the changed tool" not in out
     assert "mcp__rug__echo" in offered(llm)
+
+
+async def test_a_committed_project_lock_holds_back_what_a_teammate_never_pinned(
+    places: tuple[Path, Path],
+) -> None:
+    project, tools = places
+    written = lock(project, "--project")
+    assert written.returncode == 0, written.stderr
+    locked = json.loads((project / ".paicli" / "mcp.lock").read_text())
+    assert locked["servers"]["rug"]["tools"]["echo"]["description"] == "Echo text."
+    # A teammate with nothing pinned of their own, and a server changed since the lock.
+    home = project.parent / "home" / ".paicli"
+    (home / "tool-pins.json").unlink(missing_ok=True)
+    forget_catalogue(project)
+    write_json(str(tools), [{**ECHO, "description": "Echo text. " + HIDDEN}])
+    done, llm = await run(project)
+    assert "mcp__rug__echo" not in offered(llm)
+    assert "tool 'echo' changed since it was pinned (changed: description)" in done.stderr
+    # What the lock pins is offered, with no pin of the user's own.
+    write_json(str(tools), [ECHO])
+    (home / "tool-pins.json").unlink(missing_ok=True)
+    forget_catalogue(project)
+    _, llm = await run(project)
+    assert "mcp__rug__echo" in offered(llm)
+
+
+async def test_a_project_lock_leading_out_of_the_project_is_not_used(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    project, _ = places
+    outside = tmp_path / "elsewhere.lock"
+    write_json(str(outside), {"format": 1, "servers": {}})
+    (project / ".paicli").mkdir()
+    (project / ".paicli" / "mcp.lock").symlink_to(outside)
+    done, llm = await run(project)
+    assert "a symbolic link out of the project" in done.stderr
+    assert "the project's tool lock is not used" in done.stderr
+    assert "mcp__rug__echo" in offered(llm)

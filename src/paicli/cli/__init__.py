@@ -154,6 +154,11 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     )
     lock.add_argument("name", nargs="?")
     lock.add_argument("--update", action="store_true", help="pin the tools as they are now")
+    lock.add_argument(
+        "--project",
+        action="store_true",
+        help="write .paicli/mcp.lock here (commit it so a team pins the same definitions)",
+    )
     lock.add_argument("--json", action="store_true")
 
     doctor = sub.add_parser(

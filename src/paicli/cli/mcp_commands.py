@@ -197,14 +197,25 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             return 0
         if options.mcp_command == "lock":
             return lock(
-                ready, ToolPins(home.tool_pins), update=options.update, as_json=options.json
+                ready,
+                ToolPins(home.tool_pins, project=Path.cwd()),
+                update=options.update,
+                project=options.project,
+                as_json=options.json,
             )
         return await call(manager, options)
 
 
-def lock(servers: list[ManagedServer], pins: ToolPins, *, update: bool, as_json: bool) -> int:
-    """`paicli mcp lock [--update]`: each ready server's tools against their pins; 1 when a
-    definition changed and was not re-pinned."""
+def lock(
+    servers: list[ManagedServer], pins: ToolPins, *, update: bool, project: bool, as_json: bool
+) -> int:
+    """`paicli mcp lock [--update] [--project]`: each ready server's tools against their pins;
+    1 when a definition changed and was not re-pinned. `--project` writes the project's
+    `.paicli/mcp.lock` (for committing) from the tools as they are now."""
+    if project:
+        written = pins.write_lock({s.name: s.tools for s in servers})
+        mcp_shell.show_lock_written(written, sum(len(s.tools) for s in servers))
+        return 0
     reports: list[mcp_shell.PinReport] = []
     for server in servers:
         key = catalogue_key(server.entry)

@@ -60,10 +60,15 @@ class ToolPins:
     """The pins in `path` (see the module docstring). Never raises for a broken file: it reads
     as no pins (a problem line is kept in `problems`), and writing failures are logged."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, project: Path | None = None) -> None:
         self.path = path
         self.problems: list[str] = []
         self._servers: dict[str, dict[str, object]] = self._load()
+        # A project's committed `.paicli/mcp.lock`: server name -> tool -> definition. A
+        # definition it pins is accepted as well as the user's own pin (it can hold tools
+        # back, never let through one that matches neither).
+        self.project_lock = project / ".paicli" / "mcp.lock" if project is not None else None
+        self._locked = self._load_lock()
         # Changes the user turned down in this session: not asked about again.
         self.declined: set[tuple[str, str, str]] = set()
 
@@ -78,22 +83,30 @@ class ToolPins:
     def review(self, key: str, server: str, tools: Sequence[Tool]) -> PinReview:
         """`tools` as live now against their pins; first sight pins them all."""
         pins = self.pinned(key)
-        if pins is None:
+        if pins is None and server not in self._locked:
             self.pin(key, server, tools)
             return PinReview(offered=list(tools))
+        pins = pins or {}
+        locked = self._locked.get(server, {})
         offered: list[Tool] = []
         changed: list[ToolChange] = []
         added: list[Tool] = []
         for tool in tools:
             now = definition(tool)
             before = pins.get(tool.name)
-            if before is None:
+            in_lock = locked.get(tool.name)
+            if before is None and in_lock is None:
                 added.append(tool)
                 offered.append(tool)
-            elif definition_hash(before) == definition_hash(now):
+            elif any(
+                p is not None and definition_hash(p) == definition_hash(now)
+                for p in (before, in_lock)
+            ):
                 offered.append(tool)
             else:
-                changed.append(ToolChange(server, key, tool, before, now))
+                pinned = in_lock if in_lock is not None else before
+                assert pinned is not None
+                changed.append(ToolChange(server, key, tool, pinned, now))
         live = {t.name for t in tools}
         removed = sorted(name for name in pins if name not in live)
         if added:
@@ -119,6 +132,45 @@ class ToolPins:
 
     def was_declined(self, change: ToolChange) -> bool:
         return (change.key, change.tool.name, definition_hash(change.now)) in self.declined
+
+    def write_lock(self, tools: Mapping[str, Sequence[Tool]]) -> Path:
+        """Write the project's `.paicli/mcp.lock` pinning `tools` (server name -> tools as
+        they are now), for committing; returns its path."""
+        assert self.project_lock is not None
+        servers = {
+            name: {"tools": {t.name: definition(t) for t in listed}}
+            for name, listed in sorted(tools.items())
+        }
+        document = {"format": FORMAT, "servers": servers}
+        data = json.dumps(document, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+        write_atomically(self.project_lock, data.encode(), mode=0o644, keep_mode=True)
+        self._locked = self._load_lock()
+        return self.project_lock
+
+    def _load_lock(self) -> dict[str, dict[str, dict[str, object]]]:
+        lock = self.project_lock
+        if lock is None:
+            return {}
+        try:
+            text = read_config_text(lock, str(lock), inside=lock.parent.parent)
+            if text is None:
+                return {}
+            document = parse_json(text, str(lock))
+        except ConfigFileError as exc:
+            self.problems.append(f"{exc}; the project's tool lock is not used")
+            return {}
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            self.problems.append(f"{lock}: not a tool lock file; not used")
+            return {}
+        servers = document.get("servers")
+        if not isinstance(servers, dict):
+            return {}
+        locked: dict[str, dict[str, dict[str, object]]] = {}
+        for name, entry in servers.items():
+            tools = entry.get("tools") if isinstance(entry, dict) else None
+            if isinstance(tools, dict):
+                locked[str(name)] = {str(t): d for t, d in tools.items() if isinstance(d, dict)}
+        return locked
 
     def _load(self) -> dict[str, dict[str, object]]:
         try:

@@ -203,3 +203,7 @@ def show_pins(reports: list[PinReport], as_json: bool) -> None:
             out(f"  - {name} (no longer offered)")
     if any(r.review.changed and not r.updated for r in reports):
         err("Changed tools are not offered to the model until accepted: paicli mcp lock --update")
+
+
+def show_lock_written(path: object, tools: int) -> None:
+    out(f"Wrote {path}: {tools} tool definitions pinned for this project (commit it).")
