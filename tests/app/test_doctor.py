@@ -352,3 +352,14 @@ def test_a_minimal_dialect_tool_is_healthy_and_its_dialect_named(tool: str) -> N
     assert code == 0, report
     assert "the minimal JSON-RPC dialect" in found["protocol"]["message"]
     assert found["tools"]["message"] in ("6 tools", "1 tool")
+
+
+def test_a_server_runs_under_its_configured_limits(tmp_path: Path) -> None:
+    hungry = ["-c", "x = bytearray(300 * 1024 * 1024)"]
+    server = {"command": sys.executable, "args": hungry, "limits": {"memory": "64M"}}
+    home, project = config_home(tmp_path, {"big": server})
+    code, report = doctor_json(cwd=project, home=home)
+    found = findings(report)
+    assert code == 1
+    assert found["exited"]["excerpt"][-1] == "MemoryError"
+    assert "memory limit (64M)" in found["limits"]["message"]

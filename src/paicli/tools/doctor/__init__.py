@@ -4,7 +4,8 @@
 line with its fix. The UI shows them (`paicli.ui.doctor_view`); nothing here prints.
 """
 
-from .examine import SLOW_START, Limits, examine
+from ._settings import SLOW_START, Limits
+from .examine import examine
 from .findings import Finding, ServerReport, Severity
 
 __all__ = ["SLOW_START", "Finding", "Limits", "ServerReport", "Severity", "examine"]

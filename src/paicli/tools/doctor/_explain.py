@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from paicli.mcp import ConnectionClosed, RequestTimeout
+from paicli.mcp import ClientSession, ConnectionClosed, RequestTimeout
 
 from ._stdout import MAX_IDS, StdoutWatch
 from .findings import ServerReport, excerpt
 
-__all__ = ["explain_exit", "explain_silence", "explain_stdout", "explain_unanswered"]
+__all__ = [
+    "explain_agreement",
+    "explain_exit",
+    "explain_silence",
+    "explain_stdout",
+    "explain_unanswered",
+]
 
 STDERR_LINES = 5
 
@@ -150,3 +156,29 @@ def explain_unanswered(
 def _among(answer_id: object, ids: list[object]) -> bool:
     # JSON-RPC ids match by type and value: 1 is not "1", and true is not 1.
     return any(type(answer_id) is type(i) and answer_id == i for i in ids)
+
+
+def explain_agreement(
+    report: ServerReport, session: ClientSession, seconds: float, slow: float
+) -> None:
+    """What was agreed (protocol and era, or the minimal dialect), and a slow start."""
+    info = session.server_info
+    if session.dialect == "minimal":
+        what = (
+            "the minimal JSON-RPC dialect (its first answer carries server_info and "
+            "capabilities.tools; it gets tool calls only)"
+        )
+    elif session.era == "legacy":
+        what = f"protocol {session.protocol_version} (initialize handshake)"
+    else:
+        what = f"protocol {session.protocol_version} (2026 discovery, stateless)"
+    report.add(
+        "protocol", "info", f"{info.name} {info.version}: {what}, answered in {seconds:.2f} s"
+    )
+    if seconds > slow:
+        report.add(
+            "slow-start",
+            "warning",
+            f"the handshake took {seconds:.1f} s (over {slow:g} s)",
+            "answer the handshake first and do slow setup afterwards or on the first call",
+        )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from dataclasses import dataclass, replace
 from typing import Any
 
 from paicli.mcp import (
@@ -25,27 +24,26 @@ from paicli.mcp import (
     Timeouts,
     Transport,
     TransportWrapper,
-    connect,
 )
 
 from ._command import check_paths, start_failure
 from ._explain import (
     STDERR_LINES,
+    explain_agreement,
     explain_exit,
     explain_silence,
     explain_stdout,
     explain_unanswered,
 )
+from ._http import examine_http
 from ._leftovers import Leftover, Marker
+from ._settings import Limits
 from ._stdout import StdoutWatch
 from ._tools import check_tools
 from .findings import ServerReport, excerpt
 
-__all__ = ["SLOW_START", "Limits", "examine"]
+__all__ = ["examine"]
 
-# An agent waits for its servers before the first turn (and `paicli mcp` commands before
-# they answer): past two seconds that wait is felt.
-SLOW_START = 2.0
 # Request ids remembered to check answers against: the doctor sends a handful.
 MAX_SENT = 64
 # A process that left the server's group may be ending on its own (its stdin closed too):
@@ -54,20 +52,11 @@ LEFTOVER_GRACE = 0.5
 LEFTOVER_POLL = 0.02
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """`timeout`: seconds for the handshake and the tool list (None: the server's own
-    handshake timeout); `slow`: a handshake slower than this is reported."""
-
-    timeout: float | None = None
-    slow: float = SLOW_START
-
-
 async def examine(name: str, spec: StdioServer | HttpServer, limits: Limits) -> ServerReport:
     """Every finding about `spec`; never raises for the server's faults."""
     if isinstance(spec, StdioServer):
         return await _examine_stdio(name, spec, limits)
-    return await _examine_http(name, spec, limits)
+    return await examine_http(name, spec, limits)
 
 
 class _Watched(TransportWrapper):
@@ -112,6 +101,7 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
             max_message_size=spec.max_message_size,
             label=name,
             stdout_tap=watch.feed,
+            limits=spec.limits,
         )
     except ConnectionClosed as exc:
         start_failure(report, check, str(exc))
@@ -172,7 +162,9 @@ async def _converse(
     phase = "the handshake"
     try:
         async with session:
-            _agreed(report, session, asyncio.get_running_loop().time() - started, limits)
+            explain_agreement(
+                report, session, asyncio.get_running_loop().time() - started, limits.slow
+            )
             phase = "tools/list"
             if session.dialect == "minimal" or "tools" in session.server_capabilities:
                 check_tools(report, name, await session.list_tools(timeout=timeout))
@@ -185,6 +177,7 @@ async def _converse(
         return False
     except ConnectionClosed as exc:
         explain_exit(report, exc, phase)
+        _note_limits(report, spec)
         return False
     except McpError as exc:
         report.add("protocol-error", "error", f"{phase} failed: {exc}")
@@ -192,27 +185,18 @@ async def _converse(
     return True
 
 
-def _agreed(report: ServerReport, session: ClientSession, seconds: float, limits: Limits) -> None:
-    info = session.server_info
-    if session.dialect == "minimal":
-        what = (
-            "the minimal JSON-RPC dialect (its first answer carries server_info and "
-            "capabilities.tools; it gets tool calls only)"
-        )
-    elif session.era == "legacy":
-        what = f"protocol {session.protocol_version} (initialize handshake)"
-    else:
-        what = f"protocol {session.protocol_version} (2026 discovery, stateless)"
+def _note_limits(report: ServerReport, spec: StdioServer) -> None:
+    """A server that dies under configured resource limits may simply need more."""
+    limits = spec.limits
+    if limits is None or limits.empty:
+        return
+    kinds = ("memory", "cpu", "files", "processes")
+    shown = ", ".join(limits.describe(kind) for kind in kinds if getattr(limits, kind) is not None)
     report.add(
-        "protocol", "info", f"{info.name} {info.version}: {what}, answered in {seconds:.2f} s"
+        "limits",
+        "info",
+        f"it ran under its configured {shown}; a server that needs more fails this way",
     )
-    if seconds > limits.slow:
-        report.add(
-            "slow-start",
-            "warning",
-            f"the handshake took {seconds:.1f} s (over {limits.slow:g} s)",
-            "answer the handshake first and do slow setup afterwards or on the first call",
-        )
 
 
 async def _leftovers(marker: Marker) -> list[Leftover]:
@@ -238,30 +222,3 @@ def _report_leftovers(report: ServerReport, marker: Marker, found: list[Leftover
         "stop child processes when stdin closes or on SIGTERM, and do not detach them "
         "(setsid, daemons)",
     )
-
-
-async def _examine_http(name: str, spec: HttpServer, limits: Limits) -> ServerReport:
-    report = ServerReport(name, "http")
-    if limits.timeout is not None:
-        spec = replace(spec, handshake_timeout=limits.timeout, request_timeout=limits.timeout)
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    phase = "the handshake"
-    try:
-        async with connect(spec, name=name) as session:
-            _agreed(report, session, loop.time() - started, limits)
-            phase = "tools/list"
-            if "tools" in session.server_capabilities:
-                check_tools(report, name, await session.list_tools())
-    except RequestTimeout as exc:
-        report.add("no-answer", "error", f"no answer to {exc.method} within {exc.seconds:g} s")
-    except McpError as exc:
-        report.add(
-            "unreachable" if phase == "the handshake" else "protocol-error",
-            "error",
-            f"{phase} failed: {exc}",
-            "check the URL, that the server is running, and its headers"
-            if phase == "the handshake"
-            else None,
-        )
-    return report
