@@ -7,7 +7,7 @@ from typing import Any
 
 Result = dict[str, Any]
 OURS, SDK, BARE, RAW = "paicli", "mcp-sdk", "bare", "raw-http"
-TRACED = "paicli-trace"
+TRACED, METERED = "paicli-trace", "paicli-metrics"
 
 
 def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -185,6 +185,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_seq_raw_over_ours": ratio(http_seq, "calls_per_s", RAW, OURS),
         "http_conc_raw_over_ours": ratio(http_conc, "calls_per_s", RAW, OURS),
         "seq_traced_over_ours": ratio(seq, "calls_per_s", TRACED, OURS),
+        "seq_metered_over_ours": ratio(seq, "calls_per_s", METERED, OURS),
     }
     checks: dict[str, Check] = {
         "import paicli.mcp < 100 ms": (ours_import, 100.0, False),
@@ -213,6 +214,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_seq_raw_over_ours": "HTTP sequential calls/s, raw-http / paicli",
         "http_conc_raw_over_ours": "HTTP 64-in-flight calls/s, raw-http / paicli",
         "seq_traced_over_ours": "sequential calls/s, tracing on / off",
+        "seq_metered_over_ours": "sequential calls/s, metrics on / off",
     }
     for key, label in labels.items():
         print(f"  {label:<48} {_fmt(ratios[key], '')}")

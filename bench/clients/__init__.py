@@ -20,6 +20,7 @@ CLIENTS: dict[str, ClientInfo] = {
     "paicli": ClientInfo("clients.paicli_client", "import paicli.mcp"),
     # paicli with an instrument on every session (same library; the cost of the feature).
     "paicli-trace": ClientInfo("clients.paicli_trace_client", "import paicli.mcp"),
+    "paicli-metrics": ClientInfo("clients.paicli_metrics_client", "import paicli.mcp"),
     "mcp-sdk": ClientInfo("clients.sdk_client", "import mcp, mcp.client.stdio"),
     # `import fastmcp` alone defers the client (lazy __getattr__); getting Client is the
     # real cost of using it, so that is what is timed.

@@ -15,6 +15,7 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │   ├── ServerNotReady       it is starting, failed, disabled or stopped
     │   └── ServerCallFailed     the request failed; the library's McpError is the cause
     ├── TraceError               paicli.servers.traces: a trace file cannot be read
+    ├── MetricsUnavailable       paicli.tools.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
     │   └── RequestRejected, ServiceUnavailable

@@ -28,6 +28,7 @@ from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
+from paicli.tools import metrics
 from paicli.tools.approval import (
     Approver,
     ApprovingToolbox,
@@ -247,7 +248,9 @@ def tool_offer(user_config: UserConfig) -> tuple[ToolOffer, list[str]]:
 def _client(settings: ModelSettings, http_client: HttpClient | None) -> ModelClient:
     from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
 
-    return LlmClient(settings, http_client=http_client)
+    client = LlmClient(settings, http_client=http_client)
+    metered = metrics.active()  # --metrics-port: tokens and latency measured
+    return client if metered is None else metered.model(client)
 
 
 def _agent(

@@ -178,3 +178,17 @@ def test_a_hostile_trace_is_shown_escaped_and_bad_lines_are_counted(
     assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
     assert "\\x1b" in shown.stdout
     assert "3 lines were not trace records" in shown.stdout
+
+
+def test_a_busy_metrics_port_is_one_line_and_no_run(places: tuple[Path, Path]) -> None:
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = paicli(places, "--metrics-port", str(port), "mcp", "list")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"paicli: cannot serve metrics on 127.0.0.1:{port}: Address already in use"
+    ]

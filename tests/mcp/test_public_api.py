@@ -161,3 +161,15 @@ def test_the_library_works_with_the_agent_packages_missing() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "standalone"
+
+
+@pytest.mark.real
+def test_importing_the_library_loads_neither_metrics_nor_telemetry_packages() -> None:
+    code = (
+        "import sys, paicli.mcp\n"
+        "loaded = [m for m in sys.modules if m.startswith(('prometheus_client', 'opentelemetry'"
+        ", 'hashlib'))]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

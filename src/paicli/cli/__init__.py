@@ -105,6 +105,19 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="with -p: offer tools whose definitions changed since they were pinned",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics (MCP calls, servers, the model's tokens and latency) "
+        "on PORT; needs the metrics extra",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address --metrics-port listens on (default 127.0.0.1: this machine only)",
+    )
     commands = parser.add_subparsers(dest="command")
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
@@ -231,22 +244,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def traced(options: argparse.Namespace) -> int:
-    """`dispatch`, with every MCP session recorded when --trace or PAICLI_TRACE asks."""
+    """`dispatch`, with every MCP session recorded when --trace or PAICLI_TRACE asks, and
+    measured when --metrics-port does."""
     trace = options.trace or os.environ.get("PAICLI_TRACE")
-    if not trace:
+    if not trace and options.metrics_port is None:
         return dispatch(options)
-    from contextlib import ExitStack  # noqa: PLC0415 - only when tracing
+    from contextlib import ExitStack  # noqa: PLC0415 - only when asked for
     from pathlib import Path  # noqa: PLC0415
 
-    from paicli.tools.tracing import recording  # noqa: PLC0415
     from paicli.ui.output import err  # noqa: PLC0415
 
     with ExitStack() as stack:
-        try:
-            stack.enter_context(recording(Path(trace)))
-        except OSError as exc:
-            err(f"paicli: cannot write the trace {trace}: {exc.strerror or exc}")
-            return 2
+        if trace:
+            from paicli.tools.tracing import recording  # noqa: PLC0415
+
+            try:
+                stack.enter_context(recording(Path(trace)))
+            except OSError as exc:
+                err(f"paicli: cannot write the trace {trace}: {exc.strerror or exc}")
+                return 2
+        if options.metrics_port is not None:
+            from paicli.tools.metrics import MetricsUnavailable, serve  # noqa: PLC0415
+
+            where = f"{options.metrics_host}:{options.metrics_port}"
+            try:
+                metrics, _port = serve(options.metrics_host, options.metrics_port)
+            except MetricsUnavailable as exc:
+                err(f"paicli: {exc}")
+                return 2
+            except (OSError, OverflowError) as exc:
+                err(f"paicli: cannot serve metrics on {where}: {getattr(exc, 'strerror', exc)}")
+                return 2
+            stack.callback(metrics.close)
         return dispatch(options)
 
 

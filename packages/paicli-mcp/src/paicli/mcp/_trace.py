@@ -10,17 +10,17 @@ transport (`recorder(transport, "name")`). Each line is one record:
 `status`, `headers`: the ones that explain an exchange) or `event` (`event`: `open`,
 `negotiated`, `cancel`, `closed`, with details). `conn` numbers the connections the recorder
 saw (`RUN.N`, RUN random per recorder), so a restarted server's ids, or another process's
-appending to the same file, do not mix with these; `size` is the message as
-compact JSON, before redaction. Records are buffered and written with one `write` every
-100 ms (or 64 KiB), so tracing costs little per message; `flush()` and `close()` write the
-rest. The file is created 0600. Nothing is redacted unless `redact` is given: it receives each
-message, stderr line and header value and returns what may be written.
+appending to the same file, do not mix with these; `size` is the message as compact JSON,
+before redaction. Records are encoded after a sent message has left (while the server works
+on it) or by a timer, and written with one `write` every 100 ms (or 64 KiB), so tracing
+costs little per message; `flush()` and `close()` write the rest. The file is created 0600.
+Nothing is redacted unless `redact` is given: it receives each message, stderr line and
+header value and returns what may be written.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import stat
 import time
@@ -39,6 +39,8 @@ __all__ = ["TraceRecorder"]
 # message would cost a system call each.
 FLUSH_DELAY = 0.1
 FLUSH_SIZE = 64 * 1024
+# Messages held unencoded at most (a burst is encoded in pieces, memory stays bounded).
+RAW_LIMIT = 1024
 # Response headers that explain an exchange. The session id is a bearer of the session, so
 # only its hash is written.
 HTTP_HEADERS = ("content-type", "mcp-protocol-version", "retry-after", "www-authenticate")
@@ -49,6 +51,8 @@ Redact = Callable[[Any], Any]
 
 def hashed(value: str) -> str:
     """A short stable digest of `value`, to tell sessions apart without revealing them."""
+    import hashlib  # noqa: PLC0415 - OpenSSL loads only when an HTTP session is traced
+
     return "sha256:" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:16]
 
 
@@ -78,6 +82,8 @@ class TraceRecorder:
         self._servers = frozenset(servers) if servers is not None else None
         self._run = os.urandom(3).hex()
         self._connections = count(1)
+        # Messages and records not yet encoded (see `_later`), then lines not yet written.
+        self._raw: list[tuple[Any, Any, Any]] = []
         self._pending: list[bytes] = []
         self._pending_size = 0
         self._flush_timer: asyncio.TimerHandle | None = None
@@ -98,29 +104,51 @@ class TraceRecorder:
     def message(self, prefix: bytes, message: JsonObject) -> None:
         """A message record (the hot path: one per message). `prefix` is the record's
         fields after `t` and before `size`, as JSON text (`,"server":...,`)."""
-        encoded = orjson.dumps(message, default=repr)
-        size = len(encoded)
-        if self._redact is not None:
-            clean = self._redact(message)
-            if clean is not message:
-                encoded = orjson.dumps(clean, default=repr)
-        self._add(b'{"t":%.6f%s"size":%d,"msg":%s}\n' % (time.time(), prefix, size, encoded))
+        self._later((time.time(), prefix, message))
 
     def record(self, head: dict[str, Any], **fields: Any) -> None:
         """A record that is not a message; its string fields pass `redact`."""
-        if self._redact is not None:
-            fields = {k: self._redact(v) for k, v in fields.items()}
-        head.update(fields)
-        self._add(orjson.dumps(head, default=repr) + b"\n")
+        self._later((None, head, fields))
 
-    def _add(self, line: bytes) -> None:
+    def _later(self, item: tuple[Any, Any, Any]) -> None:
+        # Encoding and redaction wait: `catch_up` runs them once a sent message is on its
+        # way (so the work overlaps the server's), the flush timer for the rest.
         if self._closed:
             return
+        self._raw.append(item)
+        if len(self._raw) >= RAW_LIMIT:
+            self._format()
+        self._arm()
+
+    def catch_up(self) -> None:
+        """Encode what is waiting (called after a message left: the server is busy)."""
+        if self._raw:
+            self._format()
+
+    def _format(self) -> None:
+        raw, self._raw = self._raw, []
+        redact = self._redact
+        for t, head, body in raw:
+            if t is None:  # a record that is not a message
+                fields = body if redact is None else {k: redact(v) for k, v in body.items()}
+                self._add(orjson.dumps({**head, **fields}, default=repr) + b"\n")
+                continue
+            encoded = orjson.dumps(body, default=repr)
+            size = len(encoded)
+            if redact is not None:
+                clean = redact(body)
+                if clean is not body:
+                    encoded = orjson.dumps(clean, default=repr)
+            self._add(b'{"t":%.6f%s"size":%d,"msg":%s}\n' % (t, head, size, encoded))
+
+    def _add(self, line: bytes) -> None:
         self._pending.append(line)
         self._pending_size += len(line)
         if self._pending_size >= FLUSH_SIZE:
             self.flush()
-        elif self._flush_timer is None:
+
+    def _arm(self) -> None:
+        if self._flush_timer is None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
@@ -131,6 +159,8 @@ class TraceRecorder:
     def flush(self) -> None:
         """Write what is buffered (one `write` call, so concurrent writers of one file
         interleave whole records)."""
+        if self._raw:
+            self._format()
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None
@@ -192,6 +222,7 @@ class TracingTransport(TransportWrapper):
     async def send(self, message: JsonObject) -> None:
         self._recorder.message(self._prefixes["out"], message)
         await self.inner.send(message)
+        self._recorder.catch_up()
 
     def observe_incoming(self, message: JsonObject) -> None:
         self._recorder.message(self._prefixes["in"], message)

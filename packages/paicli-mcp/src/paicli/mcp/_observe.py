@@ -1,0 +1,180 @@
+"""A transport wrapper that pairs each request of its session with how it ended, for the
+metrics and OpenTelemetry instruments (`paicli.mcp.metrics`, `paicli.mcp.otel`).
+
+A request ends with its response (`ok`, or `error`: a JSON-RPC error or a tool's `isError`),
+with its cancellation (`timeout` when the notification says so, else `cancelled`; a 2026
+HTTP request cancelled by its transport counts as `cancelled`), or with the connection
+(`closed`). Subclasses are told when a request starts (and may change it, to add trace
+context) and when it ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._transport import (
+    Era,
+    JsonObject,
+    RequestId,
+    Transport,
+    TransportWatcher,
+    TransportWrapper,
+)
+from .errors import ConnectionClosed
+
+__all__ = ["Observed", "Request", "ending_reason", "target_of"]
+
+TARGETED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def target_of(method: str, params: object) -> str | None:
+    """The tool or prompt name, or resource URI, a request is about."""
+    key = TARGETED.get(method)
+    if key is None or not isinstance(params, dict):
+        return None
+    target = params.get(key)
+    return target if isinstance(target, str) else None
+
+
+def ending_reason(exc: ConnectionClosed | None) -> str:
+    """Why a connection ended, as a short label: `stopped` (by the client), `exit` (status
+    0), `crash`, `closed`, or `memory_limit`-style when a resource limit stopped it."""
+    if exc is None:
+        return "stopped"
+    if exc.limit is not None:
+        return exc.limit.split(" ", 1)[0].lower() + "_limit"
+    if exc.exit_code is None:
+        return "closed"
+    return "exit" if exc.exit_code == 0 else "crash"
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    target: str | None
+    id: RequestId
+    started: float  # perf_counter
+    state: Any = None  # the subclass's (a span)
+
+
+class Observed(TransportWrapper):
+    """Calls `started`, `ended`, `connected` and `disconnected`; forwards everything."""
+
+    def __init__(self, inner: Transport, server: str) -> None:
+        super().__init__(inner)
+        self.server = server
+        self.version: str | None = None
+        self.era: Era | None = None
+        self._pending: dict[object, Request] = {}
+        self._over = False
+        self._outer: TransportWatcher | None = None
+        inner.watch(self)
+
+    # -- hooks ---------------------------------------------------------------------------
+
+    def started(self, request: Request, message: JsonObject) -> JsonObject:
+        """A request is about to be sent; return the message to send."""
+        return message
+
+    def ended(self, request: Request, outcome: str, error_type: str | None) -> None:
+        """A request ended (`ok`, `error`, `timeout`, `cancelled`, `closed`)."""
+
+    def connected(self) -> None:
+        """The protocol was agreed (`version`, `era` are set)."""
+
+    def disconnected(self, reason: str) -> None:
+        """The connection ended (see `ending_reason`)."""
+
+    # -- TransportWatcher: ours stays on the inner transport, an outer one is told too ----
+
+    def watch(self, watcher: TransportWatcher | None) -> None:
+        self._outer = watcher
+
+    def stderr_line(self, text: str) -> None:
+        if self._outer is not None:
+            self._outer.stderr_line(text)
+
+    def http_response(self, method: str, url: str, status: int, headers: Mapping[str, str]) -> None:
+        if self._outer is not None:
+            self._outer.http_response(method, url, status, headers)
+
+    # -- the transport -------------------------------------------------------------------
+
+    async def send(self, message: JsonObject) -> None:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                params = message.get("params")
+                request = Request(
+                    method, target_of(method, params), message["id"], time.perf_counter()
+                )
+                message = self.started(request, message)
+                self._pending[_key(request.id)] = request
+            elif method == "notifications/cancelled":
+                params = message.get("params")
+                if isinstance(params, dict):
+                    timeout = params.get("reason") == "timeout"
+                    outcome = "timeout" if timeout else "cancelled"
+                    self._end(params.get("requestId"), outcome, outcome)
+        await self.inner.send(message)
+
+    def observe_incoming(self, message: JsonObject) -> None:
+        if "method" in message or "id" not in message:
+            return
+        error = message.get("error")
+        if error is not None:
+            code = error.get("code") if isinstance(error, dict) else None
+            self._end(message["id"], "error", str(code) if code is not None else "error")
+            return
+        result = message.get("result")
+        if isinstance(result, dict) and result.get("isError") is True:
+            self._end(message["id"], "error", "tool_error")
+        else:
+            self._end(message["id"], "ok", None)
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        done = self.inner.cancel_request(request_id)
+        if done:
+            self._end(request_id, "cancelled", "cancelled")
+        return done
+
+    def negotiated(self, era: Era, version: str) -> None:
+        self.era, self.version = era, version
+        self.inner.negotiated(era, version)
+        self.connected()
+
+    async def receive(self) -> JsonObject:
+        try:
+            return await super().receive()
+        except ConnectionClosed as exc:
+            self._close(exc)
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            await self.inner.aclose()
+        finally:
+            self._close(None)
+
+    def _close(self, exc: ConnectionClosed | None) -> None:
+        if self._over:
+            return
+        self._over = True
+        for request_id in list(self._pending):
+            self._end(request_id, "closed", "closed", keyed=True)
+        self.disconnected(ending_reason(exc))
+
+    def _end(
+        self, request_id: object, outcome: str, error: str | None, keyed: bool = False
+    ) -> None:
+        request = self._pending.pop(request_id if keyed else _key(request_id), None)
+        if request is not None:
+            self.ended(request, outcome, error)
+
+
+def _key(request_id: object) -> object:
+    # A reply's id is the request's, but 1 and "1" are different ids (and True is not 1).
+    return (type(request_id).__name__, request_id)
