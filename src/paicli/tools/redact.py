@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 import orjson
+from ahocorasick_rs import AhoCorasick
 
 __all__ = ["REDACTED", "Redactor", "environment_secrets", "is_secret_key"]
 
@@ -100,7 +101,7 @@ _SCHEME_TOKEN = re.compile(
 _URL_PASSWORD = re.compile(r"(?i)\b(?P<head>[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+@")
 _SHAPES = re.compile(
     r"""(?x)
-      # (each shape's prefix is also in _MAY_HOLD_SECRET, below)
+      # (each shape's prefix is also in _TRIGGERS, below)
       \bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}           # OpenAI, Anthropic
     | \bgh[pousr]_[A-Za-z0-9]{20,}                      # GitHub tokens
     | \bgithub_pat_[A-Za-z0-9_]{20,}                    # GitHub fine-grained tokens
@@ -131,15 +132,24 @@ _AWS_NEARBY = 300  # characters either side of the key id
 # Every net above needs one of these in the text (lowercased; a mapping's: its JSON): a
 # secret key or header name, an auth scheme, `curl`, a URL, a query signature or a token's
 # prefix. Text without any of them is left as it is, without the nets' cost (message tracing
-# runs every message through `redact_quickly`). Keep this in step with the nets. Written as a
-# trie so the engine tests one character class per position (a plain alternation, or
-# IGNORECASE, costs tens of microseconds per message).
-_MAY_HOLD_SECRET = re.compile(
-    rb"a(?:uthoriz|kia|sia|iza)|b(?:earer|asic)|c(?:ookie|url)|eyj"
-    rb"|g(?:h[pousr]_|ithub_pat_|l[a-z]{1,5}-|ocspx-)|h(?:ooks\.|f_)|key|npm_"
-    rb"|p(?:assw|wd|rivate|ypi-)|rk_|s(?:ecret|ig|k-|k_)|token|whsec_|x(?:ox[a-z]-|app-)"
-    rb"|ya29\.|://"
+# runs every message through `redact_quickly`). Keep this in step with the nets. They are
+# searched for all at once (Aho-Corasick: half a microsecond for a small message, where a
+# regular expression of the same words takes several).
+_TRIGGERS = (
+    *("authoriz", "akia", "asia", "aiza", "bearer", "basic", "cookie", "curl", "eyj"),
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "gocspx-", "hooks.", "hf_"),
+    *("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glft-", "glimt-", "glagent-"),
+    *("key", "npm_", "passw", "pwd", "private", "pypi-", "rk_", "secret", "sig", "sk-"),
+    *("sk_", "token", "whsec_", "xox", "xapp-", "ya29.", "://"),
 )
+_triggers: AhoCorasick | None = None
+
+
+def _may_hold_secret(text: str) -> bool:
+    global _triggers  # noqa: PLW0603 - built once, on first use
+    if _triggers is None:
+        _triggers = AhoCorasick(list(_TRIGGERS))
+    return bool(_triggers.find_matches_as_indexes(text.lower()))
 
 
 def is_secret_key(key: str) -> bool:
@@ -184,10 +194,11 @@ class Redactor:
     def redact_quickly(self, value: object) -> object:
         """What `redact` returns, except that `value` itself comes back, uncopied, when its
         JSON text holds nothing any net could catch."""
-        if not isinstance(value, str | Mapping | list | tuple):
+        # dict first: an ABC check (Mapping) costs more than the rest of a small message.
+        if not isinstance(value, dict | str | list | tuple) and not isinstance(value, Mapping):
             return value
         text = orjson.dumps(value, default=repr)
-        if _MAY_HOLD_SECRET.search(text.lower()) is None and not any(
+        if not _may_hold_secret(text.decode("utf-8", "replace")) and not any(
             secret in text for secret in self._encoded
         ):
             return value

@@ -10,6 +10,8 @@ Metrics, labelled by the session's name (`server`):
   tool's `isError`), `timeout`, `cancelled`, `closed` (the connection ended first);
 - `mcp_tool_duration_seconds{server, tool}`: a histogram of tool calls' durations;
 - `mcp_requests_in_flight{server}`: requests of any method sent and not yet ended;
+
+(Counting happens once a sent message has left, or within 50 ms: a scrape may be that late.)
 - `mcp_server_up{server}`: 1 once the protocol is agreed, 0 once the connection ends;
 - `mcp_server_restarts_total{server, reason}`: a new connection of a server whose last one
   ended; reason `crash`, `exit`, `closed`, `stopped` (by the client: a requested restart)
@@ -21,7 +23,6 @@ prometheus-client.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -97,6 +98,8 @@ class McpMetrics:
 
 
 class _Metered(Observed):
+    defer = True  # counting can wait for the server to be busy
+
     def __init__(self, inner: Transport, server: str, metrics: McpMetrics) -> None:
         super().__init__(inner, server)
         self._metrics = metrics
@@ -109,7 +112,7 @@ class _Metered(Observed):
         self._in_flight.inc()
         return message
 
-    def ended(self, request: Request, outcome: str, error_type: str | None) -> None:
+    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
         self._in_flight.dec()
         if request.method == "tools/call":
             tool = request.target or ""
@@ -123,7 +126,7 @@ class _Metered(Observed):
                 duration = self._durations[tool] = self._metrics.tool_duration.labels(
                     self.server, tool
                 )
-            duration.observe(time.perf_counter() - request.started)
+            duration.observe(at - request.started)
 
     def connected(self) -> None:
         self._metrics.server_up.labels(self.server).set(1)

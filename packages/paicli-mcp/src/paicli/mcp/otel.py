@@ -16,7 +16,6 @@ failure `error.type` (the JSON-RPC code, `tool_error`, `timeout`, `cancelled`, `
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -110,7 +109,7 @@ class _Traced(Observed):
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **carrier}
         return {**message, "params": params}
 
-    def ended(self, request: Request, outcome: str, error_type: str | None) -> None:
+    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
         span = request.state
         attributes: dict[str, str] = {"mcp.method.name": request.method}
         if request.method == "tools/call" and request.target is not None:
@@ -122,8 +121,7 @@ class _Traced(Observed):
                 span.set_attribute("rpc.response.status_code", error_type)
             span.set_status(Status(StatusCode.ERROR))
         span.end()
-        elapsed = time.perf_counter() - request.started
-        self._telemetry.duration.record(elapsed, attributes)
+        self._telemetry.duration.record(at - request.started, attributes)
 
     def http_response(self, method: str, url: str, status: int, headers: Mapping[str, str]) -> None:
         session = headers.get("mcp-session-id")
