@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from tests.conftest import SERVERS
 from tests.http_servers import run_http_server
-from tests.processes import alive, processes_with
+from tests.processes import alive, processes_with, until
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -363,3 +364,30 @@ def test_a_server_runs_under_its_configured_limits(tmp_path: Path) -> None:
     assert code == 1
     assert found["exited"]["excerpt"][-1] == "MemoryError"
     assert "memory limit (64M)" in found["limits"]["message"]
+
+
+async def test_stopping_the_doctor_mid_run_leaves_no_server_behind() -> None:
+    path = str(BROKEN / "buffered.py")
+    doctor = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "mcp",
+        "doctor",
+        "--timeout",
+        "60",
+        "--",
+        sys.executable,
+        path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    # The doctor's own command line names the script too: wait for the server's.
+    await until(lambda: [p for p in processes_with(path) if p != doctor.pid] != [], timeout=30)
+    doctor.send_signal(signal.SIGTERM)
+    async with asyncio.timeout(30):
+        _, stderr = await doctor.communicate()
+    assert doctor.returncode == 130
+    assert b"servers shut down" in stderr
+    assert processes_with(path) == []
