@@ -73,7 +73,13 @@ class HeadlessRedirect:
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def oauth_for(context: Json) -> OAuth:
+def oauth_for(scenario: str, context: Json) -> OAuth:
+    if scenario == "auth/client-credentials-basic":
+        return OAuth(
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            grant="client_credentials",
+        )
     return OAuth(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
@@ -188,7 +194,7 @@ async def main() -> int:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
     context: Json = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     url = sys.argv[-1]
-    auth = oauth_for(context) if scenario.startswith("auth/") else None
+    auth = oauth_for(scenario, context) if scenario.startswith("auth/") else None
     server = mcp.HttpServer(
         url, transport="http", protocol=version, handshake_timeout=20, auth=auth
     )

@@ -103,6 +103,18 @@ async def test_a_401_with_an_expired_token_refreshes_and_retries() -> None:
     assert grants == ["authorization_code", "refresh_token"]
 
 
+async def test_a_machine_client_gets_tokens_with_its_own_credentials() -> None:
+    auth = oauth(
+        None, client_id="machine-1", client_secret="client-secret-value", grant="client_credentials"
+    )
+    async with auth_world() as world:
+        assert await call_echo(world, auth) == "hi"
+    [token] = world.requests_to("/token")
+    assert token.body["grant_type"] == "client_credentials"
+    assert token.body["resource"] == world.url
+    assert not world.requests_to("/authorize") and not world.requests_to("/register")
+
+
 async def test_without_a_way_to_log_in_the_connection_says_login_is_needed() -> None:
     async with auth_world() as world:
         with pytest.raises(LoginRequired, match="needs login"):

@@ -28,7 +28,7 @@ from ._discovery import (
     pick_issuer,
 )
 from ._fetch import OAuthHttp
-from ._grant import begin, finish, refresh
+from ._grant import begin, finish, refresh, token_request
 from ._guard import UrlPolicy
 from ._register import configured_client, metadata_document_client, register
 from ._store import ClientInfo, Tokens
@@ -145,6 +145,9 @@ class Authorizer:
                 )
             meta = legacy_server(issuer)
         scope = self._scope(challenge, resource.scopes_supported, meta, scopes)
+        if self._oauth.grant == "client_credentials":
+            await self._client_credentials(meta, resource.resource, scope)
+            return
         redirect = self._oauth.redirect
         if redirect is None:
             raise LoginRequired(f"{self._label}: needs login", www_authenticate=None)
@@ -154,6 +157,26 @@ class Authorizer:
         log.info("%s: authorizing at %s", self._label, meta.issuer)
         callback = await redirect.authorize(attempt.url)
         tokens = await finish(http, meta, client, attempt, callback)
+        self._tokens = tokens
+        self._scopes = frozenset((scope or "").split())
+        self._record["tokens"] = tokens.to_record()
+        self._record["token_client"] = client.to_record()
+        await self._save()
+
+    async def _client_credentials(
+        self, meta: ServerMetadata, resource: str, scope: str | None
+    ) -> None:
+        """A machine client's tokens: its own credentials, no user and no browser."""
+        assert self._record is not None
+        client = configured_client(self._oauth, meta)
+        if client is None or client.client_secret is None:
+            raise OAuthError(
+                f"{self._label}: the client_credentials grant needs a client id and secret"
+            )
+        form = {"grant_type": "client_credentials"}
+        if scope:
+            form["scope"] = scope
+        tokens = await token_request(self._http, meta, client, form, resource=resource)
         self._tokens = tokens
         self._scopes = frozenset((scope or "").split())
         self._record["tokens"] = tokens.to_record()

@@ -40,5 +40,8 @@ class OAuth:
     scopes: Sequence[str] | None = None
     client_name: str = "paicli"
     client_metadata_url: str | None = None
+    # "authorization_code" (a user logs in through `redirect`) or "client_credentials"
+    # (a machine client: `client_id` and `client_secret` are the identity, no user).
+    grant: str = "authorization_code"
     redirect: Redirect | None = field(default=None, compare=False)
     store: TokenStore = field(default_factory=MemoryTokenStore, compare=False)
