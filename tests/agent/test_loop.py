@@ -24,6 +24,7 @@ from paicli.agent.events import (
     TextDelta,
     ToolFinished,
     ToolProgress,
+    ToolRetrying,
     ToolStarted,
     TurnEnded,
 )
@@ -576,3 +577,37 @@ async def test_arguments_with_an_unpaired_surrogate_are_refused(runtime_for: Sta
     assert ended.reason == "done"
     (result,) = tool_messages(llm.requests[1])
     assert "unpaired surrogate" in result["content"]
+
+
+async def test_a_retried_call_shows_each_attempt_and_audits_each_one(tmp_path: Path) -> None:
+    """`sleep` is listed in retryTools; every attempt outlasts the 0.2 s timeout."""
+    root, environ = project(tmp_path)
+    fault = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "fault_server.py")],
+        "timeout": 0.2,
+        "retry": {"attempts": 2, "backoff": 0.01, "on": ["timeout"]},
+        "retryTools": ["sleep"],
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"fault": fault}}))
+    call = {"id": "c1", "name": "mcp__fault__sleep", "arguments": '{"seconds": 30}'}
+    script: list[Json] = [{"tool_calls": [call]}, {"text": "gave up"}]
+    async with MemoryLlm(script) as llm:
+        approvals = Approvals([Answer(Choice.ALLOW_ONCE)])
+        async with memory_runtime(root, environ, llm, approvals) as runtime:
+            async with asyncio.timeout(30):
+                await runtime.manager.wait_ready()
+            assert runtime.agent is not None
+            events = Events()
+            await runtime.agent.run("go", events)
+            records = audit_lines(runtime)
+    assert [(e.call_id, e.line) for e in events.of(ToolRetrying)] == [
+        ("c1", "retry 2/2 after timeout")
+    ]
+    kinds = [type(e).__name__ for e in events.items if not isinstance(e, TextDelta)]
+    assert kinds[:3] == ["ToolStarted", "ToolRetrying", "ToolFinished"]
+    (finished,) = events.of(ToolFinished)
+    assert finished.outcome.is_error and "timed out after 0.2s" in finished.outcome.text
+    calls = [r for r in records if r.get("tool") == "mcp__fault__sleep"]
+    assert [(r["outcome"], r.get("attempt")) for r in calls] == [("error", 1), ("error", 2)]
+    assert approvals.shown and len(approvals.shown) == 1  # asked once, for the whole call

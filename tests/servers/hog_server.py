@@ -3,7 +3,8 @@
 `allocate` keeps 1 MiB blocks until allocation fails (`--die-on-oom`: then the server exits
 on the spot, as V8 does); `spin` burns CPU; `open_files` opens files until the system says
 no; `fork` starts children that sleep until killed, until a fork is refused; `escape`
-starts one that leaves the process group. Each answers
+starts one that leaves the process group; `crash_once` and `hang_once` fail the first time
+(marked by a flag file, which outlives a restart) and answer after that. Each answers
 with what it managed and the error that stopped it. Only ever run as a subprocess.
 """
 
@@ -37,6 +38,14 @@ HOGS: dict[str, tuple[str, dict[str, str]]] = {
     "open_files": ("Open files until that fails.", {}),
     "fork": ("Start sleeping children until a fork fails; their pids.", {}),
     "escape": ("Start a child that leaves the process group and ignores SIGTERM.", {}),
+    "crash_once": (
+        "Exit at once unless the `flag` file exists (it is made first).",
+        {"flag": "string"},
+    ),
+    "hang_once": (
+        "Never answer unless the `flag` file exists (it is made first).",
+        {"flag": "string"},
+    ),
 }
 EXTRA_TOOLS.update(HOGS)
 DIE_ON_OOM = "--die-on-oom" in sys.argv
@@ -60,6 +69,15 @@ class HogServer(FaultServer):
             return fork()
         if call.name == "escape":
             return escape()
+        if call.name in ("crash_once", "hang_once"):
+            flag = Path(str(call.args["flag"]))
+            if flag.exists():
+                return text_result(f"ok after {call.name.removesuffix('_once')}")
+            flag.touch()
+            if call.name == "crash_once":
+                os._exit(3)
+            call.cancelled.wait(CHILD_SLEEP)
+            return None
         return super().call_tool(call)
 
 

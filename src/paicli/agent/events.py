@@ -20,6 +20,7 @@ __all__ = [
     "TextDelta",
     "ToolFinished",
     "ToolProgress",
+    "ToolRetrying",
     "ToolStarted",
     "TurnEnded",
 ]
@@ -31,6 +32,23 @@ class ToolStarted:
     name: str
     arguments: Mapping[str, object] | None  # None when the model's JSON did not parse
     server: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolRetrying:
+    """A tool call failed (`reason`: timeout or crash) and runs again after `delay` s:
+    `line` reads `retry 2/3 after crash`."""
+
+    call_id: str
+    name: str
+    attempt: int
+    of: int
+    reason: str
+    delay: float
+
+    @property
+    def line(self) -> str:
+        return f"retry {self.attempt}/{self.of} after {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,7 @@ AgentEvent = (
     | Retrying
     | ToolStarted
     | ToolProgress
+    | ToolRetrying
     | ToolFinished
     | Notice
     | TurnEnded

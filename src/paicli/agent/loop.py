@@ -26,11 +26,20 @@ from paicli.llm.messages import (
     ToolMessage,
     UserMessage,
 )
+from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 from . import context
-from .events import EventSink, Notice, ToolFinished, ToolProgress, ToolStarted, TurnEnded
+from .events import (
+    EventSink,
+    Notice,
+    ToolFinished,
+    ToolProgress,
+    ToolRetrying,
+    ToolStarted,
+    TurnEnded,
+)
 
 DEFAULT_MAX_STEPS = 40
 # The model's raw arguments are quoted back to it when they do not parse, up to this much.
@@ -188,7 +197,21 @@ class Agent:
 
             # This task's own context: the tool reports to this call's line only.
             PROGRESS.set(report)
-            outcome = await self._call(call, arguments, specs.get(call.name), specs)
+
+            def on_retry(attempt: Attempt) -> None:
+                emit(
+                    ToolRetrying(
+                        call.id,
+                        call.name,
+                        attempt.number + 1,
+                        attempt.of,
+                        attempt.reason,
+                        attempt.delay,
+                    )
+                )
+
+            with listening(on_retry):
+                outcome = await self._call(call, arguments, specs.get(call.name), specs)
             outcomes[index] = outcome
             # Asking the user is not run time.
             seconds = max(0.0, time.monotonic() - started - (outcome.waited_ms or 0) / 1000)

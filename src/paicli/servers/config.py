@@ -21,7 +21,8 @@ server stays listed with its `error`, unknown keys become `warnings`. Strings in
 `${PROJECT_DIR}` is the project root and `${HOME}` the user's home. `restart` is `"never"`
 (the default), `"on-failure"`, or `{"policy": "never"|"on-failure", "maxRestarts": N}`: the
 object form (policy defaulting to "on-failure") exists only to change the maximum (default 3),
-so the common case stays a string.
+so the common case stays a string. `retry` and `retryTools` say which failed calls are
+tried again (`retry`).
 `limits` (stdio only, parsed by the library) go over the defaults of config.toml `[limits]`
 (`_limits_config`; a repository's server can only tighten them).
 
@@ -50,6 +51,7 @@ from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
+from .retry import RetryConfigError, RetryPolicy, retry_policy_from
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -87,6 +89,8 @@ APP_KEYS = frozenset(
         "trace",
         "maxTimeout",
         "start",
+        "retry",
+        "retryTools",
     }
 )
 
@@ -127,6 +131,8 @@ class ServerEntry:
     trust: bool = False
     trace: bool = False
     lazy: bool = False  # "start": "lazy": start on first use when its tools are known
+    retry: RetryPolicy | None = None
+    retry_tools: tuple[str, ...] = ()
     raw: Mapping[str, object] = field(default_factory=dict)
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
@@ -329,6 +335,10 @@ def _with_options(
     start = value.get("start", "eager")
     if start not in ("eager", "lazy"):
         raise InvalidConfig(f'{where}: \'start\' must be "eager" or "lazy", got {start!r}')
+    try:
+        retry = None if value.get("retry") is None else retry_policy_from(value["retry"])
+    except RetryConfigError as exc:
+        raise InvalidConfig(f"{where}: {exc}") from None
     return replace(
         entry,
         lazy=start == "lazy",
@@ -339,6 +349,8 @@ def _with_options(
         exclude_tools=_patterns(value, "excludeTools", where),
         restart=restart,
         max_restarts=max_restarts,
+        retry=retry,
+        retry_tools=_patterns(value, "retryTools", where) or (),
     )
 
 

@@ -17,7 +17,7 @@ import enum
 import fnmatch
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +43,7 @@ from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .tool_definition import definition
+from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
 
 __all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
 
@@ -79,6 +80,12 @@ class ServerEntryLike(Protocol):
     def max_restarts(self) -> int: ...
     @property
     def lazy(self) -> bool: ...
+    @property
+    def trust(self) -> bool: ...
+    @property
+    def retry(self) -> RetryPolicy | None: ...
+    @property
+    def retry_tools(self) -> tuple[str, ...]: ...
 
 
 class Connector(Protocol):
@@ -186,6 +193,7 @@ class ServerManager:
         self._call_limits = dict(call_limits or {})
         self._owners: dict[str, asyncio.Task[None]] = {}
         self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
+        self._changed = asyncio.Event()  # set (and replaced) at every change of any server
         self._closed = False
         # Tool-list refreshes in flight (list_changed); owned here, cancelled on close.
         self._refreshes: set[asyncio.Task[None]] = set()
@@ -317,19 +325,72 @@ class ServerManager:
             limits = replace(limits, maximum=limits.timeout * MAX_FACTOR)
         if timeout is not None:
             limits = replace(limits, timeout=timeout, maximum=max(limits.maximum, timeout))
-        try:
-            return await session.call_tool(
+        entry = managed.entry
+        offered = next((t for t in managed.tools if t.name == tool), None)
+        safe = retry_safe(offered, tool, trusted=entry.trust, patterns=entry.retry_tools)
+        progress = on_progress or _unwatched
+
+        async def once(current: ClientSession, seconds: float) -> CallToolResult:
+            return await current.call_tool(
                 tool,
                 arguments,
-                timeout=limits.timeout,
-                on_progress=on_progress or _unwatched,
+                timeout=seconds,
+                on_progress=progress,
                 progress_extends_deadline=True,
-                max_timeout=limits.maximum,
+                max_timeout=max(limits.maximum, seconds),
             )
+
+        try:
+            if entry.retry is None or not safe:
+                return await once(session, limits.timeout)
+            return await self._call_with_retries(managed, entry.retry, limits.timeout, once)
         except RequestTimeout as exc:
             raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
             raise ServerCallFailed(server, tool, str(exc)) from exc
+
+    async def _call_with_retries(
+        self,
+        managed: ManagedServer,
+        policy: RetryPolicy,
+        each: float,
+        once: Callable[[ClientSession, float], Awaitable[CallToolResult]],
+    ) -> CallToolResult:
+        """`once` on the server's current session, tried again after a timeout or a crash
+        (see `retry`); a crashed server is brought back first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (policy.deadline or default_deadline(policy, each))
+        used: list[ClientSession] = []
+
+        async def attempt(left: float) -> CallToolResult:
+            session = managed.session
+            if managed.state is not ServerState.READY or session is None:
+                raise ServerNotReady(managed.name, managed.state.value)
+            used.append(session)
+            # Only a deadline the config sets cuts an attempt short (to the millisecond);
+            # the default one leaves each attempt its full timeout.
+            seconds = each if policy.deadline is None else max(round(min(each, left), 3), 0.001)
+            return await once(session, seconds)
+
+        async def recover(left: float) -> None:
+            try:
+                async with asyncio.timeout(max(left, 0)):
+                    await self._replaced(managed, used[-1])
+            except TimeoutError:
+                raise ServerNotReady(managed.name, "not back before the call's deadline") from None
+
+        return await with_retries(policy, attempt, recover, deadline=deadline)
+
+    async def _replaced(self, managed: ManagedServer, old: ClientSession) -> None:
+        """Wait until `managed` is ready on a session other than `old`, starting it again
+        if its owner has given up (its restart policy said never)."""
+        while not (managed.state is ServerState.READY and managed.session not in (None, old)):
+            if managed.state is ServerState.DISABLED or self._closed:
+                raise ServerNotReady(managed.name, managed.state.value)
+            owner = self._owners.get(managed.name)
+            if (owner is None or owner.done()) and managed.state is ServerState.ERROR:
+                self._start_owner(managed)
+            await self._changed.wait()
 
     # -- control -----------------------------------------------------------------------------
 
@@ -476,6 +537,9 @@ class ServerManager:
         self._notify(server)
 
     def _notify(self, server: ManagedServer) -> None:
+        # Wake whoever waits for a change (a retry waiting for its server), once.
+        self._changed.set()
+        self._changed = asyncio.Event()
         if self._on_change is not None:
             try:
                 self._on_change(server)

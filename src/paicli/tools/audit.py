@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from paicli.private_files import make_private_dir
+from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import VERDICT, Toolbox, ToolOutcome, ToolSpec, Verdict
 from paicli.tools.redact import Redactor
 
@@ -159,8 +160,27 @@ class AuditingToolbox:
         }
         verdict = Verdict()
         token = VERDICT.set(verdict)
+
+        def on_retry(attempt: Attempt) -> None:
+            # Each failed attempt is a record of its own; the last one is the call's record.
+            self._log.write(
+                {
+                    **record,
+                    "time": self._log.clock().isoformat(timespec="milliseconds"),
+                    "decision": "allowed",
+                    "decided_by": verdict.decided_by,
+                    "outcome": "error",
+                    "duration_ms": round(attempt.seconds * 1000),
+                    "error": _first_line(attempt.error),
+                    "attempt": attempt.number,
+                    "then": attempt.line,
+                }
+            )
+            record["attempt"] = attempt.number + 1
+
         try:
-            outcome = await self._inner.call(spec, arguments)
+            with listening(on_retry):
+                outcome = await self._inner.call(spec, arguments)
         except asyncio.CancelledError:
             self._unfinished(record, start, verdict, "cancelled")
             raise

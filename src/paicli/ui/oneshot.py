@@ -17,6 +17,7 @@ from paicli.agent.events import (
     TextDelta,
     ToolFinished,
     ToolProgress,
+    ToolRetrying,
     ToolStarted,
     TurnEnded,
 )
@@ -73,6 +74,8 @@ class EventPrinter:
             err(f"→ {event.name} {one_line(shown, 200)}")
         elif isinstance(event, ToolProgress):
             self._progress(event)
+        elif isinstance(event, ToolRetrying):
+            err(f"  ↻ {event.name}: {event.line}")
         elif isinstance(event, ToolFinished):
             mark = "✗" if event.outcome.is_error else "✓"
             err(f"  {mark} {event.name}: {one_line(event.outcome.text, 160)}")
@@ -142,6 +145,7 @@ def event_json(event: AgentEvent) -> dict[str, Any]:
         "Retrying": "retrying",
         "ToolStarted": "tool_started",
         "ToolProgress": "tool_progress",
+        "ToolRetrying": "tool_retrying",
         "ToolFinished": "tool_finished",
         "Notice": "notice",
         "TurnEnded": "turn_ended",

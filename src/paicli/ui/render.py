@@ -19,6 +19,7 @@ from paicli.agent.events import (
     TextDelta,
     ToolFinished,
     ToolProgress,
+    ToolRetrying,
     ToolStarted,
     TurnEnded,
 )
@@ -110,6 +111,10 @@ class TurnRenderer:
             started = known[1] if known else time.monotonic() - event.seconds
             self._running.calls[event.call_id] = (event, started)
             self._show_running()
+        elif isinstance(event, ToolRetrying):
+            self.pause()
+            line = Text(f"  ↻ {terminal_safe(event.name)}: {event.line}", style="yellow")
+            self.console.print(line)
         elif isinstance(event, ToolFinished):
             self._running.calls.pop(event.call_id, None)
             self.pause()
