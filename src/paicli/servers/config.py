@@ -51,7 +51,7 @@ from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
-from .retry import RetryConfigError, RetryPolicy, retry_policy_from
+from .retry import RetryPolicy, retry_policy_from
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -337,7 +337,7 @@ def _with_options(
         raise InvalidConfig(f'{where}: \'start\' must be "eager" or "lazy", got {start!r}')
     try:
         retry = None if value.get("retry") is None else retry_policy_from(value["retry"])
-    except RetryConfigError as exc:
+    except InvalidConfig as exc:  # the message names the key, not the server
         raise InvalidConfig(f"{where}: {exc}") from None
     return replace(
         entry,

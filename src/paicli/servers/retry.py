@@ -29,6 +29,8 @@ from typing import Literal, TypeVar
 
 from paicli.mcp import ConnectionClosed, McpError, RequestTimeout, Tool
 
+from ._config_file import InvalidConfig
+
 __all__ = [
     "Attempt",
     "RetryPolicy",
@@ -49,10 +51,6 @@ REASONS: tuple[Reason, ...] = ("timeout", "crash")
 # More attempts than this only hammer a broken server; a config asking for more is a typo.
 MAX_ATTEMPTS = 10
 MAX_BACKOFF = 60.0
-
-
-class RetryConfigError(ValueError):
-    """A bad `retry` or `retryTools` value; the message is one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,20 +81,20 @@ class Attempt:
 def retry_policy_from(value: object) -> RetryPolicy:
     """Parse a `"retry"` object (errors name the key)."""
     if not isinstance(value, Mapping):
-        raise RetryConfigError("'retry' must be an object such as {\"attempts\": 3}")
+        raise InvalidConfig("'retry' must be an object such as {\"attempts\": 3}")
     unknown = sorted(set(value) - {"attempts", "backoff", "on", "deadline"})
     if unknown:
-        raise RetryConfigError(f"retry: unknown key {unknown[0]!r}")
+        raise InvalidConfig(f"retry: unknown key {unknown[0]!r}")
     attempts = value.get("attempts", 3)
     if isinstance(attempts, bool) or not isinstance(attempts, int):
-        raise RetryConfigError(f"retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}")
+        raise InvalidConfig(f"retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}")
     if not 1 <= attempts <= MAX_ATTEMPTS:
-        raise RetryConfigError(f"retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}")
+        raise InvalidConfig(f"retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}")
     backoff = _seconds(value, "backoff", 0.5, MAX_BACKOFF) or 0.0
     deadline = _seconds(value, "deadline", None, None)
     on = value.get("on", list(REASONS))
     if not isinstance(on, list) or not on or not all(r in REASONS for r in on):
-        raise RetryConfigError('retry.on must be a list of "timeout" and "crash"')
+        raise InvalidConfig('retry.on must be a list of "timeout" and "crash"')
     return RetryPolicy(attempts, backoff, tuple(dict.fromkeys(on)), deadline)
 
 
@@ -107,9 +105,9 @@ def _seconds(
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
-        raise RetryConfigError(f"retry.{key} must be a number of seconds >= 0")
+        raise InvalidConfig(f"retry.{key} must be a number of seconds >= 0")
     if most is not None and seconds > most:
-        raise RetryConfigError(f"retry.{key} must be at most {most:g} seconds")
+        raise InvalidConfig(f"retry.{key} must be at most {most:g} seconds")
     return float(seconds)
 
 
