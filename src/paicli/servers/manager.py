@@ -42,8 +42,8 @@ from paicli.private_files import make_private_dir
 from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
-from .tool_definition import definition
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from .tool_definition import definition
 
 __all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
 
