@@ -44,6 +44,10 @@ endif
 export UV_PYTHON_DOWNLOADS := never
 # Don't let an activated foreign virtualenv confuse `uv run`.
 unexport VIRTUAL_ENV
+# Some machines set PYTHONDONTWRITEBYTECODE; then every Python process (each pytest worker, and
+# every server or paicli the real tests start) compiles all its imports from source again, and
+# pytest rewrites every test module on every run. Keep the bytecode caches.
+unexport PYTHONDONTWRITEBYTECODE
 
 UV_SYNC_STAMP := .venv/.paicli-synced
 NPM_STAMP := $(NPM_DIR)/node_modules/.paicli-installed
