@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,40 @@ def examine(script: str, *args: str, timeout: str = SILENCE) -> tuple[int, dict[
     )
     assert processes_with(path) == []
     return code, findings(report)
+
+
+# The servers the doctor can only find out about by waiting out the silence: examined all at
+# once, once per run (the first pytest worker to get here does it; the others read its
+# results), and each test reads its own report.
+SILENT = (
+    "buffered.py",
+    "no_newline.py",
+    "latin1.py",
+    "wrong_id.py",
+    "not_jsonrpc.py",
+    "pretty_json.py",
+    "windows_path.py",
+)
+Reports = dict[str, tuple[int, dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def silent(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Reports:
+    def examine_all() -> Reports:
+        with ThreadPoolExecutor(len(SILENT)) as pool:
+            return dict(zip(SILENT, pool.map(examine, SILENT), strict=True))
+
+    if worker_id == "master":  # not under pytest-xdist
+        return examine_all()
+    shared = tmp_path_factory.getbasetemp().parent  # this run's, common to its workers
+    results = shared / "doctor-silence.json"
+    with open(shared / "doctor-silence.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not results.exists():
+            results.write_text(json.dumps(examine_all()))
+    return {
+        script: (code, found) for script, (code, found) in json.loads(results.read_text()).items()
+    }
 
 
 def test_a_healthy_server_passes_with_its_protocol_and_exit_status_0() -> None:
@@ -152,8 +188,10 @@ def test_a_server_that_exits_at_startup_shows_its_exit_code_and_stderr() -> None
     assert found["exited"]["excerpt"][-1] == "ModuleNotFoundError: No module named 'weather_api'"
 
 
-def test_silence_is_told_apart_as_buffered_output() -> None:
-    code, found = examine("buffered.py")
+def test_silence_is_told_apart_as_buffered_output(
+    silent: Reports,
+) -> None:
+    code, found = silent["buffered.py"]
     assert code == 1
     assert "no-answer" in found
     assert "python -u" in found["stdout-silent"]["fix"]
@@ -162,8 +200,10 @@ def test_silence_is_told_apart_as_buffered_output() -> None:
     assert "no-newline" not in found
 
 
-def test_an_answer_without_a_newline_is_told_apart() -> None:
-    code, found = examine("no_newline.py")
+def test_an_answer_without_a_newline_is_told_apart(
+    silent: Reports,
+) -> None:
+    code, found = silent["no_newline.py"]
     assert code == 1
     assert "no-answer" in found and "stdout-silent" not in found
     assert "without a newline" in found["no-newline"]["message"]
@@ -178,23 +218,23 @@ def test_logs_on_stdout_are_a_problem_even_when_the_server_works() -> None:
     assert found["stdout-logs"]["fix"].endswith("write logs to stderr")
 
 
-def test_output_that_is_not_utf8() -> None:
-    code, found = examine("latin1.py")
+def test_output_that_is_not_utf8(silent: Reports) -> None:
+    code, found = silent["latin1.py"]
     assert code == 1
     assert "no-answer" in found
     assert "\\xe9" in found["invalid-utf8"]["message"]
 
 
-def test_answers_with_the_wrong_id() -> None:
-    code, found = examine("wrong_id.py")
+def test_answers_with_the_wrong_id(silent: Reports) -> None:
+    code, found = silent["wrong_id.py"]
     assert code == 1
     assert "no-answer" in found
     assert "'1'" in found["wrong-id"]["message"]
     assert "(requests sent: 1" in found["wrong-id"]["message"]
 
 
-def test_json_that_is_not_json_rpc() -> None:
-    code, found = examine("not_jsonrpc.py")
+def test_json_that_is_not_json_rpc(silent: Reports) -> None:
+    code, found = silent["not_jsonrpc.py"]
     assert code == 1
     assert '"jsonrpc": "2.0"' in found["not-jsonrpc"]["message"]
 
@@ -286,8 +326,10 @@ def test_usage_errors_exit_2() -> None:
     assert paicli("good", "--", "cmd").returncode == 2
 
 
-def test_pretty_printed_json_is_told_apart_from_logs() -> None:
-    code, found = examine("pretty_json.py")
+def test_pretty_printed_json_is_told_apart_from_logs(
+    silent: Reports,
+) -> None:
+    code, found = silent["pretty_json.py"]
     assert code == 1
     assert "no-answer" in found and "stdout-logs" not in found
     assert "json.dumps(message)" in found["multiline-json"]["fix"]
@@ -331,8 +373,10 @@ def test_a_server_that_outlives_its_input() -> None:
     assert "stopped with SIGTERM" in found["ignores-eof"]["message"]
 
 
-def test_json_written_by_hand_with_a_windows_path() -> None:
-    code, found = examine("windows_path.py")
+def test_json_written_by_hand_with_a_windows_path(
+    silent: Reports,
+) -> None:
+    code, found = silent["windows_path.py"]
     assert code == 1
     assert "stdout-logs" not in found
     assert "must be doubled" in found["invalid-json"]["fix"]
