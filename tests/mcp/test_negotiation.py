@@ -162,10 +162,10 @@ async def test_input_required_without_a_handler_fails_the_call_with_a_handler_er
 
 
 async def test_one_deadline_covers_the_probe_and_the_handshake() -> None:
-    # Before, the probe and the handshake each had the full 2 s: 4 s in all.
-    session = memory_fault_session("no_handshake", handshake_timeout=2)
-    with pytest.raises(RequestTimeout, match=r"\(server/discover, then initialize\).* after 2s"):
-        async with asyncio.timeout(3.5), session:
+    # Before, the probe and the handshake each had the full 0.5 s: 1 s in all.
+    session = memory_fault_session("no_handshake", handshake_timeout=0.5)
+    with pytest.raises(RequestTimeout, match=r"\(server/discover, then initialize\).* after 0.5s"):
+        async with asyncio.timeout(0.9), session:
             pass
 
 
