@@ -119,8 +119,10 @@ fmt: $(UV_SYNC_STAMP)
 # servers, no conformance runner); its .paicli/mcp.json starts two example servers
 # (after the trust prompt); with no model configured it says how to configure one.
 RUN_ARGS ?=
-run: $(UV_SYNC_STAMP)
-	$(UVRUN) paicli $(or $(ARGS),$(RUN_ARGS))
+# --no-dev: only what running needs (no test, lint or benchmark packages; none is removed if
+# `make test` installed them already).
+run: | $(UV_DEP)
+	$(UV) run --frozen --no-dev paicli $(or $(ARGS),$(RUN_ARGS))
 
 bench: setup
 	$(UVRUN) python bench/run.py $(ARGS)
