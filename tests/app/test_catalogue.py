@@ -26,6 +26,7 @@ from tests.app.test_manager import fault, load
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.memory_connect import memory_connector
+from tests.model_view import unfenced
 from tests.runtimes import memory_runtime
 
 
@@ -201,7 +202,7 @@ async def test_the_model_sees_recorded_tools_and_its_call_waits_for_the_server(
     offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
     assert {"mcp__fault__echo", "mcp__sdk__add"} <= offered
     (result,) = tool_messages(llm.requests[1])
-    assert result["content"] == "yo"
+    assert unfenced(result["content"]) == "yo"
     catalogue = Path(environ["PAICLI_HOME"]) / "catalogue"
     assert all(json.loads(p.read_text())["format"] == 1 for p in catalogue.iterdir())
     assert stat.S_IMODE(os.stat(catalogue).st_mode) == 0o700

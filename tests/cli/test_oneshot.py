@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
+from tests.model_view import unfenced
 from tests.processes import processes_with
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -289,7 +290,7 @@ async def test_allow_lets_matching_tools_run_and_not_others(project: Path) -> No
         )
     assert run.code == 0, run.stderr
     echo, write = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
-    assert echo["content"] == "hi"
+    assert unfenced(echo["content"]) == "hi"
     assert "--allow" in write["content"]
     assert not (project / "a.txt").exists()
 

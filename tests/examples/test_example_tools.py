@@ -24,6 +24,7 @@ from paicli.mcp import StdioServer, connect
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.conftest import REPO
 from tests.llm_server import Json, ScriptedLlm
+from tests.model_view import unfenced
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -178,7 +179,9 @@ async def test_the_agent_calls_every_example_tool_in_every_language(
     assert run.code == 0, run.stderr
     assert run.stdout.strip() == "all done"
     answers = {
-        m["tool_call_id"]: m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"
+        m["tool_call_id"]: unfenced(m["content"])
+        for m in llm.requests[1]["messages"]
+        if m["role"] == "tool"
     }
     for language in languages:
         assert answers[f"mcp__{language}__echo"] == language

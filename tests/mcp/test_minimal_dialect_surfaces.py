@@ -16,6 +16,7 @@ import pytest
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
+from tests.model_view import unfenced
 from tests.ui.test_repl import MARK, Places, goodbye, ready
 from tests.ui.test_repl import paicli as repl
 
@@ -86,7 +87,7 @@ async def test_the_agent_calls_a_minimal_tool(tmp_path: Path) -> None:
     offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
     assert "mcp__tiny__upper" in offered
     answer = next(m for m in llm.requests[1]["messages"] if m["role"] == "tool")
-    assert answer["content"] == "AGENT"
+    assert unfenced(answer["content"]) == "AGENT"
 
 
 async def test_slash_mcp_in_the_repl_shows_the_minimal_dialect(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from paicli.ui.commands import COMMANDS
 from paicli.ui.repl import PROMPT
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
+from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
 
 from .terminal import Terminal
@@ -218,8 +219,10 @@ async def test_the_approval_prompt_shows_hostile_arguments_escaped_and_records_t
     # Not one of the sequences reached the terminal as itself.
     assert "\x1b[2J" not in term.raw
     assert "\u202e" not in term.raw
-    sent = llm.requests[1]["messages"][-1]
-    assert sent == {"role": "tool", "tool_call_id": "call_1", "content": result}
+    sent = dict(llm.requests[1]["messages"][-1])
+    content = sent.pop("content")
+    assert sent == {"role": "tool", "tool_call_id": "call_1"}
+    assert (unfenced(content) if decision == "allowed" else content) == result
     [record] = audit_records(places)
     assert record["tool"] == "mcp__fault__echo"
     assert record["decision"] == decision and record["decided_by"] == "user"
@@ -256,10 +259,11 @@ async def test_ctrl_c_cancels_a_slow_mcp_call_and_the_server_is_told(places: Pla
     # The interrupted call was answered for the model; the server heard of the cancellation.
     after = llm.requests[1]["messages"]
     assert {"role": "tool", "tool_call_id": "call_s"}.items() <= after[-3].items()
-    assert after[-2] == {"role": "tool", "tool_call_id": "call_e", "content": "still here"}
+    assert {"role": "tool", "tool_call_id": "call_e"}.items() <= after[-2].items()
+    assert unfenced(after[-2]["content"]) == "still here"
     cancelled = llm.requests[2]["messages"][-1]
     assert cancelled["tool_call_id"] == "call_c"
-    assert json.loads(cancelled["content"]) != []
+    assert json.loads(unfenced(cancelled["content"])) != []
     # Exiting stopped the server and reaped it (a zombie would linger: PID 1 here reaps none).
     assert processes_with(places.marker) == []
     assert state_of(server) is None

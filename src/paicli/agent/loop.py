@@ -29,6 +29,7 @@ from paicli.llm.messages import (
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.offer import SEARCH_TOOL, Deferral, ToolOffer
+from paicli.tools.results import for_model
 
 from . import context
 from .events import (
@@ -223,7 +224,7 @@ class Agent:
         self._pending = None
         for call, outcome in zip(calls, outcomes, strict=True):
             assert outcome is not None
-            self.messages.append(_tool_message(call.id, outcome.text))
+            self.messages.append(_tool_message(call.id, for_model(outcome)))
 
     async def _call(
         self,
@@ -314,7 +315,9 @@ class Agent:
         if pending is not None:
             calls, outcomes = pending
             for call, outcome in zip(calls, outcomes, strict=True):
-                text = outcome.text if outcome else "Cancelled by the user before it finished."
+                text = (
+                    for_model(outcome) if outcome else "Cancelled by the user before it finished."
+                )
                 self.messages.append(_tool_message(call.id, text))
             self._pending = None
         partial = self._partial

@@ -72,6 +72,9 @@ class ToolOutcome:
     saved_path: Path | None = None  # the full output, saved when an MCP result was cut
     waited_ms: int | None = None  # time spent asking the user (approval), not running
     approval_warning: str | None = None  # an "always allow" answer that could not be saved
+    # The MCP server and tool whose output `text` is: the agent fences it for the model as
+    # untrusted data (`tools.results.for_model`). None for paicli's own text.
+    source: tuple[str, str] | None = None
 
     @classmethod
     def refused(cls, text: str, decided_by: DecidedBy = "validation") -> ToolOutcome:

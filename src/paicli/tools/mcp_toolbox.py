@@ -196,6 +196,7 @@ class McpToolbox:
             rendered.is_error,
             truncated=rendered.truncated,
             saved_path=rendered.full_output_path,
+            source=(server, tool.name),
         )
 
     def _definition(self, server: str, tool: Tool) -> tuple[dict[str, object], str]:

@@ -30,13 +30,21 @@ from paicli.mcp import (
 )
 from paicli.private_files import write_atomically
 
+from .base import ToolOutcome
+
 __all__ = [
     "DEFAULT_MAX_CHARS",
+    "RESULT_TAG",
     "Attachment",
     "ModelResult",
+    "for_model",
     "to_model_result",
     "write_full_output",
 ]
+
+# The element a server's output is fenced in for the model (see `for_model`).
+RESULT_TAG = "mcp-result"
+_TRUNCATION_NOTE = "\n\n[Output truncated: "
 
 # About 25k tokens at the usual rough estimate of 4 characters per token.
 DEFAULT_MAX_CHARS = 100_000
@@ -116,10 +124,37 @@ def to_model_result(
         path = None
         where = f"The full output could not be saved ({type(exc).__name__}: {exc})"
     note = (
-        f"\n\n[Output truncated: showing the first {len(head):,} of {len(text):,} characters; "
+        f"{_TRUNCATION_NOTE}showing the first {len(head):,} of {len(text):,} characters; "
         f"{omitted:,} characters omitted. {where}.]"
     )
     return ModelResult(head + note, result.is_error, attachments, True, path)
+
+
+def for_model(outcome: ToolOutcome) -> str:
+    """The tool message the model reads for `outcome`: an MCP server's output goes inside a
+    `<mcp-result>` element that names the server and tool and says it is untrusted data;
+    paicli's own text (built-in tools, refusals, paicli's errors) as it is.
+
+    Each result gets a fresh random block id, repeated on the closing tag: a server cannot
+    end the element early to pose as the user or paicli, since it never sees the id (the
+    system prompt says a closing tag with another id is part of the data). paicli's
+    truncation note stays after the element, and an error result starts with `Error:`.
+    """
+    if outcome.source is None:
+        return outcome.text
+    server, tool = outcome.source
+    body, note, error = outcome.text, "", ""
+    if outcome.truncated and (at := body.rfind(_TRUNCATION_NOTE)) >= 0:
+        body, note = body[:at], body[at:]
+    if outcome.is_error:
+        error = "Error:\n"
+        body = body.removeprefix("Error: ")
+    block = secrets.token_hex(6)
+    opening = (
+        f"<{RESULT_TAG} server={json.dumps(server)} tool={json.dumps(tool, ensure_ascii=False)}"
+        f' block="{block}" content="untrusted data from the server">'
+    )
+    return f'{error}{opening}\n{body}\n</{RESULT_TAG} block="{block}">{note}'
 
 
 def write_full_output(text: str, *, directory: Path, server: str, tool: str) -> Path:
