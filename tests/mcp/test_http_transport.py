@@ -279,3 +279,33 @@ async def test_caller_cancellation_of_an_http_call_stays_a_cancellation() -> Non
             with pytest.raises(asyncio.CancelledError):
                 await call
             assert (await session.call_tool("echo", {"text": "after"})).text == "after"
+
+
+@pytest.mark.parametrize(
+    ("session_id", "problem"),
+    [
+        ("abc def", "has ' ' at character 4"),
+        ("caf\u00e9", "has '\\udce9' at character 4"),  # Latin-1 é: not even UTF-8
+        ("x" * 1025, "is 1,025 characters long"),
+    ],
+)
+async def test_an_unusable_session_id_fails_the_connection_with_one_line(
+    session_id: str, problem: str
+) -> None:
+    async with run_http_server("http_fault_server.py", "--session-id", session_id) as url:
+        with pytest.raises(m.McpError) as failed:
+            async with asyncio.timeout(10), m.connect(http(url, protocol="legacy")):
+                pass
+    message = str(failed.value)
+    assert f"the server's Mcp-Session-Id {problem}" in message
+    assert "visible ASCII" in message and "\n" not in message
+    assert session_id not in message
+
+
+async def test_a_session_id_of_1_kib_of_visible_ascii_is_used() -> None:
+    session_id = "!~" * 512
+    async with (
+        run_http_server("http_fault_server.py", "--session-id", session_id) as url,
+        m.connect(http(url, protocol="legacy")) as session,
+    ):
+        assert (await session.call_tool("echo", {"text": "ok"})).text == "ok"

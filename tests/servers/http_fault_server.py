@@ -160,6 +160,8 @@ class FaultServer:
     mode: str
     # Fault every request the mode applies to, not only the first.
     always: bool = False
+    # The Mcp-Session-Id every initialize gets (Latin-1 on the wire), instead of a fresh one.
+    session_id: str | None = None
     sessions: set[str] = field(default_factory=set)
     initializes: int = 0
     deletes: int = 0
@@ -314,7 +316,7 @@ class FaultServer:
             return JSONResponse(rpc_error(request_id, -32601, "Method not found"), status_code=404)
         params = message.get("params") or {}
         if method == "initialize":
-            session = uuid.uuid4().hex
+            session = self.session_id or uuid.uuid4().hex
             self.sessions.add(session)
             result = self.initialize(params)
             response = {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -565,10 +567,10 @@ async def unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
     await response(scope, receive, send)
 
 
-def build_app(mode: str, *, always: bool = False) -> Starlette:
+def build_app(mode: str, *, always: bool = False, session_id: str | None = None) -> Starlette:
     if mode == "unauthorized":
         return Starlette(routes=[Mount("/", app=unauthorized)])
-    server = FaultServer(mode, always=always)
+    server = FaultServer(mode, always=always, session_id=session_id)
     routes = [Route(PATH, server.endpoint, methods=["GET", "POST", "DELETE"])]
     if mode == "legacy_only_sse":
         routes.append(Route("/messages", server.legacy_post, methods=["POST"]))
@@ -615,8 +617,9 @@ def main() -> None:
     parser.add_argument("--always", action="store_true", help="fault every time, not once")
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate")
     parser.add_argument("--tls-key", help="the certificate's PEM private key")
+    parser.add_argument("--session-id", help="the Mcp-Session-Id to hand out (Latin-1)")
     args = parser.parse_args()
-    app = build_app(args.mode, always=args.always)
+    app = build_app(args.mode, always=args.always, session_id=args.session_id)
     serve(app, args.port, PATH, cert=args.tls_cert, key=args.tls_key)
 
 

@@ -44,7 +44,7 @@ from ._http_stream import BrokenStream, StreamLink, answers, follow_stream, list
 from ._jsonrpc import batches_allowed, envelope_problem, parse
 from ._server_spec import HttpServer
 from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport, TransportWatcher
-from .errors import ConnectionClosed, HttpError, McpError
+from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 from .types import Tool
 
 if TYPE_CHECKING:
@@ -65,6 +65,20 @@ GET_READY_TIMEOUT = 5.0
 # then perhaps a step-up to more scopes); a server that refuses a third token will not
 # accept a fourth.
 MAX_AUTH_RETRIES = 2
+# The longest Mcp-Session-Id accepted (it goes back to the server on every request).
+MAX_SESSION_ID = 1024
+
+
+def session_id_problem(session_id: str) -> str | None:
+    """What is wrong with a server's `Mcp-Session-Id`, or None. The spec allows visible
+    ASCII only (0x21-0x7E); paicli echoes it on every request, so it is also kept short."""
+    rule = "a session id must be visible ASCII (no spaces), at most 1 KiB"
+    if len(session_id) > MAX_SESSION_ID:
+        return f"the server's Mcp-Session-Id is {len(session_id):,} characters long; {rule}"
+    for at, char in enumerate(session_id, 1):
+        if not 0x21 <= ord(char) <= 0x7E:
+            return f"the server's Mcp-Session-Id has {char!a} at character {at}; {rule}"
+    return None
 
 
 def _is_modern(message: Message) -> bool:
@@ -347,6 +361,10 @@ class StreamableHttpTransport(Transport):
             return
         if message.get("method") == "initialize":
             session_id = response.headers.get("mcp-session-id")
+            problem = session_id_problem(session_id) if session_id else None
+            if problem is not None:
+                self._fail(request_id, ProtocolError(f"{self._label}: {problem}"))
+                return
             if session_id:
                 self.session_id = session_id
         if message.get("method") == "notifications/initialized":
@@ -424,9 +442,13 @@ class StreamableHttpTransport(Transport):
             async with exchange(
                 client, label, "POST", url, data=data, headers=headers, watcher=watcher
             ) as r:
+                session_id = r.headers.get("mcp-session-id")
                 if r.status >= 300:
                     return False
-                self.session_id = r.headers.get("mcp-session-id")
+                if session_id and (problem := session_id_problem(session_id)) is not None:
+                    log.warning("%s: %s", label, problem)
+                    return False
+                self.session_id = session_id
                 await read_body(r, self._server.max_message_size)
             self._generation += 1
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
