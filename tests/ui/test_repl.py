@@ -325,6 +325,14 @@ async def test_mcp_disable_enable_and_tools_act_on_one_server(places: Places) ->
         term.line("/mcp tools fault")
         await term.expect("mcp__fault__echo  Return the text argument.")
         await term.expect(MARK)
+        # The whole of one tool, as the server wrote it, its schema too.
+        term.line("/mcp schema fault echo")
+        await term.expect("fault │ Return the text argument.")
+        await term.expect("fault │ input schema: {")
+        await term.expect(MARK)
+        term.line("/mcp schema fault nothing")
+        await term.expect("fault has no tool 'nothing'")
+        await term.expect(MARK)
         assert await goodbye(term) == 0
 
 

@@ -138,6 +138,8 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", parents=[starts], help="the tools of every server, or of NAME")
     tools.add_argument("name", nargs="?")
     tools.add_argument("--json", action="store_true")
+    tools.add_argument("--full", action="store_true", help="whole descriptions and annotations")
+    tools.add_argument("--schema", action="store_true", help="--full and the input schemas")
     call = sub.add_parser(
         "call", parents=[starts], help="call TOOL of server NAME with JSON arguments"
     )

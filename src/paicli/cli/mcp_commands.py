@@ -193,7 +193,7 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             mcp_shell.show_server(server, options.json)
             return 0 if server.state is ServerState.READY else 1
         if options.mcp_command == "tools":
-            mcp_shell.show_tools(ready, options.json)
+            mcp_shell.show_tools(ready, options.json, full=options.full, schema=options.schema)
             return 0
         if options.mcp_command == "lock":
             return lock(

@@ -83,7 +83,16 @@ def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[s
     return list(PRESETS) if not earlier else ()
 
 
-MCP_ACTIONS = ("restart", "logs", "disable", "enable", "tools", "resources", "prompts")
+MCP_ACTIONS = (
+    "restart",
+    "logs",
+    "disable",
+    "enable",
+    "tools",
+    "schema",
+    "resources",
+    "prompts",
+)
 
 
 async def _mcp(context: SlashContext, words: list[str]) -> None:

@@ -19,7 +19,7 @@ from paicli.servers.trust import describe
 from paicli.tools.escape import one_line
 from paicli.tools.naming import model_tool_name
 
-from .mcp_view import protocol_of, server_change_line, server_table, tool_line
+from .mcp_view import protocol_of, server_change_line, server_table, tool_details, tool_line
 from .output import err, out, out_json, quoted, show
 
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error")
@@ -104,24 +104,38 @@ def show_server(server: ManagedServer, as_json: bool) -> None:
         quoted(server.name, "\n".join(details["stderr"]))
 
 
-def show_tools(ready: list[ManagedServer], as_json: bool) -> None:
+def show_tools(
+    ready: list[ManagedServer], as_json: bool, *, full: bool = False, schema: bool = False
+) -> None:
+    """Each ready server's tools: a line each, or (`full`, `schema`) all the server says of
+    them, the input schema too with `schema`."""
     if not as_json:
         for server in ready:
             for tool in server.tools:
-                show(tool_line(server.name, tool), soft_wrap=True)
+                if full or schema:
+                    for line in tool_details(server.name, tool, schema=schema):
+                        out(line)
+                else:
+                    show(tool_line(server.name, tool), soft_wrap=True)
         return
-    out_json(
-        [
-            {
-                "name": model_tool_name(s.name, t.name),
-                "server": s.name,
-                "tool": t.name,
-                "description": (t.description or "").strip().split("\n")[0][:100],
-            }
-            for s in ready
-            for t in s.tools
-        ]
-    )
+    out_json([_tool_json(s.name, t, full=full, schema=schema) for s in ready for t in s.tools])
+
+
+def _tool_json(server: str, tool: Tool, *, full: bool, schema: bool) -> dict[str, Any]:
+    description = (tool.description or "").strip()
+    entry: dict[str, Any] = {
+        "name": model_tool_name(server, tool.name),
+        "server": server,
+        "tool": tool.name,
+        "description": description if full or schema else description.split("\n")[0][:100],
+    }
+    if schema:
+        entry["inputSchema"] = tool.input_schema
+        if tool.output_schema is not None:
+            entry["outputSchema"] = tool.output_schema
+        if tool.annotations:
+            entry["annotations"] = tool.annotations
+    return entry
 
 
 def show_result(text: str, *, is_error: bool, seconds: float) -> None:

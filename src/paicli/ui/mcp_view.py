@@ -4,6 +4,7 @@ with `paicli mcp` in a shell (`mcp_shell`), so both show servers the same way.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rich.console import Console
@@ -109,6 +110,28 @@ def tool_line(server: str, tool: Tool) -> Text:
     return line
 
 
+def tool_details(server: str, tool: Tool, *, schema: bool) -> list[str]:
+    """All a server says of one of its tools, for `--full`/`--schema` and `/mcp schema`: the
+    whole description (where an instruction hidden past the first line or the first 100
+    characters shows), the annotations and, with `schema`, the input and output schemas.
+    Every line the server wrote is escaped and marked with its name."""
+    lines = [model_tool_name(server, tool.name)]
+    if tool.title:
+        lines += quoted_lines(server, "title: " + tool.title)
+    lines += quoted_lines(server, tool.description or "(no description)")
+    if tool.annotations:
+        lines += quoted_lines(server, "annotations: " + _json(tool.annotations, None))
+    if schema:
+        lines += quoted_lines(server, "input schema: " + _json(tool.input_schema, 2))
+        if tool.output_schema is not None:
+            lines += quoted_lines(server, "output schema: " + _json(tool.output_schema, 2))
+    return lines
+
+
+def _json(value: object, indent: int | None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, sort_keys=True)
+
+
 async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> None:
     if not words:
         if not runtime.manager.servers() and not runtime.skipped:
@@ -122,6 +145,10 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         console.print(server_table(runtime.manager.servers(), runtime.skipped))
         return
     action, names = words[0], words[1:]
+    if action == "schema" and len(names) == 2:
+        names, only = names[:1], names[1]
+    else:
+        only = None
     if action not in MCP_ACTIONS or len(names) != 1:
         console.print(Text(f"Usage: /mcp [{'|'.join(MCP_ACTIONS)} NAME]", "yellow"))
         return
@@ -153,8 +180,8 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         if server.state is ServerState.STARTING:  # asked right after start: wait for it
             with console.status(Text(f"waiting for {terminal_safe(name)} to start…")):
                 await _settle(runtime, name)
-        if action == "tools":
-            _tools(console, server)
+        if action in ("tools", "schema"):
+            _tools(console, server, schema=action == "schema", only=only)
         else:
             await _listing(console, server, action)
 
@@ -191,12 +218,30 @@ def log_lines(path: Path) -> list[str]:
     return text.removesuffix("\n").split("\n") if text else []
 
 
-def _tools(console: Console, server: ManagedServer) -> None:
+def _tools(
+    console: Console, server: ManagedServer, *, schema: bool = False, only: str | None = None
+) -> None:
     if server.state is not ServerState.READY:
         console.print(f"{terminal_safe(server.name)} is {server.state.value}.")
         return
-    for tool in server.tools:
-        console.print(tool_line(server.name, tool))
+    if not schema:
+        for tool in server.tools:
+            console.print(tool_line(server.name, tool))
+        return
+    chosen = [t for t in server.tools if only is None or only in (t.name, _model_name(server, t))]
+    if not chosen:
+        console.print(
+            Text(f"{terminal_safe(server.name)} has no tool {terminal_safe(only or '')!r}", "red")
+        )
+    for tool in chosen:
+        first, *rest = tool_details(server.name, tool, schema=True)
+        console.print(Text(first, "cyan"))
+        for line in rest:
+            console.print(Text(line), soft_wrap=True)
+
+
+def _model_name(server: ManagedServer, tool: Tool) -> str:
+    return model_tool_name(server.name, tool.name)
 
 
 async def _listing(console: Console, server: ManagedServer, action: str) -> None:
