@@ -8,7 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from paicli.runtime import Runtime, open_runtime
-from paicli.servers.manager import Connector
+from paicli.servers.manager import ChangeCallback, Connector
 from paicli.tools.approval import Approver
 from tests.llm_memory import MemoryLlm
 from tests.memory_connect import memory_connector
@@ -21,6 +21,7 @@ def memory_runtime(
     approver: Approver,
     *,
     connector: Connector = memory_connector,
+    on_server_change: ChangeCallback | None = None,
 ) -> AbstractAsyncContextManager[Runtime]:
     return open_runtime(
         root=root,
@@ -29,5 +30,6 @@ def memory_runtime(
         trust_project=True,
         environ=environ,
         connector=connector,
+        on_server_change=on_server_change,
         http_client=llm.http_client(),
     )

@@ -31,6 +31,7 @@ from paicli.agent.events import (
 from paicli.agent.loop import Agent
 from paicli.mcp import TextContent
 from paicli.runtime import Runtime
+from paicli.servers.manager import ManagedServer, ServerState
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm
@@ -611,3 +612,45 @@ async def test_a_retried_call_shows_each_attempt_and_audits_each_one(tmp_path: P
     calls = [r for r in records if r.get("tool") == "mcp__fault__sleep"]
     assert [(r["outcome"], r.get("attempt")) for r in calls] == [("error", 1), ("error", 2)]
     assert approvals.shown and len(approvals.shown) == 1  # asked once, for the whole call
+
+
+async def test_a_call_to_a_crashed_server_says_so_and_every_call_is_audited(
+    tmp_path: Path,
+) -> None:
+    """The fault server exits mid-call (restart: never, the default); the model then calls
+    one of its tools again. It reads what happened to the server, not "no tool named", and
+    both calls are in the audit log."""
+    crash = {"id": "c1", "name": "mcp__fault__exit", "arguments": '{"code": 3}'}
+    again = {"id": "c2", "name": "mcp__fault__echo", "arguments": '{"text": "hi"}'}
+    script: list[Json] = [
+        {"tool_calls": [crash]},
+        {"text": "it died"},
+        {"tool_calls": [again]},
+        {"text": "still dead"},
+    ]
+    root, environ = project(tmp_path)
+    crashed = asyncio.Event()
+
+    def watch(server: ManagedServer) -> None:
+        if server.name == "fault" and server.state is ServerState.ERROR:
+            crashed.set()
+
+    async with MemoryLlm(script) as llm:
+        approvals = Approvals([Answer(Choice.ALLOW_ONCE)])
+        runtime_ = memory_runtime(root, environ, llm, approvals, on_server_change=watch)
+        async with runtime_ as runtime, asyncio.timeout(30):
+            await runtime.manager.wait_ready()
+            assert runtime.agent is not None
+            await runtime.agent.run("crash it", Events())
+            await crashed.wait()
+            await runtime.agent.run("try again", Events())
+            records = audit_lines(runtime)
+    _, result = tool_messages(llm.requests[3])
+    text = result["content"]
+    assert "no tool named" not in text
+    assert "MCP server 'fault' failed (in-memory client: connection closed)" in text
+    assert "not restarted automatically" in text and "/mcp restart fault" in text
+    assert "mcp__sdk__add" in text  # what it can call instead
+    calls = [(r["tool"], r["decision"]) for r in records]
+    assert ("mcp__fault__exit", "allowed") in calls
+    assert ("mcp__fault__echo", "refused") in calls

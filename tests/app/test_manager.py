@@ -7,6 +7,7 @@ process left behind."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import sys
@@ -14,13 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from paicli.home import PaicliHome
 from paicli.mcp import ConnectionClosed
+from paicli.servers import manager as manager_module
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
 from paicli.servers.manager import ServerManager, ServerState
+from paicli.ui.mcp_view import server_change_line, server_table
 from tests.conftest import SERVERS
+from tests.http_servers import run_http_server
 from tests.memory_connect import memory_connector
 from tests.processes import alive
 
@@ -112,9 +117,13 @@ async def test_a_crashed_process_is_reported_with_its_exit_code_and_replaced(
     crashed = asyncio.Event()
     back = asyncio.Event()
 
+    gone = asyncio.Event()
+    said: list[str] = []  # what a call would be told, at each crash
+
     def watch(server: Any) -> None:
         if server.state is ServerState.ERROR:
-            crashed.set()
+            said.append(server.unavailable())
+            (gone if back.is_set() else crashed).set()
         if crashed.is_set() and server.state is ServerState.READY:
             back.set()
 
@@ -128,6 +137,14 @@ async def test_a_crashed_process_is_reported_with_its_exit_code_and_replaced(
         assert "exit code 7" in (manager.get("flaky").error or "")
         await back.wait()
         assert manager.get("flaky").pid not in (None, first_pid)
+        with pytest.raises(ServerCallFailed):
+            await manager.call_tool("flaky", "exit", {"code": 8})
+        await gone.wait()
+        assert not manager.get("flaky").will_restart
+    restarting, final = said
+    assert "exit code 7" in restarting and "restarting it (restart 1 of 1)" in restarting
+    assert "exit code 8" in final and "failed again after 1 restart;" in final
+    assert "/mcp restart flaky" in final
 
 
 async def test_what_the_manager_cannot_serve_raises_typed_server_errors(tmp_path: Path) -> None:
@@ -207,3 +224,51 @@ async def test_a_bounded_wait_says_which_servers_are_still_starting(tmp_path: Pa
         assert await manager.wait_ready(["good"], timeout=20) is True
         assert await manager.wait_ready(timeout=0.2) is False
         assert manager.starting() == ["slow"]
+
+
+async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It fails every start: the user reads the first failure (restarting) and the last
+    (given up, with the count), not a line per attempt; /mcp's table says the same."""
+    monkeypatch.setattr(manager_module, "BACKOFF_START", 0.001)
+    policy = {"policy": "on-failure", "maxRestarts": 3}
+    entries = load(tmp_path, {"loop": fault("exit_during_handshake", restart=policy)})
+    lines: list[str] = []
+    given_up = asyncio.Event()
+
+    def watch(server: Any) -> None:
+        line = server_change_line(server)
+        if line is not None:
+            lines.append(line.plain)
+        if server.state is ServerState.ERROR and not server.will_restart:
+            given_up.set()
+
+    async with asyncio.timeout(30), in_memory(entries, on_change=watch) as manager:
+        await given_up.wait()
+        server = manager.get("loop")
+        assert server.restarts == 3
+        screen = io.StringIO()
+        Console(file=screen, width=300).print(server_table([server], []))
+        table = screen.getvalue()
+    first, last = lines
+    assert first.startswith("✗ loop") and "(restarting: 1 of 3)" in first
+    assert last.startswith("✗ loop") and "failed after 3 restarts: " in last
+    assert "failed after 3 restarts" in table
+
+
+@pytest.mark.real
+async def test_a_plain_url_server_reached_over_legacy_sse_is_listed_as_sse(tmp_path: Path) -> None:
+    async with (
+        asyncio.timeout(30),
+        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
+    ):
+        entries = load(tmp_path, {"old": {"url": url}, "new": {"url": url, "type": "sse"}})
+        async with ServerManager(entries) as manager:
+            await manager.wait_ready()
+            old = manager.get("old")
+            assert old.state is ServerState.READY and old.transport == "sse"
+            screen = io.StringIO()
+            Console(file=screen, width=300).print(server_table([old], []))
+            (row,) = [line for line in screen.getvalue().splitlines() if " old " in line]
+            assert " sse " in row and " http " not in row

@@ -84,6 +84,7 @@ async def test_sdk_legacy_sse_server_is_reached_by_falling_back() -> None:
     ):
         async with m.connect({"url": url, "startupTimeout": 10}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
+            assert session.transport.kind == "sse"
             assert session.era == "legacy"
             assert (await session.call_tool("echo", {"text": "old"})).text == "old"
 

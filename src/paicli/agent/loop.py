@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -234,9 +235,14 @@ class Agent:
         specs: Mapping[str, ToolSpec],
     ) -> ToolOutcome:
         if spec is None:
-            offered = ", ".join(sorted(specs)) or "none"
-            return ToolOutcome(
-                f"Error: there is no tool named {call.name!r}. Tools available: {offered}.", True
+            # Through the toolbox all the same, so the call is audited and the toolbox that
+            # once offered the name can say why it is gone (a crashed server, say).
+            unknown = ToolSpec(name=call.name, description="", parameters={}, kind="mcp")
+            outcome = await self.toolbox.call(
+                unknown, arguments if isinstance(arguments, dict) else {}
+            )
+            return dataclasses.replace(
+                outcome, text=f"{outcome.text} Tools available: {_names(specs)}."
             )
         if isinstance(arguments, str):
             return ToolOutcome.refused(arguments)
@@ -378,6 +384,17 @@ def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> Assistant
             for call in calls
         ]
     return message
+
+
+# How many tool names a "no such tool" answer lists before "and N more".
+LISTED_NAMES = 40
+
+
+def _names(specs: Mapping[str, ToolSpec]) -> str:
+    names = sorted(specs)
+    if len(names) <= LISTED_NAMES:
+        return ", ".join(names) or "none"
+    return ", ".join(names[:LISTED_NAMES]) + f" and {len(names) - LISTED_NAMES} more"
 
 
 def _tool_message(call_id: str, text: str) -> ToolMessage:

@@ -135,13 +135,83 @@ class ManagedServer:
     # While it starts for the first time: its tools as the catalogue recorded them last run
     # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
     cached_tools: list[Tool] | None = None
+    # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
+    restarting: bool = False
 
     @property
     def name(self) -> str:
         return self.entry.name
 
     @property
+    def will_restart(self) -> bool:
+        """Failed, and paicli is going to start it again by itself."""
+        if self.state is not ServerState.ERROR or self.entry.spec is None:
+            return False
+        if self.restarting:
+            return True
+        return self.entry.restart == "on-failure" and self.restarts < self.entry.max_restarts
+
+    def failure(self) -> str | None:
+        """A failed server's error as one line, with what became of the restarts: the one
+        summary `/mcp`, `paicli mcp list` and the change lines show (None: not failed)."""
+        if self.state is not ServerState.ERROR:
+            return None
+        error = _one_line(self.error or "failed")
+        if self.will_restart:
+            attempt = self.restarts + (0 if self.restarting else 1)
+            return f"{error} (restarting: {attempt} of {self.entry.max_restarts})"
+        if self.entry.restart == "on-failure" and self.restarts:
+            plural = "" if self.restarts == 1 else "s"
+            return f"failed after {self.restarts} restart{plural}: {error}"
+        return error
+
+    @property
+    def settled_news(self) -> bool:
+        """Whether this change is worth a line of its own: the first start and the first
+        recovery, the first failure and the last one; a crash loop's attempts in between
+        are summed up by the last (`failure()`)."""
+        if self.state is ServerState.READY:
+            return self.restarts <= 1
+        if self.state is ServerState.ERROR:
+            return self.restarts == 0 or not self.will_restart
+        return False
+
+    def unavailable(self) -> str:
+        """Why this server cannot take a call now, in one sentence for the model and the
+        user: what happened to it and whether it comes back by itself."""
+        name = repr(self.name)
+        state = self.state
+        if state is ServerState.ERROR:
+            reason = _one_line(self.error or "it failed")
+            if self.will_restart:
+                return (
+                    f"MCP server {name} failed ({reason}); paicli is restarting it "
+                    f"(restart {self.restarts + (0 if self.restarting else 1)} of "
+                    f"{self.entry.max_restarts}), so its tools may return shortly."
+                )
+            if self.entry.restart == "on-failure" and self.restarts:
+                plural = "" if self.restarts == 1 else "s"
+                why = f"it failed again after {self.restarts} restart{plural}"
+            else:
+                why = "it is not restarted automatically"
+            return (
+                f"MCP server {name} failed ({reason}) and {why}; its tools are gone until "
+                f"the user restarts it (/mcp restart {self.name})."
+            )
+        if state is ServerState.DISABLED:
+            return f"MCP server {name} was disabled by the user; its tools are gone."
+        if state is ServerState.STARTING:
+            return f"MCP server {name} is still starting; try again shortly."
+        if state is ServerState.READY:
+            return f"MCP server {name} is running but no longer offers this tool."
+        return f"MCP server {name} is {state.value}; its tools are not available."
+
+    @property
     def transport(self) -> str:
+        """What carries its messages: the live connection's (a plain `url` may have fallen
+        back to legacy SSE), else what the config asks for."""
+        if self.session is not None and self.session.transport.kind in ("stdio", "http", "sse"):
+            return self.session.transport.kind
         spec = self.entry.spec
         if isinstance(spec, StdioServer):
             return "stdio"
@@ -453,7 +523,11 @@ class ServerManager:
             delay = min(BACKOFF_START * 2**server.restarts, BACKOFF_MAX)
             server.restarts += 1
             log.info("%s: restarting in %.1fs (%s)", server.name, delay, failure)
-            await asyncio.sleep(delay)
+            server.restarting = True
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                server.restarting = False
             self._set(server, ServerState.STARTING)
 
     async def _run_once(self, server: ManagedServer, spec: StdioServer | HttpServer) -> str | None:
@@ -545,6 +619,11 @@ class ServerManager:
                 self._on_change(server)
             except Exception:
                 log.exception("server change callback failed")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:

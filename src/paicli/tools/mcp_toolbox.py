@@ -62,6 +62,9 @@ class McpToolbox:
         # Each tool's definition and hash, computed once per tool object (a relist makes new).
         self._definitions: dict[tuple[str, str], tuple[Tool, dict[str, object], str]] = {}
         self._originals: dict[str, Tool] = {}
+        # Every model-facing name offered this session and its server, so a call to a tool
+        # that is gone (its server crashed, was disabled, relisted) is told why.
+        self._offered_by: dict[str, str] = {}
         # Collisions already reported, so each is logged once, not every turn.
         self._reported: set[str] = set()
         self.problems: list[str] = []
@@ -84,6 +87,7 @@ class McpToolbox:
                         log.warning("%s", exc)
                     continue
                 originals[name] = tool
+                self._offered_by[name] = server
                 annotations = tool.annotations or {}
                 defined, hashed = self._definition(server, tool)
                 specs.append(
@@ -141,7 +145,7 @@ class McpToolbox:
         tool = self._originals.get(spec.name)
         if tool is None or spec.server is None:
             return ToolOutcome.refused(
-                f"Error: the tool {spec.name} is not available now (its server is not ready)."
+                f"Error: the tool {spec.name} is not available now. " + self._why_gone(spec)
             )
         cleaned = self._clean(spec.server, tool)
         problem = validate_arguments(tool.input_schema, cleaned.arguments_for_server(arguments))
@@ -179,8 +183,8 @@ class McpToolbox:
                 payload if isinstance(payload, Mapping) else {},
                 on_progress=on_progress,
             )
-        except ServerNotReady as exc:
-            return ToolOutcome(f"Error: MCP server {server!r} is {exc.state}.", True)
+        except ServerNotReady:
+            return ToolOutcome("Error: " + self._manager.get(server).unavailable(), True)
         except ServerError as exc:
             return ToolOutcome(f"Error: MCP server {server!r}: {exc}", is_error=True)
         rendered = await asyncio.to_thread(
@@ -198,6 +202,15 @@ class McpToolbox:
             saved_path=rendered.full_output_path,
             source=(server, tool.name),
         )
+
+    def _why_gone(self, spec: ToolSpec) -> str:
+        server = spec.server or self._offered_by.get(spec.name)
+        if server is None:
+            return "No MCP server offers it."
+        try:
+            return self._manager.get(server).unavailable()
+        except ServerError:  # a server no longer configured
+            return f"MCP server {server!r} is no longer configured."
 
     def _definition(self, server: str, tool: Tool) -> tuple[dict[str, object], str]:
         cached = self._definitions.get((server, tool.name))

@@ -18,6 +18,9 @@ class CombinedToolbox:
     def __init__(self, *toolboxes: Toolbox) -> None:
         self._toolboxes = toolboxes
         self._owner: dict[str, Toolbox] = {}
+        # Every name offered this session and by whom: a call to a name that is gone goes to
+        # the toolbox that offered it, which can say why (a crashed server, say).
+        self._offered_by: dict[str, Toolbox] = {}
 
     def specs(self) -> list[ToolSpec]:
         owner: dict[str, Toolbox] = {}
@@ -28,12 +31,15 @@ class CombinedToolbox:
                     owner[spec.name] = toolbox
                     specs.append(spec)
         self._owner = owner
+        self._offered_by.update(owner)
         return specs
 
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         owner = self._owner.get(spec.name)
         if owner is None:
-            return ToolOutcome.refused(f"Error: the tool {spec.name} is not available now.")
+            earlier = self._offered_by.get(spec.name)
+            refused = None if earlier is None else earlier.precheck(spec, arguments)
+            return refused or ToolOutcome.refused(f"Error: there is no tool named {spec.name!r}.")
         return owner.precheck(spec, arguments)
 
     def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:

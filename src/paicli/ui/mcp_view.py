@@ -60,11 +60,13 @@ def status_line(runtime: Runtime) -> str:
 def server_change_line(server: ManagedServer) -> Text | None:
     """The line printed when a server settles (shown above the prompt)."""
     name = terminal_safe(server.name)
+    if not server.settled_news:
+        return None
     if server.state is ServerState.READY:
         seconds = f"  {server.ready_after:.1f}s" if server.ready_after is not None else ""
         return Text(f"✓ {name}  {server.transport}  {len(server.tools)} tools{seconds}", "green")
     if server.state is ServerState.ERROR:
-        error = one_line(server.error or "", 200)
+        error = one_line(server.failure() or "", 200)
         return Text(f"✗ {name}  {server.transport}  {error}", "red")
     return None
 
@@ -96,7 +98,7 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
             str(len(server.tools)),
             uptime,
             str(server.pid or "-"),
-            Text(one_line(server.error or "", 80), "red"),
+            Text(one_line(server.failure() or server.error or "", 80), "red"),
         )
     for name in skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "-", "")

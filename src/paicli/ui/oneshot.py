@@ -33,8 +33,8 @@ PROGRESS_INTERVAL = 1.0
 
 def report_server(server: ManagedServer) -> None:
     """A `ServerManager` change callback: a server that failed, on stderr."""
-    if server.state is ServerState.ERROR:
-        err(f"paicli: MCP server {server.name!r} failed: {server.error}")
+    if server.state is ServerState.ERROR and server.settled_news:
+        err(f"paicli: MCP server {server.name!r} failed: {server.failure()}")
 
 
 class EventPrinter:

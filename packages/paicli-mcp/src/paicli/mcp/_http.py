@@ -95,6 +95,8 @@ def _unattributed_error(message: Message) -> bool:
 class StreamableHttpTransport(Transport):
     """One MCP endpoint reached over Streamable HTTP."""
 
+    kind = "http"
+
     # `send()` performs the HTTP exchange itself instead of handing it to a task: a lone
     # call then costs two event-loop turns fewer. The engine interrupts it on deadline.
 

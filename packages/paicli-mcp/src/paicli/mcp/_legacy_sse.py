@@ -42,6 +42,7 @@ Message = dict[str, Any]
 class LegacySseTransport(Transport):
     """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`."""
 
+    kind = "sse"
     legacy_only = True
 
     def __init__(self, server: HttpServer, client: aiohttp.ClientSession) -> None:

@@ -22,6 +22,8 @@ __all__ = ["MemoryTransport"]
 class MemoryTransport(Transport):
     """One end of an in-memory connection. Make both ends with `MemoryTransport.pair()`."""
 
+    kind = "memory"
+
     def __init__(self, name: str) -> None:
         self._name = name
         self._inbox: deque[JsonObject] = deque()

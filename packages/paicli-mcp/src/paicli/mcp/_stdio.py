@@ -162,6 +162,8 @@ def _start_failure(
 class StdioTransport(Transport):
     """A running stdio server. Create with `await StdioTransport.start(...)`."""
 
+    kind = "stdio"
+
     # A server that ignores unknown methods must not cost seconds: half a second is long
     # for a started server to answer, and a slow modern one is probed again (see
     # Transport.discovery_timeout).

@@ -60,6 +60,9 @@ class Transport(ABC):
     pipe; override what the transport does its own way.
     """
 
+    #: What carries the messages, as status displays name it: "stdio", "http" (Streamable
+    #: HTTP), "sse" (legacy HTTP+SSE), "memory", or a custom transport's own word.
+    kind: str = "custom"
     #: Only the `initialize` handshake era can be spoken (the legacy HTTP+SSE transport):
     #: negotiation skips the 2026 discovery probe.
     legacy_only: bool = False
@@ -159,6 +162,7 @@ class TransportWrapper(Transport):
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
+        self.kind = inner.kind
         self.legacy_only = inner.legacy_only
         self.discovery_timeout = inner.discovery_timeout
 
