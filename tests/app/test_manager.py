@@ -22,7 +22,8 @@ from paicli.mcp import ConnectionClosed
 from paicli.servers import manager as manager_module
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
-from paicli.servers.manager import ServerManager, ServerState
+from paicli.servers.manager import ServerManager, ServerState, StartTimes
+from paicli.ui.mcp_shell import summary
 from paicli.ui.mcp_view import server_change_line, server_table
 from tests.conftest import SERVERS
 from tests.http_servers import run_http_server
@@ -272,3 +273,44 @@ async def test_a_plain_url_server_reached_over_legacy_sse_is_listed_as_sse(tmp_p
             Console(file=screen, width=300).print(server_table([old], []))
             (row,) = [line for line in screen.getvalue().splitlines() if " old " in line]
             assert " sse " in row and " http " not in row
+
+
+async def test_a_slow_start_says_what_it_was_spent_on(tmp_path: Path) -> None:
+    """A legacy server that ignores the 2026 discovery probe: the probe waits half of the
+    3 s start deadline before the handshake. The change line, /mcp's table and the JSON
+    listing say so; a quick server says nothing."""
+    entries = load(
+        tmp_path,
+        {"quiet": fault("legacy_silent_discover", startupTimeout=3), "quick": fault()},
+    )
+    async with asyncio.timeout(30), in_memory(entries) as manager:
+        await manager.wait_ready()
+        quiet, quick = manager.get("quiet"), manager.get("quick")
+        assert quiet.state is ServerState.READY and quiet.start_times is not None
+        assert quiet.start_times.probe is not None and quiet.start_times.probe >= 1.0
+        line = server_change_line(quiet)
+        screen = io.StringIO()
+        Console(file=screen, width=300).print(server_table([quiet, quick], []))
+        listed = summary(quiet)
+    assert quick.slow_start is None and quick.start_times is not None
+    assert quiet.slow_start is not None
+    assert "on the 2026 discovery probe before the initialize handshake" in quiet.slow_start
+    assert line is not None and "(slow: " in line.plain and "discovery probe" in line.plain
+    rows = screen.getvalue().splitlines()
+    assert "slow start: " in next(r for r in rows if " quiet " in r)
+    assert "slow" not in next(r for r in rows if " quick " in r)
+    assert listed["slow_start"] == quiet.slow_start
+
+
+@pytest.mark.parametrize(
+    ("times", "words"),
+    [
+        (StartTimes(queued=2.0, connect=0.2, probe=None, tools=0.1), "start slot (64 servers"),
+        (StartTimes(queued=0.0, connect=3.0, probe=None, tools=0.1), "3.0s to start and answer"),
+        (StartTimes(queued=0.0, connect=0.2, probe=None, tools=1.5), "1.5s to list its tools"),
+        (StartTimes(queued=0.0, connect=0.3, probe=0.2, tools=0.1), None),
+    ],
+)
+def test_why_a_start_was_slow_names_its_biggest_part(times: StartTimes, words: str | None) -> None:
+    said = times.why_slow(64)
+    assert said is None if words is None else (said is not None and words in said)

@@ -36,6 +36,7 @@ async def test_every_handshake_version_can_be_pinned(version: str) -> None:
     async with asyncio.timeout(20), memory_fault_session(protocol=version) as session:
         assert session.era == "legacy"
         assert session.protocol_version == version
+        assert session.probe_fallback is None  # pinned: no probe
 
 
 async def test_modern_server_is_used_statelessly() -> None:
@@ -43,6 +44,7 @@ async def test_modern_server_is_used_statelessly() -> None:
         assert session.era == "modern"
         assert session.protocol_version == "2026-07-28"
         assert session.server_info.name == "fault-modern"
+        assert session.probe_fallback is None
         # The modern server refuses any request without the per-request _meta.
         assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
 
@@ -71,6 +73,8 @@ async def test_a_silent_probe_falls_back_to_the_handshake_after_its_timeout() ->
     session_in_memory = memory_fault_session("legacy_silent_discover", handshake_timeout=0.5)
     async with asyncio.timeout(20), session_in_memory as session:
         assert session.era == "legacy"
+        # It waited half the deadline (the other half is the handshake's), and says so.
+        assert session.probe_fallback is not None and 0.2 <= session.probe_fallback < 0.5
 
 
 async def test_the_verdict_is_remembered_for_the_same_server_in_the_same_cache() -> None:

@@ -45,7 +45,7 @@ from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
 from .tool_definition import definition
 
-__all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState"]
+__all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState", "StartTimes"]
 
 log = logging.getLogger("paicli.servers")
 
@@ -119,6 +119,46 @@ class ServerState(enum.Enum):
     IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
 
 
+# A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
+SLOW_START = 1.0
+
+
+@dataclass(frozen=True)
+class StartTimes:
+    """Where a start's seconds went: waiting for a start slot, spawning and negotiating
+    (of which `probe` on a discovery probe before the handshake), listing the tools."""
+
+    queued: float
+    connect: float
+    probe: float | None
+    tools: float
+
+    def why_slow(self, concurrency: int) -> str | None:
+        """The biggest part of a slow start, in words (None: the start was not slow)."""
+        total = self.queued + self.connect + self.tools
+        if total < SLOW_START:
+            return None
+        probe = self.probe or 0.0
+        parts = {
+            "queued": self.queued,
+            "probe": probe,
+            "connect": self.connect - probe,
+            "tools": self.tools,
+        }
+        biggest = max(parts, key=lambda k: parts[k])
+        seconds = parts[biggest]
+        if biggest == "queued":
+            return f"waited {seconds:.1f}s for a start slot ({concurrency} servers start at once)"
+        if biggest == "probe":
+            return (
+                f"{seconds:.1f}s went on the 2026 discovery probe before the initialize "
+                'handshake ("protocol": "legacy" skips it)'
+            )
+        if biggest == "tools":
+            return f"the server took {seconds:.1f}s to list its tools"
+        return f"the server took {seconds:.1f}s to start and answer the handshake"
+
+
 @dataclass
 class ManagedServer:
     """One server's live state, as `paicli mcp list` and `/mcp` show it."""
@@ -137,6 +177,9 @@ class ManagedServer:
     cached_tools: list[Tool] | None = None
     # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
     restarting: bool = False
+    # Where its last start's seconds went, and why it was slow in words (None: it was not).
+    start_times: StartTimes | None = None
+    slow_start: str | None = None
 
     @property
     def name(self) -> str:
@@ -251,6 +294,7 @@ class ServerManager:
         self._servers = {e.name: ManagedServer(e) for e in entries}
         self._handlers = handlers
         self._connect = connector  # tests pass one that serves in memory
+        self._concurrency = concurrency
         self._startup_slots = asyncio.Semaphore(concurrency)
         # Protocol verdicts of this manager's servers, so a restart skips a useless probe.
         self._era_cache = EraCache()
@@ -535,18 +579,27 @@ class ServerManager:
         started = time.monotonic()
         try:
             async with self._startup_slots:
+                slotted = time.monotonic()
                 context = self._connect(
                     spec, name=server.name, handlers=self._handlers, era_cache=self._era_cache
                 )
                 session = await context.__aenter__()
             try:
                 server.session = session
+                connected = time.monotonic()
                 offered = await session.list_tools()
                 self._save_catalogue(server, offered)
                 server.tools = _filter(offered, server.entry)
                 session.subscribe(lambda n: self._on_notification(server, n))
                 server.started_at = time.monotonic()
                 server.ready_after = server.started_at - started
+                server.start_times = StartTimes(
+                    queued=slotted - started,
+                    connect=connected - slotted,
+                    probe=session.probe_fallback,
+                    tools=server.started_at - connected,
+                )
+                server.slow_start = server.start_times.why_slow(self._concurrency)
                 self._set(server, ServerState.READY)
                 reason = await session.wait_closed()
                 server.stderr_tail = session.stderr_lines()

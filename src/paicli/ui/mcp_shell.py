@@ -22,7 +22,7 @@ from paicli.tools.naming import model_tool_name
 from .mcp_view import protocol_of, server_change_line, server_table, tool_details, tool_line
 from .output import err, out, out_json, quoted, show
 
-GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error")
+GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
 STDERR_LINES = 10
 
 
@@ -62,6 +62,8 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "uptime": round(server.uptime, 1) if server.uptime is not None else None,
         "pid": server.pid,
         "error": server.error,
+        "ready_after": round(server.ready_after, 3) if server.ready_after is not None else None,
+        "slow_start": server.slow_start,
         "scope": getattr(server.entry, "scope", None),
         "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
     }

@@ -64,7 +64,10 @@ def server_change_line(server: ManagedServer) -> Text | None:
         return None
     if server.state is ServerState.READY:
         seconds = f"  {server.ready_after:.1f}s" if server.ready_after is not None else ""
-        return Text(f"✓ {name}  {server.transport}  {len(server.tools)} tools{seconds}", "green")
+        line = Text(f"✓ {name}  {server.transport}  {len(server.tools)} tools{seconds}", "green")
+        if server.slow_start:
+            line.append(f"  (slow: {server.slow_start})", "yellow")
+        return line
     if server.state is ServerState.ERROR:
         error = one_line(server.failure() or "", 200)
         return Text(f"✗ {name}  {server.transport}  {error}", "red")
@@ -83,7 +86,7 @@ def protocol_of(server: ManagedServer) -> str | None:
 def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     """The servers' status, and the project servers not approved to run."""
     grid = Table(show_edge=False, header_style="bold")
-    columns = ("", "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "ERROR")
+    columns = ("", "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "NOTE")
     for column in columns:
         grid.add_column(column)
     for server in servers:
@@ -98,11 +101,21 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
             str(len(server.tools)),
             uptime,
             str(server.pid or "-"),
-            Text(one_line(server.failure() or server.error or "", 80), "red"),
+            _note(server),
         )
     for name in skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "-", "")
     return grid
+
+
+def _note(server: ManagedServer) -> Text:
+    """The table's last column: why it failed, or why its start was slow."""
+    failed = server.failure() or server.error
+    if failed:
+        return Text(one_line(failed, 80), "red")
+    if server.state is ServerState.READY and server.slow_start:
+        return Text(one_line("slow start: " + server.slow_start, 100), "yellow")
+    return Text("")
 
 
 def tool_line(server: str, tool: Tool) -> Text:

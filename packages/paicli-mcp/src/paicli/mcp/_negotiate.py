@@ -19,6 +19,7 @@ connects to the same server repeatedly) passes in.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -106,6 +107,9 @@ class Agreement:
     dialect: Dialect = "mcp"
     # The tools a minimal-dialect handshake listed (MCP lists tools on request).
     tools: tuple[Tool, ...] = ()
+    # Seconds the 2026 discovery probe took before negotiation fell back to the handshake
+    # (None: no fallback).
+    probe_fallback: float | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -147,8 +151,13 @@ async def _negotiate(talk: _Talk, pin: str, cached: Verdict | None) -> Agreement
                 "(it is pinned by the 'protocol' setting)"
             )
         return agreement
+    started = asyncio.get_running_loop().time()
     try:
-        agreement = await talk.discover(LATEST_MODERN) or await talk.initialize(LATEST_HANDSHAKE)
+        agreement = await talk.discover(LATEST_MODERN)
+        if agreement is None:
+            probed = asyncio.get_running_loop().time() - started
+            agreement = await talk.initialize(LATEST_HANDSHAKE)
+            agreement = dataclasses.replace(agreement, probe_fallback=probed)
     except RequestTimeout as exc:
         if exc.method != "initialize":
             raise

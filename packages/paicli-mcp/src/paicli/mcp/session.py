@@ -189,6 +189,13 @@ class ClientSession:
     def instructions(self) -> str | None:
         return self._agreed().instructions
 
+    @property
+    def probe_fallback(self) -> float | None:
+        """Seconds the 2026 `server/discover` probe took before negotiation fell back to the
+        `initialize` handshake; None when there was no fallback (no probe, or it was
+        answered). What a slow start of a legacy server was spent on."""
+        return self._agreed().probe_fallback
+
     # -- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> ClientSession:
