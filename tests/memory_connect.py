@@ -10,7 +10,7 @@ else is refused: a test of the in-memory tier cannot quietly start a real server
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from paicli.mcp import (
     MemoryTransport,
     StdioServer,
     Timeouts,
+    Transport,
 )
 from tests.conftest import SERVERS
 from tests.memory_servers import fault_in_memory
@@ -42,12 +43,14 @@ async def memory_connector(
     name: str,
     handlers: ClientHandlers | None,
     era_cache: EraCache,
+    wrap: Callable[[Transport], Transport] | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """Serve `spec` in this process and yield an open session with it (a `Connector`)."""
+    """Serve `spec` in this process and yield an open session with it (a `Connector`);
+    `wrap` puts a `TransportWrapper` of the test's around the client's end."""
     async with (
         _server_for(spec) as transport,
         ClientSession(
-            transport,
+            transport if wrap is None else wrap(transport),
             name=spec.label,  # as connect() names a typed description's session
             protocol=spec.protocol,
             timeouts=Timeouts(spec.handshake_timeout, spec.request_timeout),

@@ -7,6 +7,7 @@ process left behind."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import os
@@ -18,7 +19,7 @@ import pytest
 from rich.console import Console
 
 from paicli.home import PaicliHome
-from paicli.mcp import ConnectionClosed
+from paicli.mcp import ConnectionClosed, Transport, TransportWrapper
 from paicli.servers import manager as manager_module
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
@@ -197,6 +198,60 @@ async def test_list_changed_refreshes_the_tools(tmp_path: Path) -> None:
         await manager.call_tool("fs", "notify", {"kinds": ["notifications/tools/list_changed"]})
         await refreshed.wait()
         assert manager.get("fs").state is ServerState.READY
+
+
+class ListsInFlight(TransportWrapper):
+    """Counts the client's tools/list requests, and the most ever unanswered at once."""
+
+    def __init__(self, inner: Transport) -> None:
+        super().__init__(inner)
+        self.waiting: set[object] = set()
+        self.sent = 0
+        self.most = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "tools/list":
+            self.sent += 1
+            self.waiting.add(message.get("id"))
+            self.most = max(self.most, len(self.waiting))
+        await super().send(message)
+
+    def observe_incoming(self, message: dict[str, Any]) -> None:
+        self.waiting.discard(message.get("id"))
+
+
+async def test_a_flood_of_list_changed_notices_never_lists_twice_at_once(
+    tmp_path: Path,
+) -> None:
+    """1,000 notices in a row: a refresh runs, and the notices that come while it runs make
+    one more; never 1,000 concurrent tools/list requests."""
+    entries = load(tmp_path, {"fs": fault()})
+    wrappers: list[ListsInFlight] = []
+
+    def wrap(transport: Transport) -> Transport:
+        wrappers.append(ListsInFlight(transport))
+        return wrappers[-1]
+
+    readies: list[int] = []
+    refreshed = asyncio.Event()
+
+    def watch(server: Any) -> None:
+        if server.state is ServerState.READY:
+            readies.append(1)
+            if len(readies) > 1:
+                refreshed.set()
+
+    connector = functools.partial(memory_connector, wrap=wrap)
+    manager_ = ServerManager(entries, connector=connector, on_change=watch)
+    async with asyncio.timeout(30), manager_ as manager:
+        await manager.wait_ready()
+        flood = ["notifications/tools/list_changed"] * 1000
+        await manager.call_tool("fs", "notify", {"kinds": flood})
+        await refreshed.wait()
+    (counted,) = wrappers
+    assert counted.sent >= 2  # the start's list and at least one refresh
+    assert counted.most == 1
+    assert counted.sent < 1001
 
 
 @pytest.mark.real

@@ -311,6 +311,9 @@ class ServerManager:
         self._closed = False
         # Tool-list refreshes in flight (list_changed); owned here, cancelled on close.
         self._refreshes: set[asyncio.Task[None]] = set()
+        # Servers with a refresh running, and those told of a change since it began.
+        self._refreshing: set[str] = set()
+        self._stale: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -621,10 +624,24 @@ class ServerManager:
             return str(exc)
 
     def _on_notification(self, server: ManagedServer, notification: Notification) -> None:
-        if notification.method == "notifications/tools/list_changed" and server.session:
-            task = asyncio.get_running_loop().create_task(self._refresh_tools(server))
-            self._refreshes.add(task)
-            task.add_done_callback(self._refreshes.discard)
+        if notification.method != "notifications/tools/list_changed" or not server.session:
+            return
+        # Coalesced: while a refresh runs, any number of notices make one more refresh.
+        self._stale.add(server.name)
+        if server.name in self._refreshing:
+            return
+        task = asyncio.get_running_loop().create_task(self._refresh_while_stale(server))
+        self._refreshing.add(server.name)
+        self._refreshes.add(task)
+        task.add_done_callback(self._refreshes.discard)
+
+    async def _refresh_while_stale(self, server: ManagedServer) -> None:
+        try:
+            while server.name in self._stale:
+                self._stale.discard(server.name)
+                await self._refresh_tools(server)
+        finally:
+            self._refreshing.discard(server.name)
 
     async def _refresh_tools(self, server: ManagedServer) -> None:
         session = server.session
