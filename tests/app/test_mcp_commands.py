@@ -383,3 +383,24 @@ def test_full_and_schema_show_what_a_cut_description_hides(places: tuple[Path, P
     assert "\x1b" not in with_schema.stdout + full.stdout
     (entry,) = json.loads(paicli(places, "tools", "--json", "--schema").stdout)
     assert entry["description"] == description.strip() and entry["inputSchema"] == schema
+
+
+def test_stdout_noise_is_one_warning_a_count_in_the_list_and_lines_in_the_log(
+    places: tuple[Path, Path],
+) -> None:
+    """A server that writes a banner (with an escape sequence) and other non-JSON lines
+    before every reply: `list` warns once, escaped, and its table counts them; the lines
+    are in the server's log."""
+    paicli(places, "add", "noisy", "--", sys.executable, FAULT, "--mode", "garbage_stdout")
+    listed = paicli(places, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.count("skipping") == 1
+    assert "later lines like it are counted, not shown" in listed.stderr
+    assert "\x1b" not in listed.stderr + listed.stdout
+    table = " ".join(re.sub(r"[\s│]+", " ", listed.stdout).split())  # cells wrap at 80
+    assert "stdout lines were not JSON (paicli mcp logs noisy)" in table
+    shown = paicli(places, "list", "--json")
+    (entry,) = json.loads(shown.stdout)
+    assert entry["skipped_stdout_lines"] >= 8  # handshake and tools/list, four each
+    logged = paicli(places, "logs", "noisy")
+    assert "[paicli] " in logged.stdout and "skipping text that is not valid JSON" in logged.stdout

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from paicli.mcp import (
     StdioTransport,
     connect,
 )
+from paicli.mcp._stdio import STDERR_FILE_MAX
 from tests.conftest import fault_server
 from tests.processes import alive, in_group, processes_with, until
 
@@ -96,9 +98,11 @@ async def test_lines_no_parser_accepts_are_skipped_at_every_size_and_the_answer_
     server = fault_server("poison_lines", "--poison", large, request_timeout=5)
     async with asyncio.timeout(30), connect(server) as session:
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+        # (Only the session's first skipped line is a warning; the rest are debug records.)
+        with caplog.at_level(logging.DEBUG, logger="paicli.mcp"):
             assert (await session.call_tool("echo", {"text": "through"})).text == "through"
-    reasons = [r.getMessage().partition("(")[2].partition(":")[0] for r in caplog.records]
+    skipped = [r.getMessage() for r in caplog.records if "skipping" in r.getMessage()]
+    reasons = [message.partition("(")[2].partition(":")[0] for message in skipped]
     assert reasons == ["number is infinity when parsed as double", "depth limit exceeded", reason]
 
 
@@ -144,8 +148,37 @@ async def test_stderr_is_kept_in_a_ring_buffer_of_the_last_200_lines(tmp_path: P
         lines = session.stderr_lines()
     assert len(lines) == 200
     assert lines[-1] == "last words"
-    assert mirror.stat().st_size > 10_000_000
+    # The log file rotated at 4 MiB: two files at most, both private, the newest last.
+    older = mirror.with_name("server.log.1")
+    assert mirror.stat().st_size <= STDERR_FILE_MAX
+    assert STDERR_FILE_MAX < older.stat().st_size <= STDERR_FILE_MAX + 64 * 1024
+    assert sorted(p.name for p in mirror.parent.iterdir()) == ["server.log", "server.log.1"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (mirror, older)} == {0o600}
     assert mirror.read_bytes().endswith(b"last words\n")
+
+
+async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every reply of this server comes after a banner, a non-JSON line and two JSON
+    scalars, with an escape sequence in one: one warning for the session, then a count;
+    each skipped line is noted in the server's log file."""
+    mirror = tmp_path / "server.log"
+    server = fault_server("garbage_stdout", stderr_file=str(mirror))
+    with caplog.at_level(logging.DEBUG, logger="paicli.mcp"):
+        async with asyncio.timeout(20), connect(server) as session:
+            for _ in range(3):
+                assert (await session.call_tool("echo", {"text": "x"})).text == "x"
+            skipped = session.transport.skipped_lines()
+    warnings = [
+        r for r in caplog.records if r.levelno >= logging.WARNING and "skipping" in r.getMessage()
+    ]
+    assert len(warnings) == 1
+    assert "later lines like it are counted, not shown" in warnings[0].getMessage()
+    assert skipped >= 4 * 4  # four junk lines before each of at least four replies
+    noted = mirror.read_text().splitlines()
+    assert sum(1 for line in noted if line.startswith("[paicli] ")) == skipped
+    assert "\x1b" not in "".join(noted)  # quoted, never raw
 
 
 async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild() -> None:

@@ -231,7 +231,8 @@ class FaultServer:
         if self.mode == "garbage_stdout":
             # Banner, non-JSON, JSON non-objects, and a non-JSON-RPC object, all ahead of
             # the real reply, in one write so every reply is preceded by all of them.
-            noise = b"Server v1.0 starting...\n<<not json>>\n[1,2]\n42\n" + b'{"hello":1}\n'
+            noise = b"Server v1.0 \x1b[31mstarting\x1b[0m...\n<<not json>>\n[1,2]\n42\n"
+            noise += b'{"hello":1}\n'
             self.write(noise + encode(message))
         elif self.mode == "poison_lines":
             # In the same write as the reply, so a client that trips on them loses it too.

@@ -267,6 +267,11 @@ class ManagedServer:
         return self.session.pid if self.session is not None else None
 
     @property
+    def skipped_lines(self) -> int:
+        """Lines its connection skipped as no message (banners, logs on stdout)."""
+        return self.session.transport.skipped_lines() if self.session is not None else 0
+
+    @property
     def uptime(self) -> float | None:
         if self.state is not ServerState.READY or self.started_at is None:
             return None

@@ -64,6 +64,7 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "error": server.error,
         "ready_after": round(server.ready_after, 3) if server.ready_after is not None else None,
         "slow_start": server.slow_start,
+        "skipped_stdout_lines": server.skipped_lines,
         "scope": getattr(server.entry, "scope", None),
         "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
     }

@@ -113,9 +113,13 @@ def _note(server: ManagedServer) -> Text:
     failed = server.failure() or server.error
     if failed:
         return Text(one_line(failed, 80), "red")
+    notes = []
     if server.state is ServerState.READY and server.slow_start:
-        return Text(one_line("slow start: " + server.slow_start, 100), "yellow")
-    return Text("")
+        notes.append("slow start: " + server.slow_start)
+    if skipped := server.skipped_lines:
+        where = f"paicli mcp logs {terminal_safe(server.name)}"
+        notes.append(f"{skipped} stdout lines were not JSON ({where})")
+    return Text(one_line("; ".join(notes), 160), "yellow")
 
 
 def tool_line(server: str, tool: Tool) -> Text:

@@ -12,6 +12,7 @@ an integer); the engine drops such messages, so they never answer a request.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TypeGuard
 
 import orjson
@@ -39,38 +40,44 @@ def batches_allowed(era: Era, version: str) -> bool:
 
 
 def parse(
-    data: bytes | bytearray | memoryview | str, *, batches: bool, where: str
+    data: bytes | bytearray | memoryview | str,
+    *,
+    batches: bool,
+    where: str,
+    skipped: Callable[[str], None] | None = None,
 ) -> list[JsonObject]:
     """The messages in one JSON text: an object, or (if `batches`) an array of objects.
 
     Anything else (not JSON, too deep, a number out of range, a scalar, a batch where none
-    is allowed) is logged with `where` (the server, and what was read) and gives no message.
+    is allowed) gives no message: why, with `where` (the server, and what was read), goes
+    to `skipped`, or is logged as a warning when there is none.
     """
+    skip = skipped or _warn
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if not _blank(data):
-            log.warning(
-                "%s: skipping text that is not valid JSON (%s): %s", where, exc, _head(data)
-            )
+            skip(f"{where}: skipping text that is not valid JSON ({exc}): {_head(data)}")
         return []
     if isinstance(value, dict):
         return [value]
     if isinstance(value, list):
         if not batches:
-            log.warning(
-                "%s: dropping a JSON-RPC batch of %d messages: batches exist only in "
-                "protocol 2025-03-26",
-                where,
-                len(value),
+            skip(
+                f"{where}: dropping a JSON-RPC batch of {len(value)} messages: batches exist "
+                "only in protocol 2025-03-26"
             )
             return []
         members = [member for member in value if isinstance(member, dict)]
         if len(members) < len(value):
-            log.warning("%s: skipping batch members that are not JSON objects", where)
+            skip(f"{where}: skipping batch members that are not JSON objects")
         return members
-    log.warning("%s: skipping JSON that is not a message object: %s", where, _head(data))
+    skip(f"{where}: skipping JSON that is not a message object: {_head(data)}")
     return []
+
+
+def _warn(text: str) -> None:
+    log.warning("%s", text)
 
 
 def is_request_id(value: object) -> TypeGuard[RequestId]:

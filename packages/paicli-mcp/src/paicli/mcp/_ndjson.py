@@ -34,9 +34,16 @@ class NdjsonDecoder:
     """Splits a byte stream into lines and hands each JSON object to `deliver`."""
 
     def __init__(
-        self, max_size: int, deliver: Callable[[dict[str, Any]], None], *, label: str = "server"
+        self,
+        max_size: int,
+        deliver: Callable[[dict[str, Any]], None],
+        *,
+        label: str = "server",
+        skipped: Callable[[str], None] | None = None,
     ) -> None:
         self.max_size = max_size
+        #: Told why each skipped line was skipped (default: a logged warning per line).
+        self.skipped = skipped
         #: Whether an array is a batch of messages (only once 2025-03-26 is agreed).
         self.batches = False
         self._deliver = deliver
@@ -88,8 +95,10 @@ class NdjsonDecoder:
         if line.startswith(BOM):
             # A view skips the mark without copying what may be a large line.
             with memoryview(line) as view, view[len(BOM) :] as text:
-                messages = parse(text, batches=self.batches, where=self._where)
+                messages = parse(
+                    text, batches=self.batches, where=self._where, skipped=self.skipped
+                )
         else:
-            messages = parse(line, batches=self.batches, where=self._where)
+            messages = parse(line, batches=self.batches, where=self._where, skipped=self.skipped)
         for message in messages:
             self._deliver(message)

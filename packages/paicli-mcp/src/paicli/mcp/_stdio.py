@@ -59,6 +59,8 @@ STDERR_RING_LINES = 200
 # stderr cannot grow our memory. The pieces are marked, so a reader knows a line was cut.
 STDERR_MAX_LINE = 8192
 CUT_MARK = " …[cut]"
+# A server's stderr log file rotates past this size (one older file is kept).
+STDERR_FILE_MAX = 4 * 1024 * 1024
 CONTINUED_MARK = "[cont] "
 # Messages per write in a burst. One write per message costs a syscall each; one write per
 # burst leaves the server idle until the whole burst is encoded. Measured with 64 calls in
@@ -83,10 +85,44 @@ def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+class StderrLog:
+    """A server's stderr log file, appended to and rotated: past `max_bytes` it becomes
+    `NAME.1` (replacing the one before) and a new file starts, so a chatty server keeps at
+    most two files' worth. Files are created private (0600)."""
+
+    def __init__(self, path: str, max_bytes: int = STDERR_FILE_MAX) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self._file = self._open()
+        self._size = os.fstat(self._file.fileno()).st_size
+        if self._size > max_bytes:  # what an earlier run left past the limit
+            self._rotate()
+
+    def _open(self) -> IO[bytes]:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        return os.fdopen(os.open(self.path, flags, 0o600), "ab")
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._file.flush()
+        self._size += len(data)
+        if self._size > self.max_bytes:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        self._file.close()
+        os.replace(self.path, self.path + ".1")
+        self._file = self._open()
+        self._size = 0
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class StderrTail:
     """The last lines of a server's stderr, optionally mirrored raw to a file."""
 
-    def __init__(self, mirror: IO[bytes] | None) -> None:
+    def __init__(self, mirror: StderrLog | None) -> None:
         self.lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._mirror = mirror
@@ -97,18 +133,26 @@ class StderrTail:
         self._continued = False
 
     def feed(self, data: bytes) -> None:
-        if self._mirror is not None:
-            try:
-                self._mirror.write(data)
-                self._mirror.flush()
-            except OSError as exc:
-                log.warning("cannot mirror server stderr to file: %s", exc)
-                self._mirror = None
+        self.feed_mirror(data)
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()
         for line in lines:
             self._add(line)
         self._partial = self._cut(self._partial)
+
+    def feed_mirror(self, data: bytes) -> None:
+        if self._mirror is None:
+            return
+        try:
+            self._mirror.write(data)
+        except OSError as exc:
+            log.warning("cannot mirror server stderr to file: %s", exc)
+            self._mirror = None
+
+    def note(self, text: str) -> None:
+        """A line of paicli's own in the mirror file only (what became of stdout noise)."""
+        if self._mirror is not None:
+            self.feed_mirror(text.encode("utf-8", "replace") + b"\n")
 
     def eof(self) -> None:
         if self._partial:
@@ -173,13 +217,14 @@ class StdioTransport(Transport):
         self,
         command: str,
         max_message_size: int,
-        mirror: IO[bytes] | None,
+        mirror: StderrLog | None,
         stdout_tap: StdoutTap | None = None,
     ) -> None:
         self._command = command
         self._tap = stdout_tap
-        self._decoder = NdjsonDecoder(max_message_size, self._on_message, label=command)
+        self._decoder = self._new_decoder(max_message_size)
         self._stderr = StderrTail(mirror)
+        self._skipped = 0  # stdout lines that were not messages
         self._process: ServerProcess | None = None
         self._confinement: Confinement | None = None
         self._messages: deque[Message] = deque()
@@ -225,15 +270,14 @@ class StdioTransport(Transport):
                 confinement = Confinement.prepare(limits)
             except LimitUnavailable as exc:
                 raise ConnectionClosed(f"{name}: not started: {exc}") from None
-        mirror: IO[bytes] | None = None
+        mirror: StderrLog | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
             # the file is closed in aclose().
             # A server's stderr may quote its secrets: a new file is private (0600), and a
             # new folder 0700, whatever the umask says.
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), 0o700, exist_ok=True)  # noqa: ASYNC240
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-            mirror = os.fdopen(os.open(stderr_file, flags, 0o600), "ab")
+            mirror = StderrLog(os.fspath(stderr_file))
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
         child_env = build_env(env)
@@ -303,7 +347,7 @@ class StdioTransport(Transport):
         self._outbox.clear()
         self._batching = False
         batches = self._decoder.batches
-        self._decoder = NdjsonDecoder(self._decoder.max_size, self._on_message, label=self._command)
+        self._decoder = self._new_decoder(self._decoder.max_size)
         self._decoder.batches = batches
         try:
             self._process = await self._spawn()
@@ -314,6 +358,22 @@ class StdioTransport(Transport):
             return False
         log.info("%s: restarted (pid %d replaced by %d)", self._command, old.pid, self.pid)
         return True
+
+    def _new_decoder(self, max_size: int) -> NdjsonDecoder:
+        return NdjsonDecoder(max_size, self._on_message, label=self._command, skipped=self._skip)
+
+    def _skip(self, why: str) -> None:
+        """A stdout line that is no message (a banner, a log line): the first is a warning,
+        the rest are counted; each is noted in the stderr log file, if there is one."""
+        self._skipped += 1
+        if self._skipped == 1:
+            log.warning("%s (later lines like it are counted, not shown)", why)
+        else:
+            log.debug("%s", why)
+        self._stderr.note(f"[paicli] {why}")
+
+    def skipped_lines(self) -> int:
+        return self._skipped
 
     @property
     def _proc(self) -> ServerProcess:

@@ -137,6 +137,11 @@ class Transport(ABC):
         """The server's last stderr lines, for transports that run a process; else []."""
         return []
 
+    def skipped_lines(self) -> int:
+        """How many lines the server wrote that were not messages (stdio: banners and logs
+        on stdout), skipped after one warning; 0 when the transport cannot tell."""
+        return 0
+
     def watch(self, watcher: TransportWatcher | None) -> None:
         """Report stderr lines and HTTP responses to `watcher` from now on (None: stop).
         The default has nothing to report."""
@@ -209,6 +214,9 @@ class TransportWrapper(Transport):
 
     def stderr_lines(self) -> list[str]:
         return self.inner.stderr_lines()
+
+    def skipped_lines(self) -> int:
+        return self.inner.skipped_lines()
 
     def watch(self, watcher: TransportWatcher | None) -> None:
         self.inner.watch(watcher)
