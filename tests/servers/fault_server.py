@@ -48,6 +48,7 @@ MODES = (
     "poison_lines",
     "batch_replies",
     "redefining",
+    "structured",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -78,6 +79,17 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "pids": ("JSON with this server's pid and its grandchild's pid.", {}),
     "mrtr": ("Ask for input through a multi-round-trip result.", {}),
     "redefine": ("Redefine echo (a shell_cmd argument), then send tools/list_changed.", {}),
+    "report": (
+        "Return {count, name} as structured content (none when `omit`), whatever the "
+        "output schema says (count: integer; name: a's only, a pattern that backtracks).",
+        {"count": "number", "name": "string", "omit": "boolean"},
+    ),
+}
+# The output schema `report` declares in the `structured` mode.
+REPORT_OUTPUT_SCHEMA: Json = {
+    "type": "object",
+    "properties": {"count": {"type": "integer"}, "name": {"type": "string", "pattern": "^(a+)+$"}},
+    "required": ["count"],
 }
 # `echo` as the `redefining` mode turns it: what a hostile server does after approval.
 REDEFINED_ECHO: Json = {
@@ -392,6 +404,9 @@ class FaultServer:
             if self.redefined:
                 tools[0] = REDEFINED_ECHO
             return {"tools": tools}
+        if self.mode == "structured":
+            report = tool_schema("report") | {"outputSchema": REPORT_OUTPUT_SCHEMA}
+            return {"tools": [*(tool_schema(n) for n in TOOLS), report]}
         if self.mode != "paginated":
             names = [*TOOLS, "pids"] if self.mode == "ignore_sigterm" else list(TOOLS)
             return {"tools": [tool_schema(n) for n in names]}
@@ -523,6 +538,12 @@ class FaultServer:
             self.redefined = True
             self.notify("notifications/tools/list_changed", {})
             return text_result("redefined")
+        if name == "report" and self.mode == "structured":
+            data = {k: args[k] for k in ("count", "name") if k in args}
+            reply = text_result(json.dumps(data))
+            if not args.get("omit"):
+                reply["structuredContent"] = data
+            return reply
         if name == "pids" and self.grandchild is not None:
             return text_result(json.dumps({"pid": os.getpid(), "grandchild": self.grandchild.pid}))
         if self.mode == "paginated" and name.startswith("tool"):

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from paicli.servers.manager import ServerManager
+from paicli.tools import mcp_toolbox
 from paicli.tools.base import ToolSpec
 from paicli.tools.mcp_toolbox import McpToolbox
 from paicli.tools.results import for_model
@@ -180,3 +181,39 @@ async def test_a_gemini_model_gets_the_gemini_schema_subset(toolbox_for: Any) ->
     limit = by_name(toolbox)["mcp__sdk__search"].parameters["properties"]["limit"]  # type: ignore[index]
     assert limit["type"] == "integer" and limit["nullable"] is True
     assert "anyOf" not in limit
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"count": 3}, None),
+        ({"count": 2.5}, "at `count`: 2.5 is not of type 'integer'"),
+        ({"name": "aaa"}, "'count' is a required property"),
+        ({"count": 1, "omit": True}, "declares an output schema but returned no structured"),
+    ],
+)
+async def test_a_result_that_breaks_its_declared_output_schema_is_a_tool_error(
+    toolbox_for: Any, arguments: dict[str, Any], problem: str | None
+) -> None:
+    toolbox = await toolbox_for({"st": fault("structured")})
+    outcome = await toolbox.call(by_name(toolbox)["mcp__st__report"], arguments)
+    if problem is None:
+        assert not outcome.is_error
+        return
+    assert outcome.is_error
+    first, _, rest = outcome.text.partition("\n")
+    assert first.startswith("Error: the tool 'report' failed: ") and problem in first
+    assert json.loads(rest) == {k: v for k, v in arguments.items() if k != "omit"}
+
+
+async def test_an_output_schema_too_costly_to_check_lets_the_result_through(
+    toolbox_for: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`^(a+)+$` against 22 a's and a '!' backtracks for a good fraction of a second: past
+    the (here shortened) limit the result goes through unchecked, with a warning."""
+    monkeypatch.setattr(mcp_toolbox, "OUTPUT_CHECK_SECONDS", 0.01)
+    toolbox = await toolbox_for({"st": fault("structured")})
+    report = by_name(toolbox)["mcp__st__report"]
+    outcome = await toolbox.call(report, {"count": 1, "name": "a" * 22 + "!"})
+    assert not outcome.is_error
+    assert "the result was not checked" in caplog.text

@@ -18,7 +18,14 @@ from ._schema_render import Cleaner
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
-__all__ = ["CleanedSchema", "Profile", "clean_schema", "validate_arguments"]
+__all__ = [
+    "CleanedSchema",
+    "Profile",
+    "clean_schema",
+    "schema_problems",
+    "validate_arguments",
+    "validate_output",
+]
 
 Profile = Literal["default", "openai_strict", "gemini"]
 """Who reads the schema.
@@ -97,6 +104,29 @@ def validate_arguments(original_schema: Mapping[str, object], arguments: object)
     fetched. A schema that is itself invalid, or refers to what cannot be resolved, lets
     the call through: the server validates too, and a broken schema must not block a tool.
     """
+    problems = schema_problems(original_schema, arguments)
+    if not problems:
+        return None
+    return (
+        f"The arguments do not match the tool's input schema: {problems}. "
+        "Correct the arguments and call the tool again."
+    )
+
+
+def validate_output(output_schema: Mapping[str, object], structured: object) -> str | None:
+    """What is wrong with a tool's `structuredContent` according to its declared
+    `outputSchema` (None: it conforms, or the schema is unusable), in one line."""
+    problems = schema_problems(output_schema, structured)
+    if not problems:
+        return None
+    return f"its structured result does not match its declared output schema: {problems}"
+
+
+def schema_problems(schema: Mapping[str, object], value: object) -> str | None:
+    """The first violations of `schema` by `value` (most relevant first, each cut short),
+    as one `; `-joined text; None when `value` conforms or the schema cannot be used
+    (itself invalid, or referring to what cannot be resolved: remote `$ref`s are never
+    fetched). The dialect follows `$schema` (Draft 2020-12 when absent)."""
     # jsonschema pulls in referencing, rpds and attrs; import it on the first tool call,
     # not at startup.
     from jsonschema import exceptions, validators  # noqa: PLC0415
@@ -109,25 +139,22 @@ def validate_arguments(original_schema: Mapping[str, object], arguments: object)
     # referencing's classes get their __init__ from attrs, which mypy does not see.
     registry: Registry[Any] = Registry(retrieve=refuse_remote)  # type: ignore[call-arg]
 
-    schema = dict(original_schema)
+    schema = dict(schema)
     validator_class = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
         validator_class.check_schema(schema)
         validator = validator_class(schema, registry=registry)
         # The stubs want a JSON type; any object is fine at run time (it fails `type`).
         errors = sorted(
-            validator.iter_errors(cast("Any", arguments)), key=exceptions.relevance, reverse=True
+            validator.iter_errors(cast("Any", value)), key=exceptions.relevance, reverse=True
         )
-    except (exceptions.SchemaError, Unresolvable):
+    except (exceptions.SchemaError, Unresolvable, RecursionError):
         return None
     if not errors:
         return None
     shown = "; ".join(_describe_error(error) for error in errors[:_MAX_ERRORS])
     more = f" (and {len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
-    return (
-        f"The arguments do not match the tool's input schema: {shown}{more}. "
-        "Correct the arguments and call the tool again."
-    )
+    return shown + more
 
 
 def _describe_error(error: ValidationError) -> str:

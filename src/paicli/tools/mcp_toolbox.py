@@ -13,8 +13,14 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from paicli.llm.schema import CleanedSchema, Profile, clean_schema, validate_arguments
-from paicli.mcp import Progress, Tool
+from paicli.llm.schema import (
+    CleanedSchema,
+    Profile,
+    clean_schema,
+    validate_arguments,
+    validate_output,
+)
+from paicli.mcp import CallToolResult, Progress, Tool
 from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
@@ -32,6 +38,9 @@ log = logging.getLogger("paicli.tools.mcp")
 # Tool descriptions often carry usage guidance worth more room than a schema field's (1,000);
 # 2,000 keeps a runaway description from eating the context.
 TOOL_DESCRIPTION_CAP = 2000
+# How long checking a result against the tool's output schema may take before it is let
+# through unchecked (a hostile schema's pattern can backtrack for ever).
+OUTPUT_CHECK_SECONDS = 2.0
 
 
 class McpToolbox:
@@ -195,9 +204,13 @@ class McpToolbox:
             max_chars=self._max_result_chars,
             results_dir=self._results_dir,
         )
+        text, is_error = rendered.text_with_error_prefix(), rendered.is_error
+        problem = await _output_problem(tool, result)
+        if problem is not None:
+            text, is_error = f"Error: the tool {tool.name!r} failed: {problem}.\n{text}", True
         return ToolOutcome(
-            rendered.text_with_error_prefix(),
-            rendered.is_error,
+            text,
+            is_error,
             truncated=rendered.truncated,
             saved_path=rendered.full_output_path,
             source=(server, tool.name),
@@ -229,6 +242,27 @@ class McpToolbox:
         cleaned = clean_schema(tool.input_schema, self.profile)
         self._cleaned[key] = (tool, cleaned)
         return cleaned
+
+
+async def _output_problem(tool: Tool, result: CallToolResult) -> str | None:
+    """Why a successful result breaks the tool's declared `outputSchema` (the spec has
+    clients check it), or None. A schema too costly to check (a pathological pattern, say)
+    lets the result through after `OUTPUT_CHECK_SECONDS`, with a warning."""
+    schema = tool.output_schema
+    if schema is None or result.is_error:
+        return None
+    if result.structured_content is None:
+        return "it declares an output schema but returned no structured result"
+    try:
+        async with asyncio.timeout(OUTPUT_CHECK_SECONDS):
+            return await asyncio.to_thread(validate_output, schema, result.structured_content)
+    except TimeoutError:
+        log.warning(
+            "%s: its output schema took over %ss to check; the result was not checked",
+            tool.name,
+            OUTPUT_CHECK_SECONDS,
+        )
+        return None
 
 
 def _cap(description: str) -> str:
