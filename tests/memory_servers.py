@@ -37,6 +37,7 @@ PROCESS_ONLY_MODES = frozenset(
         "stderr_flood",
         "poison_lines",
         "batch_replies",
+        "hostile_catalogue",
     }
 )
 # How long closing waits for the server's reading thread to see the end of input.

@@ -30,6 +30,7 @@ from tests.conftest import SERVERS
 from tests.http_servers import run_http_server
 from tests.memory_connect import memory_connector
 from tests.processes import alive
+from tests.servers.fault_server import TOOLS as FAULT_TOOLS
 
 FAULT = str(SERVERS / "fault_server.py")
 
@@ -369,3 +370,24 @@ async def test_a_slow_start_says_what_it_was_spent_on(tmp_path: Path) -> None:
 def test_why_a_start_was_slow_names_its_biggest_part(times: StartTimes, words: str | None) -> None:
     said = times.why_slow(64)
     assert said is None if words is None else (said is not None and words in said)
+
+
+@pytest.mark.real
+async def test_a_hostile_catalogue_costs_only_its_bad_tools(tmp_path: Path) -> None:
+    """One tool 10,000 levels deep (which makes the whole tools/list line unparseable), one
+    of 6 MB, `echo` listed three more times, one with a malformed schema: the server is
+    ready with its other tools at once, and /mcp says what was left out and why."""
+    entries = load(tmp_path, {"cat": fault("hostile_catalogue", startupTimeout=10)})
+    async with asyncio.timeout(30), ServerManager(entries) as manager:
+        await manager.wait_ready()
+        server = manager.get("cat")
+        assert server.state is ServerState.READY, server.error
+        screen = io.StringIO()
+        Console(file=screen, width=300).print(server_table([server], []))
+        offered = [t.name for t in server.tools]
+    assert offered == list(FAULT_TOOLS)
+    assert set(server.left_out) == {"deep", "huge", "echo"}
+    assert server.left_out["deep"] == "its definition could not be read (depth limit exceeded)"
+    assert "KiB of JSON (the limit is 256 KiB)" in server.left_out["huge"]
+    assert server.left_out["echo"] == "listed more than once; the first definition is used"
+    assert "3 tools left out (paicli mcp tools cat)" in screen.getvalue()

@@ -404,3 +404,15 @@ def test_stdout_noise_is_one_warning_a_count_in_the_list_and_lines_in_the_log(
     assert entry["skipped_stdout_lines"] >= 8  # handshake and tools/list, four each
     logged = paicli(places, "logs", "noisy")
     assert "[paicli] " in logged.stdout and "skipping text that is not valid JSON" in logged.stdout
+
+
+def test_tools_says_which_tools_a_server_lists_are_left_out_and_why(
+    places: tuple[Path, Path],
+) -> None:
+    paicli(places, "add", "cat", "--", sys.executable, FAULT, "--mode", "hostile_catalogue")
+    shown = paicli(places, "tools", "cat")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "cat: left out: deep (its definition could not be read (depth limit exceeded))" in lines
+    assert any(line.startswith("cat: left out: huge (its schemas are ") for line in lines)
+    assert any(line.startswith("mcp__cat__echo") for line in lines)  # the first echo stays

@@ -49,6 +49,7 @@ MODES = (
     "batch_replies",
     "redefining",
     "structured",
+    "hostile_catalogue",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -85,6 +86,35 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
         {"count": "number", "name": "string", "omit": "boolean"},
     ),
 }
+# hostile_catalogue: besides the usual tools, one whose schema nests 10,000 levels (written
+# in place of this marker, as no JSON encoder goes that deep), one 6 MB schema, `echo` listed
+# three times more, and one whose inputSchema is not an object.
+DEEP_MARKER = "@deep-schema@"
+DEEP_LEVELS = 10_000
+HOSTILE_EXTRA: list[Json] = [
+    {"name": "deep", "description": 'Nested [ { " too far', "inputSchema": DEEP_MARKER},
+    {
+        "name": "huge",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                f"p{i}": {"type": "string", "description": "x" * 600} for i in range(10_000)
+            },
+        },
+    },
+    *(
+        {"name": "echo", "description": f"copy {i}", "inputSchema": {"type": "object"}}
+        for i in range(3)
+    ),
+    {"name": "broken", "inputSchema": "not an object"},
+]
+
+
+def deep_schema() -> bytes:
+    inner = b'{"type":"object","properties":{"x":' * DEEP_LEVELS
+    return inner + b'{"type":"string"}' + b"}}" * DEEP_LEVELS
+
+
 # The output schema `report` declares in the `structured` mode.
 REPORT_OUTPUT_SCHEMA: Json = {
     "type": "object",
@@ -246,6 +276,8 @@ class FaultServer:
             noise = b"Server v1.0 \x1b[31mstarting\x1b[0m...\n<<not json>>\n[1,2]\n42\n"
             noise += b'{"hello":1}\n'
             self.write(noise + encode(message))
+        elif self.mode == "hostile_catalogue":
+            self.write(encode(message).replace(f'"{DEEP_MARKER}"'.encode(), deep_schema()))
         elif self.mode == "poison_lines":
             # In the same write as the reply, so a client that trips on them loses it too.
             self.write(poison_lines(self.poison) + encode(message))
@@ -404,6 +436,8 @@ class FaultServer:
             if self.redefined:
                 tools[0] = REDEFINED_ECHO
             return {"tools": tools}
+        if self.mode == "hostile_catalogue":
+            return {"tools": [*(tool_schema(n) for n in TOOLS), *HOSTILE_EXTRA]}
         if self.mode == "structured":
             report = tool_schema("report") | {"outputSchema": REPORT_OUTPUT_SCHEMA}
             return {"tools": [*(tool_schema(n) for n in TOOLS), report]}

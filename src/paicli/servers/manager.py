@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 from paicli.mcp import (
     CallToolResult,
     ClientHandlers,
@@ -45,7 +47,14 @@ from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
 from .tool_definition import definition
 
-__all__ = ["Connector", "ManagedServer", "ServerManager", "ServerState", "StartTimes"]
+__all__ = [
+    "Connector",
+    "ManagedServer",
+    "ServerManager",
+    "ServerState",
+    "StartTimes",
+    "screen",
+]
 
 log = logging.getLogger("paicli.servers")
 
@@ -119,6 +128,11 @@ class ServerState(enum.Enum):
     IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
 
 
+# A tool whose input and output schemas together are over this much JSON, or nest deeper,
+# is left out (`screen`): no model needs it, and one such tool can fill a request. The
+# largest schemas of real servers are a few tens of KiB and about ten levels deep.
+MAX_SCHEMA_BYTES = 256 * 1024
+MAX_SCHEMA_DEPTH = 48
 # A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
 SLOW_START = 1.0
 
@@ -180,6 +194,8 @@ class ManagedServer:
     # Where its last start's seconds went, and why it was slow in words (None: it was not).
     start_times: StartTimes | None = None
     slow_start: str | None = None
+    # Tools it lists that are not offered, and why (`screen`): unreadable, too large, ...
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -597,7 +613,7 @@ class ServerManager:
                 connected = time.monotonic()
                 offered = await session.list_tools()
                 self._save_catalogue(server, offered)
-                server.tools = _filter(offered, server.entry)
+                server.tools = self._screened(server, offered)
                 session.subscribe(lambda n: self._on_notification(server, n))
                 server.started_at = time.monotonic()
                 server.ready_after = server.started_at - started
@@ -658,16 +674,27 @@ class ServerManager:
             log.warning("%s: could not refresh tools: %s", server.name, exc)
             return
         self._save_catalogue(server, offered)
-        server.tools = _filter(
-            offered, server.entry
-        )  # One assignment: readers see the old list or the new one.
+        # One assignment: readers see the old list or the new one.
+        server.tools = self._screened(server, offered)
         self._notify(server)
+
+    def _screened(self, server: ManagedServer, offered: list[Tool]) -> list[Tool]:
+        """`offered` as the config filters it and `screen` accepts it; each tool newly
+        left out is one warning naming the server, the tool and why."""
+        kept, left_out = screen(_filter(offered, server.entry))
+        for name, why in left_out.items():
+            if server.left_out.get(name) != why:
+                log.warning("%s: tool %r is left out: %s", server.name, name, why)
+        server.left_out = left_out
+        return kept
 
     def _load_catalogue(self, server: ManagedServer) -> None:
         key = catalogue_key(server.entry)
         if self._catalogue is not None and key is not None:
             cached = self._catalogue.load(key)
-            server.cached_tools = None if cached is None else _filter(cached, server.entry)
+            server.cached_tools = (
+                None if cached is None else screen(_filter(cached, server.entry))[0]
+            )
 
     def _save_catalogue(self, server: ManagedServer, tools: list[Tool]) -> None:
         key = catalogue_key(server.entry)
@@ -702,6 +729,7 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
+    """The tools `entry`'s include/exclude patterns let through."""
     include, exclude = entry.include_tools, entry.exclude_tools
     kept = [
         t
@@ -710,3 +738,54 @@ def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
         and not (exclude and any(fnmatch.fnmatchcase(t.name, p) for p in exclude))
     ]
     return kept
+
+
+def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:
+    """The tools fit to offer, and why each other one is left out: a definition that could
+    not be read, schemas over `MAX_SCHEMA_BYTES` of JSON or nested over `MAX_SCHEMA_DEPTH`
+    levels, a name listed again (the first definition is kept)."""
+    kept: list[Tool] = []
+    left_out: dict[str, str] = {}
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            left_out.setdefault(tool.name, "listed more than once; the first definition is used")
+            continue
+        seen.add(tool.name)
+        problem = tool.unreadable or _schema_problem(tool)
+        if problem is None:
+            kept.append(tool)
+        else:
+            left_out[tool.name] = problem
+    return kept, left_out
+
+
+def _schema_problem(tool: Tool) -> str | None:
+    schemas = [s for s in (tool.input_schema, tool.output_schema) if s is not None]
+    if any(_deeper_than(s, MAX_SCHEMA_DEPTH) for s in schemas):
+        return f"its schemas nest more than {MAX_SCHEMA_DEPTH} levels deep"
+    try:
+        size = sum(len(orjson.dumps(s)) for s in schemas)
+    except orjson.JSONEncodeError as exc:  # only a tool built in Python can hold a non-JSON value
+        return f"its schemas are not JSON ({exc})"
+    if size > MAX_SCHEMA_BYTES:
+        limit = MAX_SCHEMA_BYTES // 1024
+        return f"its schemas are {size // 1024:,} KiB of JSON (the limit is {limit} KiB)"
+    return None
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` nests more than `limit` levels of objects and arrays (no recursion:
+    a hostile schema may be thousands of levels deep)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            for child in (
+                item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+            )
+        ]
+        if not level:
+            return False
+    return True

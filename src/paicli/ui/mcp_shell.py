@@ -19,7 +19,14 @@ from paicli.servers.trust import describe
 from paicli.tools.escape import one_line
 from paicli.tools.naming import model_tool_name
 
-from .mcp_view import protocol_of, server_change_line, server_table, tool_details, tool_line
+from .mcp_view import (
+    left_out_lines,
+    protocol_of,
+    server_change_line,
+    server_table,
+    tool_details,
+    tool_line,
+)
 from .output import err, out, out_json, quoted, show
 
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
@@ -65,6 +72,7 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "ready_after": round(server.ready_after, 3) if server.ready_after is not None else None,
         "slow_start": server.slow_start,
         "skipped_stdout_lines": server.skipped_lines,
+        "left_out_tools": dict(server.left_out),
         "scope": getattr(server.entry, "scope", None),
         "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
     }
@@ -120,6 +128,8 @@ def show_tools(
                         out(line)
                 else:
                     show(tool_line(server.name, tool), soft_wrap=True)
+            for line in left_out_lines(server):
+                out(f"{server.name}: {line}")
         return
     out_json([_tool_json(s.name, t, full=full, schema=schema) for s in ready for t in s.tools])
 

@@ -116,6 +116,9 @@ def _note(server: ManagedServer) -> Text:
     notes = []
     if server.state is ServerState.READY and server.slow_start:
         notes.append("slow start: " + server.slow_start)
+    if left_out := len(server.left_out):
+        where = f"paicli mcp tools {terminal_safe(server.name)}"
+        notes.append(f"{left_out} tools left out ({where})")
     if skipped := server.skipped_lines:
         where = f"paicli mcp logs {terminal_safe(server.name)}"
         notes.append(f"{skipped} stdout lines were not JSON ({where})")
@@ -127,6 +130,11 @@ def tool_line(server: str, tool: Tool) -> Text:
     line = Text(model_tool_name(server, tool.name), "cyan")
     line.append("  " + one_line(tool.description or "", 100), "dim")
     return line
+
+
+def left_out_lines(server: ManagedServer) -> list[str]:
+    """The tools a server lists that are not offered, and why, one line each (escaped)."""
+    return [one_line(f"left out: {name} ({why})", 300) for name, why in server.left_out.items()]
 
 
 def tool_details(server: str, tool: Tool, *, schema: bool) -> list[str]:
@@ -246,6 +254,8 @@ def _tools(
     if not schema:
         for tool in server.tools:
             console.print(tool_line(server.name, tool))
+        for line in left_out_lines(server):
+            console.print(Text(line, "yellow"))
         return
     chosen = [t for t in server.tools if only is None or only in (t.name, _model_name(server, t))]
     if not chosen:

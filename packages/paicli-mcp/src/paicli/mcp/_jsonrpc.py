@@ -56,8 +56,11 @@ def parse(
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        if not _blank(data):
-            skip(f"{where}: skipping text that is not valid JSON ({exc}): {_head(data)}")
+        if _blank(data):
+            return []
+        if (read := _salvaged(data, str(exc), where)) is not None:
+            return [read]
+        skip(f"{where}: skipping text that is not valid JSON ({exc}): {_head(data)}")
         return []
     if isinstance(value, dict):
         return [value]
@@ -74,6 +77,23 @@ def parse(
         return members
     skip(f"{where}: skipping JSON that is not a message object: {_head(data)}")
     return []
+
+
+def _salvaged(
+    data: bytes | bytearray | memoryview | str, reason: str, where: str
+) -> JsonObject | None:
+    """An answer that parses only in part (`_salvage`): what can be read of it."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if not raw.lstrip().startswith(b"{"):
+        return None
+    from ._salvage import salvage  # noqa: PLC0415 - only for answers that fail to parse
+
+    message = salvage(raw, reason)
+    if message is not None:
+        log.warning(
+            "%s: an answer did not parse whole (%s); read what could be read of it", where, reason
+        )
+    return message
 
 
 def _warn(text: str) -> None:

@@ -44,7 +44,7 @@ from .errors import (
     RpcError,
     UnsupportedVersion,
 )
-from .types import Implementation, Tool
+from .types import UNREADABLE_META, Implementation, Tool
 
 __all__ = ["Agreement", "EraCache", "Offer", "Verdict", "negotiate"]
 
@@ -356,7 +356,14 @@ async def _cancelled(future: asyncio.Future[Any]) -> None:
 def _refused(label: str, exc: RpcError) -> RpcError:
     """The server's error answer to `initialize`, saying it was the handshake it refused
     (the same error type, code and data)."""
-    message = f"{label}: the server refused the handshake (initialize): {exc.message}"
+    unreadable = exc.data.get(UNREADABLE_META) if isinstance(exc.data, dict) else None
+    if unreadable is not None:  # not the server's refusal: its answer did not parse
+        message = (
+            f"{label}: the server's answer to the handshake (initialize) could not be read "
+            f"({unreadable})"
+        )
+    else:
+        message = f"{label}: the server refused the handshake (initialize): {exc.message}"
     return type(exc)(exc.code, message, exc.data)
 
 

@@ -346,7 +346,7 @@ class ClientSession:
             if not isinstance(page, list):
                 raise ProtocolError(f"{self._name}: {method}: {key!r} is not a list")
             room = MAX_ITEMS - len(items)
-            items.extend(build(item) for item in page[:room])
+            items.extend(self._readable(method, build, page[:room]))
             next_cursor = result.get("nextCursor")
             if len(page) > room or (isinstance(next_cursor, str) and len(items) >= MAX_ITEMS):
                 log.warning(
@@ -377,6 +377,17 @@ class ClientSession:
             MAX_PAGES,
             len(items),
         )
+        return items
+
+    def _readable(self, method: str, build: Callable[[Any], T], page: list[Any]) -> list[T]:
+        """The items of a page that are well formed; each other one is left out with a
+        warning (one broken tool must not cost the server all of its tools)."""
+        items: list[T] = []
+        for item in page:
+            try:
+                items.append(build(item))
+            except ProtocolError as exc:
+                log.warning("%s: %s: leaving out an item: %s", self._name, method, exc)
         return items
 
     # -- typed methods -------------------------------------------------------------------

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 Json = dict[str, Any]
+#: The `_meta` key of a stand-in tool (see `Tool.unreadable`): why it could not be read.
+UNREADABLE_META = "io.paicli/unreadable"
 
 
 def _str(data: Json, key: str, where: str) -> str:
@@ -94,7 +96,12 @@ class Implementation:
 
 @dataclass
 class Tool:
-    """A tool a server offers. `input_schema` is kept exactly as received."""
+    """A tool a server offers. `input_schema` is kept exactly as received.
+
+    A tool whose definition could not be read (nested deeper than the parser takes, say)
+    while the rest of its `tools/list` answer could, is listed as a stand-in with no
+    parameters: `unreadable` says why, and a client should leave it out.
+    """
 
     name: str
     input_schema: Json
@@ -103,6 +110,12 @@ class Tool:
     output_schema: Json | None = None
     annotations: Json | None = None
     meta: Json | None = None
+
+    @property
+    def unreadable(self) -> str | None:
+        """Why this tool's definition could not be read (None: it was read)."""
+        reason = (self.meta or {}).get(UNREADABLE_META)
+        return reason if isinstance(reason, str) else None
 
     @classmethod
     def from_wire(cls, data: Any) -> Tool:
