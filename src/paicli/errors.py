@@ -14,6 +14,7 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │   ├── UnknownServer        no server has that name
     │   ├── ServerNotReady       it is starting, failed, disabled or stopped
     │   └── ServerCallFailed     the request failed; the library's McpError is the cause
+    ├── LoginFailed              paicli.servers.oauth: an OAuth login could not finish
     ├── TraceError               paicli.servers.traces: a trace file cannot be read
     ├── MetricsUnavailable       paicli.tools.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed

@@ -580,3 +580,55 @@ def test_a_write_failure_is_a_config_write_error(tmp_path: Path) -> None:
     (tmp_path / "config").symlink_to(tmp_path / "missing")
     with pytest.raises(ConfigWriteError, match="cannot write: File exists"):
         add_server(tmp_path / "config" / "mcp.json", "a", {"command": "a"})
+
+
+# OAuth settings of HTTP servers
+
+
+def test_an_http_server_gets_oauth_with_its_settings_and_the_private_token_file(
+    user_home: Path,
+) -> None:
+    oauth = {
+        "clientId": "paicli-app",
+        "clientSecret": "${DOCS_SECRET}",
+        "scopes": ["read", "write"],
+        "callbackPort": 8765,
+    }
+    write(user_file(user_home), servers(docs={"url": "https://docs.example/mcp", "oauth": oauth}))
+    entry = only(load(None, user_home, DOCS_SECRET="s3cret"))
+    assert isinstance(entry.spec, HttpServer) and entry.spec.auth is not None
+    auth = entry.spec.auth
+    assert (auth.client_id, auth.client_secret, tuple(auth.scopes or ())) == (
+        "paicli-app",
+        "s3cret",
+        ("read", "write"),
+    )
+    assert entry.oauth is not None and entry.oauth.callback_port == 8765
+    assert "s3cret" not in repr(entry.spec)
+
+
+def test_a_server_with_its_own_authorization_header_gets_no_oauth(user_home: Path) -> None:
+    headers = {"Authorization": "Bearer ${TOKEN}"}
+    write(user_file(user_home), servers(docs={"url": "https://d.example/mcp", "headers": headers}))
+    entry = only(load(None, user_home, TOKEN="t"))
+    assert isinstance(entry.spec, HttpServer) and entry.spec.auth is None
+
+
+@pytest.mark.parametrize(
+    ("oauth", "complaint"),
+    [
+        ("yes", "'oauth' must be an object"),
+        ({"clientId": 7}, "'oauth.clientId' must be a non-empty string"),
+        ({"scopes": "read"}, "'oauth.scopes' must be a list of scope names"),
+        ({"callbackPort": 70000}, "'oauth.callbackPort' must be a port number"),
+        ({"callbackPort": True}, "'oauth.callbackPort' must be a port number"),
+        ({"redirectUri": "x"}, "'oauth' has unknown keys: redirectUri"),
+    ],
+)
+def test_a_wrong_oauth_setting_is_one_error_naming_the_server_and_key(
+    user_home: Path, oauth: object, complaint: str
+) -> None:
+    write(user_file(user_home), servers(docs={"url": "https://d.example/mcp", "oauth": oauth}))
+    [entry] = load(None, user_home).servers.values()
+    assert entry.spec is None and entry.error is not None
+    assert "server 'docs'" in entry.error and complaint in entry.error

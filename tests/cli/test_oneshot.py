@@ -18,6 +18,7 @@ from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with
+from tests.servers.auth_server import auth_world
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -438,3 +439,18 @@ async def test_a_project_server_that_trusts_itself_is_still_asked_about(tmp_path
     (answer,) = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
     assert "called delete_all" not in answer["content"]  # the server never ran it
     assert "--allow" in answer["content"] or "--yes" in answer["content"]
+
+
+async def test_a_server_that_needs_login_is_one_line_and_the_answer_still_comes(
+    project: Path,
+) -> None:
+    home = project.parent / "home" / ".paicli"
+    async with auth_world() as world, ScriptedLlm([{"text": "fine"}]) as llm:
+        home.mkdir(parents=True, mode=0o700)
+        entry = {"url": world.url, "type": "http", "protocol": "2025-11-25"}
+        (home / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
+        run = await paicli(project, "-p", "hi", "--trust-project", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "fine\n"
+    said = [line for line in run.stderr.splitlines() if "docs" in line]
+    assert said == ["paicli: MCP server 'docs' needs login: paicli mcp login docs"]

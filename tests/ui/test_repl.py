@@ -20,10 +20,12 @@ import pytest
 from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.repl import PROMPT
+from tests.app.test_oauth_login import browse
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
+from tests.servers.auth_server import auth_world
 
 from .terminal import Terminal
 
@@ -69,9 +71,12 @@ def add_servers(places: Places, *names: str) -> None:
 
 
 @asynccontextmanager
-async def paicli(places: Places, llm: ScriptedLlm | None = None) -> AsyncIterator[Terminal]:
+async def paicli(
+    places: Places, llm: ScriptedLlm | None = None, **more_env: str
+) -> AsyncIterator[Terminal]:
     """`paicli` (the REPL) with no API key in its environment at all."""
     env = {
+        **more_env,
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(places.home),
         "PAICLI_HOME": str(places.paicli_home),
@@ -443,3 +448,28 @@ async def test_a_long_mcp_call_shows_a_live_line_with_time_bar_and_message(
         await term.expect("All six steps done.")
         await term.expect(MARK)
         assert await goodbye(term) == 0
+
+
+async def test_mcp_login_logs_in_through_the_browser_and_restarts_the_server(
+    places: Places,
+) -> None:
+    """A user server behind OAuth: the REPL says it needs login; `/mcp login docs` prints
+    the URL (and runs $BROWSER, here `true`); the test plays the browser; the server comes
+    up with its tool. `/mcp logout docs` forgets the tokens."""
+    async with asyncio.timeout(90), auth_world() as world:
+        places.paicli_home.mkdir(mode=0o700)
+        entry = {"url": world.url, "type": "http", "protocol": "2025-11-25"}
+        (places.paicli_home / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
+        async with paicli(places, BROWSER="true") as term:
+            await term.expect("⚠ docs  http  needs login: paicli mcp login docs")
+            await term.expect(MARK)
+            term.line("/mcp login docs")
+            shown = await term.expect(re.compile(r"  (http://127\.0\.0\.1:\d+/authorize\?\S+)"))
+            assert await browse(shown.group(1)) == 200
+            await term.expect("✓ Logged in to docs (1 tools); restarting it.")
+            await term.expect("✓ docs  http  1 tools")
+            await term.expect(MARK)
+            term.line("/mcp logout docs")
+            await term.expect("Logged out of docs.")
+            await term.expect(MARK)
+            assert await goodbye(term) == 0

@@ -158,6 +158,19 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     add_options(add)
     add.add_argument("name")
     add.add_argument("target", nargs=argparse.REMAINDER, help="-- CMD ARGS... or URL")
+    login = sub.add_parser(
+        "login",
+        parents=[starts],
+        help="log in to an OAuth-protected HTTP server (opens the browser)",
+    )
+    login.add_argument("name")
+    login.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="only print the URL to open (for SSH and machines without a browser)",
+    )
+    logout = sub.add_parser("logout", help="forget an HTTP server's login tokens")
+    logout.add_argument("name")
     remove = sub.add_parser("remove", help="remove a server from a config file")
     remove.add_argument("--scope", choices=("user", "project"), default=None)
     remove.add_argument("name")

@@ -29,6 +29,7 @@ from paicli.servers.config import (
 )
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
+from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import TraceError, read_trace
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason
@@ -58,7 +59,67 @@ def run(options: argparse.Namespace) -> int:
         return logs(options)
     if command == "trace":
         return trace(options)
+    if command == "login":
+        return run_until_signalled(login(options))
+    if command == "logout":
+        return run_until_signalled(logout(options))
     return run_until_signalled(with_servers(options))
+
+
+# -- OAuth logins -------------------------------------------------------------------------------
+
+
+def _http_entry(config: LoadedConfig, name: str, command: str) -> ServerEntry | None:
+    entry = config.servers.get(name)
+    if entry is None:
+        err(f"paicli mcp {command}: no server named {name!r} (see paicli mcp list)")
+        return None
+    if entry.spec is None:
+        err(f"paicli mcp {command}: {entry.error}")
+        return None
+    return entry
+
+
+async def login(options: argparse.Namespace) -> int:
+    config = load_config(Path.cwd())
+    entry = _http_entry(config, options.name, "login")
+    if entry is None:
+        return 1
+    allowed, _ = approved(config, options.trust_project)
+    if options.name not in {e.name for e in allowed}:
+        return 1  # `approved` said why
+
+    def show(url: str) -> None:
+        err(f"Log in to {options.name} in your browser. If it does not open, visit:")
+        err(f"  {url}")
+
+    port = entry.oauth.callback_port if entry.oauth is not None else None
+    try:
+        tools = await log_in(
+            entry.spec,
+            options.name,
+            show=show,
+            callback_port=port,
+            open_browser=not options.no_browser,
+        )
+    except LoginFailed as exc:
+        err(f"paicli mcp login: {options.name}: {exc}")
+        return 1
+    out(f"✓ Logged in to {options.name} ({tools} tools).")
+    return 0
+
+
+async def logout(options: argparse.Namespace) -> int:
+    entry = _http_entry(load_config(Path.cwd()), options.name, "logout")
+    if entry is None:
+        return 1
+    try:
+        forgot = await log_out(entry.spec, options.name)
+    except LoginFailed as exc:
+        err(f"paicli mcp logout: {options.name}: {exc}")
+        return 1
+    out(f"Logged out of {options.name}." if forgot else f"{options.name} had no login to forget.")
+    return 0
 
 
 def trace(options: argparse.Namespace) -> int:

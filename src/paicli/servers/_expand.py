@@ -90,4 +90,10 @@ def _each_field(
         mapping = resolved.get(key)
         if isinstance(mapping, dict):
             resolved[key] = {k: change(v, f"{key}.{k}") for k, v in mapping.items()}
+    oauth = resolved.get("oauth")
+    if isinstance(oauth, dict):
+        resolved["oauth"] = {
+            k: change(v, f"oauth.{k}") if k in ("clientId", "clientSecret") else v
+            for k, v in oauth.items()
+        }
     return resolved

@@ -51,6 +51,7 @@ from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
+from .oauth import FileTokenStore, OAuthSettings, oauth_settings, with_oauth
 from .retry import RetryPolicy, retry_policy_from
 
 __all__ = [
@@ -80,6 +81,7 @@ DEFAULT_MAX_RESTARTS = 3
 # Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
 APP_KEYS = frozenset(
     {
+        "oauth",
         "disabled",
         "includeTools",
         "excludeTools",
@@ -134,6 +136,7 @@ class ServerEntry:
     retry: RetryPolicy | None = None
     retry_tools: tuple[str, ...] = ()
     raw: Mapping[str, object] = field(default_factory=dict)
+    oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -179,7 +182,9 @@ def load_config(
     config.warnings.extend(rules.problems)
     limits = default_limits(settings)
     config.warnings.extend(limits.warnings)
-    context = _Context(variables, project_dir, rules, limits)
+    context = _Context(
+        variables, project_dir, rules, limits, FileTokenStore(paicli_home.oauth_tokens)
+    )
     files: list[_File] = []
     for path, scope in layers:
         shown = _shown(path, home_folder)
@@ -217,6 +222,7 @@ class _Context:
     project_dir: Path | None
     rules: ProjectRules
     limits: DefaultLimits
+    tokens: FileTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
 
 
 def _name_for(
@@ -308,6 +314,12 @@ def _load_server(
             spec, notice = limited(spec, context.limits, repository=repository, where=where)
             if notice is not None:
                 entry = replace(entry, ignored=(*entry.ignored, notice))
+        else:
+            settings = None
+            if "oauth" in resolved:
+                settings = oauth_settings(resolved["oauth"], where)
+                entry = replace(entry, oauth=settings)
+            spec = with_oauth(spec, settings, context.tokens)
     except InvalidConfig as exc:
         return _with_ignored(replace(entry, error=str(exc)), config)
     # server_from_dict checks field by field; an odd JSON type could still trip a TypeError

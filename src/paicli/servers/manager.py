@@ -31,6 +31,7 @@ from paicli.mcp import (
     ClientSession,
     EraCache,
     HttpServer,
+    LoginRequired,
     McpError,
     Notification,
     Progress,
@@ -196,6 +197,8 @@ class ManagedServer:
     slow_start: str | None = None
     # Tools it lists that are not offered, and why (`screen`): unreadable, too large, ...
     left_out: dict[str, str] = field(default_factory=dict)
+    # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
+    needs_login: bool = False
 
     @property
     def name(self) -> str:
@@ -215,6 +218,8 @@ class ManagedServer:
         summary `/mcp`, `paicli mcp list` and the change lines show (None: not failed)."""
         if self.state is not ServerState.ERROR:
             return None
+        if self.needs_login:
+            return f"⚠ needs login: paicli mcp login {self.name}"
         error = _one_line(self.error or "failed")
         if self.will_restart:
             attempt = self.restarts + (0 if self.restarting else 1)
@@ -240,6 +245,11 @@ class ManagedServer:
         user: what happened to it and whether it comes back by itself."""
         name = repr(self.name)
         state = self.state
+        if state is ServerState.ERROR and self.needs_login:
+            return (
+                f"MCP server {name} needs the user to log in (paicli mcp login {self.name}); "
+                "its tools are not available until then."
+            )
         if state is ServerState.ERROR:
             reason = _one_line(self.error or "it failed")
             if self.will_restart:
@@ -615,6 +625,7 @@ class ServerManager:
                 self._save_catalogue(server, offered)
                 server.tools = self._screened(server, offered)
                 session.subscribe(lambda n: self._on_notification(server, n))
+                server.needs_login = False
                 server.started_at = time.monotonic()
                 server.ready_after = server.started_at - started
                 server.start_times = StartTimes(
@@ -636,6 +647,10 @@ class ServerManager:
         except asyncio.CancelledError:
             self._set(server, ServerState.STOPPED)
             raise
+        except LoginRequired as exc:
+            server.needs_login = True
+            self._set(server, ServerState.ERROR, str(exc))
+            return None  # restarting cannot help: the user has to log in
         except McpError as exc:
             self._set(server, ServerState.ERROR, str(exc))
             return str(exc)

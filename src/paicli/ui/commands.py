@@ -92,6 +92,8 @@ MCP_ACTIONS = (
     "schema",
     "resources",
     "prompts",
+    "login",
+    "logout",
 )
 
 

@@ -15,6 +15,7 @@ from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
 from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.naming import model_tool_name
 
@@ -68,6 +69,8 @@ def server_change_line(server: ManagedServer) -> Text | None:
         if server.slow_start:
             line.append(f"  (slow: {server.slow_start})", "yellow")
         return line
+    if server.state is ServerState.ERROR and server.needs_login:
+        return Text(f"⚠ {name}  {server.transport}  needs login: paicli mcp login {name}", "yellow")
     if server.state is ServerState.ERROR:
         error = one_line(server.failure() or "", 200)
         return Text(f"✗ {name}  {server.transport}  {error}", "red")
@@ -90,7 +93,7 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     for column in columns:
         grid.add_column(column)
     for server in servers:
-        mark, style = MARKS[server.state]
+        mark, style = ("⚠", "yellow") if server.needs_login else MARKS[server.state]
         uptime = f"{server.uptime:.0f}s" if server.uptime is not None else "-"
         grid.add_row(
             Text(mark, style),
@@ -111,6 +114,8 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
 def _note(server: ManagedServer) -> Text:
     """The table's last column: why it failed, or why its start was slow."""
     failed = server.failure() or server.error
+    if server.needs_login and failed:
+        return Text(one_line(failed, 80), "yellow")
     if failed:
         return Text(one_line(failed, 80), "red")
     notes = []
@@ -203,6 +208,16 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         console.print(f"Disabled {terminal_safe(name)} for this session; its tools are withdrawn.")
     elif action == "logs":
         _logs(runtime, console, server)
+    elif action == "login":
+        await _login(runtime, console, server)
+    elif action == "logout":
+        try:
+            forgot = await log_out(server.entry.spec, name)
+        except LoginFailed as exc:
+            console.print(Text(f"{terminal_safe(name)}: {terminal_safe(str(exc))}", "red"))
+            return
+        said = "Logged out of" if forgot else "There was no login to forget for"
+        console.print(f"{said} {terminal_safe(name)}.")
     else:
         if server.state is ServerState.STARTING:  # asked right after start: wait for it
             with console.status(Text(f"waiting for {terminal_safe(name)} to start…")):
@@ -211,6 +226,28 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
             _tools(console, server, schema=action == "schema", only=only)
         else:
             await _listing(console, server, action)
+
+
+async def _login(runtime: Runtime, console: Console, server: ManagedServer) -> None:
+    """`/mcp login NAME`: the browser login, then the server started again with its tokens."""
+    name = terminal_safe(server.name)
+
+    def show(url: str) -> None:
+        console.print(f"Log in to {name} in your browser. If it does not open, visit:")
+        console.print(Text("  " + terminal_safe(url)), soft_wrap=True)
+
+    settings = getattr(server.entry, "oauth", None)
+    port = settings.callback_port if settings is not None else None
+    try:
+        with console.status(Text(f"waiting for the login to {name} (Ctrl+C gives up)…")):
+            tools = await log_in(server.entry.spec, server.name, show=show, callback_port=port)
+    except LoginFailed as exc:
+        console.print(Text(f"{name}: login failed: {terminal_safe(str(exc))}", "red"))
+        return
+    console.print(Text(f"✓ Logged in to {name} ({tools} tools); restarting it.", "green"))
+    await runtime.manager.restart(server.name)
+    await _settle(runtime, server.name)
+    _report(console, server)
 
 
 async def _settle(runtime: Runtime, name: str) -> None:

@@ -33,7 +33,9 @@ PROGRESS_INTERVAL = 1.0
 
 def report_server(server: ManagedServer) -> None:
     """A `ServerManager` change callback: a server that failed, on stderr."""
-    if server.state is ServerState.ERROR and server.settled_news:
+    if server.state is ServerState.ERROR and server.needs_login:
+        err(f"paicli: MCP server {server.name!r} needs login: paicli mcp login {server.name}")
+    elif server.state is ServerState.ERROR and server.settled_news:
         err(f"paicli: MCP server {server.name!r} failed: {server.failure()}")
 
 
