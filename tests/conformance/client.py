@@ -80,6 +80,19 @@ def oauth_for(scenario: str, context: Json) -> OAuth:
             client_secret=context.get("client_secret"),
             grant="client_credentials",
         )
+    if scenario == "auth/client-credentials-jwt":
+        return OAuth(
+            client_id=context.get("client_id"),
+            private_key=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm"),
+            grant="client_credentials",
+        )
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuth(
+            client_id=context.get("client_id"),
+            assertion=context.get("valid_jwt"),
+            grant="jwt_bearer",
+        )
     return OAuth(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite's required CLIENT scenarios against
-# tests/conformance/client.py and compare the outcome with expected-failures.txt.
+# Run the official MCP conformance suite's required CLIENT scenarios, and its auth extension
+# scenarios, against tests/conformance/client.py and compare the outcome with
+# expected-failures.txt.
 #
 #   tests/conformance/run.sh                    every required client scenario of every revision
 #   tests/conformance/run.sh 2026-07-28/tools_call 'auth/*'    only ids matching these globs
@@ -58,6 +59,14 @@ for rev in "${REVISIONS[@]}"; do
   [[ -n $names ]] || die "could not read the required client scenarios of $rev from 'list'"
   while read -r name; do all_ids+=("$rev/$name"); done <<<"$names"
 done
+# --- and the auth extensions of the whole suite (`--suite all`): client credentials,
+# workload identity, enterprise-managed authorization, DPoP. Their ids are extension/<name>;
+# they run without a pinned revision. The other extensions (sep-2640 skills) are not ours.
+listing=$("$NODE" "$RUNNER" list --client)
+extensions=$(awk '/^Client scenarios/ {on = 1; next} on && /^$/ {exit}
+  on && $1 == "-" && $2 ~ /^auth\// && $3 == "[extension]" {print $2}' <<<"$listing")
+[[ -n $extensions ]] || die "could not read the auth extension scenarios from 'list'"
+while read -r name; do all_ids+=("extension/$name"); done <<<"$extensions"
 
 # --- expected failures -----------------------------------------------------------------------
 declare -A required=() expected=()
@@ -69,7 +78,7 @@ while IFS= read -r line || [[ -n $line ]]; do
   line=${line//[[:space:]]/}
   [[ -z $line ]] && continue
   [[ -n ${required[$line]:-} ]] ||
-    die "$EXPECTED:$lineno: '$line' is not a required client scenario (<revision>/<scenario>)"
+    die "$EXPECTED:$lineno: '$line' is not a client scenario run here (<revision>/<scenario> or extension/<scenario>)"
   [[ ${line#*/} == auth/* ]] ||
     die "$EXPECTED:$lineno: '$line': only auth/* scenarios may be expected to fail"
   [[ -z ${expected[$line]:-} ]] || die "$EXPECTED:$lineno: duplicate entry '$line'"
@@ -101,8 +110,10 @@ run_one() {
   local dir=$RESULTS/$rev/$scenario rc=0
   mkdir -p "$dir"
   # `timeout` only guards against the runner itself hanging (its verdict is then missing).
+  local version=(--spec-version "$rev")
+  [[ $rev == extension ]] && version=()
   timeout -k 10 $((TIMEOUT_MS / 1000 + 60)) \
-    "$NODE" "$RUNNER" client --command "$COMMAND" --scenario "$scenario" --spec-version "$rev" \
+    "$NODE" "$RUNNER" client --command "$COMMAND" --scenario "$scenario" "${version[@]}" \
     --force --timeout "$TIMEOUT_MS" --output-dir "$dir" >"$dir/runner.log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
 }

@@ -115,6 +115,57 @@ async def test_a_machine_client_gets_tokens_with_its_own_credentials() -> None:
     assert not world.requests_to("/authorize") and not world.requests_to("/register")
 
 
+@pytest.mark.parametrize("curve", ["P-256", "P-384"])
+async def test_a_machine_client_authenticates_with_a_signed_assertion(curve: str) -> None:
+    from joserfc.jwk import ECKey  # noqa: PLC0415
+
+    key = ECKey.generate_key(curve, private=True)
+    pem = key.as_pem(private=True).decode()
+    auth = oauth(None, client_id="machine-jwt", private_key=pem, grant="client_credentials")
+    async with auth_world(client_key=key) as world:
+        assert await call_echo(world, auth) == "hi"
+    [token] = world.requests_to("/token")
+    assert token.body["client_assertion_type"].endswith(":client-assertion-type:jwt-bearer")
+    assert "client_secret" not in token.body and pem not in str(token.body)
+    assert not world.requests_to("/authorize") and not world.requests_to("/register")
+
+
+async def test_an_unusable_private_key_is_one_error_naming_it() -> None:
+    auth = oauth(None, client_id="m", private_key="not a key", grant="client_credentials")
+    async with auth_world() as world:
+        with pytest.raises(OAuthError, match="the configured private key cannot be used"):
+            await call_echo(world, auth)
+    assert not world.requests_to("/token")
+
+
+async def test_a_workload_exchanges_its_platform_jwt_for_a_token() -> None:
+    calls: list[int] = []
+
+    async def fresh_jwt() -> str:  # a platform token file, read when tokens are needed
+        calls.append(1)
+        return "workload-jwt-from-the-platform"
+
+    auth = oauth(None, assertion=fresh_jwt, grant="jwt_bearer")
+    async with auth_world() as world:
+        assert await call_echo(world, auth) == "hi"
+    [token] = world.requests_to("/token")
+    assert token.body["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert token.body["assertion"] == "workload-jwt-from-the-platform"
+    assert token.body["resource"] == world.url and "client_id" not in token.body
+    assert calls == [1]
+
+
+async def test_a_refused_workload_jwt_fails_once_without_retrying_or_another_grant() -> None:
+    auth = oauth(None, assertion="an-expired-jwt", grant="jwt_bearer")
+    async with auth_world() as world:
+        with pytest.raises(OAuthError, match="refused: 'invalid_grant'"):
+            await call_echo(world, auth)
+    assert [r.body["grant_type"] for r in world.requests_to("/token")] == [
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    ]
+    assert not world.requests_to("/authorize") and not world.requests_to("/register")
+
+
 async def test_without_a_way_to_log_in_the_connection_says_login_is_needed() -> None:
     async with auth_world() as world:
         with pytest.raises(LoginRequired, match="needs login"):

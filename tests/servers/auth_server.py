@@ -47,6 +47,10 @@ class World:
     # Seconds each access token lives; refresh tokens are issued when `refresh` is set.
     lifetime: int = 3600
     refresh: bool = True
+    # The JWT a workload presents (jwt-bearer grant), and the public key that private_key_jwt
+    # client assertions must verify with (None: such clients are refused).
+    workload_jwt: str = "workload-jwt-from-the-platform"
+    client_key: Any = None
     # Replaces a route's whole response: path -> a function returning an aiohttp response.
     override: dict[str, Callable[[web.Request], web.StreamResponse]] = field(default_factory=dict)
     # Replace fields of the PRM or the AS metadata document.
@@ -155,8 +159,21 @@ def _authorize(world: World, request: web.Request) -> web.StreamResponse:
     raise web.HTTPFound(f"{query['redirect_uri']}?{urlencode(target)}")
 
 
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+SIGNING = ["ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"]
+
+
 def _token(world: World, body: Json) -> web.StreamResponse:
     grant = body.get("grant_type")
+    if grant == JWT_BEARER:  # workload identity: the platform's JWT is the whole identity
+        if body.get("assertion") == world.workload_jwt:
+            return web.json_response(world.issue())
+        return web.json_response({"error": "invalid_grant"}, status=400)
+    if body.get("client_assertion_type") == CLIENT_ASSERTION:
+        if grant == "client_credentials" and _assertion_valid(world, body):
+            return web.json_response(world.issue())
+        return web.json_response({"error": "invalid_client"}, status=401)
     if body.get("client_secret") != "client-secret-value":
         return web.json_response({"error": "invalid_client"}, status=401)
     if grant == "authorization_code":
@@ -171,6 +188,31 @@ def _token(world: World, body: Json) -> web.StreamResponse:
         world.refresh_tokens.discard(body["refresh_token"])
         return web.json_response(world.issue())
     return web.json_response({"error": "invalid_grant"}, status=400)
+
+
+def _assertion_valid(world: World, body: Json) -> bool:
+    """A private_key_jwt client assertion: signed by `world.client_key`, by and about the
+    client named in the request, for this authorization server, not expired."""
+    from joserfc import jwt  # noqa: PLC0415 - only the tests of private_key_jwt need it
+    from joserfc.errors import JoseError  # noqa: PLC0415
+
+    if world.client_key is None:
+        return False
+    try:
+        token = jwt.decode(str(body.get("client_assertion")), world.client_key, algorithms=SIGNING)
+    except (JoseError, ValueError):
+        return False
+    claims = token.claims
+    audience = claims.get("aud")
+    audiences = audience if isinstance(audience, list) else [audience]
+    client = body.get("client_id")
+    return (
+        claims.get("iss") == claims.get("sub") == client
+        and world.base in audiences
+        and isinstance(claims.get("exp"), int)
+        and claims["exp"] > time.time()
+        and isinstance(claims.get("jti"), str)
+    )
 
 
 @asynccontextmanager

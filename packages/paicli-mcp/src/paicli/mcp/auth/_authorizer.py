@@ -14,6 +14,7 @@ meanwhile just retries.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import Any
 
@@ -39,6 +40,7 @@ log = logging.getLogger("paicli.mcp.auth")
 
 # Refresh this long before the access token expires, so a request does not race its expiry.
 REFRESH_MARGIN = 60.0
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 class Authorizer:
@@ -113,8 +115,10 @@ class Authorizer:
     async def _refresh(self, tokens: Tokens) -> bool:
         """New tokens for a refresh token; on failure the tokens are dropped (False)."""
         assert self._record is not None
-        client = ClientInfo.from_record(self._record.get("token_client"))
         meta = ServerMetadata(tokens.issuer, "", tokens.token_endpoint)
+        client = ClientInfo.from_record(self._record.get("token_client"))
+        if client is not None and client.auth_method == "private_key_jwt":
+            client = configured_client(self._oauth, meta)  # the key is never stored
         try:
             if client is None or client.client_id != tokens.client_id:
                 raise OAuthError(f"{self._label}: no client to refresh the tokens with")
@@ -148,6 +152,9 @@ class Authorizer:
         if self._oauth.grant == "client_credentials":
             await self._client_credentials(meta, resource.resource, scope)
             return
+        if self._oauth.grant == "jwt_bearer":
+            await self._jwt_bearer(meta, resource.resource, scope)
+            return
         redirect = self._oauth.redirect
         if redirect is None:
             raise LoginRequired(f"{self._label}: needs login", www_authenticate=None)
@@ -169,13 +176,40 @@ class Authorizer:
         """A machine client's tokens: its own credentials, no user and no browser."""
         assert self._record is not None
         client = configured_client(self._oauth, meta)
-        if client is None or client.client_secret is None:
+        if client is None or client.auth_method == "none":
             raise OAuthError(
-                f"{self._label}: the client_credentials grant needs a client id and secret"
+                f"{self._label}: the client_credentials grant needs a client id and a "
+                "secret or private key"
             )
         form = {"grant_type": "client_credentials"}
         if scope:
             form["scope"] = scope
+        await self._issued(meta, client, form, resource, scope)
+
+    async def _jwt_bearer(self, meta: ServerMetadata, resource: str, scope: str | None) -> None:
+        """A workload's tokens for the JWT its platform issued it (RFC 7523 §2.1). A refusal
+        is final: no retry, no other grant (the platform's token is what it is)."""
+        assertion = self._oauth.assertion
+        if callable(assertion):
+            made = assertion()
+            assertion = await made if inspect.isawaitable(made) else made
+        if not isinstance(assertion, str) or not assertion:
+            raise OAuthError(f"{self._label}: the jwt_bearer grant needs an assertion (a JWT)")
+        client = configured_client(self._oauth, meta) or ClientInfo("", None, "none")
+        form = {"grant_type": JWT_BEARER, "assertion": assertion}
+        if scope:
+            form["scope"] = scope
+        await self._issued(meta, client, form, resource, scope)
+
+    async def _issued(
+        self,
+        meta: ServerMetadata,
+        client: ClientInfo,
+        form: dict[str, str],
+        resource: str,
+        scope: str | None,
+    ) -> None:
+        assert self._record is not None
         tokens = await token_request(self._http, meta, client, form, resource=resource)
         self._tokens = tokens
         self._scopes = frozenset((scope or "").split())

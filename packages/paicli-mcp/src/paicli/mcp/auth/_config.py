@@ -9,7 +9,7 @@ no user login can happen during a connection: a server that needs one raises
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -40,8 +40,20 @@ class OAuth:
     scopes: Sequence[str] | None = None
     client_name: str = "paicli"
     client_metadata_url: str | None = None
-    # "authorization_code" (a user logs in through `redirect`) or "client_credentials"
-    # (a machine client: `client_id` and `client_secret` are the identity, no user).
+    # "authorization_code" (a user logs in through `redirect`), "client_credentials" (a
+    # machine client: `client_id` with `client_secret` or `private_key` is the identity, no
+    # user) or "jwt_bearer" (workload identity, RFC 7523: `assertion` is a JWT the platform
+    # issued to this workload, exchanged for an access token; errors are final).
     grant: str = "authorization_code"
+    # `private_key_jwt` client authentication: a PEM private key (EC, RSA or Ed25519) and,
+    # optionally, the algorithm (default from the key: ES256, RS256, EdDSA, ...). Needs the
+    # `jose` extra (joserfc).
+    private_key: str | None = field(default=None, repr=False)
+    signing_algorithm: str | None = None
+    # "jwt_bearer": the workload's JWT, or a function returning a fresh one (sync or async),
+    # called each time tokens are needed.
+    assertion: str | Callable[[], str | Awaitable[str]] | None = field(
+        default=None, repr=False, compare=False
+    )
     redirect: Redirect | None = field(default=None, compare=False)
     store: TokenStore = field(default_factory=MemoryTokenStore, compare=False)

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 from ..errors import OAuthError
 from ._discovery import ServerMetadata
 from ._fetch import OAuthHttp
+from ._jwt import ASSERTION_TYPE, client_assertion
 from ._store import ClientInfo, Tokens
 
 __all__ = ["Attempt", "begin", "finish", "refresh", "token_request"]
@@ -112,15 +113,29 @@ def authorization_code(attempt: Attempt, callback_url: str, label: str) -> str:
     return code
 
 
-def authenticate(client: ClientInfo, form: dict[str, str], headers: dict[str, str]) -> None:
-    """Add the client's credentials to a token or other endpoint request."""
+def authenticate(
+    client: ClientInfo,
+    form: dict[str, str],
+    headers: dict[str, str],
+    audience: tuple[str, ...] = (),
+) -> None:
+    """Add the client's credentials to a token or other endpoint request (`audience`: who a
+    `private_key_jwt` assertion is for: the issuer and the endpoint)."""
     method, secret = client.auth_method, client.client_secret
+    if method == "private_key_jwt" and client.private_key is not None:
+        form["client_id"] = client.client_id
+        form["client_assertion_type"] = ASSERTION_TYPE
+        form["client_assertion"] = client_assertion(
+            client.client_id, client.private_key, client.signing_algorithm, audience
+        )
+        return
     if method == "client_secret_basic" and secret is not None:
         # RFC 6749 §2.3.1: each part form-urlencoded before base64.
         pair = f"{quote(client.client_id, safe='')}:{quote(secret, safe='')}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         return
-    form["client_id"] = client.client_id
+    if client.client_id:  # a workload's jwt-bearer grant may have no client id at all
+        form["client_id"] = client.client_id
     if method == "client_secret_post" and secret is not None:
         form["client_secret"] = secret
 
@@ -137,7 +152,7 @@ async def token_request(
     """POST a grant to the token endpoint; the tokens it issues."""
     form = {**form, "resource": resource}
     headers: dict[str, str] = {}
-    authenticate(client, form, headers)
+    authenticate(client, form, headers, audience=(meta.issuer, meta.token_endpoint))
     reply = await http.post(meta.token_endpoint, "the token request", form=form, headers=headers)
     body = reply.json or {}
     if reply.status != 200:

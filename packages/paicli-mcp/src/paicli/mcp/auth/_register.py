@@ -27,6 +27,14 @@ def configured_client(oauth: OAuth, meta: ServerMetadata) -> ClientInfo | None:
     """The client id (and secret) from the configuration, if any."""
     if oauth.client_id is None:
         return None
+    if oauth.private_key is not None:
+        return ClientInfo(
+            oauth.client_id,
+            None,
+            "private_key_jwt",
+            private_key=oauth.private_key,
+            signing_algorithm=oauth.signing_algorithm,
+        )
     if oauth.client_secret is None:
         return ClientInfo(oauth.client_id, None, "none")
     offered = meta.token_endpoint_auth_methods

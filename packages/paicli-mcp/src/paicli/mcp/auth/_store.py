@@ -55,8 +55,12 @@ class ClientInfo:
 
     client_id: str
     client_secret: str | None = None
-    auth_method: str = "none"  # none, client_secret_basic, client_secret_post
+    # none, client_secret_basic, client_secret_post, private_key_jwt
+    auth_method: str = "none"
     redirect_uri: str | None = None
+    # private_key_jwt: the PEM key and algorithm (from the configuration; never stored).
+    private_key: str | None = None
+    signing_algorithm: str | None = None
 
     def __repr__(self) -> str:
         return f"ClientInfo(client_id={self.client_id!r}, auth_method={self.auth_method!r})"
@@ -76,7 +80,9 @@ class ClientInfo:
         )
 
     def to_record(self) -> Record:
-        return asdict(self)
+        record = asdict(self)
+        del record["private_key"], record["signing_algorithm"]  # the config holds them
+        return record
 
 
 @dataclass(frozen=True, slots=True)
