@@ -87,6 +87,15 @@ def oauth_for(scenario: str, context: Json) -> OAuth:
             signing_algorithm=context.get("signing_algorithm"),
             grant="client_credentials",
         )
+    if scenario == "auth/enterprise-managed-authorization":
+        return OAuth(
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            assertion=context.get("idp_id_token"),
+            idp_token_endpoint=context.get("idp_token_endpoint"),
+            idp_client_id=context.get("idp_client_id"),
+            grant="enterprise_managed",
+        )
     if scenario == "auth/wif-jwt-bearer":
         return OAuth(
             client_id=context.get("client_id"),

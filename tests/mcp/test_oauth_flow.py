@@ -166,6 +166,34 @@ async def test_a_refused_workload_jwt_fails_once_without_retrying_or_another_gra
     assert not world.requests_to("/authorize") and not world.requests_to("/register")
 
 
+@pytest.mark.parametrize(
+    ("id_token", "outcome"), [("id-token-of-the-user", "hi"), ("someone-elses", "refused")]
+)
+async def test_an_enterprise_id_token_becomes_an_id_jag_then_a_token(
+    id_token: str, outcome: str
+) -> None:
+    async with auth_world() as world:
+        auth = oauth(
+            None,
+            client_id="enterprise-app",
+            client_secret="client-secret-value",
+            assertion=id_token,
+            idp_token_endpoint=f"{world.base}/idp/token",
+            idp_client_id="paicli-at-the-idp",
+            grant="enterprise_managed",
+        )
+        if outcome == "hi":
+            assert await call_echo(world, auth) == "hi"
+        else:
+            with pytest.raises(OAuthError, match="identity provider refused the exchange"):
+                await call_echo(world, auth)
+    [exchange] = world.requests_to("/idp/token")
+    assert exchange.body["client_id"] == "paicli-at-the-idp"
+    assert exchange.body["audience"] == world.base and exchange.body["resource"] == world.url
+    grants = [r.body["grant_type"] for r in world.requests_to("/token")]
+    assert grants == (["urn:ietf:params:oauth:grant-type:jwt-bearer"] if outcome == "hi" else [])
+
+
 async def test_without_a_way_to_log_in_the_connection_says_login_is_needed() -> None:
     async with auth_world() as world:
         with pytest.raises(LoginRequired, match="needs login"):

@@ -169,6 +169,11 @@ def _token(world: World, body: Json) -> web.StreamResponse:
     if grant == JWT_BEARER:  # workload identity: the platform's JWT is the whole identity
         if body.get("assertion") == world.workload_jwt:
             return web.json_response(world.issue())
+        # Enterprise-managed: the identity provider's ID-JAG, with the client's credentials.
+        if body.get("assertion") == ID_JAG_ISSUED and body.get("client_secret") == (
+            "client-secret-value"
+        ):
+            return web.json_response(world.issue())
         return web.json_response({"error": "invalid_grant"}, status=400)
     if body.get("client_assertion_type") == CLIENT_ASSERTION:
         if grant == "client_credentials" and _assertion_valid(world, body):
@@ -188,6 +193,31 @@ def _token(world: World, body: Json) -> web.StreamResponse:
         world.refresh_tokens.discard(body["refresh_token"])
         return web.json_response(world.issue())
     return web.json_response({"error": "invalid_grant"}, status=400)
+
+
+ID_TOKEN = "id-token-of-the-user"
+ID_JAG_ISSUED = "id-jag-for-this-server"
+
+
+def _idp_token(world: World, body: Json) -> web.StreamResponse:
+    """The enterprise identity provider (SEP-990): an ID token exchanged (RFC 8693) for an
+    ID-JAG naming this authorization server and the MCP server."""
+    wanted = {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "subject_token": ID_TOKEN,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": world.base,
+        "resource": world.url,
+    }
+    if any(body.get(key) != value for key, value in wanted.items()):
+        return web.json_response({"error": "invalid_grant"}, status=400)
+    issued = {
+        "access_token": ID_JAG_ISSUED,
+        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "token_type": "N_A",
+    }
+    return web.json_response(issued)
 
 
 def _assertion_valid(world: World, body: Json) -> bool:
@@ -254,6 +284,8 @@ async def auth_world(**knobs: Any) -> AsyncIterator[World]:
             return _authorize(world, request)
         if path == "/token" and request.method == "POST":
             return _token(world, body)
+        if path == "/idp/token" and request.method == "POST":
+            return _idp_token(world, body)
         raise web.HTTPNotFound()
 
     app = web.Application(middlewares=[record])

@@ -41,6 +41,8 @@ log = logging.getLogger("paicli.mcp.auth")
 # Refresh this long before the access token expires, so a request does not race its expiry.
 REFRESH_MARGIN = 60.0
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
 
 class Authorizer:
@@ -152,7 +154,7 @@ class Authorizer:
         if self._oauth.grant == "client_credentials":
             await self._client_credentials(meta, resource.resource, scope)
             return
-        if self._oauth.grant == "jwt_bearer":
+        if self._oauth.grant in ("jwt_bearer", "enterprise_managed"):
             await self._jwt_bearer(meta, resource.resource, scope)
             return
         redirect = self._oauth.redirect
@@ -194,12 +196,45 @@ class Authorizer:
             made = assertion()
             assertion = await made if inspect.isawaitable(made) else made
         if not isinstance(assertion, str) or not assertion:
-            raise OAuthError(f"{self._label}: the jwt_bearer grant needs an assertion (a JWT)")
+            raise OAuthError(f"{self._label}: the {self._oauth.grant} grant needs an assertion")
+        if self._oauth.grant == "enterprise_managed":
+            assertion = await self._id_jag(assertion, meta, resource, scope)
         client = configured_client(self._oauth, meta) or ClientInfo("", None, "none")
         form = {"grant_type": JWT_BEARER, "assertion": assertion}
         if scope:
             form["scope"] = scope
         await self._issued(meta, client, form, resource, scope)
+
+    async def _id_jag(
+        self, id_token: str, meta: ServerMetadata, resource: str, scope: str | None
+    ) -> str:
+        """The enterprise identity provider's ID-JAG for `id_token` (RFC 8693 token
+        exchange): a grant it issues for this authorization server and resource."""
+        endpoint = self._oauth.idp_token_endpoint
+        if endpoint is None:
+            raise OAuthError(f"{self._label}: enterprise_managed needs idp_token_endpoint")
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": id_token,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": ID_JAG,
+            "audience": meta.issuer,
+            "resource": resource,
+        }
+        if scope:
+            form["scope"] = scope
+        if self._oauth.idp_client_id:
+            form["client_id"] = self._oauth.idp_client_id
+        reply = await self._http.post(endpoint, "the identity provider's token exchange", form=form)
+        body = reply.json or {}
+        if reply.status != 200:
+            error = body.get("error")
+            shown = ascii(error[:100]) if isinstance(error, str) else f"HTTP {reply.status}"
+            raise OAuthError(f"{self._label}: the identity provider refused the exchange: {shown}")
+        grant = body.get("access_token")
+        if body.get("issued_token_type") != ID_JAG or not isinstance(grant, str) or not grant:
+            raise OAuthError(f"{self._label}: the identity provider issued no ID-JAG")
+        return grant
 
     async def _issued(
         self,

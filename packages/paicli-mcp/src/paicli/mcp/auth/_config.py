@@ -42,18 +42,25 @@ class OAuth:
     client_metadata_url: str | None = None
     # "authorization_code" (a user logs in through `redirect`), "client_credentials" (a
     # machine client: `client_id` with `client_secret` or `private_key` is the identity, no
-    # user) or "jwt_bearer" (workload identity, RFC 7523: `assertion` is a JWT the platform
-    # issued to this workload, exchanged for an access token; errors are final).
+    # user), "jwt_bearer" (workload identity, RFC 7523: `assertion` is a JWT the platform
+    # issued to this workload, exchanged for an access token; errors are final) or
+    # "enterprise_managed" (see `idp_token_endpoint`).
     grant: str = "authorization_code"
     # `private_key_jwt` client authentication: a PEM private key (EC, RSA or Ed25519) and,
     # optionally, the algorithm (default from the key: ES256, RS256, EdDSA, ...). Needs the
     # `jose` extra (joserfc).
     private_key: str | None = field(default=None, repr=False)
     signing_algorithm: str | None = None
-    # "jwt_bearer": the workload's JWT, or a function returning a fresh one (sync or async),
-    # called each time tokens are needed.
+    # "jwt_bearer": the workload's JWT; "enterprise_managed": the user's ID token from the
+    # enterprise identity provider. Either as is, or a function returning a fresh one
+    # (sync or async), called each time tokens are needed.
     assertion: str | Callable[[], str | Awaitable[str]] | None = field(
         default=None, repr=False, compare=False
     )
+    # "enterprise_managed" (SEP-990): the identity provider's token endpoint, where the ID
+    # token is exchanged (RFC 8693) for an ID-JAG that the MCP server's authorization
+    # server takes in a jwt-bearer grant; and the client id paicli has at that provider.
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
     redirect: Redirect | None = field(default=None, compare=False)
     store: TokenStore = field(default_factory=MemoryTokenStore, compare=False)
