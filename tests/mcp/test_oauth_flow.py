@@ -194,6 +194,37 @@ async def test_an_enterprise_id_token_becomes_an_id_jag_then_a_token(
     assert grants == (["urn:ietf:params:oauth:grant-type:jwt-bearer"] if outcome == "hi" else [])
 
 
+@pytest.mark.parametrize("nonce", [None, "server-nonce-1"])
+async def test_dpop_binds_the_token_and_every_request_carries_a_fresh_proof(
+    nonce: str | None,
+) -> None:
+    """The authorization server offers DPoP: the token request carries a proof, the token
+    comes back bound to that key, and each MCP request presents it with the DPoP scheme and
+    a proof of its own (the server refuses a replayed one). With nonces, both servers first
+    answer use_dpop_nonce and the client tries once more with the nonce."""
+    store = MemoryTokenStore()
+    async with auth_world(dpop=True, dpop_nonce=nonce) as world:
+        assert await call_echo(world, oauth(Headless(), store=store)) == "hi"
+        assert await call_echo(world, oauth(Headless(), store=store)) == "hi"  # stored
+    tokens = world.requests_to("/token")
+    assert all(r.headers.get("dpop") for r in tokens)
+    assert len(tokens) == (2 if nonce else 1)  # refused without the nonce, then issued
+    presented = [r for r in world.requests_to("/mcp") if "authorization" in r.headers]
+    assert presented and all(r.headers["authorization"].startswith("DPoP ") for r in presented)
+    assert len(world.proof_ids) == len(set(world.proof_ids)) >= 4
+    assert len(world.requests_to("/authorize")) == 1  # the second connection reused the key
+    record = await store.load(world.url)
+    assert record is not None and record["tokens"]["token_type"] == "DPoP"
+    assert "d" in record["dpop_key"]  # the private key lives only in the (private) store
+
+
+async def test_dpop_can_be_turned_off_and_then_the_server_refuses() -> None:
+    async with auth_world(dpop=True) as world:
+        with pytest.raises(OAuthError, match="invalid_dpop_proof"):
+            await call_echo(world, oauth(Headless(), dpop=False))
+    assert not world.requests_to("/token")[0].headers.get("dpop")
+
+
 async def test_without_a_way_to_log_in_the_connection_says_login_is_needed() -> None:
     async with auth_world() as world:
         with pytest.raises(LoginRequired, match="needs login"):

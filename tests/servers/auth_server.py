@@ -51,6 +51,12 @@ class World:
     # client assertions must verify with (None: such clients are refused).
     workload_jwt: str = "workload-jwt-from-the-platform"
     client_key: Any = None
+    # DPoP (RFC 9449): bind tokens to the client's proof key and demand a fresh proof on
+    # every MCP request; with `dpop_nonce`, both servers first answer use_dpop_nonce.
+    dpop: bool = False
+    dpop_nonce: str | None = None
+    bound: dict[str, str] = field(default_factory=dict)  # access token -> key thumbprint
+    proof_ids: list[str] = field(default_factory=list)  # jti of every proof the MCP server took
     # Replaces a route's whole response: path -> a function returning an aiohttp response.
     override: dict[str, Callable[[web.Request], web.StreamResponse]] = field(default_factory=dict)
     # Replace fields of the PRM or the AS metadata document.
@@ -92,11 +98,16 @@ def _challenge(world: World) -> str:
 
 async def _mcp(world: World, request: web.Request) -> web.StreamResponse:
     header = request.headers.get("Authorization", "")
-    token = header.removeprefix("Bearer ")
-    if not header.startswith("Bearer ") or world.tokens.get(token, 0) < time.time():
+    scheme = "DPoP " if world.dpop else "Bearer "
+    token = header.removeprefix(scheme)
+    if not header.startswith(scheme) or world.tokens.get(token, 0) < time.time():
         return web.json_response(
             {"error": "invalid_token"}, status=401, headers={"WWW-Authenticate": _challenge(world)}
         )
+    if world.dpop:
+        refused = _dpop_refusal(world, request.headers.get("DPoP"), world.url, token)
+        if refused is not None:
+            return refused
     message = json.loads(await request.read() or b"{}")
     if "id" not in message:
         return web.Response(status=202)
@@ -136,6 +147,7 @@ def _metadata(world: World) -> web.StreamResponse:
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["client_secret_post"],
         "authorization_response_iss_parameter_supported": True,
+        **({"dpop_signing_alg_values_supported": ["ES256"]} if world.dpop else {}),
         **world.metadata_patch,
     }
     return web.json_response(document)
@@ -164,7 +176,73 @@ CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 SIGNING = ["ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"]
 
 
-def _token(world: World, body: Json) -> web.StreamResponse:
+def _dpop_proof(world: World, proof: str | None, url: str) -> tuple[Json, str] | str:
+    """A DPoP proof's claims and key thumbprint, or why it is refused."""
+    from joserfc import jws, jwt  # noqa: PLC0415 - only the DPoP tests need it
+    from joserfc.errors import JoseError  # noqa: PLC0415
+    from joserfc.jwk import ECKey  # noqa: PLC0415
+
+    if not proof:
+        return "no DPoP proof"
+    try:
+        header = jws.extract_compact(proof.encode()).protected
+        if header.get("typ") != "dpop+jwt":
+            return "typ is not dpop+jwt"
+        key = ECKey.import_key(header["jwk"])
+        claims = jwt.decode(proof, key, algorithms=["ES256"]).claims
+    except (JoseError, ValueError, KeyError, TypeError):
+        return "the proof does not verify"
+    if claims.get("htm") != "POST" or claims.get("htu") != url:
+        return "htm/htu do not match the request"
+    if abs(time.time() - float(claims.get("iat", 0))) > 60 or not claims.get("jti"):
+        return "iat or jti is missing or off"
+    return claims, key.thumbprint()
+
+
+def _use_nonce(world: World, status: int) -> web.StreamResponse:
+    headers = {"DPoP-Nonce": str(world.dpop_nonce)}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'DPoP error="use_dpop_nonce"'
+    return web.json_response({"error": "use_dpop_nonce"}, status=status, headers=headers)
+
+
+def _dpop_refusal(
+    world: World, proof: str | None, url: str, token: str
+) -> web.StreamResponse | None:
+    checked = _dpop_proof(world, proof, url)
+    if isinstance(checked, str):
+        return web.json_response({"error": "invalid_dpop_proof", "why": checked}, status=401)
+    claims, thumbprint = checked
+    digest = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=")
+    if claims.get("ath") != digest.decode() or world.bound.get(token) != thumbprint:
+        return web.json_response({"error": "invalid_token", "why": "not bound"}, status=401)
+    if world.dpop_nonce is not None and claims.get("nonce") != world.dpop_nonce:
+        return _use_nonce(world, 401)
+    if claims["jti"] in world.proof_ids:
+        return web.json_response({"error": "invalid_dpop_proof", "why": "replayed"}, status=401)
+    world.proof_ids.append(str(claims["jti"]))
+    return None
+
+
+def _token(world: World, body: Json, headers: dict[str, str]) -> web.StreamResponse:
+    if world.dpop:
+        checked = _dpop_proof(world, headers.get("dpop"), f"{world.base}/token")
+        if isinstance(checked, str):
+            return web.json_response({"error": "invalid_dpop_proof", "why": checked}, status=400)
+        claims, thumbprint = checked
+        if world.dpop_nonce is not None and claims.get("nonce") != world.dpop_nonce:
+            return _use_nonce(world, 400)
+        answer = _token_answer(world, body)
+        issued = json.loads(answer.text or "{}")
+        if "access_token" in issued:
+            world.bound[issued["access_token"]] = thumbprint
+            issued["token_type"] = "DPoP"
+            return web.json_response(issued)
+        return answer
+    return _token_answer(world, body)
+
+
+def _token_answer(world: World, body: Json) -> web.Response:
     grant = body.get("grant_type")
     if grant == JWT_BEARER:  # workload identity: the platform's JWT is the whole identity
         if body.get("assertion") == world.workload_jwt:
@@ -283,7 +361,7 @@ async def auth_world(**knobs: Any) -> AsyncIterator[World]:
         if path == "/authorize":
             return _authorize(world, request)
         if path == "/token" and request.method == "POST":
-            return _token(world, body)
+            return _token(world, body, world.seen[-1].headers)
         if path == "/idp/token" and request.method == "POST":
             return _idp_token(world, body)
         raise web.HTTPNotFound()

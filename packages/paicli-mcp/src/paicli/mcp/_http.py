@@ -221,7 +221,7 @@ class StreamableHttpTransport(Transport):
             if self.session_id is not None:
                 with contextlib.suppress(aiohttp.ClientError, McpError):
                     async with asyncio.timeout(DELETE_TIMEOUT):
-                        url, headers = self._server.url, self._base_headers()
+                        url, headers = self._server.url, self._base_headers("DELETE")
                         async with exchange(
                             self._client,
                             self._label,
@@ -240,14 +240,14 @@ class StreamableHttpTransport(Transport):
 
     # -- sending ---------------------------------------------------------------------------
 
-    def _base_headers(self) -> dict[str, str]:
+    def _base_headers(self, method: str = "GET") -> dict[str, str]:
         headers: dict[str, str] = {}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self._legacy_version is not None:
             headers["MCP-Protocol-Version"] = self._legacy_version
         if self._auth is not None:
-            headers.update(self._auth.header())
+            headers.update(self._auth.header(method, self._server.url))
         return headers
 
     def _headers_for(self, message: Message) -> dict[str, str]:
@@ -260,9 +260,9 @@ class StreamableHttpTransport(Transport):
             headers.update(request_headers(message, self._tool_headers))
         elif message.get("method") != "initialize":
             # The version is not negotiated yet during `initialize`.
-            headers.update(self._base_headers())
+            headers.update(self._base_headers("POST"))
         if self._auth is not None:
-            headers.update(self._auth.header())
+            headers.update(self._auth.header("POST", self._server.url))
         return headers
 
     async def _post_modern(self, message: Message) -> None:
@@ -311,9 +311,10 @@ class StreamableHttpTransport(Transport):
                     and auth_retries < MAX_AUTH_RETRIES
                 ):
                     challenge = response.headers.get("WWW-Authenticate")
+                    nonce = response.headers.get("DPoP-Nonce")
                     response.release()
                     sent = headers.get("Authorization")
-                    if await self._auth.challenged(response.status, challenge, sent):
+                    if await self._auth.challenged(response.status, challenge, sent, nonce):
                         await self._post(
                             message,
                             modern=modern,

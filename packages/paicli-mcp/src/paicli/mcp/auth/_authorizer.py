@@ -28,6 +28,7 @@ from ._discovery import (
     legacy_server,
     pick_issuer,
 )
+from ._dpop import DPOP_ALGORITHM, DpopKey
 from ._fetch import OAuthHttp
 from ._grant import begin, finish, refresh, token_request
 from ._guard import UrlPolicy
@@ -58,12 +59,23 @@ class Authorizer:
         self._tokens: Tokens | None = None
         # The scopes asked for so far; a step-up asks for their union with the challenge's.
         self._scopes: frozenset[str] = frozenset()
+        # DPoP: the key the tokens are bound to, and the MCP server's latest nonce.
+        self._dpop: DpopKey | None = None
+        self._rs_nonce: str | None = None
 
-    def header(self) -> dict[str, str]:
-        """The `Authorization` header to send (none before the first authorization)."""
-        if self._tokens is None:
+    def header(self, method: str = "POST", url: str | None = None) -> dict[str, str]:
+        """The headers that present the token on a `method` request to `url` (default: the
+        server's URL): `Authorization`, and for a DPoP-bound token a fresh `DPoP` proof.
+        None before the first authorization."""
+        tokens = self._tokens
+        if tokens is None:
             return {}
-        return {"Authorization": f"Bearer {self._tokens.access_token}"}
+        if tokens.token_type.lower() == "dpop" and self._dpop is not None:
+            proof = self._dpop.proof(
+                method, url or self._url, access_token=tokens.access_token, nonce=self._rs_nonce
+            )
+            return {"Authorization": f"DPoP {tokens.access_token}", "DPoP": proof}
+        return {"Authorization": f"Bearer {tokens.access_token}"}
 
     async def prepare(self) -> None:
         """Load stored tokens once; refresh them if they are about to expire."""
@@ -76,13 +88,30 @@ class Authorizer:
                 if self._tokens is tokens:
                     await self._refresh(tokens)
 
-    async def challenged(self, status: int, www_authenticate: str | None, sent: str | None) -> bool:
-        """React to a 401/403 for a request sent with the header `sent`; whether to resend."""
-        challenge = _bearer(www_authenticate)
+    async def challenged(
+        self,
+        status: int,
+        www_authenticate: str | None,
+        sent: str | None,
+        dpop_nonce: str | None = None,
+    ) -> bool:
+        """React to a 401/403 for a request sent with the header `sent` (and, for DPoP, the
+        response's `DPoP-Nonce`); whether to resend."""
+        challenge = _challenge(www_authenticate)
         async with self._lock:
             current = self.header().get("Authorization")
             if current is not None and current != sent:
                 return True  # Another request renewed the token meanwhile.
+            if (
+                challenge.scheme == "dpop"
+                and challenge.params.get("error") == "use_dpop_nonce"
+                and dpop_nonce
+                and self._dpop is not None
+            ):
+                if dpop_nonce == self._rs_nonce:
+                    return False  # this nonce was already refused: another try fails alike
+                self._rs_nonce = dpop_nonce
+                return True
             if status == 403:
                 if challenge.params.get("error") != "insufficient_scope":
                     return False
@@ -106,7 +135,14 @@ class Authorizer:
         record = await self._oauth.store.load(self._url)
         self._record = record if isinstance(record, dict) else {}
         tokens = Tokens.from_record(self._record.get("tokens"))
-        if tokens is not None and tokens.resource and tokens.token_type.lower() == "bearer":
+        kind = tokens.token_type.lower() if tokens is not None else ""
+        if kind == "dpop":
+            self._dpop = DpopKey.from_record(self._record.get("dpop_key"))
+        if (
+            tokens is not None
+            and tokens.resource
+            and (kind == "bearer" or (kind == "dpop" and self._dpop is not None))
+        ):
             self._tokens = tokens
             self._scopes = frozenset((tokens.scope or "").split())
 
@@ -124,7 +160,8 @@ class Authorizer:
         try:
             if client is None or client.client_id != tokens.client_id:
                 raise OAuthError(f"{self._label}: no client to refresh the tokens with")
-            self._tokens = await refresh(self._http, meta, client, tokens)
+            bound = self._dpop if tokens.token_type.lower() == "dpop" else None
+            self._tokens = await refresh(self._http, meta, client, tokens, dpop=bound)
         except OAuthError as exc:
             log.info("%s: refreshing the access token failed: %s", self._label, exc)
             self._tokens = None
@@ -165,7 +202,7 @@ class Authorizer:
         attempt = begin(meta, client, redirect_uri, resource.resource, scope)
         log.info("%s: authorizing at %s", self._label, meta.issuer)
         callback = await redirect.authorize(attempt.url)
-        tokens = await finish(http, meta, client, attempt, callback)
+        tokens = await finish(http, meta, client, attempt, callback, dpop=self._dpop_for(meta))
         self._tokens = tokens
         self._scopes = frozenset((scope or "").split())
         self._record["tokens"] = tokens.to_record()
@@ -245,12 +282,26 @@ class Authorizer:
         scope: str | None,
     ) -> None:
         assert self._record is not None
-        tokens = await token_request(self._http, meta, client, form, resource=resource)
+        dpop = self._dpop_for(meta)
+        tokens = await token_request(self._http, meta, client, form, resource=resource, dpop=dpop)
         self._tokens = tokens
         self._scopes = frozenset((scope or "").split())
         self._record["tokens"] = tokens.to_record()
         self._record["token_client"] = client.to_record()
         await self._save()
+
+    def _dpop_for(self, meta: ServerMetadata) -> DpopKey | None:
+        """The key to bind new tokens to: with `dpop=None`, only when the authorization
+        server takes ES256 proofs. A new key per authorization, kept with the tokens."""
+        wanted = self._oauth.dpop
+        if wanted is False or (wanted is None and DPOP_ALGORITHM not in meta.dpop_algorithms):
+            self._dpop = None
+            return None
+        assert self._record is not None
+        self._dpop = DpopKey.generate()
+        self._rs_nonce = None
+        self._record["dpop_key"] = self._dpop.to_record()
+        return self._dpop
 
     def _scope(
         self,
@@ -293,7 +344,11 @@ class Authorizer:
         return client
 
 
-def _bearer(header: str | None) -> Challenge:
-    """The Bearer challenge of a `WWW-Authenticate` header (an empty one if there is none)."""
-    challenges = parse_challenges(header)
-    return next((c for c in challenges if c.scheme == "bearer"), Challenge("bearer"))
+def _challenge(header: str | None) -> Challenge:
+    """The Bearer or DPoP challenge of a `WWW-Authenticate` header (an empty Bearer one if
+    there is neither); a DPoP nonce request wins, as it is the one to act on."""
+    challenges = [c for c in parse_challenges(header) if c.scheme in ("bearer", "dpop")]
+    for challenge in challenges:
+        if challenge.scheme == "dpop" and challenge.params.get("error") == "use_dpop_nonce":
+            return challenge
+    return challenges[0] if challenges else Challenge("bearer")

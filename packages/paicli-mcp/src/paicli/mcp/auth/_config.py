@@ -62,5 +62,9 @@ class OAuth:
     # server takes in a jwt-bearer grant; and the client id paicli has at that provider.
     idp_token_endpoint: str | None = None
     idp_client_id: str | None = None
+    # DPoP (RFC 9449) token binding: None uses it when the authorization server offers ES256
+    # proofs, True insists (an error if it does not), False never sends proofs. Needs the
+    # `jose` extra (joserfc).
+    dpop: bool | None = None
     redirect: Redirect | None = field(default=None, compare=False)
     store: TokenStore = field(default_factory=MemoryTokenStore, compare=False)

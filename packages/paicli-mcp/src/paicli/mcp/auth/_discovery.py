@@ -55,6 +55,8 @@ class ServerMetadata:
     token_endpoint_auth_methods: tuple[str, ...] = ()
     client_id_metadata_document_supported: bool = False
     iss_parameter_supported: bool = False
+    # RFC 9449: the algorithms it takes DPoP proofs in (empty: it does not bind tokens).
+    dpop_algorithms: tuple[str, ...] = ()
     document: dict[str, Any] = field(default_factory=dict)
 
 
@@ -173,6 +175,7 @@ def _validated(http: OAuthHttp, issuer: str, document: dict[str, Any]) -> Server
         ),
         iss_parameter_supported=document.get("authorization_response_iss_parameter_supported")
         is True,
+        dpop_algorithms=_strings(document.get("dpop_signing_alg_values_supported")) or (),
         document=document,
     )
 

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 from ..errors import OAuthError
 from ._discovery import ServerMetadata
+from ._dpop import DpopKey
 from ._fetch import OAuthHttp
 from ._jwt import ASSERTION_TYPE, client_assertion
 from ._store import ClientInfo, Tokens
@@ -148,18 +149,35 @@ async def token_request(
     *,
     resource: str,
     previous: Tokens | None = None,
+    dpop: DpopKey | None = None,
 ) -> Tokens:
-    """POST a grant to the token endpoint; the tokens it issues."""
+    """POST a grant to the token endpoint; the tokens it issues. With `dpop`, each request
+    carries a proof, and a `use_dpop_nonce` answer is retried once with the nonce given."""
     form = {**form, "resource": resource}
-    headers: dict[str, str] = {}
-    authenticate(client, form, headers, audience=(meta.issuer, meta.token_endpoint))
-    reply = await http.post(meta.token_endpoint, "the token request", form=form, headers=headers)
-    body = reply.json or {}
+    nonce: str | None = None
+    for _ in range(2):
+        headers: dict[str, str] = {}
+        authenticate(client, form, headers, audience=(meta.issuer, meta.token_endpoint))
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", meta.token_endpoint, nonce=nonce)
+        reply = await http.post(
+            meta.token_endpoint, "the token request", form=form, headers=headers
+        )
+        body = reply.json or {}
+        offered = {k.lower(): v for k, v in reply.headers.items()}.get("dpop-nonce")
+        if dpop is None or reply.status != 400 or body.get("error") != "use_dpop_nonce":
+            break
+        if not offered or offered == nonce:
+            break
+        nonce = offered
     if reply.status != 200:
         error = body.get("error")
         shown = ascii(error[:100]) if isinstance(error, str) else f"HTTP {reply.status}"
         raise OAuthError(f"{http.label}: the token request was refused: {shown}")
-    return _tokens(http.label, body, meta, client.client_id, resource=resource, previous=previous)
+    tokens = _tokens(http.label, body, meta, client.client_id, resource=resource, previous=previous)
+    if dpop is not None and tokens.token_type.lower() != "dpop":
+        raise OAuthError(f"{http.label}: a DPoP proof was sent but the token is not DPoP-bound")
+    return tokens
 
 
 def _tokens(
@@ -201,7 +219,13 @@ def _tokens(
 
 
 async def finish(
-    http: OAuthHttp, meta: ServerMetadata, client: ClientInfo, attempt: Attempt, callback: str
+    http: OAuthHttp,
+    meta: ServerMetadata,
+    client: ClientInfo,
+    attempt: Attempt,
+    callback: str,
+    *,
+    dpop: DpopKey | None = None,
 ) -> Tokens:
     """Check the browser's return and redeem its code."""
     code = authorization_code(attempt, callback, http.label)
@@ -211,16 +235,23 @@ async def finish(
         "redirect_uri": attempt.redirect_uri,
         "code_verifier": attempt.verifier,
     }
-    tokens = await token_request(http, meta, client, form, resource=attempt.resource)
+    tokens = await token_request(http, meta, client, form, resource=attempt.resource, dpop=dpop)
     if tokens.scope is None and attempt.scope:
         tokens = Tokens(**{**tokens.to_record(), "scope": attempt.scope})
     return tokens
 
 
 async def refresh(
-    http: OAuthHttp, meta: ServerMetadata, client: ClientInfo, tokens: Tokens
+    http: OAuthHttp,
+    meta: ServerMetadata,
+    client: ClientInfo,
+    tokens: Tokens,
+    *,
+    dpop: DpopKey | None = None,
 ) -> Tokens:
     """New tokens for a refresh token."""
     assert tokens.refresh_token is not None
     form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
-    return await token_request(http, meta, client, form, resource=tokens.resource, previous=tokens)
+    return await token_request(
+        http, meta, client, form, resource=tokens.resource, previous=tokens, dpop=dpop
+    )
