@@ -21,6 +21,8 @@ from tests.servers.auth_server import World, auth_world
 
 pytestmark = pytest.mark.real
 
+ROOT = Path(__file__).resolve().parents[2]
+
 TIMEOUT = 60.0
 
 
@@ -169,3 +171,28 @@ async def test_a_hostile_authorization_endpoint_is_never_opened(tmp_path: Path) 
     assert code == 1
     assert "javascript:" not in out and "must be an https URL" in errors
     assert len(errors.strip().splitlines()) == 1
+
+
+async def test_with_a_system_keyring_the_tokens_go_there_not_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyring is chosen the way a user chooses one (PYTHON_KEYRING_BACKEND); the test
+    backend keeps its entries in a file this test reads."""
+    ring = tmp_path / "keyring.json"
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.keyring_backend.FileKeyring")
+    monkeypatch.setenv("PAICLI_TEST_KEYRING", str(ring))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *sys.path]))
+    home = tmp_path / "home"
+    async with asyncio.timeout(TIMEOUT), auth_world() as world:
+        configure(home, world)
+        code, _, errors, _ = await log_in(home, tmp_path)
+        assert code == 0, errors
+        entries = json.loads(ring.read_text())
+        record = json.loads(entries[f"paicli-mcp-oauth\n{world.url}"])
+        assert record["tokens"]["access_token"].startswith("access-")
+        assert not (home / "oauth-tokens.json").exists()
+        code, listed, errors = await paicli(home, tmp_path, "list")
+        assert code == 0 and "needs login" not in listed + errors
+        code, out, _ = await paicli(home, tmp_path, "logout", "docs")
+        assert out.strip() == "Logged out of docs."
+    assert json.loads(ring.read_text()) == {}

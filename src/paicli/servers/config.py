@@ -51,7 +51,7 @@ from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import MAX_NAME_LENGTH, name_problem, project_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
-from .oauth import FileTokenStore, OAuthSettings, oauth_settings, with_oauth
+from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
 from .retry import RetryPolicy, retry_policy_from
 
 __all__ = [
@@ -183,7 +183,7 @@ def load_config(
     limits = default_limits(settings)
     config.warnings.extend(limits.warnings)
     context = _Context(
-        variables, project_dir, rules, limits, FileTokenStore(paicli_home.oauth_tokens)
+        variables, project_dir, rules, limits, SystemTokenStore(paicli_home.oauth_tokens)
     )
     files: list[_File] = []
     for path, scope in layers:
@@ -222,7 +222,7 @@ class _Context:
     project_dir: Path | None
     rules: ProjectRules
     limits: DefaultLimits
-    tokens: FileTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
+    tokens: SystemTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
 
 
 def _name_for(

@@ -9,8 +9,9 @@ NAME`) runs the authorization code flow with a loopback redirect: the browser is
 authorization server (the URL is printed too, for machines without one), and the answer
 comes back to a one-shot HTTP listener on 127.0.0.1.
 
-Tokens live in `~/.paicli/oauth-tokens.json` (0600 in a 0700 folder), one record per server
-URL; the library presents them only to that server. They are never printed or logged.
+Tokens live in the system keyring when there is a usable one, else in
+`~/.paicli/oauth-tokens.json` (0600 in a 0700 folder); one record per server URL, which the
+library presents only to that server. They are never printed or logged.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "LoginFailed",
     "LoopbackRedirect",
     "OAuthSettings",
+    "SystemTokenStore",
     "log_in",
     "log_out",
     "oauth_settings",
@@ -103,7 +105,7 @@ def oauth_settings(value: object, where: str) -> OAuthSettings:
 
 
 def with_oauth(
-    spec: HttpServer, settings: OAuthSettings | None, store: FileTokenStore
+    spec: HttpServer, settings: OAuthSettings | None, store: SystemTokenStore
 ) -> HttpServer:
     """`spec` able to answer a 401 with stored tokens (or `LoginRequired`), unless its
     headers carry their own `Authorization`."""
@@ -117,6 +119,91 @@ def with_oauth(
         store=store,
     )
     return replace(spec, auth=auth)
+
+
+# The keyring service paicli's records are kept under (one entry per server URL).
+KEYRING_SERVICE = "paicli-mcp-oauth"
+
+
+class SystemTokenStore:
+    """The store paicli uses: the system keyring when one is usable (a desktop's Secret
+    Service, macOS Keychain, ...), else `FileTokenStore` at `path`. Which one is decided on
+    first use, off the event loop (importing keyring and asking D-Bus is slow); a record
+    left in the file from before a keyring appeared is still read, and moves on its next
+    change."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = FileTokenStore(path)
+        self._ring: Any = None
+        self._decided = False
+
+    @property
+    def path(self) -> Path:
+        return self.file.path
+
+    async def load(self, key: str) -> Record | None:
+        ring = await self._keyring()
+        if ring is not None:
+            text = await asyncio.to_thread(ring.get_password, KEYRING_SERVICE, key)
+            if text is not None:
+                try:
+                    record = json.loads(text)
+                except ValueError:
+                    record = None
+                return record if isinstance(record, dict) else None
+        return await self.file.load(key)
+
+    async def save(self, key: str, record: Record) -> None:
+        ring = await self._keyring()
+        if ring is None:
+            await self.file.save(key, record)
+            return
+        await asyncio.to_thread(ring.set_password, KEYRING_SERVICE, key, json.dumps(record))
+        if self.file.has(key):
+            await self.file.delete(key)
+
+    async def delete(self, key: str) -> None:
+        ring = await self._keyring()
+        if ring is not None:
+            await asyncio.to_thread(_forget, ring, key)
+        if self.file.has(key):
+            await self.file.delete(key)
+
+    async def holds(self, key: str) -> bool:
+        return await self.load(key) is not None
+
+    async def where(self) -> str:
+        """Where records go, in words for the user."""
+        ring = await self._keyring()
+        return "the system keyring" if ring is not None else str(self.path)
+
+    async def _keyring(self) -> Any:
+        if not self._decided:
+            self._ring = await asyncio.to_thread(_usable_keyring)
+            self._decided = True
+        return self._ring
+
+
+def _usable_keyring() -> Any:
+    """The system keyring backend, or None when there is no usable one."""
+    try:
+        import keyring  # noqa: PLC0415 - slow (entry points), and only for OAuth
+        from keyring.backends import fail, null  # noqa: PLC0415
+
+        backend = keyring.get_keyring()
+        if isinstance(backend, fail.Keyring | null.Keyring) or backend.priority <= 0:
+            return None
+        return backend
+    except Exception as exc:  # a broken keyring setup must not cost the login
+        log.info("the system keyring is not usable (%s); using the token file", exc)
+        return None
+
+
+def _forget(ring: Any, key: str) -> None:
+    from keyring.errors import PasswordDeleteError  # noqa: PLC0415
+
+    with contextlib.suppress(PasswordDeleteError):
+        ring.delete_password(KEYRING_SERVICE, key)
 
 
 class FileTokenStore:
@@ -267,7 +354,7 @@ def _loopback(host: str) -> bool:
 def _login_target(spec: object, name: str) -> tuple[HttpServer, OAuth]:
     if not isinstance(spec, HttpServer):
         raise LoginFailed(f"{name!r} is not an HTTP server: login is for OAuth-protected URLs")
-    if not isinstance(spec.auth, OAuth) or not isinstance(spec.auth.store, FileTokenStore):
+    if not isinstance(spec.auth, OAuth) or not isinstance(spec.auth.store, SystemTokenStore):
         raise LoginFailed(
             f"{name!r} sends its own Authorization header (its 'headers'); there is nothing "
             "to log in to"
@@ -290,7 +377,7 @@ async def log_in(
     login are replaced, or kept when this one fails."""
     server, auth = _login_target(spec, name)
     store = auth.store
-    assert isinstance(store, FileTokenStore)
+    assert isinstance(store, SystemTokenStore)
     before = await store.load(server.url)
     if before is not None:  # forget the old tokens (not the registration) so the flow runs
         await store.save(server.url, {**before, "tokens": None})
@@ -314,8 +401,8 @@ async def log_in(
 async def log_out(spec: object, name: str) -> bool:
     """Forget server `name`'s tokens and registration; False when there were none."""
     server, auth = _login_target(spec, name)
-    assert isinstance(auth.store, FileTokenStore)
-    if not auth.store.has(server.url):
+    assert isinstance(auth.store, SystemTokenStore)
+    if not await auth.store.holds(server.url):
         return False
     await auth.store.delete(server.url)
     return True
