@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
-from paicli.agent.prompt import system_prompt
+from paicli.agent.memory import ProjectMemory
+from paicli.agent.prompt import context_block, system_prompt
 from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
@@ -25,7 +26,7 @@ from paicli.mcp import HttpServer, StdioServer, connect
 from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
-from paicli.servers.manager import ChangeCallback, Connector, ServerManager
+from paicli.servers.manager import ChangeCallback, Connector, ServerManager, ServerState
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
 from paicli.tools import metrics
@@ -71,6 +72,8 @@ class Runtime:
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
+    memory: ProjectMemory | None = None  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
+    context: Callable[[], str] | None = None  # what the system prompt adds before each request
 
     async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation. Settings that
@@ -86,7 +89,13 @@ class Runtime:
         llm = _client(settings, self.http_client)
         if self.agent is None:
             self.agent = _agent(
-                llm, self.toolbox, self.root, settings, self.max_steps, offer=self.offer
+                llm,
+                self.toolbox,
+                self.root,
+                settings,
+                self.max_steps,
+                offer=self.offer,
+                context=self.context,
             )
         else:
             old, self.agent.llm = self.agent.llm, llm
@@ -195,9 +204,24 @@ async def open_runtime(
         session_id=uuid.uuid4().hex[:12],
     )
     traced = [e.name for e in entries if e.trace]
+    memory = ProjectMemory(root, user_dir=home.root)
+    if memory.text():
+        problems += memory.problems
+
+    def context() -> str:
+        return context_block(memory.text(), server_instructions(manager))
+
     async with configured(traced, secrets, home), manager:
         agent = (
-            _agent(_client(settings, http_client), toolbox, root, settings, max_steps, offer=offer)
+            _agent(
+                _client(settings, http_client),
+                toolbox,
+                root,
+                settings,
+                max_steps,
+                offer=offer,
+                context=context,
+            )
             if settings.configured
             else None
         )
@@ -219,6 +243,8 @@ async def open_runtime(
             skipped=skipped,
             problems=problems,
             http_client=http_client,
+            memory=memory,
+            context=context,
         )
         try:
             yield runtime
@@ -261,6 +287,7 @@ def _agent(
     max_steps: int | None,
     *,
     offer: ToolOffer | None,
+    context: Callable[[], str] | None = None,
 ) -> Agent:
     return Agent(
         llm,
@@ -269,4 +296,15 @@ def _agent(
         context_window=settings.context_window,
         max_steps=max_steps or DEFAULT_MAX_STEPS,
         offer=offer,
+        context=context,
     )
+
+
+def server_instructions(manager: ServerManager) -> dict[str, str]:
+    """The `instructions` of every server that is up (what it says of its own tools)."""
+    found: dict[str, str] = {}
+    for server in manager.servers():
+        session = server.session
+        if server.state is ServerState.READY and session is not None and session.instructions:
+            found[server.name] = session.instructions
+    return found

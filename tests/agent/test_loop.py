@@ -654,3 +654,25 @@ async def test_a_call_to_a_crashed_server_says_so_and_every_call_is_audited(
     calls = [(r["tool"], r["decision"]) for r in records]
     assert ("mcp__fault__exit", "allowed") in calls
     assert ("mcp__fault__echo", "refused") in calls
+
+
+async def test_the_system_prompt_carries_the_memory_file_and_each_servers_instructions(
+    tmp_path: Path,
+) -> None:
+    root, environ = project(tmp_path)
+    (root / "PAICLI.md").write_text("The code word is PINEAPPLE. Tests run with make check.")
+    script: list[Json] = [{"text": "ok"}, {"text": "still ok"}]
+    async with MemoryLlm(script) as llm:
+        async with memory_runtime(root, environ, llm, Approvals()) as runtime:
+            async with asyncio.timeout(30):
+                await runtime.manager.wait_ready()
+            assert runtime.agent is not None
+            await runtime.agent.run("hi", Events())
+            (root / "PAICLI.md").write_text("The code word is now MANGO.")
+            await runtime.agent.run("again", Events())
+    first, second = (request["messages"][0]["content"] for request in llm.requests)
+    assert '<memory file="PAICLI.md">' in first and "PINEAPPLE" in first
+    assert '<server-instructions server="sdk">' in first
+    assert "Test server for paicli interop." in first
+    assert "MANGO" in second and "PINEAPPLE" not in second  # re-read between requests
+    assert second.startswith("You are paicli")

@@ -473,3 +473,17 @@ async def test_mcp_login_logs_in_through_the_browser_and_restarts_the_server(
             await term.expect("Logged out of docs.")
             await term.expect(MARK)
             assert await goodbye(term) == 0
+
+
+async def test_init_hands_the_model_a_prompt_to_draft_the_memory_file(places: Places) -> None:
+    async with ScriptedLlm([{"text": "Drafted PAICLI.md."}]) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("/init mention the fixtures")
+        await term.expect("Asking the model to draft PAICLI.md")
+        await term.expect("Drafted PAICLI.md.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    (request,) = llm.requests
+    asked = request["messages"][-1]
+    assert asked["role"] == "user" and "Write PAICLI.md" in asked["content"]
+    assert asked["content"].endswith("The user adds: mention the fixtures")

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Protocol
 
 from paicli.llm.errors import LlmError
@@ -70,6 +70,7 @@ class Agent:
         context_window: int,
         max_steps: int = DEFAULT_MAX_STEPS,
         offer: ToolOffer | None = None,
+        context: Callable[[], str] | None = None,
     ) -> None:
         self.llm = llm
         # Which tool definitions each request carries (None: all of them, always).
@@ -79,10 +80,21 @@ class Agent:
         self.context_window = context_window
         self.max_steps = max_steps
         self._system = system_prompt
+        # Added to the system prompt before each request (memory files, server instructions),
+        # so what changed meanwhile (a server came up, a file was written) is in it.
+        self._context = context
         self.messages: list[Message] = [SystemMessage(role="system", content=system_prompt)]
         # What a cancellation must settle: text streamed so far, tool calls not answered yet.
         self._partial = ""
         self._pending: tuple[list[ToolCallRequest], list[ToolOutcome | None]] | None = None
+
+    def _refresh_system(self) -> None:
+        if self._context is None or not self.messages or self.messages[0]["role"] != "system":
+            return
+        extra = self._context()
+        content = f"{self._system}\n\n{extra}" if extra else self._system
+        if self.messages[0].get("content") != content:
+            self.messages[0] = SystemMessage(role="system", content=content)
 
     def clear(self) -> None:
         self.messages = [SystemMessage(role="system", content=self._system)]
@@ -102,6 +114,7 @@ class Agent:
         try:
             while step < self.max_steps:
                 step += 1
+                self._refresh_system()
                 specs = self.toolbox.specs()
                 tools = [spec.openai_tool() for spec in self._offered(specs, emit)]
                 await self._fit_context(tools, emit)

@@ -27,6 +27,8 @@ class SlashContext:
     runtime: Runtime
     console: Console
     leave: Callable[[], None]
+    # Hands the REPL a prompt to run as the next turn, as if the user had typed it.
+    ask: Callable[[str], None] = lambda text: None
 
 
 Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
@@ -131,6 +133,21 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print(one_line(line, 160))
 
 
+INIT_PROMPT = """Write PAICLI.md, the project memory file paicli reads into every \
+conversation in this repository, at the project root. First look around: the README, the \
+build and package files, the test setup, the source layout. Then write, concisely: what the \
+project is; the commands to set up, build, run, test and lint it; how the code is laid out; \
+the conventions a contributor must follow; anything surprising. Facts you found in the \
+repository only, no guesses; under 80 lines. If PAICLI.md exists, improve it instead of \
+starting over.{extra}"""
+
+
+async def _init(context: SlashContext, words: list[str]) -> None:
+    extra = f"\n\nThe user adds: {' '.join(words)}" if words else ""
+    context.console.print("Asking the model to draft PAICLI.md…", style="dim")
+    context.ask(INIT_PROMPT.format(extra=extra))
+
+
 async def _exit(context: SlashContext, words: list[str]) -> None:
     context.leave()
 
@@ -153,6 +170,12 @@ COMMANDS = (
         _mcp_arguments,
     ),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
+    SlashCommand(
+        "/init",
+        "[NOTES]",
+        "have the model draft PAICLI.md, the project memory every conversation here reads",
+        _init,
+    ),
     SlashCommand(
         "/exit",
         "",

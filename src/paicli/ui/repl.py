@@ -117,6 +117,7 @@ class Repl:
         self._background: set[asyncio.Task[None]] = set()
         self._banner_shown = False
         self._leaving = False  # /exit was given
+        self._asked: str | None = None  # a prompt a slash command handed over (/init)
 
     # -- callbacks from the runtime ----------------------------------------------------------
 
@@ -163,6 +164,9 @@ class Repl:
                     await self._interruptible(self._slash(runtime, text), "")
                     if self._leaving:
                         break
+                    asked, self._asked = self._asked, None
+                    if asked is not None:  # a command that hands the model a prompt (/init)
+                        await self._run_turn(runtime, asked)
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -359,7 +363,10 @@ class Repl:
         if command is None:
             self.console.print(f"Unknown command {name}; /help lists them.", style="yellow")
             return
-        await command.run(SlashContext(runtime, self.console, self._leave), words)
+        await command.run(SlashContext(runtime, self.console, self._leave, self._ask), words)
+
+    def _ask(self, text: str) -> None:
+        self._asked = text
 
     def _leave(self) -> None:
         self._leaving = True
