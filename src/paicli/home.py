@@ -79,6 +79,10 @@ class PaicliHome:
         return self.root / "tool-pins.json"
 
     @property
+    def sessions_dir(self) -> Path:
+        return self.root / "sessions"
+
+    @property
     def oauth_tokens(self) -> Path:
         return self.root / "oauth-tokens.json"
 

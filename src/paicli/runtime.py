@@ -9,6 +9,7 @@ usable at once, and MCP tools join as their servers become ready.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block, system_prompt
+from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
@@ -51,6 +53,8 @@ from paicli.user_config import UserConfig, load_user_config
 if TYPE_CHECKING:
     from paicli.llm.client import HttpClient
 
+log = logging.getLogger("paicli.runtime")
+
 
 @dataclass
 class Runtime:
@@ -73,7 +77,33 @@ class Runtime:
     problems: list[str] = field(default_factory=list)  # config problems, one line each
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     memory: ProjectMemory | None = None  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
+    sessions: SessionStore | None = None  # saved conversations (--continue, --resume)
+    session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
+    usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
+
+    def add_usage(self, usage: Mapping[str, int]) -> None:
+        for key, value in usage.items():
+            if isinstance(value, int):
+                self.usage[key] = self.usage.get(key, 0) + value
+
     context: Callable[[], str] | None = None  # what the system prompt adds before each request
+
+    def resume(self, session: SavedSession) -> None:
+        """Carry on the saved conversation `session`: its messages, saved to its file."""
+        self.session_id = session.id
+        if self.agent is not None:
+            self.agent.restore(session.messages)
+
+    def save_session(self) -> None:
+        """Write the conversation to its session file (blocking: run it off the loop)."""
+        if self.sessions is None or self.agent is None:
+            return
+        if not self.session_id:
+            self.session_id = SessionStore.new_id()
+        try:
+            self.sessions.save(self.session_id, self.agent.messages, self.settings.model or "")
+        except OSError as exc:
+            log.warning("the conversation could not be saved: %s", exc)
 
     async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation. Settings that
@@ -245,6 +275,7 @@ async def open_runtime(
             http_client=http_client,
             memory=memory,
             context=context,
+            sessions=SessionStore(home.sessions_dir, root),
         )
         try:
             yield runtime

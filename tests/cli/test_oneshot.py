@@ -454,3 +454,20 @@ async def test_a_server_that_needs_login_is_one_line_and_the_answer_still_comes(
     assert run.stdout == "fine\n"
     said = [line for line in run.stderr.splitlines() if "docs" in line]
     assert said == ["paicli: MCP server 'docs' needs login: paicli mcp login docs"]
+
+
+async def test_continue_and_resume_carry_a_conversation_across_one_shot_runs(
+    project: Path,
+) -> None:
+    script: list[Json] = [{"text": "Noted."}, {"text": "KIWI."}, {"text": "Still KIWI."}]
+    async with ScriptedLlm(script) as llm:
+        first = await paicli(project, "-p", "the code word is KIWI", "-c", llm=llm)
+        second = await paicli(project, "-p", "what was it?", "-c", llm=llm)
+        (saved,) = (project.parent / "home" / ".paicli" / "sessions").glob("*.json")
+        third = await paicli(project, "-p", "and now?", "--resume", saved.stem, llm=llm)
+        missing = await paicli(project, "-p", "x", "--resume", "20000101-000000-000000", llm=llm)
+    assert (first.code, second.code, third.code) == (0, 0, 0)
+    asked = [[m["content"] for m in r["messages"] if m["role"] == "user"] for r in llm.requests]
+    assert asked[1] == ["the code word is KIWI", "what was it?"]
+    assert asked[2] == ["the code word is KIWI", "what was it?", "and now?"]
+    assert missing.code == 2 and "no saved conversation '20000101-000000-000000'" in missing.stderr

@@ -22,7 +22,7 @@ from paicli.ui.commands import COMMANDS
 from paicli.ui.repl import PROMPT
 from tests.app.test_oauth_login import browse
 from tests.conftest import SERVERS
-from tests.llm_server import ScriptedLlm
+from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
 from tests.servers.auth_server import auth_world
@@ -72,7 +72,7 @@ def add_servers(places: Places, *names: str) -> None:
 
 @asynccontextmanager
 async def paicli(
-    places: Places, llm: ScriptedLlm | None = None, **more_env: str
+    places: Places, llm: ScriptedLlm | None = None, *args: str, **more_env: str
 ) -> AsyncIterator[Terminal]:
     """`paicli` (the REPL) with no API key in its environment at all."""
     env = {
@@ -87,7 +87,7 @@ async def paicli(
     }
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     term = await Terminal.spawn(
-        [sys.executable, "-m", "paicli.cli", *flags, "--trust-project"],
+        [sys.executable, "-m", "paicli.cli", *flags, "--trust-project", *args],
         cwd=places.project,
         env=env,
     )
@@ -487,3 +487,37 @@ async def test_init_hands_the_model_a_prompt_to_draft_the_memory_file(places: Pl
     asked = request["messages"][-1]
     assert asked["role"] == "user" and "Write PAICLI.md" in asked["content"]
     assert asked["content"].endswith("The user adds: mention the fixtures")
+
+
+async def test_a_conversation_is_saved_and_continue_carries_it_on(places: Places) -> None:
+    """Turn one tells a code word; paicli exits; `paicli --continue` answers turn two with
+    turn one in the request. /context and /compact work on the resumed conversation."""
+    async with ScriptedLlm([{"text": "Noted."}]) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("the code word is KIWI")
+        await term.expect("Noted.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    (saved,) = (places.paicli_home / "sessions").glob("*.json")
+    script: list[Json] = [{"text": "It was KIWI."}, {"text": "Summary: the code word is KIWI."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm, "--continue") as term:
+        await term.expect(f"Resumed {saved.stem} (1 turns): the code word is KIWI")
+        await term.expect(MARK)
+        term.line("what was the code word?")
+        await term.expect("It was KIWI.")
+        await term.expect(MARK)
+        term.line("/context")
+        await term.expect(re.compile(r"Context: about [\d,]+ of [\d,]+ tokens"))
+        await term.expect(re.compile(r"conversation \(2 turns\)"))
+        await term.expect(MARK)
+        term.line("/compact keep the code word")
+        await term.expect("Compacted 2 turns (4 messages) into a summary.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    first, summary = llm.requests
+    said = [m["content"] for m in first["messages"] if m["role"] == "user"]
+    assert said == ["the code word is KIWI", "what was the code word?"]
+    assert "keep the code word" in summary["messages"][0]["content"]
+    kept = json.loads(saved.read_text())["messages"]
+    assert [m["role"] for m in kept] == ["user"]  # the compacted conversation was saved
+    assert kept[0]["content"].startswith("Summary of the earlier conversation:")

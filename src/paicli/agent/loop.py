@@ -96,6 +96,36 @@ class Agent:
         if self.messages[0].get("content") != content:
             self.messages[0] = SystemMessage(role="system", content=content)
 
+    def restore(self, messages: Sequence[Message]) -> None:
+        """Continue a saved conversation: its messages after this run's system prompt."""
+        self.messages = [
+            SystemMessage(role="system", content=self._system),
+            *(m for m in messages if m["role"] != "system"),
+        ]
+
+    async def compact(self, instructions: str, emit: EventSink) -> bool:
+        """`/compact`: summarise the whole conversation so far (following `instructions`,
+        if any) into one message; False, with the history kept, when there is nothing to
+        summarise or the summary fails."""
+        system = [m for m in self.messages[:1] if m["role"] == "system"]
+        history = self.messages[len(system) :]
+        if not any(m["role"] == "user" for m in history):
+            emit(Notice("Nothing to compact yet."))
+            return False
+        prompt = context.SUMMARY_PROMPT
+        if instructions:
+            prompt += f" The user asks the summary to: {instructions}"
+        source = context.transcript(history, self.context_window * context.CHARS_PER_TOKEN // 2)
+        summary, failure = await self._summary(prompt, source)
+        turns = sum(1 for m in history if m["role"] == "user")
+        if not summary:
+            emit(Notice(f"Compacting failed ({failure}); the whole conversation is kept."))
+            return False
+        note = f"Summary of the earlier conversation:\n{summary}"
+        self.messages = [*system, UserMessage(role="user", content=note)]
+        emit(Notice(f"Compacted {turns} turns ({len(history)} messages) into a summary."))
+        return True
+
     def clear(self) -> None:
         self.messages = [SystemMessage(role="system", content=self._system)]
 
@@ -285,18 +315,7 @@ class Agent:
             return
         # The summariser sees at most half the window of old conversation.
         source = context.transcript(older, self.context_window * context.CHARS_PER_TOKEN // 2)
-        request: list[Message] = [
-            SystemMessage(role="system", content=context.SUMMARY_PROMPT),
-            UserMessage(role="user", content=source),
-        ]
-        summary, failure = "", "the model answered with no text"
-        try:
-            async with contextlib.aclosing(self.llm.stream(request, [])) as stream:
-                async for event in stream:
-                    if isinstance(event, Completion):
-                        summary = event.text.strip()
-        except LlmError as exc:
-            failure = str(exc)
+        summary, failure = await self._summary(context.SUMMARY_PROMPT, source)
         turns = sum(1 for m in older if m["role"] == "user")
         if summary:
             note = f"Summary of the earlier conversation:\n{summary}"
@@ -310,6 +329,22 @@ class Agent:
             return
         failed = f"summarising the {turns} oldest turns failed ({failure})"
         emit(Notice(self._drop_as_last_resort(tools, failed)))
+
+    async def _summary(self, prompt: str, source: str) -> tuple[str, str]:
+        """The model's summary of `source` as `prompt` asks, or "" and why there is none."""
+        request: list[Message] = [
+            SystemMessage(role="system", content=prompt),
+            UserMessage(role="user", content=source),
+        ]
+        summary, failure = "", "the model answered with no text"
+        try:
+            async with contextlib.aclosing(self.llm.stream(request, [])) as stream:
+                async for event in stream:
+                    if isinstance(event, Completion):
+                        summary = event.text.strip()
+        except LlmError as exc:
+            failure = str(exc)
+        return summary, failure
 
     def _drop_as_last_resort(self, tools: Sequence[object], failed: str) -> str:
         """What became of the conversation after a failed summary, in words. Only one larger

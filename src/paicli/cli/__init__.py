@@ -68,6 +68,21 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="answer PROMPT once and exit (- reads it from stdin); never asks for approval",
     )
     parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="carry on this project's latest conversation",
+    )
+    parser.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="carry on a saved conversation (without ID: choose from this project's)",
+    )
+    parser.add_argument(
         "--output-format",
         choices=("text", "json", "stream-json"),
         default="text",

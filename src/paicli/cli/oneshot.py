@@ -110,7 +110,34 @@ async def _answer(
         max_steps=options.max_steps or None,
     ) as runtime:
         with redacting(runtime.redactor):
-            return await _turn(runtime, prompt, printer, accept_changes=options.accept_tool_changes)
+            problem = _resume(runtime, options)
+            if problem is not None:
+                printer.failed(f"paicli -p: {problem}")
+                return 2
+            code = await _turn(runtime, prompt, printer, accept_changes=options.accept_tool_changes)
+            if options.continue_session or options.resume is not None:
+                await asyncio.to_thread(runtime.save_session)
+            return code
+
+
+def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
+    """`-c`/`-r ID` with `-p`: the saved conversation the answer carries on (and is saved
+    back to); why not, when it cannot be."""
+    store = runtime.sessions
+    if store is None or (not options.continue_session and options.resume is None):
+        return None
+    if options.continue_session:
+        session = store.latest()
+        if session is None:
+            return None  # nothing to continue: a new conversation, saved like one
+    elif not options.resume:
+        return "--resume needs an ID with -p (paicli --resume, in a terminal, lists them)"
+    else:
+        session = store.load(options.resume)
+        if session is None:
+            return f"no saved conversation {options.resume!r}"
+    runtime.resume(session)
+    return None
 
 
 async def _turn(

@@ -7,6 +7,7 @@ need through `SlashContext`, and `/mcp` imports its view (rich tables) when it r
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from paicli.tools.escape import one_line
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from paicli.agent.loop import Agent
     from paicli.runtime import Runtime
 
 
@@ -62,6 +64,7 @@ async def _help(context: SlashContext, words: list[str]) -> None:
 async def _clear(context: SlashContext, words: list[str]) -> None:
     if context.runtime.agent is not None:
         context.runtime.agent.clear()
+    context.runtime.session_id = ""  # the next turn starts a new saved conversation
     context.console.clear()
     context.console.print("Started a new conversation.", style="dim")
 
@@ -133,6 +136,62 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print(one_line(line, 160))
 
 
+async def _compact(context: SlashContext, words: list[str]) -> None:
+    agent = context.runtime.agent
+    if agent is None:
+        context.console.print("No model configured.", style="yellow")
+        return
+    from paicli.agent.events import Notice  # noqa: PLC0415 - keep `paicli --help` light
+
+    def say(event: object) -> None:
+        if isinstance(event, Notice):
+            context.console.print(one_line(event.text, 300), style="dim")
+
+    with context.console.status("Summarising the conversation…"):
+        compacted = await agent.compact(" ".join(words), say)
+    if compacted:
+        await asyncio.to_thread(context.runtime.save_session)
+
+
+async def _context(context: SlashContext, words: list[str]) -> None:
+    runtime = context.runtime
+    agent = runtime.agent
+    if agent is None:
+        context.console.print("No model configured.", style="yellow")
+        return
+    for line in context_lines(agent, runtime):
+        context.console.print(line)
+
+
+def context_lines(agent: Agent, runtime: Runtime) -> list[str]:
+    """What fills the model's context window, by part, as `/context` shows it."""
+    from paicli.agent.context import estimate_tokens  # noqa: PLC0415
+
+    system = agent.messages[:1]
+    history = agent.messages[1:]
+    tools = [spec.openai_tool() for spec in runtime.toolbox.specs()]
+    memory = runtime.memory.text() if runtime.memory is not None else ""
+    parts = {
+        "system prompt": estimate_tokens(system) - len(memory) // 4,
+        "project memory": len(memory) // 4,
+        f"tool definitions ({len(tools)})": estimate_tokens([], tools),
+        f"conversation ({sum(1 for m in history if m['role'] == 'user')} turns)": (
+            estimate_tokens(history)
+        ),
+    }
+    total = sum(parts.values())
+    window = agent.context_window
+    lines = [f"Context: about {total:,} of {window:,} tokens ({100 * total // window}%)"]
+    lines += [f"  {name:<28} {tokens:>9,}" for name, tokens in parts.items()]
+    used = runtime.usage
+    if used:
+        lines.append(
+            f"Usage so far: {used.get('prompt_tokens', 0):,} prompt and "
+            f"{used.get('completion_tokens', 0):,} completion tokens"
+        )
+    return lines
+
+
 INIT_PROMPT = """Write PAICLI.md, the project memory file paicli reads into every \
 conversation in this repository, at the project root. First look around: the README, the \
 build and package files, the test setup, the source layout. Then write, concisely: what the \
@@ -170,6 +229,15 @@ COMMANDS = (
         _mcp_arguments,
     ),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
+    SlashCommand(
+        "/compact",
+        "[INSTRUCTIONS]",
+        "summarise the conversation so far into one message (what to keep: INSTRUCTIONS)",
+        _compact,
+    ),
+    SlashCommand(
+        "/context", "", "what fills the model's context window, and the tokens used", _context
+    ),
     SlashCommand(
         "/init",
         "[NOTES]",

@@ -33,7 +33,7 @@ from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.trust import TrustAsk, skip_reason
 from paicli.tools.approval import Answer, ApprovalRequest
-from paicli.tools.escape import terminal_safe
+from paicli.tools.escape import one_line, terminal_safe
 
 from .approval_prompt import TerminalApprover
 from .commands import BY_NAME, SlashContext
@@ -67,7 +67,57 @@ async def repl_main(
         max_steps=options.max_steps or None,
     ) as runtime:
         with redacting(runtime.redactor):
+            resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
+            if resumed is None:
+                return 2
             return await repl.run(runtime)
+
+
+async def pick_session(
+    runtime: Runtime, options: argparse.Namespace, console: Console, *, interactive: bool
+) -> bool | None:
+    """Carry on the conversation `--continue` or `--resume [ID]` names; True when one was
+    resumed, False when none was asked for, None (after saying why) when it cannot be."""
+    wanted: str | None = options.resume
+    if not options.continue_session and wanted is None:
+        return False
+    store = runtime.sessions
+    assert store is not None
+    if options.continue_session:
+        session = await asyncio.to_thread(store.latest)
+        if session is None:
+            console.print("No saved conversation in this folder yet; starting a new one.")
+            return False
+    elif wanted:
+        session = await asyncio.to_thread(store.load, wanted)
+        if session is None:
+            console.print(Text(f"No saved conversation {terminal_safe(wanted)!r}.", "red"))
+            return None
+    else:
+        sessions = await asyncio.to_thread(store.recent, 20)
+        if not sessions:
+            console.print("No saved conversation in this folder yet; starting a new one.")
+            return False
+        for number, found in enumerate(sessions, 1):
+            line = f"{number:>2}. {found.updated.replace('T', ' ')}  {found.title}"
+            console.print(Text(one_line(line, 110)))
+        if not interactive:
+            console.print(Text("Choose one with: paicli --resume ID", "yellow"))
+            return None
+        answer = await asyncio.to_thread(input, f"Resume which (1-{len(sessions)})? ")
+        if not answer.strip().isdigit() or not 1 <= int(answer) <= len(sessions):
+            console.print(Text("No conversation chosen.", "yellow"))
+            return None
+        session = sessions[int(answer) - 1]
+    runtime.resume(session)
+    turns = sum(1 for m in session.messages if m["role"] == "user")
+    console.print(
+        Text(
+            f"Resumed {session.id} ({turns} turns): {one_line(session.title, 80)}",
+            "dim",
+        )
+    )
+    return True
 
 
 class SafeFileHistory(FileHistory):
@@ -257,6 +307,8 @@ class Repl:
             self._turn_body(runtime, agent, text), " What should paicli do instead?"
         )
         self.console.print()
+        # Saved after every turn (an interrupted one too), so nothing said is lost.
+        await asyncio.to_thread(runtime.save_session)
 
     async def _interruptible(self, work: Coroutine[Any, Any, object], hint: str) -> None:
         """Run `work` as the task Ctrl+C cancels (see `_interrupt`)."""
@@ -283,7 +335,8 @@ class Repl:
             self.console.print(Text(terminal_safe(problem), "yellow"))
         for mention in expansion.attached:
             self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
-        await agent.run(expansion.text, self._renderer)
+        ended = await agent.run(expansion.text, self._renderer)
+        runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:
         """Servers still starting for the first time would miss this turn: wait for them
