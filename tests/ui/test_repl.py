@@ -302,6 +302,15 @@ async def test_ctrl_c_clears_a_typed_line_and_at_an_empty_prompt_exits(places: P
         await term.expect(accepted("/help"))
         await term.expect(COMMANDS[-1].help)
         await term.expect(MARK)
+        term.send_keys("ctrl-c")  # one press at an empty prompt only warns
+        await term.expect("Press Ctrl+C again to exit.")
+        await term.expect(MARK)  # a new prompt (what is typed before it is not a line yet)
+        term.line("/help")  # a line in between: the next press warns again
+        await term.expect(accepted("/help"))
+        await term.expect(MARK)
+        term.send_keys("ctrl-c")
+        await term.expect("Press Ctrl+C again to exit.")
+        await term.expect(MARK)
         term.send_keys("ctrl-c")
         await term.expect("Bye.")
         assert await term.exit_code() == 0
@@ -509,6 +518,9 @@ async def test_a_conversation_is_saved_and_continue_carries_it_on(places: Places
         term.line("/context")
         await term.expect(re.compile(r"Context: about [\d,]+ of [\d,]+ tokens"))
         await term.expect(re.compile(r"conversation \(2 turns\)"))
+        await term.expect(MARK)
+        term.line("/cost")
+        await term.expect(re.compile(r"This session: [\d,]+ prompt \+ [\d,]+ completion"))
         await term.expect(MARK)
         term.line("/compact keep the code word")
         await term.expect("Compacted 2 turns (4 messages) into a summary.")

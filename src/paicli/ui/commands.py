@@ -153,6 +153,18 @@ async def _compact(context: SlashContext, words: list[str]) -> None:
         await asyncio.to_thread(context.runtime.save_session)
 
 
+async def _cost(context: SlashContext, words: list[str]) -> None:
+    used = context.runtime.usage
+    if not used:
+        context.console.print("No tokens used yet in this session.")
+        return
+    prompt, completion = used.get("prompt_tokens", 0), used.get("completion_tokens", 0)
+    context.console.print(
+        f"This session: {prompt:,} prompt + {completion:,} completion = "
+        f"{prompt + completion:,} tokens (as the provider reported them)"
+    )
+
+
 async def _context(context: SlashContext, words: list[str]) -> None:
     runtime = context.runtime
     agent = runtime.agent
@@ -238,6 +250,7 @@ COMMANDS = (
     SlashCommand(
         "/context", "", "what fills the model's context window, and the tokens used", _context
     ),
+    SlashCommand("/cost", "", "the tokens this session has used so far", _cost),
     SlashCommand(
         "/init",
         "[NOTES]",
@@ -247,7 +260,7 @@ COMMANDS = (
     SlashCommand(
         "/exit",
         "",
-        "leave paicli (also Ctrl+D, or Ctrl+C at an empty prompt)",
+        "leave paicli (also Ctrl+D, or Ctrl+C twice at an empty prompt)",
         _exit,
         aliases=("/quit",),
     ),

@@ -2,8 +2,8 @@
 
 prompt_toolkit reads input (history, multi-line, completion); rich renders the output. A
 turn runs as a task owned here: Ctrl+C while it runs cancels it (in-flight MCP calls send
-`notifications/cancelled`) and returns to the prompt; Ctrl+C or Ctrl+D at an empty prompt
-exits, and leaving the runtime's context stops every server.
+`notifications/cancelled`) and returns to the prompt; Ctrl+D, or Ctrl+C twice, at an empty
+prompt exits, and leaving the runtime's context stops every server.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -27,6 +28,7 @@ from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
+from paicli.errors import PaicliError
 from paicli.private_files import make_private_dir
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
@@ -120,6 +122,11 @@ async def pick_session(
     return True
 
 
+class _ArmExit(PaicliError):
+    """Ctrl+C at an empty prompt, the first time: warn, and leave on the next one (a signal
+    from the key binding to the loop, never raised beyond it)."""
+
+
 class SafeFileHistory(FileHistory):
     """Prompt history in a file; a file that cannot be read or written (disk full, read-only
     PAICLI_HOME) costs the history, never the prompt: one warning, then silence."""
@@ -168,6 +175,8 @@ class Repl:
         self._banner_shown = False
         self._leaving = False  # /exit was given
         self._asked: str | None = None  # a prompt a slash command handed over (/init)
+        self._exit_armed = False  # Ctrl+C was pressed once at this empty prompt
+        self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
     # -- callbacks from the runtime ----------------------------------------------------------
 
@@ -197,15 +206,20 @@ class Repl:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
-            while True:
+            while not self._quit:
                 try:
                     if session is None:
                         text = await self._lines.read(PROMPT)
                     else:
                         with patch_stdout(raw=True):
                             text = await session.prompt_async(PROMPT, handle_sigint=False)
+                except _ArmExit:
+                    self._exit_armed = True
+                    self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
+                    continue
                 except (EOFError, KeyboardInterrupt):
                     break
+                self._exit_armed = False
                 text = text.strip()
                 if not text:
                     continue
@@ -265,8 +279,12 @@ class Repl:
             buffer = event.current_buffer
             if buffer.text:
                 buffer.reset()
-            else:
-                event.app.exit(exception=EOFError())
+                self._exit_armed = False
+                return
+            # One press at an empty prompt is easily a reflex: it ends this prompt with a
+            # warning (printed by the loop, outside the prompt), and a second press at the
+            # next one leaves; a line entered in between starts over.
+            event.app.exit(exception=EOFError() if self._exit_armed else _ArmExit())
 
         @keys.add("escape", "enter")
         @keys.add("c-j")
@@ -402,8 +420,19 @@ class Repl:
                 termios.tcsetattr(fd, termios.TCSANOW, saved)
 
     def _interrupt(self) -> None:
+        """SIGINT: cancels the running turn; with none, it is a Ctrl+C that arrived between
+        two prompts (the terminal was not in raw mode): like one at an empty prompt."""
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
+            return
+        if not self._exit_armed:
+            self._exit_armed = True
+            self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
+            return
+        self._quit = True
+        app = get_app_or_none()
+        if app is not None and app.is_running:
+            app.exit(exception=EOFError())
 
     def _pause_rendering(self) -> None:
         self._renderer.pause()
