@@ -310,7 +310,7 @@ def test_hostile_config_files_are_one_line_each_and_paicli_goes_on(
     (project / ".paicli").mkdir()
     (project / ".paicli" / "mcp.json").write_text("[" * 100_000 + "]" * 100_000)  # a traceback
     done = paicli(places, "list")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the broken files make it 1; it went on
     assert f"{project}/.mcp.json: cannot read: not a regular file (a FIFO)" in done.stderr
     assert f"{project}/.paicli/mcp.json: nested deeper than 64 levels" in done.stderr
     assert "Traceback" not in done.stderr
@@ -416,3 +416,20 @@ def test_tools_says_which_tools_a_server_lists_are_left_out_and_why(
     assert "cat: left out: deep (its definition could not be read (depth limit exceeded))" in lines
     assert any(line.startswith("cat: left out: huge (its schemas are ") for line in lines)
     assert any(line.startswith("mcp__cat__echo") for line in lines)  # the first echo stays
+
+
+def test_list_exits_non_zero_for_a_failed_server_or_a_broken_file(
+    places: tuple[Path, Path],
+) -> None:
+    """For scripts: 1 when a server failed, and a syntax error is one line with the file,
+    line and column, not followed by "No MCP servers configured"."""
+    home, _ = places
+    paicli(places, "add", "broken", "--", "/no/such/server-command")
+    failed = paicli(places, "list")
+    assert failed.returncode == 1 and "cannot start '/no/such/server-command'" in failed.stderr
+    (home / "mcp.json").write_text('{"mcpServers": {"a": {"command": "x",}}}')
+    syntax = paicli(places, "list")
+    assert syntax.returncode == 1 and "No MCP servers configured" not in syntax.stdout
+    (line,) = syntax.stderr.strip().splitlines()
+    assert line.startswith("paicli: ") and "mcp.json: invalid JSON at line 1, column 38" in line
+    assert line.count("mcp.json") == 1

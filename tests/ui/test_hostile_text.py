@@ -114,7 +114,7 @@ def test_mcp_list_shows_the_server_error_and_its_stderr_escaped(
     places: tuple[Path, Path],
 ) -> None:
     run = paicli(places, "mcp", "list")
-    assert run.code == 0
+    assert run.code == 1  # a server failed: not 0, for scripts
     assert re.search(r"hostile\W+ready\W+stdio\W+[0-9-]+\W+3", run.stdout)
     assert re.search(r"dying\W+error", run.stdout)
     assert r"fatal\x1b]0;pwned\x07" in run.stdout + run.stderr

@@ -209,7 +209,9 @@ async def with_servers(options: argparse.Namespace) -> int:
 
 async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> int:
     for problem in config.errors:
-        err(f"paicli: {problem.source}: {problem.message}")
+        # The message names its file already (`read_document`); say it once.
+        shown = problem.message if str(problem.source) in problem.message else None
+        err(f"paicli: {shown or f'{problem.source}: {problem.message}'}")
     for warning in config.warnings:
         err(f"paicli: warning: {warning}")
     entries, skipped = approved(config, options.trust_project)
@@ -220,6 +222,8 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             return 1
         entries = [e for e in entries if e.name == only]
     if not entries and not skipped:
+        if config.errors:  # a broken file is not "no servers": the error said what is wrong
+            return 1
         out(NO_SERVERS)
         return 0
     home = PaicliHome.from_environ()
@@ -246,7 +250,9 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             mcp_shell.show_totals(servers)
         if options.mcp_command == "list":
             mcp_shell.show_list(servers, skipped, options.json)
-            return 0
+            # For scripts: not 0 when a server failed (or needs a login) or a file is broken.
+            failed = any(s.state is ServerState.ERROR for s in servers)
+            return 1 if failed or config.errors else 0
         if options.mcp_command == "get":
             if only is None:
                 return 2
