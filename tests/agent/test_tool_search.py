@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,9 @@ import pytest
 from paicli.agent.events import Notice
 from paicli.runtime import Runtime
 from paicli.tools.approval import Answer, Choice
+from paicli.tools.offer import CHARS_PER_TOKEN, budget_tokens
 from tests.agent.test_loop import Approvals, Events, audit_lines, project, tool_messages
+from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.runtimes import memory_runtime
@@ -104,6 +108,41 @@ async def test_a_deferred_tool_called_by_name_still_runs_through_approval(start:
     assert len(approvals.shown) == 1  # asked, like any MCP call
     (result,) = tool_messages(llm.requests[1])
     assert "denied" in result["content"]
+
+
+async def test_a_server_of_thousands_of_tools_costs_a_request_little(tmp_path: Path) -> None:
+    """The crowded fault server lists 2,000 tools more (its default of 20,000, 3.6 MB of
+    definitions, costs seconds of listing and pinning that prove nothing more here): the
+    first request carries the built-ins and search_tools, and after a search the found
+    tools, within the budget (10% of the default 32k window)."""
+    root, environ = project(tmp_path)
+    crowd = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "fault_server.py"), "--mode", "crowded", "--tools", "2000"],
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"crowd": crowd}}))
+    write_settings(Path(environ["PAICLI_HOME"]), "")
+    script: list[Json] = [
+        call("s", "search_tools", '{"query": "fetch record 17", "limit": 10}'),
+        {"text": "found"},
+    ]
+    async with MemoryLlm(script) as llm:
+        async with memory_runtime(root, environ, llm, Approvals()) as runtime:
+            async with asyncio.timeout(30):
+                await runtime.manager.wait_ready()
+            assert runtime.agent is not None
+            events = Events()
+            await runtime.agent.run("fetch record 17", events)
+    first, second = llm.requests
+    assert offered(first) == {*BUILTINS, "search_tools"}
+    assert len(json.dumps(first["tools"])) < 10_000
+    (told,) = [n for n in notices(events) if n.startswith("Tool search:")]
+    assert "2011 of 2011 MCP tools are left out" in told
+    (found,) = tool_messages(second)
+    assert '"name": "mcp__crowd__record_17"' in found["content"]
+    mcp_tools = [t for t in second["tools"] if t["function"]["name"].startswith("mcp__")]
+    assert "mcp__crowd__record_17" in offered(second)
+    assert len(json.dumps(mcp_tools)) <= budget_tokens(32_768) * CHARS_PER_TOKEN
 
 
 @pytest.mark.parametrize("config", ["", "tool_search = false\nmax_tools = 3\n"])

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,13 @@ from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.manager import ServerManager, ServerState
 from paicli.tools.approval import Answer, Choice
 from tests.agent.test_loop import Approvals, Events, project, tool_messages
-from tests.app.test_manager import fault, load
+from tests.app.test_manager import FAULT, fault, load
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.memory_connect import memory_connector
 from tests.model_view import unfenced
 from tests.runtimes import memory_runtime
+from tests.servers.fault_server import TOOLS as FAULT_TOOLS
 
 
 class Gate:
@@ -261,3 +263,26 @@ def test_start_takes_eager_or_lazy(tmp_path: Path) -> None:
     (entry,) = load(tmp_path, {"fault": fault(start="sometimes")})
     assert entry.spec is None
     assert "'start' must be \"eager\" or \"lazy\", got 'sometimes'" in (entry.error or "")
+
+
+async def test_a_tool_unfit_to_offer_never_costs_the_others_their_entry(tmp_path: Path) -> None:
+    """A server with one tool nested 100 levels deep (more than a catalogue file may nest):
+    the entry records its other tools, and the next start offers them at once."""
+    crowded = [FAULT, "--mode", "crowded", "--tools", "3", "--deep", "1"]
+    entries = load(tmp_path, {"crowd": {"command": sys.executable, "args": crowded}})
+    folder = tmp_path / "catalogue"
+    async with (
+        asyncio.timeout(30),
+        ServerManager(entries, connector=memory_connector, catalogue=Catalogue(folder)) as first,
+    ):
+        await first.wait_ready()
+        assert "record_0" in first.get("crowd").left_out
+    recorded = Catalogue(folder).load(catalogue_key(entries[0]) or "")
+    assert recorded is not None
+    assert [t.name for t in recorded] == [*FAULT_TOOLS, "record_1", "record_2"]
+    gate = Gate()
+    async with asyncio.timeout(30), manager(entries, folder, gate) as second:
+        offered = second.offered_tools()["crowd"]
+        assert second.get("crowd").state is ServerState.STARTING
+        assert [t.name for t in offered] == [t.name for t in recorded]
+        gate.open.set()

@@ -10,6 +10,7 @@ import asyncio
 import functools
 import io
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from rich.console import Console
 from paicli.home import PaicliHome
 from paicli.mcp import ConnectionClosed, Transport, TransportWrapper
 from paicli.servers import manager as manager_module
+from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
 from paicli.servers.manager import ServerManager, ServerState, StartTimes
@@ -30,9 +32,11 @@ from tests.conftest import SERVERS
 from tests.http_servers import run_http_server
 from tests.memory_connect import memory_connector
 from tests.processes import alive
+from tests.servers.fault_server import LONG_NAME
 from tests.servers.fault_server import TOOLS as FAULT_TOOLS
 
 FAULT = str(SERVERS / "fault_server.py")
+LIST_CHANGED = "notifications/tools/list_changed"
 
 
 def fault(mode: str = "normal", **extra: Any) -> dict[str, Any]:
@@ -372,22 +376,60 @@ def test_why_a_start_was_slow_names_its_biggest_part(times: StartTimes, words: s
     assert said is None if words is None else (said is not None and words in said)
 
 
+async def test_many_tools_left_out_at_once_are_a_few_warning_lines_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """30 tools more, 20 of them nested 100 levels deep: five warnings name the first five,
+    one line counts the other 15, the rest are offered, and a relisting says nothing again."""
+    crowded = [FAULT, "--mode", "crowded", "--tools", "30", "--deep", "20"]
+    entries = load(tmp_path, {"crowd": {"command": sys.executable, "args": crowded}})
+    relisted = asyncio.Event()
+    with caplog.at_level(logging.WARNING, logger="paicli.servers"):
+        async with asyncio.timeout(30), in_memory(entries) as manager:
+            await manager.wait_ready()
+            manager._on_change = lambda s: relisted.set()
+            await manager.call_tool("crowd", "notify", {"kinds": [LIST_CHANGED]})
+            await relisted.wait()
+            server = manager.get("crowd")
+            offered = [t.name for t in server.tools]
+    warned = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+    deep = "is left out: its schemas nest more than 48 levels deep"
+    assert warned == [
+        *(f"crowd: tool 'record_{i}' {deep}" for i in range(5)),
+        "crowd: 15 more tools are left out (paicli mcp tools crowd)",
+    ]
+    assert len(server.left_out) == 20
+    assert offered == [*FAULT_TOOLS, *(f"record_{i}" for i in range(20, 30))]
+
+
 @pytest.mark.real
-async def test_a_hostile_catalogue_costs_only_its_bad_tools(tmp_path: Path) -> None:
+async def test_a_hostile_catalogue_costs_only_its_bad_tools(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """One tool 10,000 levels deep (which makes the whole tools/list line unparseable), one
-    of 6 MB, `echo` listed three more times, one with a malformed schema: the server is
-    ready with its other tools at once, and /mcp says what was left out and why."""
+    of 6 MB, `echo` listed three more times, one with a malformed schema, a name of 100,000
+    characters listed twice: the server is ready with its other tools at once, /mcp says what
+    was left out and why, each in one short warning line, and the catalogue records the
+    tools that are offered (the 6 MB one would make its file too large to keep)."""
     entries = load(tmp_path, {"cat": fault("hostile_catalogue", startupTimeout=10)})
-    async with asyncio.timeout(30), ServerManager(entries) as manager:
-        await manager.wait_ready()
-        server = manager.get("cat")
-        assert server.state is ServerState.READY, server.error
-        screen = io.StringIO()
-        Console(file=screen, width=300).print(server_table([server], []))
-        offered = [t.name for t in server.tools]
-    assert offered == list(FAULT_TOOLS)
-    assert set(server.left_out) == {"deep", "huge", "echo"}
+    folder = tmp_path / "catalogue"
+    with caplog.at_level(logging.WARNING, logger="paicli.servers"):
+        manager_ = ServerManager(entries, catalogue=Catalogue(folder))
+        async with asyncio.timeout(30), manager_ as manager:
+            await manager.wait_ready()
+            server = manager.get("cat")
+            assert server.state is ServerState.READY, server.error
+            screen = io.StringIO()
+            Console(file=screen, width=300).print(server_table([server], []))
+            offered = [t.name for t in server.tools]
+    assert offered == [*FAULT_TOOLS, LONG_NAME]
+    assert set(server.left_out) == {"deep", "huge", "echo", LONG_NAME}
     assert server.left_out["deep"] == "its definition could not be read (depth limit exceeded)"
     assert "KiB of JSON (the limit is 256 KiB)" in server.left_out["huge"]
     assert server.left_out["echo"] == "listed more than once; the first definition is used"
-    assert "3 tools left out (paicli mcp tools cat)" in screen.getvalue()
+    assert "4 tools left out (paicli mcp tools cat)" in screen.getvalue()
+    warned = [r.getMessage() for r in caplog.records if "is left out" in r.getMessage()]
+    assert len(warned) == 4 and all(len(line) < 300 for line in warned)
+    assert "cat: tool 'long-nnn" in warned[-1] and "… (100,005 characters) is left" in warned[-1]
+    recorded = Catalogue(folder).load(catalogue_key(entries[0]) or "")
+    assert recorded is not None and [t.name for t in recorded] == offered

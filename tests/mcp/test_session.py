@@ -52,3 +52,31 @@ async def test_a_list_stops_at_the_item_limit_with_a_warning(
     assert tools[-1].name == "t4-999"
     [warning] = [r.getMessage() for r in caplog.records]
     assert warning.startswith("scripted: tools/list: stopped at 10000 items")
+
+
+async def test_a_thousand_malformed_tools_are_five_warning_lines_and_a_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Over two pages, 1,000 tools whose inputSchema is not an object (each with a name of
+    10,000 characters) among good ones: the good ones are listed, and the screen gets the
+    first five named (each name cut short) and one line counting the rest."""
+    long = "n" * 10_000
+
+    def script(message: Json) -> list[Any] | None:
+        if message.get("method") != "tools/list":
+            return None
+        page = 2 if message.get("params") else 1
+        bad = [{"name": f"{long}{page}-{i}", "inputSchema": "no"} for i in range(500)]
+        more = {"nextCursor": "c2"} if page == 1 else {}
+        return [result(message, {"tools": [tool(f"good{page}"), *bad], **more})]
+
+    async with asyncio.timeout(20), scripted_session(script) as session:
+        with caplog.at_level(logging.WARNING, logger="paicli.mcp.session"):
+            tools = await session.list_tools()
+    assert [t.name for t in tools] == ["good1", "good2"]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == session_module.MAX_ITEM_WARNINGS + 1
+    assert all(len(w) < 300 for w in warnings)
+    assert warnings[0].startswith("scripted: tools/list: leaving out an item: tool 'nnn")
+    assert warnings[0].endswith(": inputSchema must be an object")
+    assert warnings[-1] == "scripted: tools/list: left out 995 more malformed items"

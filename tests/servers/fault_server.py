@@ -50,6 +50,7 @@ MODES = (
     "redefining",
     "structured",
     "hostile_catalogue",
+    "crowded",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -88,9 +89,11 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 }
 # hostile_catalogue: besides the usual tools, one whose schema nests 10,000 levels (written
 # in place of this marker, as no JSON encoder goes that deep), one 6 MB schema, `echo` listed
-# three times more, and one whose inputSchema is not an object.
+# three times more, one whose inputSchema is not an object, and one with a name of 100,000
+# characters, listed twice.
 DEEP_MARKER = "@deep-schema@"
 DEEP_LEVELS = 10_000
+LONG_NAME = "long-" + "n" * 100_000
 HOSTILE_EXTRA: list[Json] = [
     {"name": "deep", "description": 'Nested [ { " too far', "inputSchema": DEEP_MARKER},
     {
@@ -107,7 +110,35 @@ HOSTILE_EXTRA: list[Json] = [
         for i in range(3)
     ),
     {"name": "broken", "inputSchema": "not an object"},
+    *({"name": LONG_NAME, "inputSchema": {"type": "object"}} for _ in range(2)),
 ]
+
+
+# crowded: besides the usual tools, `--tools N` more (20,000 by default), each about 180 bytes
+# of definition like a real one: 3.6 MB of definitions in all. With `--deep N`, the first N of
+# them nest 100 levels deep (over what paicli offers, within what any JSON parser reads).
+CROWD = 20_000
+CROWD_DEPTH = 100
+
+
+def crowd(count: int, deep: int = 0) -> list[Json]:
+    tools: list[Json] = []
+    for i in range(count):
+        schema: Json = {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "limit": {"type": "integer"}},
+        }
+        if i < deep:
+            for _ in range(CROWD_DEPTH // 2):
+                schema = {"type": "object", "properties": {"x": schema}}
+        tools.append(
+            {
+                "name": f"record_{i}",
+                "description": f"Fetch record {i} of the archive, with its history and owner.",
+                "inputSchema": schema,
+            }
+        )
+    return tools
 
 
 def deep_schema() -> bytes:
@@ -241,6 +272,8 @@ class FaultServer:
         self.start_delay: float = opts.start_delay
         self.poison: str = opts.poison
         self.redefined: bool = opts.redefined
+        self.crowd: int = opts.tools
+        self.deep: int = opts.deep
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.calls: dict[Any, Call] = {}
@@ -438,6 +471,8 @@ class FaultServer:
             return {"tools": tools}
         if self.mode == "hostile_catalogue":
             return {"tools": [*(tool_schema(n) for n in TOOLS), *HOSTILE_EXTRA]}
+        if self.mode == "crowded":
+            return {"tools": [*(tool_schema(n) for n in TOOLS), *crowd(self.crowd, self.deep)]}
         if self.mode == "structured":
             report = tool_schema("report") | {"outputSchema": REPORT_OUTPUT_SCHEMA}
             return {"tools": [*(tool_schema(n) for n in TOOLS), report]}
@@ -697,6 +732,12 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
     parser.add_argument(
         "--redefined", action="store_true", help="redefining: start with echo redefined"
+    )
+    parser.add_argument(
+        "--tools", type=int, default=CROWD, metavar="N", help="crowded: how many more tools"
+    )
+    parser.add_argument(
+        "--deep", type=int, default=0, metavar="N", help=f"crowded: N nest {CROWD_DEPTH} deep"
     )
     parser.add_argument(
         "--poison", choices=("int", "deep"), default="deep", help="poison_lines: the large line"

@@ -134,6 +134,11 @@ class ServerState(enum.Enum):
 # largest schemas of real servers are a few tens of KiB and about ten levels deep.
 MAX_SCHEMA_BYTES = 256 * 1024
 MAX_SCHEMA_DEPTH = 48
+# A server whose listing leaves out many tools at once (a hostile one: thousands) gets this
+# many warning lines, and one more for the rest; `paicli mcp tools NAME` lists them all.
+MAX_LEFT_OUT_WARNINGS = 5
+# A tool name in a warning line is cut to this many characters (a name can be megabytes).
+SHOWN_NAME_CHARS = 80
 # A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
 SLOW_START = 1.0
 
@@ -622,7 +627,6 @@ class ServerManager:
                 server.session = session
                 connected = time.monotonic()
                 offered = await session.list_tools()
-                self._save_catalogue(server, offered)
                 server.tools = self._screened(server, offered)
                 session.subscribe(lambda n: self._on_notification(server, n))
                 server.needs_login = False
@@ -688,18 +692,29 @@ class ServerManager:
         except McpError as exc:
             log.warning("%s: could not refresh tools: %s", server.name, exc)
             return
-        self._save_catalogue(server, offered)
         # One assignment: readers see the old list or the new one.
         server.tools = self._screened(server, offered)
         self._notify(server)
 
     def _screened(self, server: ManagedServer, offered: list[Tool]) -> list[Tool]:
-        """`offered` as the config filters it and `screen` accepts it; each tool newly
-        left out is one warning naming the server, the tool and why."""
-        kept, left_out = screen(_filter(offered, server.entry))
-        for name, why in left_out.items():
-            if server.left_out.get(name) != why:
-                log.warning("%s: tool %r is left out: %s", server.name, name, why)
+        """`offered` as `screen` accepts it (so recorded in the catalogue: one tool too deep
+        or too large for the catalogue file never costs the others their entry) and the
+        config filters it. Each tool newly left out is one warning naming the server, the
+        tool and why (the first `MAX_LEFT_OUT_WARNINGS`, then one line for the rest)."""
+        fit, unfit = screen(offered)
+        self._save_catalogue(server, fit)
+        kept = _filter(fit, server.entry)
+        left_out = {name: why for name, why in unfit.items() if _wanted(name, server.entry)}
+        news = [(name, why) for name, why in left_out.items() if server.left_out.get(name) != why]
+        for name, why in news[:MAX_LEFT_OUT_WARNINGS]:
+            log.warning("%s: tool %s is left out: %s", server.name, _shown_name(name), why)
+        if (more := len(news) - MAX_LEFT_OUT_WARNINGS) > 0:
+            log.warning(
+                "%s: %d more tools are left out (paicli mcp tools %s)",
+                server.name,
+                more,
+                server.name,
+            )
         server.left_out = left_out
         return kept
 
@@ -738,6 +753,13 @@ class ServerManager:
                 log.exception("server change callback failed")
 
 
+def _shown_name(name: str) -> str:
+    """A tool's name for a log line: quoted with escapes (`repr`), cut if very long."""
+    if len(name) <= SHOWN_NAME_CHARS:
+        return repr(name)
+    return repr(name[:SHOWN_NAME_CHARS]) + f"… ({len(name):,} characters)"
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -745,14 +767,15 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
     """The tools `entry`'s include/exclude patterns let through."""
+    return [t for t in tools if _wanted(t.name, entry)]
+
+
+def _wanted(name: str, entry: ServerEntryLike) -> bool:
+    """Whether `entry`'s include/exclude patterns let the tool `name` through."""
     include, exclude = entry.include_tools, entry.exclude_tools
-    kept = [
-        t
-        for t in tools
-        if (include is None or any(fnmatch.fnmatchcase(t.name, p) for p in include))
-        and not (exclude and any(fnmatch.fnmatchcase(t.name, p) for p in exclude))
-    ]
-    return kept
+    return (include is None or any(fnmatch.fnmatchcase(name, p) for p in include)) and not (
+        exclude and any(fnmatch.fnmatchcase(name, p) for p in exclude)
+    )
 
 
 def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:

@@ -9,6 +9,12 @@ fills before the conversation starts. When the definitions offered would pass th
 by `paicli.tools.search`), and those are offered for the rest of the turn. A deferred tool
 called by its name still works (it goes through approval and audit like any other call).
 
+Deferred, the MCP tools still offered stay within the same budget: the ones found last come
+first, then the ones called last, and what does not fit waits for a search (a turn of many
+searches, or one tool of 200 KiB of schema, never fills the request). A search's answer keeps
+to the budget too, and names the matches it leaves out. With `max_tools`, everything is still
+deferred when the definitions would take half the context window.
+
 `ToolOffer` is the state the agent consults before each request; `SearchToolbox` is the
 `search_tools` tool itself, composed with the other toolboxes so that its calls are audited.
 """
@@ -20,14 +26,20 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from paicli.llm.settings import DEFAULT_CONTEXT_WINDOW
+
 from .base import ToolOutcome, ToolSpec
 from .search import ToolIndex
 
-__all__ = ["SEARCH_TOOL", "Deferral", "SearchToolbox", "ToolOffer"]
+__all__ = ["SEARCH_TOOL", "Deferral", "Found", "SearchToolbox", "ToolOffer"]
 
 SEARCH_TOOL = "search_tools"
-# The share of the context window that tool definitions may take before they are deferred.
+# The share of the context window that tool definitions may take before they are deferred;
+# deferred, the MCP tools still offered (found, called lately) keep to it as well.
 BUDGET_SHARE = 0.10
+# `max_tools` moves the point where tools are deferred, but never past this share: tool
+# definitions that fill half the window leave too little for the conversation.
+MAX_SHARE = 0.5
 CHARS_PER_TOKEN = 4
 # Tools called lately stay offered across turns.
 KEEP_RECENT = 8
@@ -62,10 +74,25 @@ _SEARCH_SPEC = ToolSpec(
 )
 
 
+def budget_tokens(context_window: int) -> int:
+    """The tokens of tool definitions a request may carry before MCP tools are deferred."""
+    return int(context_window * BUDGET_SHARE)
+
+
 def definition_tokens(specs: Sequence[ToolSpec]) -> int:
     """About how many tokens the `tools=[...]` entries of `specs` cost on every request."""
     chars = sum(len(json.dumps(s.openai_tool(), ensure_ascii=False)) for s in specs)
     return chars // CHARS_PER_TOKEN
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search's answer: the matches offered from now on, best first, and those whose
+    definitions would pass the budget, with about how many tokens each would take."""
+
+    offered: list[ToolSpec]
+    too_large: list[tuple[ToolSpec, int]]
+    budget: int  # tokens
 
 
 @dataclass(frozen=True)
@@ -82,16 +109,18 @@ class ToolOffer:
     """The agent's choice of tool definitions per request (see the module docstring).
 
     `max_tools`: defer when more tools than this would be offered (instead of the token
-    budget); `enabled=False` always offers everything.
+    budget), or when their definitions would take `MAX_SHARE` of the window;
+    `enabled=False` always offers everything.
     """
 
     def __init__(self, *, max_tools: int | None = None, enabled: bool = True) -> None:
         self.max_tools = max_tools
         self.enabled = enabled
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self._found: set[str] = set()
+        self._found: OrderedDict[str, None] = OrderedDict()  # this turn's, in the order found
         self._catalogue: list[ToolSpec] = []
         self._index: ToolIndex | None = None
+        self._budget = budget_tokens(DEFAULT_CONTEXT_WINDOW)  # set by each `select`
         self.deferral: Deferral | None = None  # None: everything was offered
 
     def begin_turn(self) -> None:
@@ -103,6 +132,7 @@ class ToolOffer:
         """The tools to offer in the next request, out of everything available (`specs`)."""
         tools = [s for s in specs if s.name != SEARCH_TOOL]
         search = [s for s in specs if s.name == SEARCH_TOOL]
+        self._budget = budget_tokens(context_window)
         if not self.enabled or not search or self._fits(tools, context_window):
             self.deferral = None
             self._catalogue = []
@@ -110,7 +140,7 @@ class ToolOffer:
         mcp = [s for s in tools if s.kind == "mcp"]
         if mcp != self._catalogue:  # servers came, went or changed their tools
             self._catalogue, self._index = mcp, None
-        keep = self._recent.keys() | self._found
+        keep = self._kept(mcp)
         offered = [s for s in tools if s.kind != "mcp" or s.name in keep]
         left_out = [s for s in mcp if s.name not in keep]
         self.deferral = Deferral(
@@ -127,18 +157,48 @@ class ToolOffer:
         while len(self._recent) > KEEP_RECENT:
             self._recent.popitem(last=False)
 
-    def search(self, query: str, server: str | None, limit: int) -> list[ToolSpec]:
-        """The best deferred tools for `query`; they are offered for the rest of the turn."""
+    def search(self, query: str, server: str | None, limit: int) -> Found:
+        """The best deferred tools for `query`, as many as the budget takes; those are
+        offered for the rest of the turn (the newest search's first, see `_kept`)."""
         if self._index is None:
             self._index = ToolIndex(self._catalogue)
-        found = self._index.search(query, server=server, limit=limit)
-        self._found.update(s.name for s in found)
-        return found
+        offered: list[ToolSpec] = []
+        too_large: list[tuple[ToolSpec, int]] = []
+        used = 0
+        for spec in self._index.search(query, server=server, limit=limit):
+            cost = definition_tokens([spec])
+            if used + cost > self._budget:
+                too_large.append((spec, cost))
+                continue
+            used += cost
+            offered.append(spec)
+            self._found[spec.name] = None
+            self._found.move_to_end(spec.name)
+        return Found(offered, too_large, self._budget)
+
+    def _kept(self, mcp: Sequence[ToolSpec]) -> set[str]:
+        """The deferred MCP tools still offered: found this turn (the last found first),
+        then called lately (the last called first), as many as fit in the budget."""
+        by_name = {s.name: s for s in mcp}
+        order = [*reversed(self._found), *reversed(self._recent)]
+        kept: set[str] = set()
+        used = 0
+        for name in order:
+            spec = by_name.get(name)
+            if spec is None or name in kept:
+                continue
+            cost = definition_tokens([spec])
+            if used + cost <= self._budget:
+                kept.add(name)
+                used += cost
+        return kept
 
     def _fits(self, tools: Sequence[ToolSpec], context_window: int) -> bool:
-        if self.max_tools is not None:
-            return len(tools) <= self.max_tools
-        return definition_tokens(tools) <= int(context_window * BUDGET_SHARE)
+        if self.max_tools is None:
+            return definition_tokens(tools) <= self._budget
+        if len(tools) > self.max_tools:
+            return False
+        return definition_tokens(tools) <= int(context_window * MAX_SHARE)
 
 
 class SearchToolbox:
@@ -178,12 +238,33 @@ class SearchToolbox:
         limit = arguments.get("limit", DEFAULT_RESULTS)
         assert isinstance(limit, int)
         found = self.offer.search(query, server if isinstance(server, str) else None, limit)
-        if not found:
+        if not found.offered and not found.too_large:
             where = f" of server {server!r}" if isinstance(server, str) else ""
             return ToolOutcome(f"No tool{where} matches {query!r}. Try other words.")
-        tools = [
-            {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
-            for s in found
-        ]
-        header = f"{len(found)} tool(s) found; you can call them now, for the rest of this turn:\n"
-        return ToolOutcome(header + json.dumps(tools, ensure_ascii=False, indent=1))
+        parts: list[str] = []
+        if found.offered:
+            tools = [
+                {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
+                for s in found.offered
+            ]
+            count = len(found.offered)
+            header = f"{count} tool(s) found; you can call them now, for the rest of this turn:"
+            parts.append(header + "\n" + json.dumps(tools, ensure_ascii=False, indent=1))
+        if found.too_large:
+            parts.append(_too_large(found))
+        return ToolOutcome("\n".join(parts))
+
+
+def _too_large(found: Found) -> str:
+    """The matches a search left out for the budget, one line each."""
+    lines = [
+        f"{len(found.too_large)} more match(es) left out: their definitions would pass the "
+        f"budget for tool definitions (about {found.budget:,} tokens, "
+        f"{BUDGET_SHARE:.0%} of the context window):"
+    ]
+    for spec, cost in found.too_large:
+        alone = ", more than the whole budget: it cannot be offered" if cost > found.budget else ""
+        lines.append(f"- {spec.name} (about {cost:,} tokens{alone})")
+    if any(cost <= found.budget for _, cost in found.too_large):
+        lines.append("To get one of those, search again for it alone (limit 1).")
+    return "\n".join(lines)

@@ -58,6 +58,16 @@ CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
 # tools at most) while keeping a list at a few tens of MB of parsed JSON.
 MAX_PAGES = 100
 MAX_ITEMS = 10_000
+# A list with malformed items by the thousand gets this many warning lines naming them and
+# one counting the rest.
+MAX_ITEM_WARNINGS = 5
+
+
+@dataclass(slots=True)
+class _Malformed:
+    """How many items of one list were left out as malformed."""
+
+    count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +346,21 @@ class ClientSession:
     ) -> list[T]:
         """Every item of a paginated list, up to MAX_PAGES pages and MAX_ITEMS items (a
         warning names the server and the method when a limit cuts the list short)."""
+        malformed = _Malformed()
+        try:
+            return await self._pages(method, key, build, timeout, malformed)
+        finally:
+            if (more := malformed.count - MAX_ITEM_WARNINGS) > 0:
+                log.warning("%s: %s: left out %d more malformed items", self._name, method, more)
+
+    async def _pages(
+        self,
+        method: str,
+        key: str,
+        build: Callable[[Any], T],
+        timeout: float | None,
+        malformed: _Malformed,
+    ) -> list[T]:
         items: list[T] = []
         seen: set[str] = set()
         cursor: str | None = None
@@ -346,7 +371,7 @@ class ClientSession:
             if not isinstance(page, list):
                 raise ProtocolError(f"{self._name}: {method}: {key!r} is not a list")
             room = MAX_ITEMS - len(items)
-            items.extend(self._readable(method, build, page[:room]))
+            items.extend(self._readable(method, build, page[:room], malformed))
             next_cursor = result.get("nextCursor")
             if len(page) > room or (isinstance(next_cursor, str) and len(items) >= MAX_ITEMS):
                 log.warning(
@@ -379,15 +404,20 @@ class ClientSession:
         )
         return items
 
-    def _readable(self, method: str, build: Callable[[Any], T], page: list[Any]) -> list[T]:
-        """The items of a page that are well formed; each other one is left out with a
-        warning (one broken tool must not cost the server all of its tools)."""
+    def _readable(
+        self, method: str, build: Callable[[Any], T], page: list[Any], malformed: _Malformed
+    ) -> list[T]:
+        """The items of a page that are well formed; each other one is left out and counted
+        in `malformed`, with a warning for the first few of the list (one broken tool must
+        not cost the server all of its tools, nor a thousand of them fill the screen)."""
         items: list[T] = []
         for item in page:
             try:
                 items.append(build(item))
             except ProtocolError as exc:
-                log.warning("%s: %s: leaving out an item: %s", self._name, method, exc)
+                malformed.count += 1
+                if malformed.count <= MAX_ITEM_WARNINGS:
+                    log.warning("%s: %s: leaving out an item: %s", self._name, method, exc)
         return items
 
     # -- typed methods -------------------------------------------------------------------

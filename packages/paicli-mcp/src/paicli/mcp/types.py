@@ -123,7 +123,7 @@ class Tool:
         name = _str(data, "name", "tool")
         schema = data.get("inputSchema")
         if not isinstance(schema, dict):
-            raise ProtocolError(f"tool {name!r}: inputSchema must be an object")
+            raise ProtocolError(f"tool {name!r:.100}: inputSchema must be an object")
         return cls(
             name=name,
             input_schema=schema,
