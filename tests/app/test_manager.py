@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +89,10 @@ async def test_servers_start_in_parallel_and_failures_stay_contained(tmp_path: P
         assert set(manager.ready_tools()) == {"good"}
 
 
-async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path) -> None:
-    entries = load(tmp_path, {"flaky": fault(restart={"policy": "on-failure", "maxRestarts": 1})})
-    crashed = asyncio.Event()
-    back = asyncio.Event()
+def crash_and_return() -> tuple[asyncio.Event, asyncio.Event, Callable[[Any], None]]:
+    """Events set when a server fails, and when it is ready again after that; and the
+    `on_change` callback that sets them."""
+    crashed, back = asyncio.Event(), asyncio.Event()
 
     def watch(server: Any) -> None:
         if server.state is ServerState.ERROR:
@@ -99,6 +100,12 @@ async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path)
         if crashed.is_set() and server.state is ServerState.READY:
             back.set()
 
+    return crashed, back, watch
+
+
+async def test_a_crash_withdraws_tools_and_restarts_with_backoff(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"flaky": fault(restart={"policy": "on-failure", "maxRestarts": 1})})
+    crashed, back, watch = crash_and_return()
     async with asyncio.timeout(30), in_memory(entries, on_change=watch) as manager:
         await manager.wait_ready()
         first = manager.get("flaky").session
@@ -433,3 +440,26 @@ async def test_a_hostile_catalogue_costs_only_its_bad_tools(
     assert "cat: tool 'long-nnn" in warned[-1] and "… (100,005 characters) is left" in warned[-1]
     recorded = Catalogue(folder).load(catalogue_key(entries[0]) or "")
     assert recorded is not None and [t.name for t in recorded] == offered
+
+
+@pytest.mark.real
+async def test_each_start_of_a_server_begins_its_log_with_a_dated_separator(
+    tmp_path: Path,
+) -> None:
+    policy = {"policy": "on-failure", "maxRestarts": 1}
+    marker = f"hello-from-{tmp_path.name}"
+    entry = fault(restart=policy)
+    entry["args"] += ["--initial-stderr", marker]
+    entries = load(tmp_path, {"logged": entry})
+    _, back, watch = crash_and_return()
+    logs = tmp_path / "logs"
+    async with asyncio.timeout(30), ServerManager(entries, log_dir=logs, on_change=watch) as m:
+        await m.wait_ready()
+        with pytest.raises(ServerCallFailed):
+            await m.call_tool("logged", "exit", {"code": 1})
+        await back.wait()
+        await m.call_tool("logged", "echo", {"text": "x"})  # its stderr is in by now
+    lines = (logs / "logged.log").read_text().splitlines()
+    runs = [i for i, line in enumerate(lines) if line.startswith("----- paicli: logged started ")]
+    assert len(runs) == 2 and lines[runs[1]].endswith(", restart 1 -----")
+    assert marker in "\n".join(lines[runs[0] : runs[1]]) and marker in "\n".join(lines[runs[1] :])

@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import enum
 import fnmatch
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -616,6 +618,8 @@ class ServerManager:
     async def _run_once(self, server: ManagedServer, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
         started = time.monotonic()
+        if isinstance(spec, StdioServer) and spec.stderr_file is not None:
+            _mark_run(Path(spec.stderr_file), server)
         try:
             async with self._startup_slots:
                 slotted = time.monotonic()
@@ -758,6 +762,18 @@ def _shown_name(name: str) -> str:
     if len(name) <= SHOWN_NAME_CHARS:
         return repr(name)
     return repr(name[:SHOWN_NAME_CHARS]) + f"… ({len(name):,} characters)"
+
+
+def _mark_run(log_file: Path, server: ManagedServer) -> None:
+    """A line in the server's stderr log where this start begins, with the time, so
+    `paicli mcp logs` tells one run from the next."""
+    when = datetime.datetime.now().isoformat(sep=" ", timespec="seconds")
+    attempt = f", restart {server.restarts}" if server.restarts else ""
+    line = f"----- paicli: {server.name} started {when}{attempt} -----\n"
+    with contextlib.suppress(OSError):  # the library reports an unusable log file itself
+        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as file:
+            file.write(line)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
