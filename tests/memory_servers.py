@@ -33,6 +33,7 @@ PROCESS_ONLY_MODES = frozenset(
         "huge_line",
         "no_newline",
         "garbage_stdout",
+        "chatty_stdout",
         "ignore_sigterm",
         "stderr_flood",
         "poison_lines",

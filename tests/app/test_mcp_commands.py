@@ -395,15 +395,68 @@ def test_stdout_noise_is_one_warning_a_count_in_the_list_and_lines_in_the_log(
     listed = paicli(places, "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stderr.count("skipping") == 1
+    assert "dropping" not in listed.stderr  # the object that is no JSON-RPC is noise too
     assert "later lines like it are counted, not shown" in listed.stderr
     assert "\x1b" not in listed.stderr + listed.stdout
     table = " ".join(re.sub(r"[\s│]+", " ", listed.stdout).split())  # cells wrap at 80
     assert "stdout lines were not JSON (paicli mcp logs noisy)" in table
     shown = paicli(places, "list", "--json")
     (entry,) = json.loads(shown.stdout)
-    assert entry["skipped_stdout_lines"] >= 8  # handshake and tools/list, four each
+    assert entry["skipped_stdout_lines"] >= 10  # handshake and tools/list, five each
     logged = paicli(places, "logs", "noisy")
     assert "[paicli] " in logged.stdout and "skipping text that is not valid JSON" in logged.stdout
+
+
+def test_a_server_logging_to_stdout_is_one_warning_that_says_where_its_lines_are(
+    places: tuple[Path, Path],
+) -> None:
+    """A thousand log lines on stdout (JSON objects and coloured text): `list` shows one
+    warning, naming the server and the log file, and counts them (`list`, `get`); `logs`
+    shows them."""
+    paicli(places, "add", "chatty", "--", sys.executable, FAULT, "--mode", "chatty_stdout")
+    listed = paicli(places, "list")
+    assert listed.returncode == 0, listed.stderr
+    log_file = PaicliHome(places[0]).mcp_log("chatty")
+    [warning] = [line for line in listed.stderr.splitlines() if "stdout" in line]
+    assert warning.startswith("chatty: stdout: skipping a JSON object that is not JSON-RPC: ")
+    assert warning.endswith(f"each is kept in {log_file})")
+    assert "\x1b" not in listed.stderr + listed.stdout
+    table = " ".join(re.sub(r"[\s│]+", " ", listed.stdout).split())
+    assert re.search(r"\b10\d\d stdout lines were not JSON \(paicli mcp logs chatty\)", table)
+    logged = paicli(places, "logs", "chatty", "-n", "2000").stdout.splitlines()
+    assert sum("request 998 handled" in line for line in logged) == 1
+    assert sum(r"\x1b[32minfo" in line for line in logged) == 500  # escaped, every one
+    got = paicli(places, "get", "chatty").stdout
+    assert re.search(r"stdout: +10\d\d lines were not JSON-RPC, skipped \(each is in paicli", got)
+
+
+def test_logs_read_on_into_the_rotated_file(places: tuple[Path, Path]) -> None:
+    """The current log holds fewer lines than asked: the rest come from the file it rotated
+    to, and a line cut by the rotation reads whole."""
+    folder = places[0] / "logs" / "mcp"
+    folder.mkdir(parents=True)
+    (folder / "big.log.1").write_bytes(b"".join(b"old %d\n" % i for i in range(100)) + b"one ")
+    (folder / "big.log").write_bytes(b"line\nnewest\n")
+    shown = paicli(places, "logs", "big", "-n", "4")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        "big │ old 98",
+        "big │ old 99",
+        "big │ one line",
+        "big │ newest",
+    ]
+    assert paicli(places, "logs", "big", "-n", "1").stdout == "big │ newest\n"
+
+
+def test_logs_show_a_huge_stderr_line_cut_with_a_mark(places: tuple[Path, Path]) -> None:
+    """A server that writes 100,000 characters on one stderr line: its log keeps them all,
+    `logs` shows the first 8,192 and says so."""
+    long = "z" * 100_000
+    paicli(places, "add", "wordy", "--", sys.executable, FAULT, "--initial-stderr", long)
+    assert paicli(places, "list").returncode == 0
+    assert long in PaicliHome(places[0]).mcp_log("wordy").read_text()
+    logged = paicli(places, "logs", "wordy").stdout.splitlines()
+    assert "wordy │ " + "z" * 8192 + " … [line cut at 8,192 of 100,000 characters]" in logged
 
 
 def test_tools_says_which_tools_a_server_lists_are_left_out_and_why(

@@ -471,3 +471,35 @@ async def test_continue_and_resume_carry_a_conversation_across_one_shot_runs(
     assert asked[1] == ["the code word is KIWI", "what was it?"]
     assert asked[2] == ["the code word is KIWI", "what was it?", "and now?"]
     assert missing.code == 2 and "no saved conversation '20000101-000000-000000'" in missing.stderr
+
+
+async def test_a_server_logging_to_stdout_is_one_warning_on_stderr_and_the_call_works(
+    tmp_path: Path,
+) -> None:
+    """A server that writes a thousand log lines on stdout (JSON objects, coloured text with
+    a window title) and one before each reply: stderr has one warning about them, escaped,
+    naming the server and the file that keeps them; the answer and the tool call are intact."""
+    root = tmp_path / "project"
+    (root / ".paicli").mkdir(parents=True)
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "fault_server.py"), "--mode", "chatty_stdout"],
+    }
+    (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"chatty": server}}))
+    script: list[Json] = [
+        {"tool_calls": [{"name": "mcp__chatty__echo", "arguments": '{"text": "heard"}'}]},
+        {"text": "It said heard."},
+    ]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(root, "-p", "echo", "--trust-project", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "It said heard.\n"
+    assert unfenced(llm.requests[1]["messages"][-1]["content"]) == "heard"
+    log_file = tmp_path / "home" / ".paicli" / "logs" / "mcp" / "chatty.log"
+    [warning] = [line for line in run.stderr.splitlines() if "chatty" in line and "stdout" in line]
+    assert warning.startswith("chatty: stdout: skipping a JSON object that is not JSON-RPC")
+    assert warning.endswith(
+        f"(later lines like it are counted, not shown; each is kept in {log_file})"
+    )
+    assert "dropping" not in run.stderr and "\x1b" not in run.stderr
+    assert log_file.read_text().count("[paicli] chatty: stdout: skipping") > 1000

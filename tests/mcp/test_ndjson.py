@@ -74,3 +74,17 @@ def test_an_array_is_a_batch_only_once_2025_03_26_is_agreed(
     if not batches:
         [warning] = [r.getMessage() for r in caplog.records]
         assert "batches exist only in protocol 2025-03-26" in warning
+
+
+def test_a_json_object_without_jsonrpc_is_skipped_as_a_log_line() -> None:
+    """What pino or structlog write on stdout is skipped like a banner; an object that says
+    it is JSON-RPC is still delivered, whatever else is wrong with it (the session judges)."""
+    skipped: list[str] = []
+    decode, delivered = decoder(skipped=skipped.append)
+    wrong_version = b'{"jsonrpc":"1.0","id":8,"result":{}}\n'
+    decode.feed(b'{"level":30,"msg":"listening"}\n' + wrong_version + ANSWER)
+    assert [m["id"] for m in delivered] == [8, 7]
+    assert skipped == [
+        "srv: stdout: skipping a JSON object that is not JSON-RPC: "
+        + repr(b'{"level":30,"msg":"listening"}')
+    ]

@@ -24,16 +24,21 @@ from paicli.mcp import (
 from paicli.mcp._stdio import STDERR_FILE_MAX
 from tests.conftest import fault_server
 from tests.processes import alive, in_group, processes_with, until
+from tests.servers.fault_server import CHATTY_LINES
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
+
+# What the scripts below put in each JSON object they write, so it is a JSON-RPC message
+# (the transport counts an object without "jsonrpc" as a log line, not a message).
+NOTE = "'jsonrpc': '2.0', 'method': 'note'"
 
 
 async def test_server_gets_a_minimal_environment_plus_its_own_variables(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PAICLI_TEST_SECRET", "must-not-leak")
-    script = "import json, os; print(json.dumps(dict(os.environ)), flush=True)"
+    script = f"import json, os; print(json.dumps({{{NOTE}, **os.environ}}), flush=True)"
     transport = await StdioTransport.start(
         sys.executable, ["-c", script], env={"MY_KEY": "v"}, cwd=tmp_path
     )
@@ -51,7 +56,7 @@ async def test_an_inherited_variable_holding_a_shell_function_is_dropped(
     # What `export -f` writes and Shellshock abused: a bash child would run the trailer.
     monkeypatch.setenv("TZ", "() { :; }; touch pwned")
     monkeypatch.setenv("LANG", "C.UTF-8")
-    script = "import json, os; print(json.dumps(dict(os.environ)), flush=True)"
+    script = f"import json, os; print(json.dumps({{{NOTE}, **os.environ}}), flush=True)"
     transport = await StdioTransport.start(sys.executable, ["-c", script], cwd=tmp_path)
     async with asyncio.timeout(10):
         env = await transport.receive()
@@ -62,8 +67,8 @@ async def test_an_inherited_variable_holding_a_shell_function_is_dropped(
 
 async def test_server_directory_and_process_group_are_reported(tmp_path: Path) -> None:
     script = (
-        "import json, os; print(json.dumps({'cwd': os.getcwd(), 'pgid': os.getpgid(0)}),"
-        " flush=True)"
+        f"import json, os; print(json.dumps({{{NOTE}, 'cwd': os.getcwd(),"
+        " 'pgid': os.getpgid(0)}), flush=True)"
     )
     transport = await StdioTransport.start(sys.executable, ["-c", script], cwd=tmp_path)
     async with asyncio.timeout(10):
@@ -160,9 +165,10 @@ async def test_stderr_is_kept_in_a_ring_buffer_of_the_last_200_lines(tmp_path: P
 async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Every reply of this server comes after a banner, a non-JSON line and two JSON
-    scalars, with an escape sequence in one: one warning for the session, then a count;
-    each skipped line is noted in the server's log file."""
+    """Every reply of this server comes after a banner, a non-JSON line, two JSON scalars
+    and an object that is no JSON-RPC, with an escape sequence in one: one warning for the
+    session (and no other), then a count; each skipped line is noted in the server's log
+    file."""
     mirror = tmp_path / "server.log"
     server = fault_server("garbage_stdout", stderr_file=str(mirror))
     with caplog.at_level(logging.DEBUG, logger="paicli.mcp"):
@@ -170,15 +176,41 @@ async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
             for _ in range(3):
                 assert (await session.call_tool("echo", {"text": "x"})).text == "x"
             skipped = session.transport.skipped_lines()
-    warnings = [
-        r for r in caplog.records if r.levelno >= logging.WARNING and "skipping" in r.getMessage()
-    ]
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1
     assert "later lines like it are counted, not shown" in warnings[0].getMessage()
-    assert skipped >= 4 * 4  # four junk lines before each of at least four replies
+    assert skipped >= 5 * 4  # five junk lines before each of at least four replies
     noted = mirror.read_text().splitlines()
     assert sum(1 for line in noted if line.startswith("[paicli] ")) == skipped
     assert "\x1b" not in "".join(noted)  # quoted, never raw
+
+
+async def test_a_server_logging_to_stdout_is_one_warning_naming_the_file_that_keeps_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that logs to stdout as Node servers do (pino's JSON objects, console.log's
+    coloured text): a thousand lines before it reads anything and one before each reply.
+    One warning in all, which says where every line is kept; the rest are counted."""
+    mirror = tmp_path / "logs" / "chatty.log"
+    server = fault_server("chatty_stdout", stderr_file=str(mirror))
+    with caplog.at_level(logging.DEBUG, logger="paicli.mcp"):
+        async with asyncio.timeout(20), connect(server) as session:
+            for _ in range(3):
+                assert (await session.call_tool("echo", {"text": "x"})).text == "x"
+            skipped = session.transport.skipped_lines()
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert ": stdout: skipping a JSON object that is not JSON-RPC: " in warning
+    assert warning.endswith(
+        f"(later lines like it are counted, not shown; each is kept in {mirror})"
+    )
+    assert skipped >= CHATTY_LINES + 4  # and one before each of at least four replies
+    noted = [line for line in mirror.read_text().splitlines() if line.startswith("[paicli] ")]
+    assert len(noted) == skipped
+    assert sum("request 998 handled" in line for line in noted) == 1
+    assert sum("debug line 999" in line for line in noted) == 1
+    assert "\x1b" not in "".join(noted)  # quoted, never raw
+    assert stat.S_IMODE(mirror.stat().st_mode) == 0o600
+    assert stat.S_IMODE(mirror.parent.stat().st_mode) == 0o700
 
 
 async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild() -> None:
@@ -222,8 +254,9 @@ async def test_large_messages_spanning_many_reads_arrive_whole() -> None:
     script = (
         "import json, sys\n"
         "sys.stdout.write('x' * 3_000_000 + '\\n')\n"
-        "sys.stdout.write(json.dumps({'big': 'é' + 'y' * 3_000_000}, ensure_ascii=False) + '\\n')\n"
-        "sys.stdout.write(json.dumps({'small': 1}) + '\\n')\n"
+        f"sys.stdout.write(json.dumps({{{NOTE}, 'big': 'é' + 'y' * 3_000_000}},"
+        " ensure_ascii=False) + '\\n')\n"
+        f"sys.stdout.write(json.dumps({{{NOTE}, 'small': 1}}) + '\\n')\n"
         "sys.stdout.flush()\n"
     )
     transport = await StdioTransport.start(sys.executable, ["-c", script])
@@ -232,7 +265,7 @@ async def test_large_messages_spanning_many_reads_arrive_whole() -> None:
         second = await transport.receive()
         await transport.aclose()
     assert first["big"] == "é" + "y" * 3_000_000
-    assert second == {"small": 1}
+    assert second == {"jsonrpc": "2.0", "method": "note", "small": 1}
 
 
 # -- never hang, never orphan --------------------------------------------------------------

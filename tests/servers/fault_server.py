@@ -51,6 +51,7 @@ MODES = (
     "structured",
     "hostile_catalogue",
     "crowded",
+    "chatty_stdout",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -237,6 +238,18 @@ def poison_lines(large: str) -> bytes:
     return "".join(lines).encode()
 
 
+# chatty_stdout: how many log lines it writes to stdout before it reads anything.
+CHATTY_LINES = 1000
+
+
+def chatty_line(number: int, *, json_log: bool) -> bytes:
+    """chatty_stdout: a log line on stdout, as Node servers write them with pino (a JSON
+    object, no "jsonrpc") or console.log (text, here with colours and a window title)."""
+    if json_log:
+        return encode({"level": 30, "time": 1700000000000, "msg": f"request {number} handled"})
+    return f"\x1b[32minfo\x1b[0m\x1b]0;pwned\x07 debug line {number}\n".encode()
+
+
 def log(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
@@ -309,6 +322,8 @@ class FaultServer:
             noise = b"Server v1.0 \x1b[31mstarting\x1b[0m...\n<<not json>>\n[1,2]\n42\n"
             noise += b'{"hello":1}\n'
             self.write(noise + encode(message))
+        elif self.mode == "chatty_stdout":
+            self.write(chatty_line(-1, json_log=True) + encode(message))
         elif self.mode == "hostile_catalogue":
             self.write(encode(message).replace(f'"{DEEP_MARKER}"'.encode(), deep_schema()))
         elif self.mode == "poison_lines":
@@ -349,6 +364,8 @@ class FaultServer:
             )
         if self.mode == "stderr_flood":
             self.flood_stderr()
+        if self.mode == "chatty_stdout":
+            self.write(b"".join(chatty_line(i, json_log=i % 2 == 0) for i in range(CHATTY_LINES)))
         for line in sys.stdin.buffer if lines is None else lines:
             if self.mode == "no_handshake" or not line.strip():
                 continue

@@ -211,6 +211,10 @@ async def test_one_shot_tool_lines_are_escaped_and_json_stays_exact(
                 places, *flags, "-p", "attack", "--output-format", fmt, api_key="sk-test-hostile"
             )
         assert run.code == 0, run.stderr
+        # Its logs on stdout: one warning, escaped (checked by `paicli_async`).
+        assert run.stderr.count("hostile: stdout: skipping") == 1, run.stderr
+        assert "dropping" not in run.stderr  # the JSON log object is such a line too
+        assert r"b'listening\x1b]0;pwned\x07\x1b[2J\xc2\x9b2J\xe2\x80\xae" in run.stderr
         if fmt == "text":
             assert f"✓ mcp__hostile__attack: result line{SHOWN}" in run.stderr
             assert run.stdout == "Done.\n"
@@ -248,11 +252,15 @@ async def test_the_repl_shows_the_server_s_tools_logs_and_errors_escaped(
     env = {**environment(home), "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
     term = await Terminal.spawn([sys.executable, "-m", "paicli.cli"], cwd=project, env=env)
     try:
+        # Its logs on stdout ahead of the first tool list are one warning, escaped.
+        await term.expect(r"hostile: stdout: skipping text that is not valid JSON")
+        await term.expect(r"b'listening\x1b]0;pwned\x07\x1b[2J\xc2\x9b2J\xe2\x80\xae")
         # Ready, the REPL lists the server's resources, which makes its tools refresh fail.
         await term.expect(r"hostile: could not refresh tools: tools are gone\x1b]0;pwned\x07")
         await term.expect(PROMPT.strip())
         for command, shown in [
             ("/mcp", r"dying\W+error"),
+            ("/mcp", r"\d stdout lines were not JSON"),
             ("/mcp tools hostile", re.escape(r"mcp__hostile__attack  Reads files.\x1b]0;pwned")),
             ("/mcp logs hostile", re.escape(r"hostile │ booting\x1b]0;pwned\x07")),
             ("/mcp resources hostile", re.escape(r"@hostile:note://x\x1b[2J  A note.\x1b]0;")),
@@ -266,3 +274,7 @@ async def test_the_repl_shows_the_server_s_tools_logs_and_errors_escaped(
     finally:
         await term.aclose()
     assert [seq for seq in ON_TERMINAL if seq in term.raw] == []
+    # Every tool list came after such lines (and refreshes failed): still the one warning
+    # (`/mcp logs` showed each line, marked as paicli's note).
+    assert term.text.count("later lines like it are counted") == 1, term.text
+    assert "dropping" not in term.text  # the JSON log object is such a line too

@@ -167,12 +167,12 @@ def logs(options: argparse.Namespace) -> int:
         return 2
     path = PaicliHome.from_environ().mcp_log(options.name)
     try:
-        lines = log_lines(path)
+        lines = log_lines(path, options.lines)
     except FileNotFoundError:
         err(f"paicli mcp logs: no log for {options.name!r} yet ({path})")
         return 1
     with redacting(screen_redactor(load_config(Path.cwd()))):
-        mcp_shell.show_logs(options.name, lines[-options.lines :])
+        mcp_shell.show_logs(options.name, lines)
     return 0
 
 

@@ -104,6 +104,9 @@ def show_server(server: ManagedServer, as_json: bool) -> None:
     for key in GET_KEYS:
         if details.get(key) is not None:
             out(f"{key + ':':<11}{details[key]}")
+    if skipped := details["skipped_stdout_lines"]:
+        logs = f"paicli mcp logs {server.name}"
+        out(f"{'stdout:':<11}{skipped} lines were not JSON-RPC, skipped (each is in {logs})")
     if info is not None:
         out(f"{'server:':<11}{implementation(info)}")
     out(f"{'tools:':<11}{', '.join(details['tool_names']) or '-'}")

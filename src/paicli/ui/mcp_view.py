@@ -4,6 +4,7 @@ with `paicli mcp` in a shell (`mcp_shell`), so both show servers the same way.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -31,6 +32,9 @@ MARKS = {
     ServerState.IDLE: ("◌", "dim"),
 }
 LOG_LINES = 30
+# A log line longer than this is shown cut, with a mark: a server that never writes a
+# newline to stderr leaves megabytes on one line of its log (the file keeps it whole).
+LOG_LINE_SHOWN = 8192
 # How long /mcp restart|enable waits to report the outcome; the server keeps starting after.
 SETTLE_WAIT = 30.0
 # How long /mcp waits for servers still starting before showing the table anyway.
@@ -262,7 +266,7 @@ def _report(console: Console, server: ManagedServer) -> None:
 
 def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
     try:
-        lines = log_lines(runtime.home.mcp_log(server.name))
+        lines = log_lines(runtime.home.mcp_log(server.name), LOG_LINES)
     except OSError:
         lines = list(server.stderr_tail)
     if server.session is not None:
@@ -274,12 +278,26 @@ def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
         console.print(Text(line))
 
 
-def log_lines(path: Path) -> list[str]:
-    """The lines of a server's stderr log (OSError if it cannot be read). Only "\n" ends a
-    line: a carriage return is shown as an escape, never obeyed as a line break (so bytes,
-    not `read_text`, whose universal newlines would turn it into one)."""
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    return text.removesuffix("\n").split("\n") if text else []
+def log_lines(path: Path, last: int) -> list[str]:
+    """The last `last` lines of a server's stderr log (OSError if it cannot be read), read
+    on into the older file it rotated to (`NAME.log.1`) when the current one has fewer;
+    each cut at 8 KiB with a mark. Only "\n" ends a line: a carriage return is shown as an
+    escape, never obeyed as a line break (so bytes, not `read_text`, whose universal
+    newlines would turn it into one)."""
+    data = path.read_bytes()
+    if data.count(b"\n") < last:
+        # The older file may end inside a line the current one finishes: read them joined.
+        with contextlib.suppress(OSError):
+            data = path.with_name(path.name + ".1").read_bytes() + data
+    text = data.decode("utf-8", errors="replace")
+    lines = text.removesuffix("\n").split("\n")[-last:] if text else []
+    return [_cut(line) for line in lines]
+
+
+def _cut(line: str) -> str:
+    if len(line) <= LOG_LINE_SHOWN:
+        return line
+    return f"{line[:LOG_LINE_SHOWN]} … [line cut at {LOG_LINE_SHOWN:,} of {len(line):,} characters]"
 
 
 def _tools(

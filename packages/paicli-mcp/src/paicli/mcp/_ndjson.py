@@ -4,13 +4,15 @@ Memory stays bounded by `max_size`: a line (or a stream with no newline) that gr
 raises `MessageTooLarge` and the partial line is dropped. Every line, whatever its size, is
 parsed the one way `_jsonrpc.parse` does (orjson, one set of limits); a line it refuses
 (banners, logs, nesting too deep, a number out of range, a batch where none is allowed) is
-skipped with a warning, and the other lines of the same read are still delivered. While it
-is parsed, a large message costs about three times its size (the line, orjson's copy of it,
-the parsed objects).
+skipped with a warning, and so is a JSON object without a `"jsonrpc"` member (a structured
+log line); the other lines of the same read are still delivered. While it is parsed, a
+large message costs about three times its size (the line, orjson's copy of it, the parsed
+objects).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,8 @@ from ._jsonrpc import parse
 from .errors import MessageTooLarge
 
 __all__ = ["NdjsonDecoder", "encode"]
+
+log = logging.getLogger("paicli.mcp.stdio")
 
 # Some servers (Windows tooling, .NET) start their output with a UTF-8 byte-order mark.
 BOM = b"\xef\xbb\xbf"
@@ -101,4 +105,18 @@ class NdjsonDecoder:
         else:
             messages = parse(line, batches=self.batches, where=self._where, skipped=self.skipped)
         for message in messages:
-            self._deliver(message)
+            if "jsonrpc" in message:
+                self._deliver(message)
+            else:
+                # Structured loggers (pino, bunyan, structlog) write JSON objects to stdout.
+                # Every JSON-RPC message names its version, so an object that does not is
+                # such a line, and is counted with the rest of the noise, not dropped later
+                # by the session with a warning of its own.
+                head = repr(bytes(line[:200]))
+                self._skip(f"{self._where}: skipping a JSON object that is not JSON-RPC: {head}")
+
+    def _skip(self, why: str) -> None:
+        if self.skipped is not None:
+            self.skipped(why)
+        else:
+            log.warning("%s", why)

@@ -149,6 +149,10 @@ class StderrTail:
             log.warning("cannot mirror server stderr to file: %s", exc)
             self._mirror = None
 
+    def kept_in(self) -> str | None:
+        """The file this stderr is mirrored to, if any."""
+        return self._mirror.path if self._mirror is not None else None
+
     def note(self, text: str) -> None:
         """A line of paicli's own in the mirror file only (what became of stdout noise)."""
         if self._mirror is not None:
@@ -363,11 +367,14 @@ class StdioTransport(Transport):
         return NdjsonDecoder(max_size, self._on_message, label=self._command, skipped=self._skip)
 
     def _skip(self, why: str) -> None:
-        """A stdout line that is no message (a banner, a log line): the first is a warning,
-        the rest are counted; each is noted in the stderr log file, if there is one."""
+        """A stdout line that is no message (a banner, a log line): the first is a warning
+        that says where they all go, the rest are counted; each is noted in the stderr log
+        file, if there is one."""
         self._skipped += 1
         if self._skipped == 1:
-            log.warning("%s (later lines like it are counted, not shown)", why)
+            kept = self._stderr.kept_in()
+            where = f"; each is kept in {kept}" if kept is not None else ""
+            log.warning("%s (later lines like it are counted, not shown%s)", why, where)
         else:
             log.debug("%s", why)
         self._stderr.note(f"[paicli] {why}")
