@@ -35,9 +35,12 @@ from paicli.tools import metrics
 from paicli.tools.approval import (
     Approver,
     ApprovingToolbox,
+    Mode,
     PermissionStore,
     Policy,
-    argument_pattern_problems,
+    ProjectSettings,
+    flag_rules,
+    project_settings,
 )
 from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import Toolbox
@@ -78,6 +81,7 @@ class Runtime:
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     memory: ProjectMemory | None = None  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
     sessions: SessionStore | None = None  # saved conversations (--continue, --resume)
+    approvals: ApprovingToolbox | None = None  # the permission mode and session answers
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
 
@@ -160,7 +164,10 @@ async def open_runtime(
     flags: Mapping[str, str | None],
     approver: Approver | None,
     flag_allow: tuple[str, ...] = (),
+    flag_deny: tuple[str, ...] = (),
     yes: bool = False,
+    mode: Mode | None = None,
+    ask_rules: RulesAsk | None = None,
     trust_project: bool = False,
     ask_trust: TrustAsk | None = None,
     on_server_change: ChangeCallback | None = None,
@@ -188,10 +195,17 @@ async def open_runtime(
     )
     offer, offer_problems = tool_offer(user_config)
     problems += offer_problems
-    policy, policy_problems = Policy.from_config(user_config)
-    store = PermissionStore(home.permissions)
+    store = PermissionStore(home.permissions, project=root)
+    policy, policy_problems = permission_policy(
+        user_config, project_settings(root), store, trust=trust_project, ask=ask_rules
+    )
     problems += [*policy_problems, *store.problems]
-    problems += argument_pattern_problems(flag_allow, "--allow")
+    flag_allow, allow_problems = flag_rules(flag_allow, "--allow")
+    flag_deny, deny_problems = flag_rules(flag_deny, "--deny")
+    problems += [*allow_problems, *deny_problems]
+    if mode is None:
+        mode, mode_problem = configured_mode(user_config)
+        problems += mode_problem
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
     secrets = [*config_secrets(config), *environment_secrets(env)]
@@ -218,18 +232,20 @@ async def open_runtime(
         pins=pins,
     )
     builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])
+    approvals = ApprovingToolbox(
+        CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
+        policy=policy,
+        store=store,
+        approver=approver,
+        flag_allow=flag_allow,
+        flag_deny=flag_deny,
+        yes=yes,
+        mode=mode,
+        root=root,
+        previewer=builtin.preview,
+    )
     toolbox: Toolbox = AuditingToolbox(
-        RedactingToolbox(
-            ApprovingToolbox(
-                CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
-                policy=policy,
-                store=store,
-                approver=approver,
-                flag_allow=flag_allow,
-                yes=yes,
-            ),
-            redactor,
-        ),
+        RedactingToolbox(approvals, redactor),
         audit,
         session_id=uuid.uuid4().hex[:12],
     )
@@ -239,7 +255,8 @@ async def open_runtime(
         problems += memory.problems
 
     def context() -> str:
-        return context_block(memory.text(), server_instructions(manager))
+        block = context_block(memory.text(), server_instructions(manager))
+        return "\n\n".join(filter(None, [block, mode_note(approvals.mode)]))
 
     async with configured(traced, secrets, home), manager:
         agent = (
@@ -276,6 +293,7 @@ async def open_runtime(
             memory=memory,
             context=context,
             sessions=SessionStore(home.sessions_dir, root),
+            approvals=approvals,
         )
         try:
             yield runtime
@@ -283,6 +301,71 @@ async def open_runtime(
             if runtime.agent is not None:
                 with contextlib.suppress(Exception):
                     await runtime.agent.llm.aclose()
+
+
+RulesAsk = Callable[[ProjectSettings], bool]
+
+
+def permission_policy(
+    user_config: UserConfig,
+    project: ProjectSettings,
+    store: PermissionStore,
+    *,
+    trust: bool,
+    ask: RulesAsk | None,
+) -> tuple[Policy, list[str]]:
+    """The user's rules plus the project's: its deny rules always, its allow rules once the
+    user accepted exactly these (asked through `ask`, remembered) or with `trust`."""
+    policy, problems = Policy.from_config(user_config)
+    problems += project.problems
+    policy = policy | Policy(deny=project.policy.deny)
+    allow = project.policy.allow
+    if not allow:
+        return policy, problems
+    if trust or store.settings_accepted(project.digest):
+        return policy | Policy(allow=allow), problems
+    if ask is not None and ask(project):
+        if (problem := store.accept_settings(project.digest)) is not None:
+            problems.append(problem)
+        return policy | Policy(allow=allow), problems
+    problems.append(
+        f"{project.path}: its {len(allow)} allow rule(s) are not applied until you accept "
+        "them (paicli asks in a terminal; --trust-project applies them for one run)"
+    )
+    return policy, problems
+
+
+def configured_mode(user_config: UserConfig) -> tuple[Mode, list[str]]:
+    """The permission mode `[permissions] mode` sets in config.toml (default: `default`).
+    `yolo` is refused there: it is for one run, chosen on the command line."""
+    where = user_config.source or "config.toml"
+    table = user_config.values.get("permissions")
+    value = table.get("mode") if isinstance(table, dict) else None
+    if value is None:
+        return Mode.DEFAULT, []
+    try:
+        mode = Mode.parse(str(value))
+    except ValueError as exc:
+        return Mode.DEFAULT, [f"{where}: permissions.mode: {exc}"]
+    if mode is Mode.YOLO:
+        return Mode.DEFAULT, [
+            f"{where}: permissions.mode: yolo is never a default; pass --permission-mode yolo "
+            "for one run"
+        ]
+    return mode, []
+
+
+def mode_note(mode: Mode) -> str:
+    """What the system prompt says about the permission mode (nothing for the default)."""
+    if mode is Mode.PLAN:
+        return (
+            "Permission mode: plan. Only read-only tools run; every other call is refused. "
+            "Explore and read what you need, then answer with a concrete plan (files to change, "
+            "commands to run) and wait: the user approves it and leaves plan mode."
+        )
+    if mode is Mode.ACCEPT_EDITS:
+        return "Permission mode: accept-edits. File edits in the project run without asking."
+    return ""
 
 
 def tool_offer(user_config: UserConfig) -> tuple[ToolOffer, list[str]]:

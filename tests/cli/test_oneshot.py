@@ -296,6 +296,87 @@ async def test_allow_lets_matching_tools_run_and_not_others(project: Path) -> No
     assert not (project / "a.txt").exists()
 
 
+async def test_rules_with_arguments_and_modes_decide_which_calls_run(project: Path) -> None:
+    calls = [
+        {"id": "a", "name": "execute_command", "arguments": '{"command": "echo allowed"}'},
+        {"id": "b", "name": "execute_command", "arguments": '{"command": "echo x; touch pwned"}'},
+        {"id": "c", "name": "write_file", "arguments": '{"path": "src/a.txt", "content": "x"}'},
+        {"id": "d", "name": "write_file", "arguments": '{"path": "b.txt", "content": "x"}'},
+        {
+            "id": "e",
+            "name": "edit_file",
+            "arguments": '{"path": "b.txt", "old_string": "x", "new_string": "y"}',
+        },
+    ]
+    script: list[Json] = [{"tool_calls": calls}, {"text": "done"}]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(
+            project,
+            "-p",
+            "go",
+            "--allow",
+            "execute_command(echo:*)",
+            "--permission-mode",
+            "accept-edits",
+            "--deny",
+            "write_file(b.txt)",
+            llm=llm,
+        )
+    assert run.code == 0, run.stderr
+    results = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("allowed")
+    assert "paicli -p does not ask" in results[1]  # a compound line is never covered
+    assert not (project / "pwned").exists()
+    assert (project / "src" / "a.txt").read_text() == "x"  # accept-edits
+    assert "denied by --deny" in results[3]
+    # edit_file ran (accept-edits): b.txt was never written, so it reports the missing file.
+    assert "b.txt" in results[4] and "not run" not in results[4]
+
+
+async def test_plan_mode_runs_reads_only_and_the_model_is_told(project: Path) -> None:
+    (project / "a.txt").write_text("content")
+    calls = [
+        {"id": "r", "name": "read_file", "arguments": '{"path": "a.txt"}'},
+        {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "gone"}'},
+    ]
+    async with ScriptedLlm([{"tool_calls": calls}, {"text": "my plan"}]) as llm:
+        run = await paicli(project, "-p", "go", "--permission-mode", "plan", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    assert run.stdout == "my plan\n"
+    read, write = (m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool")
+    assert "content" in read and "plan mode" in write
+    assert (project / "a.txt").read_text() == "content"
+    assert "Permission mode: plan" in llm.requests[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--permission-mode", "wild"], "unknown permission mode 'wild'"),
+        (["--allow", "mcp__x__y(z)"], "--allow[0] 'mcp__x__y(z)': arguments can limit"),
+    ],
+)
+async def test_a_bad_permission_flag_is_one_line(
+    project: Path, args: list[str], message: str
+) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "go", *args, llm=llm)
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is for root")
+async def test_yolo_as_root_is_refused_unless_forced(project: Path) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        refused = await paicli(project, "-p", "go", "--permission-mode", "yolo", llm=llm)
+        forced = await paicli(
+            project, "-p", "go", "--permission-mode", "yolo", "--force-root", llm=llm
+        )
+    assert refused.code == 2 and "refusing --permission-mode yolo as root" in refused.stderr
+    assert refused.stderr.count("\n") == 1
+    assert forced.code == 0 and forced.stdout == "ok\n"
+
+
 async def test_yes_lets_every_tool_run(project: Path) -> None:
     script: list[Json] = [
         {

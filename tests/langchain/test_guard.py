@@ -81,7 +81,7 @@ def denying_add(home: Path) -> None:
 async def test_the_user_s_deny_patterns_apply_without_asking() -> None:
     async with toolset(approve=lambda request: True) as tools:
         add = next(t for t in tools if t.name == "add")
-        with pytest.raises(ToolException, match="policy denies"):
+        with pytest.raises(ToolException, match="rules deny this call"):
             await add.ainvoke({"a": 1, "b": 2})
 
 

@@ -157,7 +157,7 @@ async def test_a_deny_pattern_wins_even_over_read_tools(tmp_path: Path) -> None:
     policy = Policy(allow=("read_*",), deny=("read_*",))
     outcome = await wrapper(inner, tmp_path, approver, policy=policy).call(READ, {"path": "a"})
     assert (outcome.decision, outcome.decided_by, outcome.is_error) == ("denied", "policy", True)
-    assert "policy denies the tool read_file" in outcome.text
+    assert "rules deny this call of read_file" in outcome.text
     assert inner.calls == [] and approver.requests == []
 
 
@@ -462,8 +462,8 @@ def test_policy_problems_name_the_file_and_key_and_keep_the_rest(tmp_path: Path)
     policy, problems = Policy.from_config(config)
     assert policy == Policy(allow=("ok",))
     assert problems == [
-        f"{source}: permissions.allow[1] must be a non-empty string; ignored",
-        f"{source}: permissions.deny must be a list of tool names or patterns; ignored",
+        f"{source}: permissions.allow[1] must be a string; ignored",
+        f"{source}: permissions.deny must be a list of rules; ignored",
         f"{source}: permissions.ask is not a known setting; ignored",
     ]
 
@@ -472,7 +472,7 @@ def test_a_permissions_value_that_is_not_a_table_is_reported() -> None:
     config = UserConfig(values={"permissions": ["x"]}, source=Path("/h/config.toml"))
     assert Policy.from_config(config) == (
         Policy(),
-        ["/h/config.toml: [permissions] must be a table; ignored"],
+        ["/h/config.toml: permissions must be a table; ignored"],
     )
 
 

@@ -188,16 +188,17 @@ def test_the_definition_hash_covers_description_schema_and_annotations() -> None
 
 
 @pytest.mark.parametrize("key", ["allow", "deny"])
-def test_a_rule_with_arguments_is_refused_at_load_with_a_message(key: str) -> None:
+def test_a_rule_with_arguments_on_a_tool_that_takes_none_is_refused_at_load(key: str) -> None:
     config = UserConfig(
-        values={"permissions": {key: ["execute_command(curl *)", "read_file"]}},
+        values={"permissions": {key: ["mcp__web__fetch(https://*)", "execute_command(git:*)"]}},
         source=Path("/home/me/.paicli/config.toml"),
         problems=(),
     )
     policy, problems = Policy.from_config(config)
-    assert getattr(policy, key) == ("read_file",)
-    assert problems == [
-        f"/home/me/.paicli/config.toml: permissions.{key}[0] 'execute_command(curl *)': rules "
-        "match tool names only, not arguments; ignored (write 'execute_command' to cover the "
-        "whole tool)"
-    ]
+    assert getattr(policy, key) == ("execute_command(git:*)",)
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        f"/home/me/.paicli/config.toml: permissions.{key}[0] 'mcp__web__fetch(https://*)': "
+        "arguments can limit execute_command and the file tools"
+    )
+    assert problems[0].endswith("write 'mcp__web__fetch' to cover the whole tool; ignored")

@@ -33,7 +33,7 @@ ANSI = re.compile(
     r"|\x1b[=>78MDEc]"
 )
 
-KEYS = {"ctrl-c": "\x03", "ctrl-d": "\x04", "tab": "\t", "enter": "\r"}
+KEYS = {"ctrl-c": "\x03", "ctrl-d": "\x04", "tab": "\t", "shift-tab": "\x1b[Z", "enter": "\r"}
 
 
 def strip_ansi(text: str) -> str:
@@ -136,7 +136,7 @@ class Terminal:
         os.write(self._master, text.encode())
 
     def send_keys(self, *keys: str) -> None:
-        """Named keys: ctrl-c, ctrl-d, tab, enter."""
+        """Named keys: ctrl-c, ctrl-d, tab, shift-tab, enter."""
         self.send("".join(KEYS[key] for key in keys))
 
     def line(self, text: str) -> None:

@@ -32,7 +32,7 @@ def test_every_name_and_alias_finds_its_command() -> None:
 
 
 def test_tab_completes_names_then_each_command_s_own_arguments() -> None:
-    assert completions("/m") == ["/model", "/mcp"]
+    assert completions("/m") == ["/model", "/mcp", "/mode"]
     assert completions("/mcp re") == ["restart", "resources"]
     assert completions("/mcp ") == list(MCP_ACTIONS)
     assert completions("/mcp logs f") == ["fs", "fault"]

@@ -70,13 +70,8 @@ def add_servers(places: Places, *names: str) -> None:
     (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
 
-@asynccontextmanager
-async def paicli(
-    places: Places, llm: ScriptedLlm | None = None, *args: str, **more_env: str
-) -> AsyncIterator[Terminal]:
-    """`paicli` (the REPL) with no API key in its environment at all."""
-    env = {
-        **more_env,
+def terminal_env(places: Places) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(places.home),
         "PAICLI_HOME": str(places.paicli_home),
@@ -85,6 +80,14 @@ async def paicli(
         # one and then warns on screen that the terminal does not support them.
         "PROMPT_TOOLKIT_NO_CPR": "1",
     }
+
+
+@asynccontextmanager
+async def paicli(
+    places: Places, llm: ScriptedLlm | None = None, *args: str, **more_env: str
+) -> AsyncIterator[Terminal]:
+    """`paicli` (the REPL) with no API key in its environment at all."""
+    env = {**more_env, **terminal_env(places)}
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     term = await Terminal.spawn(
         [sys.executable, "-m", "paicli.cli", *flags, "--trust-project", *args],
@@ -533,3 +536,114 @@ async def test_a_conversation_is_saved_and_continue_carries_it_on(places: Places
     kept = json.loads(saved.read_text())["messages"]
     assert [m["role"] for m in kept] == ["user"]  # the compacted conversation was saved
     assert kept[0]["content"].startswith("Summary of the earlier conversation:")
+
+
+async def test_shift_tab_switches_to_plan_mode_and_an_edit_is_shown_as_a_coloured_diff(
+    places: Places,
+) -> None:
+    (places.project / "notes.txt").write_text("one\ntwo\nthree\n")
+    write = {
+        "id": "call_1",
+        "name": "write_file",
+        "arguments": json.dumps({"path": "notes.txt", "content": "gone\n"}),
+    }
+    edit = {
+        "id": "call_2",
+        "name": "edit_file",
+        "arguments": json.dumps({"path": "notes.txt", "old_string": "two", "new_string": "TWO"}),
+    }
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [write]},
+        {"text": "Plan: rewrite notes.txt."},
+        {"tool_calls": [edit]},
+        {"text": "Edited."},
+    ]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.send_keys("shift-tab", "shift-tab")  # default -> accept-edits -> plan
+        await term.expect("[plan]")
+        term.line("tidy the notes")
+        await term.expect("Plan: rewrite notes.txt.")
+        await term.expect(MARK)
+        term.send_keys("shift-tab")  # plan -> default: the mark goes back to the plain one
+        term.line("/mode")
+        await term.expect("Permission mode: default")
+        await term.expect(MARK)
+        term.line("now do it")
+        await term.expect("Edit notes.txt")
+        await term.expect("Allow?")
+        term.line("y")
+        await term.expect("Edited.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert (places.project / "notes.txt").read_text() == "one\nTWO\nthree\n"
+    # The model was told why the write did not run, and the system prompt said plan mode.
+    refused = llm.requests[1]["messages"][-1]["content"]
+    assert "plan mode" in refused
+    assert "Permission mode: plan" in llm.requests[0]["messages"][0]["content"]
+    # The diff's lines are coloured: red for the old line, green for the new.
+    assert re.search(r"\x1b\[31m[^\n]*-two", term.raw)
+    assert re.search(r"\x1b\[32m[^\n]*\+TWO", term.raw)
+    records = audit_records(places)
+    assert [(r["tool"], r["decision"], r["decided_by"]) for r in records] == [
+        ("write_file", "denied", "mode"),
+        ("edit_file", "allowed", "user"),
+    ]
+
+
+async def test_a_prompt_typed_while_a_turn_runs_is_sent_when_the_turn_ends(
+    places: Places,
+) -> None:
+    script: list[dict[str, Any]] = [
+        {"text": "first answer arrives slowly", "chunk_delay": 0.2},
+        {"text": "second answer"},
+    ]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("one")
+        await term.expect("first")
+        term.line("two")  # typed ahead: Enter must send it, not start a second line
+        await term.expect("second answer")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert llm.requests[1]["messages"][-1] == {"role": "user", "content": "two"}
+
+
+async def test_a_projects_allow_rules_apply_once_accepted_and_are_not_asked_again(
+    places: Places,
+) -> None:
+    folder = places.project / ".paicli"
+    folder.mkdir()
+    rules = {"allow": ["execute_command(echo:*)", "write_file(\x1b[2Jsrc/**)"]}
+    (folder / "settings.json").write_text(json.dumps({"permissions": rules}))
+    call = {"id": "c", "name": "execute_command", "arguments": '{"command": "echo hi"}'}
+    script: list[dict[str, Any]] = [{"tool_calls": [call]}, {"text": "Ran it."}]
+    env = terminal_env(places)
+    async with ScriptedLlm(script) as llm:
+        command = [sys.executable, "-m", "paicli.cli", "--base-url", llm.base_url, "--model", "m"]
+        term = await Terminal.spawn(command, cwd=places.project, env=env)
+        try:
+            await term.expect("would let these calls run without asking")
+            await term.expect("Apply these rules?")
+            term.line("y")
+            await term.expect(MARK)
+            term.line("say hi")
+            await term.expect("Ran it.")
+            await term.expect(MARK)
+            assert await goodbye(term) == 0
+        finally:
+            await term.aclose()
+        assert "\x1b[2J" not in term.raw and "\\x1b[2Jsrc/**" in term.text
+        again = await Terminal.spawn(command, cwd=places.project, env=env)
+        try:
+            await again.expect(MARK)
+            assert await goodbye(again) == 0
+        finally:
+            await again.aclose()
+        assert "Apply these rules?" not in again.text
+    [record] = audit_records(places)
+    assert (record["tool"], record["decision"], record["decided_by"]) == (
+        "execute_command",
+        "allowed",
+        "policy",
+    )

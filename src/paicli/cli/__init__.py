@@ -97,8 +97,25 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         "--allow",
         action="append",
         default=[],
-        metavar="PATTERN",
-        help="with -p: let tools matching PATTERN run (e.g. 'mcp__fs__read_*'); repeatable",
+        metavar="RULE",
+        help="let calls matching RULE run without asking, e.g. 'mcp__fs__read_*', "
+        "'execute_command(git diff:*)', 'write_file(src/**)'; repeatable",
+    )
+    acting.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="never run calls matching RULE (beats every allow); repeatable",
+    )
+    acting.add_argument(
+        "--permission-mode",
+        metavar="MODE",
+        help="default (ask), accept-edits (file edits run), plan (read-only tools only), "
+        "yolo (everything runs; refused as root without --force-root)",
+    )
+    acting.add_argument(
+        "--force-root", action="store_true", help="allow --permission-mode yolo as root"
     )
     acting.add_argument("--yes", action="store_true", help="with -p: let every tool run")
     acting.add_argument(
@@ -336,6 +353,11 @@ def dispatch(options: argparse.Namespace) -> int:
 
         return run(options)
     flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
+    if (problem := check_permission_mode(options)) is not None:
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: {problem}")
+        return 2
     if options.print is not None:
         from ._signals import run_until_signalled  # noqa: PLC0415
         from .errors import UsageError  # noqa: PLC0415
@@ -357,6 +379,25 @@ def dispatch(options: argparse.Namespace) -> int:
 
     ask = ask_on_terminal if sys.stdin.isatty() else None
     return run_until_signalled(repl_main(options, flags, ask_trust=ask))
+
+
+def check_permission_mode(options: argparse.Namespace) -> str | None:
+    """Parse `--permission-mode` in place (`options.mode`); why it cannot be used, if so."""
+    options.mode = None
+    if options.permission_mode is None:
+        return None
+    from paicli.tools.approval import Mode  # noqa: PLC0415
+
+    try:
+        options.mode = Mode.parse(options.permission_mode)
+    except ValueError as exc:
+        return str(exc)
+    if options.mode is Mode.YOLO and os.geteuid() == 0 and not options.force_root:
+        return (
+            "refusing --permission-mode yolo as root: every tool call would run with root's "
+            "rights unasked; add --force-root if you mean it"
+        )
+    return None
 
 
 if __name__ == "__main__":

@@ -104,6 +104,8 @@ async def _answer(
         flags=flags,
         approver=None,
         flag_allow=tuple(options.allow),
+        flag_deny=tuple(options.deny),
+        mode=options.mode,
         yes=options.yes,
         trust_project=options.trust_project,
         on_server_change=report_server,

@@ -1,29 +1,35 @@
-"""What the user decided ahead of time: config patterns and saved "always allow" answers.
+"""What the user decided ahead of time: rules in the config and saved "always allow" answers.
 
-`Policy` is the `[permissions]` section of `$PAICLI_HOME/config.toml`: fnmatch patterns on the
-model-facing tool name (a pattern with arguments, `execute_command(curl *)`, is refused at load:
-rules match names only). `PermissionStore` is `$PAICLI_HOME/permissions.json`, written by
-paicli when the user answers "always"; a broken file reads as empty and is never overwritten.
-An MCP tool's answer is bound to the hash of the tool's definition (format 2: `tools`), so a
-redefined tool is asked about again; a bare name saved by an earlier paicli covers built-in
-tools only.
+`Policy` holds allow and deny rules (`rules.py`: a tool name pattern, optionally limited by
+the call's arguments, `execute_command(git diff:*)`), from the `[permissions]` section of
+`$PAICLI_HOME/config.toml`, a project's `.paicli/settings.json` and the command line; deny
+wins. `PermissionStore` is `$PAICLI_HOME/permissions.json`, written by paicli when the user
+answers "always" (for every project, or for one: `projects`); a broken file reads as empty and
+is never overwritten. An MCP tool's answer is bound to the hash of the tool's definition
+(`tools`), so a redefined tool is asked about again; a rule saved for a built-in tool may
+carry arguments.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from paicli.private_files import write_atomically
 from paicli.user_config import UserConfig
 
+from .rules import Rule, RuleError, parse_rule, parse_rules
+
 _log = logging.getLogger(__name__)
 
 _STORE_VERSION = 2
+PROJECT_SETTINGS = Path(".paicli", "settings.json")
+MAX_SETTINGS_BYTES = 256 * 1024
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
@@ -31,70 +37,133 @@ def matches_any(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
+def _rules(texts: Iterable[str]) -> tuple[Rule, ...]:
+    rules: list[Rule] = []
+    for text in texts:
+        try:
+            rules.append(parse_rule(text))
+        except RuleError:
+            continue  # the loaders report these; a hand-made Policy just skips them
+    return tuple(rules)
+
+
+def _names(names: str | Sequence[str]) -> tuple[str, ...]:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
 @dataclass(frozen=True)
 class Policy:
-    """Tool-name patterns the user always allows or always denies; deny wins."""
+    """Rules the user (or the project) set: calls they always allow or always deny; deny
+    wins. `allow` and `deny` are the rules as written."""
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    _allow: tuple[Rule, ...] = field(init=False, repr=False, compare=False)
+    _deny: tuple[Rule, ...] = field(init=False, repr=False, compare=False)
 
-    def allows(self, name: str) -> bool:
-        return matches_any(name, self.allow)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_allow", _rules(self.allow))
+        object.__setattr__(self, "_deny", _rules(self.deny))
 
-    def denies(self, name: str, *also: str) -> bool:
-        """Deny patterns fail closed: matched without regard to case, against the model-facing
+    def allows(
+        self,
+        names: str | Sequence[str],
+        arguments: Mapping[str, object] | None = None,
+        root: Path | None = None,
+    ) -> bool:
+        where = root or Path.cwd()
+        return any(r.matches(_names(names), arguments or {}, where) for r in self._allow)
+
+    def denies(
+        self,
+        names: str | Sequence[str],
+        *also: str,
+        arguments: Mapping[str, object] | None = None,
+        root: Path | None = None,
+    ) -> bool:
+        """Deny rules fail closed: matched without regard to case, against the model-facing
         name and any other names of the tool (`also`: e.g. `mcp__my.server__tool` before its
-        dots became underscores), so a pattern written either way catches it."""
-        names = [n.lower() for n in (name, *also)]
-        return any(fnmatchcase(n, p.lower()) for n in names for p in self.deny)
+        dots became underscores), so a rule written either way catches it."""
+        every = _names(names) + also
+        where = root or Path.cwd()
+        return any(r.matches(every, arguments or {}, where, deny=True) for r in self._deny)
+
+    def __or__(self, other: Policy) -> Policy:
+        return Policy(self.allow + other.allow, self.deny + other.deny)
 
     @classmethod
     def from_config(cls, user_config: UserConfig) -> tuple[Policy, list[str]]:
         """The `[permissions]` section (`allow = [...]`, `deny = [...]`) and one problem line
         per thing wrong with it; what is wrong is skipped, the rest still applies."""
         where = str(user_config.source) if user_config.source is not None else "config.toml"
+        return cls.from_table(user_config.values.get("permissions"), f"{where}: permissions")
+
+    @classmethod
+    def from_table(cls, raw: object, where: str) -> tuple[Policy, list[str]]:
+        """The rules of a `{"allow": [...], "deny": [...]}` table, and its problems."""
         problems: list[str] = []
-        raw = user_config.values.get("permissions")
         if raw is None:
             return cls(), problems
         if not isinstance(raw, dict):
-            problems.append(f"{where}: [permissions] must be a table; ignored")
+            problems.append(f"{where} must be a table; ignored")
             return cls(), problems
         lists: dict[str, tuple[str, ...]] = {}
         for key in ("allow", "deny"):
-            lists[key] = _patterns(raw.get(key, []), f"{where}: permissions.{key}", problems)
-        for key in sorted(set(raw) - {"allow", "deny"}):
-            problems.append(f"{where}: permissions.{key} is not a known setting; ignored")
+            rules = parse_rules(raw.get(key, []), f"{where}.{key}", problems)
+            lists[key] = tuple(rule.text for rule in rules)
+        for key in sorted(set(raw) - {"allow", "deny", "mode"}):
+            problems.append(f"{where}.{key} is not a known setting; ignored")
         return cls(allow=lists["allow"], deny=lists["deny"]), problems
 
 
-def _patterns(value: object, where: str, problems: list[str]) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        problems.append(f"{where} must be a list of tool names or patterns; ignored")
-        return ()
-    kept: list[str] = []
-    for index, item in enumerate(value):
-        if isinstance(item, str) and "(" in item:
-            # Claude Code's `Bash(curl *)` form: a rule that would look like it limits the
-            # arguments while matching no tool name at all.
-            problems.append(
-                f"{where}[{index}] {item!r}: rules match tool names only, not arguments; "
-                f"ignored (write {item.split('(', 1)[0].strip()!r} to cover the whole tool)"
-            )
-        elif isinstance(item, str) and item.strip():
-            kept.append(item.strip())
-        else:
-            problems.append(f"{where}[{index}] must be a non-empty string; ignored")
-    return tuple(kept)
+def flag_rules(values: Iterable[str], flag: str) -> tuple[tuple[str, ...], list[str]]:
+    """The rules given with `--allow` or `--deny`, and one line per one that is not a rule."""
+    problems: list[str] = []
+    rules = parse_rules(list(values), flag, problems)
+    return tuple(rule.text for rule in rules), problems
 
 
-def argument_pattern_problems(patterns: Iterable[str], where: str) -> list[str]:
-    """One line per pattern that tries to match arguments (`--allow 'execute_command(ls *)'`)."""
-    return [
-        f"{where} {p!r}: patterns match tool names only, not arguments; it matches nothing"
-        for p in patterns
-        if "(" in p
-    ]
+@dataclass(frozen=True)
+class ProjectSettings:
+    """A project's `.paicli/settings.json` permissions. Its deny rules always apply; its allow
+    rules come with the repository, so they apply only once the user accepted exactly these
+    (`digest`), or with `--trust-project`."""
+
+    path: Path
+    policy: Policy
+    problems: tuple[str, ...] = ()
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256("\n".join(self.policy.allow).encode()).hexdigest()
+
+
+def project_settings(root: Path) -> ProjectSettings:
+    """The permissions in `root/.paicli/settings.json` (none when there is no such file)."""
+    path = root / PROJECT_SETTINGS
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return ProjectSettings(path, Policy())
+    except OSError as exc:
+        return ProjectSettings(path, Policy(), (f"{path}: cannot read: {exc.strerror or exc}",))
+    if len(data) > MAX_SETTINGS_BYTES:
+        return ProjectSettings(path, Policy(), (f"{path}: over 256 KiB; ignored",))
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return ProjectSettings(path, Policy(), (f"{path}: not UTF-8; ignored",))
+    except json.JSONDecodeError as exc:
+        line = f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg}); ignored"
+        return ProjectSettings(path, Policy(), (line,))
+    if not isinstance(document, dict):
+        return ProjectSettings(path, Policy(), (f"{path}: expected a JSON object; ignored",))
+    table = document.get("permissions")
+    policy, problems = Policy.from_table(table, f"{path}: permissions")
+    if isinstance(table, dict) and "mode" in table:
+        problems.append(f"{path}: permissions.mode is the user's choice only; ignored")
+    return ProjectSettings(path, policy, tuple(problems))
 
 
 @dataclass(frozen=True)
@@ -106,94 +175,173 @@ class ToolGrant:
     definition: Mapping[str, object]
 
 
+@dataclass
+class _Answers:
+    """The saved answers of one scope: rules (built-in tools, arguments allowed) and
+    definition-bound MCP grants."""
+
+    rules: list[str] = field(default_factory=list)
+    grants: dict[str, ToolGrant] = field(default_factory=dict)
+    settings: str | None = None  # the digest of the project settings the user accepted
+
+    def allows(
+        self,
+        names: Sequence[str],
+        definition_hash: str | None,
+        arguments: Mapping[str, object],
+        root: Path,
+    ) -> bool:
+        if definition_hash is None:
+            return any(r.matches(names, arguments, root) for r in _rules(self.rules))
+        grant = self.grants.get(names[0])
+        return grant is not None and grant.definition_hash == definition_hash
+
+    def to_json(self) -> dict[str, object]:
+        tools = {
+            name: {"definitionHash": g.definition_hash, "definition": g.definition}
+            for name, g in sorted(self.grants.items())
+        }
+        document: dict[str, object] = {"allow": self.rules, "tools": tools}
+        if self.settings is not None:
+            document["settings"] = self.settings
+        return document
+
+
 class PermissionStore:
     """The saved "always allow" answers in the file at `path` (`PaicliHome.permissions`):
-    tool names for built-in tools, a definition-bound grant per MCP tool."""
+    rules for built-in tools, a definition-bound grant per MCP tool, for every project and,
+    under `projects`, for the project at `project` only."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, project: Path | None = None) -> None:
         self.path = path
-        self._patterns, self._grants, problem = self._read()
+        self.project = str(project.resolve()) if project is not None else None
+        document, problem = self._read()
+        self._everywhere, self._here = self._scopes(document)
         self.problems: list[str] = [problem] if problem else []
         self._broken = problem is not None
 
     @property
     def patterns(self) -> tuple[str, ...]:
-        return tuple(self._patterns)
+        return tuple(self._everywhere.rules)
 
-    def allows(self, name: str, definition_hash: str | None = None) -> bool:
-        """Whether an answer covers the tool `name`; for an MCP tool (`definition_hash`
-        given) only a grant for exactly that definition does."""
-        if definition_hash is None:
-            return matches_any(name, self._patterns)
-        grant = self._grants.get(name)
-        return grant is not None and grant.definition_hash == definition_hash
+    @property
+    def project_patterns(self) -> tuple[str, ...]:
+        return tuple(self._here.rules)
+
+    def allows(
+        self,
+        name: str | Sequence[str],
+        definition_hash: str | None = None,
+        arguments: Mapping[str, object] | None = None,
+        root: Path | None = None,
+    ) -> bool:
+        """Whether a saved answer covers this call of the tool `name`; for an MCP tool
+        (`definition_hash` given) only a grant for exactly that definition does."""
+        names, where = _names(name), root or Path(self.project or Path.cwd())
+        return any(
+            scope.allows(names, definition_hash, arguments or {}, where)
+            for scope in (self._everywhere, self._here)
+        )
 
     def grant(self, name: str) -> ToolGrant | None:
         """The saved grant for the MCP tool `name`, whatever definition it was for."""
-        return self._grants.get(name)
+        return self._here.grants.get(name) or self._everywhere.grants.get(name)
+
+    def settings_accepted(self, digest: str) -> bool:
+        """Whether the user accepted project settings with exactly these allow rules."""
+        return self._here.settings == digest
+
+    def accept_settings(self, digest: str) -> str | None:
+        """Remember that the user accepted this project's settings (`digest`)."""
+        return self._save(lambda scope: setattr(scope, "settings", digest), project=True)
 
     def add(
         self,
         name: str,
         definition_hash: str | None = None,
         definition: Mapping[str, object] | None = None,
+        *,
+        project: bool = False,
     ) -> str | None:
-        """Save `name` (bound to `definition_hash` for an MCP tool); returns a problem line
-        when it could not be saved (it still applies to this process)."""
-        if definition_hash is not None:
-            self._grants[name] = ToolGrant(definition_hash, dict(definition or {}))
-        elif name not in self._patterns:
-            self._patterns.append(name)
+        """Save the rule `name` (for an MCP tool: its name, bound to `definition_hash`), for
+        every project or for this one; returns a problem line when it could not be saved (it
+        still applies to this process)."""
+
+        def change(scope: _Answers) -> None:
+            if definition_hash is not None:
+                scope.grants[name] = ToolGrant(definition_hash, dict(definition or {}))
+            elif name not in scope.rules:
+                scope.rules.append(name)
+
+        return self._save(change, project=project)
+
+    def _save(self, change: Callable[[_Answers], None], *, project: bool) -> str | None:
+        if project and self.project is None:
+            return "no project to save the answer for"
+        change(self._here if project else self._everywhere)
         if self._broken:
             return f"{self.path}: not saved, the file is unreadable; fix or delete it"
         # Another paicli may have saved answers since we read the file: keep them.
-        on_disk, disk_grants, problem = self._read()
+        document, problem = self._read()
         if problem is not None:
             return f"{problem}; not saved"
-        merged = on_disk + [p for p in self._patterns if p not in on_disk]
-        grants = {**disk_grants}
-        if definition_hash is not None:
-            grants[name] = self._grants[name]
+        everywhere, here = self._scopes(document)
+        change(here if project else everywhere)
+        document["version"] = _STORE_VERSION
+        document.update(everywhere.to_json())
+        if self.project is not None and (here.rules or here.grants or here.settings):
+            projects = document.get("projects")
+            projects = projects if isinstance(projects, dict) else {}
+            projects[self.project] = here.to_json()
+            document["projects"] = projects
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         try:
-            self._write(merged, grants)
+            write_atomically(self.path, text.encode("utf-8", "backslashreplace"))
         except OSError as exc:
             _log.warning("cannot save %s: %s", self.path, exc)
             return f"{self.path}: cannot write: {exc.strerror or exc}"
-        self._patterns, self._grants = merged, {**grants, **self._grants}
+        # What this process allowed stays allowed even if the file no longer says so.
+        everywhere.rules += [r for r in self._everywhere.rules if r not in everywhere.rules]
+        here.rules += [r for r in self._here.rules if r not in here.rules]
+        everywhere.grants = {**everywhere.grants, **self._everywhere.grants}
+        here.grants = {**here.grants, **self._here.grants}
+        here.settings = self._here.settings or here.settings
+        self._everywhere, self._here = everywhere, here
         return None
 
-    def _read(self) -> tuple[list[str], dict[str, ToolGrant], str | None]:
+    def _scopes(self, document: Mapping[str, object]) -> tuple[_Answers, _Answers]:
+        everywhere = _answers(document)
+        projects = document.get("projects")
+        mine = projects.get(self.project) if isinstance(projects, dict) and self.project else None
+        return everywhere, _answers(mine) if isinstance(mine, dict) else _Answers()
+
+    def _read(self) -> tuple[dict[str, object], str | None]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return [], {}, None
+            return {}, None
         except (OSError, UnicodeDecodeError) as exc:
-            return [], {}, f"{self.path}: cannot read: {exc}; treated as empty"
+            return {}, f"{self.path}: cannot read: {exc}; treated as empty"
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
-            return (
-                [],
-                {},
-                (
-                    f"{self.path}: invalid JSON at line {exc.lineno}, column {exc.colno}; "
-                    "treated as empty"
-                ),
-            )
+            where = f"line {exc.lineno}, column {exc.colno}"
+            return {}, f"{self.path}: invalid JSON at {where}; treated as empty"
         entries = document.get("allow") if isinstance(document, dict) else None
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-            return [], {}, f'{self.path}: expected {{"allow": [tool names]}}; treated as empty'
+            return {}, f'{self.path}: expected {{"allow": [tool names]}}; treated as empty'
         assert isinstance(document, dict)
-        return list(entries), _grants(document.get("tools")), None
+        return document, None
 
-    def _write(self, patterns: list[str], grants: Mapping[str, ToolGrant]) -> None:
-        tools = {
-            name: {"definitionHash": g.definition_hash, "definition": g.definition}
-            for name, g in sorted(grants.items())
-        }
-        document = {"version": _STORE_VERSION, "allow": patterns, "tools": tools}
-        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-        write_atomically(self.path, text.encode("utf-8", "backslashreplace"))
+
+def _answers(document: Mapping[str, object]) -> _Answers:
+    """One scope's answers; an entry of the wrong shape is left out (asked about again)."""
+    rules = document.get("allow")
+    kept = [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else []
+    settings = document.get("settings")
+    return _Answers(
+        kept, _grants(document.get("tools")), settings if isinstance(settings, str) else None
+    )
 
 
 def _grants(value: object) -> dict[str, ToolGrant]:

@@ -10,6 +10,7 @@ was and a symlink swapped in never leads the write elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import stat
@@ -19,9 +20,9 @@ from pathlib import Path
 
 from ._files import NotRegularFile, is_binary, open_regular_at
 from ._paths import Confinement
-from .base import ToolOutcome
+from .base import APPROVED, Preview, ToolOutcome
 
-__all__ = ["MAX_WRITE_BYTES", "check_write", "edit_file", "replace_at", "write_file"]
+__all__ = ["MAX_WRITE_BYTES", "check_write", "edit_file", "preview", "replace_at", "write_file"]
 
 MAX_WRITE_BYTES = 5 * 1024 * 1024
 
@@ -102,6 +103,17 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
                     "a command instead"
                 )
             data = f.read(MAX_WRITE_BYTES + 1)
+        approved = APPROVED.get()
+        if (
+            approved is not None
+            and approved.digest is not None
+            and approved.path == shown
+            and hashlib.sha256(data).hexdigest() != approved.digest
+        ):
+            return _error(
+                f"{shown} changed after this edit was approved, so the change shown is not "
+                "the one that would be made; nothing was written. Read the file again"
+            )
         if problem := _not_writable(folder, path.name, shown):
             return problem
         edited = _edited(data, old, new, replace_all=replace_all, shown=shown)
@@ -111,6 +123,42 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
         replace_at(folder, path.name, updated, keep=existing)
     noun = "occurrence" if count == 1 else "occurrences"
     return ToolOutcome(text=f"Replaced {count} {noun} in {shown}")
+
+
+def preview(
+    paths: Confinement, path: Path, arguments: Mapping[str, object], tool: str
+) -> Preview | None:
+    """What write_file or edit_file would change in `path`, for the approval prompt; None
+    when it cannot be shown as text (the call itself then reports why, if it fails)."""
+    shown = paths.display(path)
+    data: bytes | None = None
+    try:
+        with paths.open_parent(path) as folder, open_regular_at(paths, folder, path) as f:
+            data = f.read(MAX_WRITE_BYTES + 1)
+    except FileNotFoundError:
+        data = None
+    except Exception:  # a folder, a link, a device, no permission: the call will say
+        return None
+    if data is not None and (len(data) > MAX_WRITE_BYTES or is_binary(data)):
+        return None
+    before = _decode(data, shown) if data is not None else None
+    if isinstance(before, ToolOutcome):
+        return None
+    digest = hashlib.sha256(data).hexdigest() if data is not None else None
+    if tool == "write_file":
+        return Preview(shown, before, str(arguments["content"]), digest)
+    if data is None:
+        return None
+    edited = _edited(
+        data,
+        str(arguments["old_string"]),
+        str(arguments["new_string"]),
+        replace_all=bool(arguments.get("replace_all", False)),
+        shown=shown,
+    )
+    if isinstance(edited, ToolOutcome):
+        return None
+    return Preview(shown, before, edited[0].decode("utf-8", "surrogateescape"), digest)
 
 
 def _edited(

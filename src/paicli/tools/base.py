@@ -24,7 +24,7 @@ from paicli.llm.messages import ToolDefinition
 ToolKind = Literal["read", "write", "execute", "mcp"]
 
 # Who let a call run or stopped it, as the audit log records it.
-DecidedBy = Literal["policy", "user", "session", "flag", "refusal", "validation"]
+DecidedBy = Literal["policy", "user", "session", "flag", "mode", "refusal", "validation"]
 Decision = Literal["allowed", "denied", "refused"]
 
 
@@ -94,6 +94,22 @@ class Verdict:
 
 
 VERDICT: ContextVar[Verdict | None] = ContextVar("paicli_tool_verdict", default=None)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a file edit will do, as the approval prompt shows it: the file's text now (None:
+    a new file) and after the call. `digest` is the SHA-256 of the file's bytes when it was
+    read: an approved edit runs only if the file still has exactly those bytes."""
+
+    path: str
+    before: str | None
+    after: str
+    digest: str | None = None
+
+
+# The preview the user approved, around the call that runs it (the file tools check it).
+APPROVED: ContextVar[Preview | None] = ContextVar("paicli_approved_preview", default=None)
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,13 @@ from pathlib import Path
 from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
 
+from . import _writes
 from ._catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from ._command import command_environment
 from ._paths import Confinement, PathRefused
 from ._protected import ProtectedPaths, project_root_warning
 from ._walk import SearchLimits
-from .base import ToolOutcome, ToolSpec
+from .base import Preview, ToolOutcome, ToolSpec
 
 __all__ = ["BuiltinToolbox", "SearchLimits", "project_root_warning"]
 
@@ -92,6 +93,22 @@ class BuiltinToolbox:
             return None
         verb = "writes" if writing else "reads"
         return f"{spec.name} {verb} {self.paths.display(path)}, which is protected: {what}"
+
+    def preview(self, spec: ToolSpec, arguments: Mapping[str, object]) -> Preview | None:
+        """What a write_file or edit_file call would change, for its approval (blocking: file
+        reads); None for other tools and for what cannot be shown as text."""
+        tool = self._tools.get(spec.name)
+        if tool is None or spec.name not in ("write_file", "edit_file"):
+            return None
+        if self.precheck(spec, arguments) is not None:
+            return None
+        arguments = _without_nulls(arguments)
+        try:
+            path = self._path(tool, arguments)
+        except PathRefused:
+            return None
+        assert path is not None
+        return _writes.preview(self.paths, path, arguments, spec.name)
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         early = self.precheck(spec, arguments)

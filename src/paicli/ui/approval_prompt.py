@@ -1,5 +1,8 @@
 """The approval prompt: shows the exact call (escaped) and reads the user's choice.
 
+A file edit is shown as a coloured unified diff (a new file as its lines), and what runs is
+exactly what was shown. "For the session" and "always" cover what the request says
+(`covers`): the tool, or for a command its prefix (`git diff` commands), never every command.
 The agent's approving toolbox serialises prompts, so at most one is on screen at a time.
 Ctrl+C at the prompt denies the call and cancels the turn it belongs to.
 """
@@ -13,20 +16,50 @@ from rich.panel import Panel
 from rich.text import Text
 
 from paicli.tools.approval import Answer, ApprovalRequest, Choice
+from paicli.tools.escape import one_line
 
 from .line_input import LineInput
 
 CHOICES = {
     "y": Choice.ALLOW_ONCE,
     "s": Choice.ALLOW_SESSION,
+    "p": Choice.ALLOW_PROJECT,
     "a": Choice.ALLOW_ALWAYS,
     "n": Choice.DENY,
     "m": Choice.DENY_WITH_MESSAGE,
 }
-QUESTION = (
-    "Allow? [y] once  [s] this tool for the session  [a] always (saved)  "
-    "[n] deny  [m] deny with a message: "
-)
+ONCE_ONLY = {"y": Choice.ALLOW_ONCE, "n": Choice.DENY, "m": Choice.DENY_WITH_MESSAGE}
+DIFF_STYLES = (("+", "green"), ("-", "red"), ("@@", "cyan"))
+
+
+def question(request: ApprovalRequest) -> tuple[str, dict[str, Choice]]:
+    """The question line and the answers it takes: saved and session answers only when the
+    request says what they would cover."""
+    covers = request.covers
+    if covers is None or request.protected is not None:
+        return "Allow? [y] once  [n] deny  [m] deny with a message: ", ONCE_ONLY
+    what = one_line(covers, 60)
+    if covers.startswith("execute_command(") and covers.endswith(")"):
+        command = covers[len("execute_command(") : -1]
+        what = f"`{one_line(command.removesuffix(':*'), 50)}`"
+        what += " commands" if command.endswith(":*") else ""
+    text = (
+        f"Allow? [y] once  [s] {what} for the session  [p] always in this project  "
+        "[a] always everywhere  [n] deny  [m] deny with a message: "
+    )
+    return text, CHOICES
+
+
+def request_text(request: ApprovalRequest) -> Text:
+    """The panel's body: the escaped request, its diff coloured line by line."""
+    diff = request.diff()
+    lines = request.display().split("\n")
+    head = lines[: len(lines) - len(diff)] if diff else lines
+    text = Text("\n".join(head))
+    for line in diff:
+        style = next((s for mark, s in DIFF_STYLES if line.startswith(mark)), "dim")
+        text.append("\n" + line, style)
+    return text
 
 
 class TerminalApprover:
@@ -49,19 +82,20 @@ class TerminalApprover:
         self._before_prompt()
         # display() is already escaped; Text() prints it literally (no markup).
         self._console.print(
-            Panel(Text(request.display()), title="Tool call needs approval", border_style="yellow")
+            Panel(request_text(request), title="Tool call needs approval", border_style="yellow")
         )
+        asked, choices = question(request)
         while True:
             try:
-                reply = (await self._lines.read(QUESTION)).strip()
+                reply = (await self._lines.read(asked)).strip()
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
-            choice = CHOICES.get(reply[:1]) if reply else None
+            choice = choices.get(reply[:1].lower()) if reply else None
             if reply.lower() in ("yes", "no"):
                 choice = Choice.ALLOW_ONCE if reply.lower() == "yes" else Choice.DENY
             if choice is None:
-                self._console.print("Please answer y, s, a, n or m.")
+                self._console.print(f"Please answer {', '.join(choices)}.")
                 continue
             if choice is Choice.DENY_WITH_MESSAGE:
                 try:

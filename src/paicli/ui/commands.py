@@ -84,6 +84,58 @@ async def _model(context: SlashContext, words: list[str]) -> None:
     console.print(f"Presets: {', '.join(PRESETS)}  (/model NAME)", style="dim")
 
 
+MODE_HELP = {
+    "default": "asks before edits, commands and third-party tools",
+    "accept-edits": "file edits in the project run without asking",
+    "plan": "read-only tools only: the model explores and proposes a plan",
+    "yolo": "everything runs without asking (but deny rules and protected paths)",
+}
+
+
+async def _mode(context: SlashContext, words: list[str]) -> None:
+    from paicli.tools.approval import Mode  # noqa: PLC0415
+
+    approvals = context.runtime.approvals
+    if approvals is None:
+        return
+    if words:
+        try:
+            approvals.switch(Mode.parse(words[0]))
+        except ValueError as exc:
+            context.console.print(one_line(str(exc), 200), style="yellow")
+            return
+    mode = approvals.mode.value
+    context.console.print(f"Permission mode: {mode} ({MODE_HELP[mode]})")
+    if not words:
+        context.console.print(
+            "Modes: " + ", ".join(m for m in MODE_HELP if m != "yolo") + "  (/mode NAME, or "
+            "Shift+Tab at the prompt)",
+            style="dim",
+        )
+
+
+def _mode_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
+    return [m for m in MODE_HELP if m != "yolo"] if not earlier else ()
+
+
+async def _permissions(context: SlashContext, words: list[str]) -> None:
+    approvals = context.runtime.approvals
+    if approvals is None:
+        return
+    mode = approvals.mode.value
+    context.console.print(f"Permission mode: {mode} ({MODE_HELP[mode]})")
+    for where, rules in approvals.rules().items():
+        if rules:
+            context.console.print(f"{where}:")
+            for rule in rules:
+                context.console.print(f"  {one_line(rule, 200)}")
+    context.console.print(
+        "Rules: TOOL, TOOL(ARGS) e.g. execute_command(git diff:*), write_file(src/**), "
+        "mcp__SERVER; set in config.toml [permissions], .paicli/settings.json, --allow/--deny",
+        style="dim",
+    )
+
+
 def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
     return list(PRESETS) if not earlier else ()
 
@@ -240,6 +292,14 @@ COMMANDS = (
         _mcp,
         _mcp_arguments,
     ),
+    SlashCommand(
+        "/mode",
+        "[NAME]",
+        "the permission mode, or switch to default, accept-edits or plan (also Shift+Tab)",
+        _mode,
+        _mode_arguments,
+    ),
+    SlashCommand("/permissions", "", "the permission mode and the rules in force", _permissions),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
     SlashCommand(
         "/compact",

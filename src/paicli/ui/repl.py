@@ -20,6 +20,7 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -34,7 +35,7 @@ from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.trust import TrustAsk, skip_reason
-from paicli.tools.approval import Answer, ApprovalRequest
+from paicli.tools.approval import Answer, ApprovalRequest, Mode
 from paicli.tools.escape import one_line, terminal_safe
 
 from .approval_prompt import TerminalApprover
@@ -44,6 +45,7 @@ from .console import SafeConsole
 from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import server_change_line, status_line
 from .render import TurnRenderer
+from .rules_prompt import ask_rules
 from .screen_secrets import redacting
 
 # How long a prompt waits for servers still starting before the model is asked without them
@@ -63,6 +65,10 @@ async def repl_main(
         root=Path.cwd(),
         flags=flags,
         approver=repl.approve,
+        flag_allow=tuple(options.allow),
+        flag_deny=tuple(options.deny),
+        mode=options.mode,
+        ask_rules=ask_rules if ask_trust is not None else None,
         trust_project=options.trust_project,
         ask_trust=ask_trust,
         on_server_change=repl.server_changed,
@@ -212,7 +218,9 @@ class Repl:
                         text = await self._lines.read(PROMPT)
                     else:
                         with patch_stdout(raw=True):
-                            text = await session.prompt_async(PROMPT, handle_sigint=False)
+                            text = await session.prompt_async(
+                                lambda: self._prompt_mark(runtime), handle_sigint=False
+                            )
                 except _ArmExit:
                     self._exit_armed = True
                     self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
@@ -271,6 +279,15 @@ class Repl:
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
 
+    @staticmethod
+    def _prompt_mark(runtime: Runtime) -> FormattedText:
+        """The prompt mark, with the permission mode before it unless it is the default."""
+        approvals = runtime.approvals
+        if approvals is None or approvals.mode is Mode.DEFAULT:
+            return FormattedText([("", PROMPT)])
+        style = "bold red" if approvals.mode is Mode.YOLO else "bold"
+        return FormattedText([(style, f"[{approvals.mode.value}]"), ("", " " + PROMPT)])
+
     def _prompt_session(self, runtime: Runtime) -> PromptSession[str]:
         keys = KeyBindings()
 
@@ -285,6 +302,12 @@ class Repl:
             # warning (printed by the loop, outside the prompt), and a second press at the
             # next one leaves; a line entered in between starts over.
             event.app.exit(exception=EOFError() if self._exit_armed else _ArmExit())
+
+        @keys.add("s-tab")
+        def _(event: KeyPressEvent) -> None:
+            if runtime.approvals is not None:
+                runtime.approvals.switch()
+                event.app.invalidate()  # the prompt shows the new mode
 
         @keys.add("escape", "enter")
         @keys.add("c-j")
@@ -400,7 +423,9 @@ class Repl:
     @contextlib.contextmanager
     def _no_echo(self) -> Iterator[None]:
         """While a turn runs, keys typed (and the `^C` of Ctrl+C) are not echoed: the echo
-        would shift the live rendering, which then draws lines twice. Ctrl+C still signals."""
+        would shift the live rendering, which then draws lines twice. Ctrl+C still signals.
+        Enter typed ahead stays a carriage return (no ICRNL): turned into a line feed it would
+        reach the next prompt as Ctrl+J, which adds a line instead of sending the prompt."""
         if not self.interactive:
             yield
             return
@@ -411,6 +436,7 @@ class Repl:
             yield
             return
         quiet = list(saved)
+        quiet[0] &= ~termios.ICRNL
         quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
         try:
             termios.tcsetattr(fd, termios.TCSANOW, quiet)
