@@ -152,3 +152,17 @@ def test_a_prefix_offered_for_a_session_covers_what_it_says() -> None:
     exact = f"execute_command({code})"
     assert allows(exact, "execute_command", command="python -c 'import os'")
     assert not allows(exact, "execute_command", command="python -c 'import sys'")
+
+
+def test_an_allow_path_rule_does_not_follow_a_link_out_of_its_folder(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "setup.py").write_text("")
+    (root / "src" / "real.py").write_text("")
+    (root / "src" / "link.py").symlink_to(root / "setup.py")
+    rule = parse_rule("write_file(src/**)")
+    assert rule.matches(("write_file",), {"path": "src/real.py"}, root)
+    assert rule.matches(("write_file",), {"path": "src/new.py"}, root)  # not there yet
+    assert not rule.matches(("write_file",), {"path": "src/link.py"}, root)
+    deny = parse_rule("write_file(setup.py)")
+    assert deny.matches(("write_file",), {"path": "src/link.py"}, root, deny=True)

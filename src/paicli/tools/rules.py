@@ -89,7 +89,7 @@ class Rule:
             return True
         if names[0] == COMMAND_TOOL:
             return _command_matches(self.argument, arguments, deny=deny)
-        return _path_matches(self.argument, names[0], arguments, root)
+        return _path_matches(self.argument, names[0], arguments, root, deny=deny)
 
 
 def parse_rule(text: str) -> Rule:
@@ -211,26 +211,36 @@ def _words_match(pattern: str, words: list[str]) -> bool:
     return fnmatchcase(shlex.join(words), pattern) or fnmatchcase(" ".join(words), pattern)
 
 
-def _path_matches(pattern: str, tool: str, arguments: Mapping[str, object], root: Path) -> bool:
+def _path_matches(
+    pattern: str, tool: str, arguments: Mapping[str, object], root: Path, *, deny: bool
+) -> bool:
+    """Whether the call's path matches: as written (folded, `..` resolved by name) and, for
+    an allow rule, also the file it really reaches, so `src/link -> ../setup.py` is not
+    covered by `src/**`. A deny rule matches either."""
     name, default = _PATH_TOOLS[tool]
     raw = arguments.get(name, default)
     if not isinstance(raw, str):
         return False
     written = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
-    path = Path(os.path.normpath(root / written))
+    lexical = Path(os.path.normpath(root / written))
+    real = Path(os.path.realpath(lexical))
     base = Path(pattern).expanduser() if pattern.startswith("~") else Path(pattern)
     if base.is_absolute():
-        return (
-            _glob(os.path.normpath(pattern if not pattern.startswith("~") else base)).match(
-                path.as_posix()
-            )
-            is not None
-        )
+        glob = _glob(os.path.normpath(base).replace(os.sep, "/"))
+        found = [glob.match(p.as_posix()) is not None for p in (lexical, real)]
+    else:
+        glob = _glob(pattern.removeprefix("./"))
+        roots = (root, Path(os.path.realpath(root)))
+        found = [_relative_match(glob, p, r) for p, r in zip((lexical, real), roots, strict=True)]
+    return any(found) if deny else all(found)
+
+
+def _relative_match(glob: re.Pattern[str], path: Path, root: Path) -> bool:
     try:
         relative = path.relative_to(root).as_posix()
     except ValueError:
         return False  # out of the project: a relative rule never covers it
-    return _glob(pattern.removeprefix("./")).match(relative or ".") is not None
+    return glob.match(relative or ".") is not None
 
 
 @cache
