@@ -365,16 +365,24 @@ async def test_a_bad_permission_flag_is_one_line(
     assert "Traceback" not in run.stderr
 
 
+async def test_yolo_runs_every_call_with_a_loud_warning(project: Path) -> None:
+    write = {"id": "w", "name": "write_file", "arguments": '{"path": "a.txt", "content": "x"}'}
+    async with ScriptedLlm([{"tool_calls": [write]}, {"text": "ok"}]) as llm:
+        forced = await paicli(
+            project, "-p", "go", "--permission-mode", "yolo", "--force-root", llm=llm
+        )
+    assert forced.code == 0 and forced.stdout == "ok\n", forced.stderr
+    assert "paicli: YOLO MODE: every tool call runs without asking" in forced.stderr
+    assert (project / "a.txt").read_text() == "x"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is for root")
 async def test_yolo_as_root_is_refused_unless_forced(project: Path) -> None:
     async with ScriptedLlm([{"text": "ok"}]) as llm:
         refused = await paicli(project, "-p", "go", "--permission-mode", "yolo", llm=llm)
-        forced = await paicli(
-            project, "-p", "go", "--permission-mode", "yolo", "--force-root", llm=llm
-        )
     assert refused.code == 2 and "refusing --permission-mode yolo as root" in refused.stderr
     assert refused.stderr.count("\n") == 1
-    assert forced.code == 0 and forced.stdout == "ok\n"
+    assert llm.requests == []
 
 
 async def test_yes_lets_every_tool_run(project: Path) -> None:

@@ -647,3 +647,16 @@ async def test_a_projects_allow_rules_apply_once_accepted_and_are_not_asked_agai
         "allowed",
         "policy",
     )
+
+
+async def test_yolo_mode_says_so_loudly_and_stays_on_the_prompt(places: Places) -> None:
+    async with paicli(places, None, "--permission-mode", "yolo", "--force-root") as term:
+        await term.expect("YOLO MODE: every tool call runs without asking")
+        await term.expect("[yolo]")
+        term.line("/mode plan")
+        await term.expect("Permission mode: plan")
+        term.send_keys("shift-tab")  # plan -> yolo (paicli started in it)
+        term.line("/mode")
+        await term.expect("Permission mode: yolo")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0

@@ -38,7 +38,7 @@ def epilog() -> str:
         "model settings (the most specific wins): flags > environment (PAICLI_PROVIDER, "
         f"PAICLI_MODEL, PAICLI_BASE_URL, PAICLI_API_KEY, or a provider's key: {keys}) > "
         "~/.paicli/config.toml (provider, model, base_url, api_key, context_window; "
-        "[permissions] allow/deny patterns).",
+        "[permissions] allow/deny rules and mode).",
         width=90,
     )
     return settings + "\n\nin the REPL:\n" + help_text()

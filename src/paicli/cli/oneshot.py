@@ -19,6 +19,7 @@ from pathlib import Path
 
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import skip_reason
+from paicli.tools.approval import YOLO_WARNING, Mode
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
@@ -147,6 +148,8 @@ async def _turn(
 ) -> int:
     for problem in runtime.problems:
         err(f"paicli: {problem}")
+    if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
+        err(f"paicli: {YOLO_WARNING}")
     for name in runtime.skipped:
         err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
     if runtime.agent is None:

@@ -40,6 +40,7 @@ from paicli.tools.rules import COMMAND_TOOL, command_prefix
 
 __all__ = [
     "EDIT_TOOLS",
+    "YOLO_WARNING",
     "Answer",
     "ApprovalRequest",
     "Approver",
@@ -183,6 +184,10 @@ def _denied(text: str, decided_by: DecidedBy, waited_ms: int | None = None) -> T
 
 Previewer = Callable[[ToolSpec, Mapping[str, object]], Preview | None]
 
+YOLO_WARNING = (
+    "YOLO MODE: every tool call runs without asking, commands and file writes included "
+    "(deny rules and protected paths still apply)"
+)
 PLAN_REFUSAL = (
     "The tool {name} was not run: paicli is in plan mode, where only read-only tools run. "
     "Do not try to change anything now: finish exploring, then present your plan (the "

@@ -35,7 +35,7 @@ from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.trust import TrustAsk, skip_reason
-from paicli.tools.approval import Answer, ApprovalRequest, Mode
+from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.tools.escape import one_line, terminal_safe
 
 from .approval_prompt import TerminalApprover
@@ -259,6 +259,8 @@ class Repl:
         )
         for problem in runtime.problems:
             self.console.print(Text(terminal_safe(problem), "yellow"))
+        if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
+            self.console.print(Text(f"⚠ {YOLO_WARNING}. Shift+Tab leaves it.", "bold red"))
         if not settings.configured:
             self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
         self.console.print(status_line(runtime))
