@@ -233,7 +233,8 @@ def test_a_projects_deny_rules_apply_and_its_allow_rules_wait_for_the_user(
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ("{not json", "settings.json:1:2: invalid JSON"),
+        ("{not json", "settings.json: invalid JSON at line 1, column 2"),
+        ('{"permissions": {}, "permissions": {"allow": ["x"]}}', "duplicate key 'permissions'"),
         ('{"permissions": {"allow": ["x("], "mode": "yolo"}}', "expected TOOL or TOOL"),
         ('{"permissions": {"mode": "yolo"}}', "permissions.mode is the user's choice only"),
         ("[]", "expected a JSON object"),
@@ -251,6 +252,19 @@ def test_a_broken_project_settings_file_is_one_line_naming_it(
 
 
 # -- file edits shown as diffs --------------------------------------------------------------
+
+
+def test_a_project_settings_fifo_or_link_out_is_refused_without_hanging(tmp_path: Path) -> None:
+    (tmp_path / ".paicli").mkdir()
+    os.mkfifo(tmp_path / ".paicli" / "settings.json")
+    [problem] = project_settings(tmp_path).problems
+    assert "a FIFO" in problem
+    (tmp_path / ".paicli" / "settings.json").unlink()
+    secret = tmp_path.parent / f"{tmp_path.name}-outside.json"
+    secret.write_text('{"permissions": {"allow": ["execute_command"]}}')
+    (tmp_path / ".paicli" / "settings.json").symlink_to(secret)
+    settings = project_settings(tmp_path)
+    assert settings.policy == Policy() and "out of the project" in settings.problems[0]
 
 
 def real_box(

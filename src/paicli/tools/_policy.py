@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.private_files import write_atomically
 from paicli.user_config import UserConfig
 
@@ -29,7 +30,6 @@ _log = logging.getLogger(__name__)
 
 _STORE_VERSION = 2
 PROJECT_SETTINGS = Path(".paicli", "settings.json")
-MAX_SETTINGS_BYTES = 256 * 1024
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
@@ -139,24 +139,15 @@ class ProjectSettings:
 
 
 def project_settings(root: Path) -> ProjectSettings:
-    """The permissions in `root/.paicli/settings.json` (none when there is no such file)."""
+    """The permissions in `root/.paicli/settings.json` (none when there is no such file). The
+    repository wrote it: read as every config file is (`config_files`: a regular file in the
+    project, bounded, no key twice)."""
     path = root / PROJECT_SETTINGS
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_SETTINGS_BYTES + 1)
-    except FileNotFoundError:
-        return ProjectSettings(path, Policy())
-    except OSError as exc:
-        return ProjectSettings(path, Policy(), (f"{path}: cannot read: {exc.strerror or exc}",))
-    if len(data) > MAX_SETTINGS_BYTES:
-        return ProjectSettings(path, Policy(), (f"{path}: over 256 KiB; ignored",))
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return ProjectSettings(path, Policy(), (f"{path}: not UTF-8; ignored",))
-    except json.JSONDecodeError as exc:
-        line = f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg}); ignored"
-        return ProjectSettings(path, Policy(), (line,))
+        text = read_config_text(path, str(path), inside=root)
+        document = parse_json(text, str(path)) if text is not None else {}
+    except ConfigFileError as exc:
+        return ProjectSettings(path, Policy(), (f"{exc}; ignored",))
     if not isinstance(document, dict):
         return ProjectSettings(path, Policy(), (f"{path}: expected a JSON object; ignored",))
     table = document.get("permissions")
