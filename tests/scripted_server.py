@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from paicli.mcp import ClientSession, ConnectionClosed, MemoryTransport, Timeouts
+from paicli.mcp import ClientHandlers, ClientSession, ConnectionClosed, MemoryTransport, Timeouts
 
 Json = dict[str, Any]
 Script = Callable[[Json], list[Any] | None]
@@ -63,6 +63,7 @@ async def scripted_session(
     protocol: str = VERSION,
     request_timeout: float = 10.0,
     handshake_timeout: float = 10.0,
+    handlers: ClientHandlers | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An open session whose server answers as `script` says; the server task ends with
     the session."""
@@ -75,6 +76,7 @@ async def scripted_session(
             name="scripted",
             protocol=protocol,
             timeouts=Timeouts(handshake_timeout, request_timeout),
+            handlers=handlers,
         ) as session:
             yield session
     finally:

@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from paicli.mcp import ClientHandlers, ClientSession, Root
 from paicli.mcp import session as session_module
+from tests.memory_servers import fault_in_memory
 from tests.scripted_server import Json, result, scripted_session
+from tests.transports import RecordingTransport
 
 
 def tool(name: str) -> Json:
@@ -80,3 +83,50 @@ async def test_a_thousand_malformed_tools_are_five_warning_lines_and_a_count(
     assert warnings[0].startswith("scripted: tools/list: leaving out an item: tool 'nnn")
     assert warnings[0].endswith(": inputSchema must be an object")
     assert warnings[-1] == "scripted: tools/list: left out 995 more malformed items"
+
+
+async def test_roots_changed_is_announced_to_a_legacy_server_that_was_told_it_may_be() -> None:
+    seen: list[Json] = []
+
+    def script(message: Json) -> list[Any] | None:
+        seen.append(message)
+        return None
+
+    roots = [Root("file:///work/project", "project")]
+    handlers = ClientHandlers(roots=roots)
+    async with asyncio.timeout(20), scripted_session(script, handlers=handlers) as session:
+        await session.notify_roots_changed()
+        await session.ping()  # answered after the notice: the server has read it
+    [initialize] = [m for m in seen if m.get("method") == "initialize"]
+    assert initialize["params"]["capabilities"]["roots"] == {"listChanged": True}
+    methods = [m.get("method") for m in seen]
+    assert methods.index("notifications/roots/list_changed") < methods.index("ping")
+
+
+async def test_roots_changed_sends_nothing_without_roots_or_to_a_modern_server() -> None:
+    seen: list[Json] = []
+
+    def script(message: Json) -> list[Any] | None:
+        seen.append(message)
+        return None
+
+    async with asyncio.timeout(20), scripted_session(script) as session:
+        await session.notify_roots_changed()
+        await session.ping()
+    assert "notifications/roots/list_changed" not in [m.get("method") for m in seen]
+    handlers = ClientHandlers(roots=[Root("file:///work", "work")])
+    async with (
+        asyncio.timeout(20),
+        fault_in_memory("modern") as inner,
+        ClientSession(RecordingTransport(inner), name="modern", handlers=handlers) as modern,
+    ):
+        assert modern.era == "modern"
+        await modern.notify_roots_changed()
+        await modern.ping()
+        sent = modern.transport
+        assert isinstance(sent, RecordingTransport)
+        assert all(m.get("method") != "notifications/roots/list_changed" for m in sent.sent)
+        # The 2026 capabilities carry roots without the legacy flag.
+        [discover] = [m for m in sent.sent if m.get("method") == "server/discover"][-1:]
+        meta = discover["params"]["_meta"]
+        assert meta["io.modelcontextprotocol/clientCapabilities"]["roots"] == {}

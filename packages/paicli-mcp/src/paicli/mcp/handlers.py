@@ -35,11 +35,13 @@ class ClientHandlers:
     sampling: Callable[[Json], Awaitable[Json]] | None = None
     elicitation: Callable[[Json], Awaitable[Json]] | None = None
 
-    def capabilities(self) -> Json:
-        """The `ClientCapabilities` object these handlers support."""
+    def capabilities(self, era: str = "legacy") -> Json:
+        """The `ClientCapabilities` object these handlers support. Legacy roots declare
+        `listChanged` (`ClientSession.notify_roots_changed` sends the notice); 2026 removed
+        the notice and its flag."""
         caps: Json = {}
         if self.roots is not None:
-            caps["roots"] = {}
+            caps["roots"] = {"listChanged": True} if era == "legacy" else {}
         if self.sampling is not None:
             caps["sampling"] = {}
         if self.elicitation is not None:

@@ -292,7 +292,8 @@ class ClientSession:
     # -- requests ------------------------------------------------------------------------
 
     def _meta_for(self, version: str) -> JsonObject:
-        return modern_meta(version, self._capabilities, self._client_info, self._log_level)
+        capabilities = self._handlers.capabilities("modern")
+        return modern_meta(version, capabilities, self._client_info, self._log_level)
 
     def _switch_version(self, version: str) -> None:
         self._version = version
@@ -540,6 +541,15 @@ class ClientSession:
             await self.request("ping", None, timeout=timeout)
 
     # -- notifications and subscriptions -------------------------------------------------
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed (the list a `roots` callable returns is now
+        different). Legacy era only: 2026 removed `notifications/roots/list_changed`, and a
+        modern server asks for the roots with each request that needs them. Nothing is sent
+        when this client offers no roots."""
+        if self._handlers.roots is None or self.era == "modern":
+            return
+        await self.notify("notifications/roots/list_changed")
 
     def subscribe(self, callback: NotificationCallback) -> Callable[[], None]:
         """Deliver server notifications (list changes, resource updates, log messages) to
