@@ -50,6 +50,13 @@ from paicli.tools.offer import SearchToolbox, ToolOffer
 from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.redacting import RedactingToolbox
 from paicli.tools.registry import CombinedToolbox
+from paicli.tools.server_asks import (
+    Elicitor,
+    SamplingApprover,
+    ServerAsks,
+    model_sampler,
+    unattended_elicitation,
+)
 from paicli.tools.tracing import configured
 from paicli.user_config import UserConfig, load_user_config
 
@@ -175,9 +182,12 @@ async def open_runtime(
     max_steps: int | None = None,
     connector: Connector | None = None,
     http_client: HttpClient | None = None,
+    elicit: Elicitor | None = None,
+    approve_sampling: SamplingApprover | None = None,
 ) -> AsyncIterator[Runtime]:
     """`connector` reaches the MCP servers (default `paicli.mcp.connect`) and `http_client`
-    carries the model's requests (default: the SDK's own); tests pass in-memory ones."""
+    carries the model's requests (default: the SDK's own); tests pass in-memory ones.
+    `elicit` and `approve_sampling` ask the user what servers ask (none: `paicli -p`)."""
     env = os.environ if environ is None else environ
     home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
@@ -215,8 +225,26 @@ async def open_runtime(
     audit = AuditLog(home.audit_dir, redactor)
     defaults, limit_problems = call_defaults(env, user_config)
     problems += limit_problems
+    session_id = uuid.uuid4().hex[:12]
+    unattended, ask_problems = unattended_elicitation(user_config)
+    problems += ask_problems
+    asks = ServerAsks(
+        root,
+        audit,
+        session_id=session_id,
+        elicit=elicit,
+        approve_sampling=approve_sampling,
+        # `runtime` is bound below, before any server task runs (so before one can ask).
+        model=model_sampler(
+            lambda: runtime.settings,
+            http_client,
+            lambda usage: runtime.add_usage(usage),  # noqa: PLW0108 - runtime is not bound yet
+        ),
+        unattended=unattended,
+    )
     manager = ServerManager(
         entries,
+        handlers=asks.handlers,
         call_limits=limits_by_server(entries, defaults),
         on_change=on_server_change,
         log_dir=home.mcp_logs_dir,
@@ -247,7 +275,7 @@ async def open_runtime(
     toolbox: Toolbox = AuditingToolbox(
         RedactingToolbox(approvals, redactor),
         audit,
-        session_id=uuid.uuid4().hex[:12],
+        session_id=session_id,
     )
     traced = [e.name for e in entries if e.trace]
     memory = ProjectMemory(root, user_dir=home.root)

@@ -52,6 +52,7 @@ MODES = (
     "hostile_catalogue",
     "crowded",
     "chatty_stdout",
+    "features",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -82,6 +83,14 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "pids": ("JSON with this server's pid and its grandchild's pid.", {}),
     "mrtr": ("Ask for input through a multi-round-trip result.", {}),
     "redefine": ("Redefine echo (a shell_cmd argument), then send tools/list_changed.", {}),
+    "form": (
+        "Ask the user to fill in a form (elicitation); return the answer.",
+        {"message": "string"},
+    ),
+    "ask_model": (
+        "Ask the client's model (sampling) to answer `text`; return the answer.",
+        {"text": "string", "max_tokens": "integer"},
+    ),
     "report": (
         "Return {count, name} as structured content (none when `omit`), whatever the "
         "output schema says (count: integer; name: a's only, a pattern that backtracks).",
@@ -187,6 +196,41 @@ NOTIFICATIONS: dict[str, Json] = {
     "notifications/resources/updated": {"uri": "test://r"},
     "notifications/message": {"level": "info", "logger": "t", "data": "hello"},
     "notifications/whatever": {},
+}
+
+# features: prompts (one whose name cannot be typed, one whose description holds escapes),
+# completions for the arguments of `review`, and the tools `form` and `ask_model`.
+HOSTILE_PROMPT = "evil\x1b[2J\nname"
+PROMPTS: list[Json] = [
+    {
+        "name": "review",
+        "title": "Review a file",
+        "description": "Ask for a review of FILE",
+        "arguments": [
+            {"name": "file", "description": "the file", "required": True},
+            {"name": "focus", "description": "what to look at"},
+        ],
+    },
+    {"name": "chat", "description": "A conversation \x1b[31mwith an image\x1b[0m"},
+    {"name": HOSTILE_PROMPT, "description": "cannot be typed"},
+]
+COMPLETIONS: dict[str, list[str]] = {
+    "file": ["src/app.py", "src/cli.py", "README.md", "src/bad\x1b[2Jname.py"],
+    "focus": ["speed", "security", "style"],
+}
+FORM_SCHEMA: Json = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Your name", "minLength": 2},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "colour": {
+            "type": "string",
+            "oneOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}],
+        },
+        "subscribe": {"type": "boolean", "default": False},
+        "city": {"type": "string", "default": "Paris"},
+    },
+    "required": ["name", "age"],
 }
 
 GRANDCHILD_CODE = (
@@ -452,9 +496,12 @@ class FaultServer:
             version = offered if offered in LEGACY_VERSIONS else LEGACY_VERSIONS[-1]
             if self.mode == "unknown_version":
                 version = "1999-01-01"
+            capabilities: Json = {"tools": {"listChanged": True}}
+            if self.mode == "features":
+                capabilities |= {"prompts": {"listChanged": True}, "completions": {}}
             return {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": capabilities,
                 "serverInfo": {"name": f"fault-{self.mode}", "version": "1.0"},
             }
         if method == "server/discover" and self.mode == "legacy_silent_discover":
@@ -463,6 +510,10 @@ class FaultServer:
             return {}
         if method == "tools/list":
             return self.list_tools(params.get("cursor"))
+        if self.mode == "features" and method in ("prompts/list", "prompts/get"):
+            return self.prompt(method, params)
+        if self.mode == "features" and method == "completion/complete":
+            return self.complete(params)
         if method == "tools/call":
             name = params.get("name")
             args = params.get("arguments")
@@ -490,6 +541,8 @@ class FaultServer:
             return {"tools": [*(tool_schema(n) for n in TOOLS), *HOSTILE_EXTRA]}
         if self.mode == "crowded":
             return {"tools": [*(tool_schema(n) for n in TOOLS), *crowd(self.crowd, self.deep)]}
+        if self.mode == "features":
+            return {"tools": [tool_schema(n) for n in (*TOOLS, "form", "ask_model")]}
         if self.mode == "structured":
             report = tool_schema("report") | {"outputSchema": REPORT_OUTPUT_SCHEMA}
             return {"tools": [*(tool_schema(n) for n in TOOLS), report]}
@@ -624,6 +677,17 @@ class FaultServer:
             self.redefined = True
             self.notify("notifications/tools/list_changed", {})
             return text_result("redefined")
+        if name == "form" and self.mode == "features":
+            message = str(args.get("message") or "Tell us about you.")
+            params = {"message": message, "requestedSchema": FORM_SCHEMA}
+            return text_result(json.dumps(self.ask_client("elicitation/create", params)))
+        if name == "ask_model" and self.mode == "features":
+            params = {
+                "messages": [{"role": "user", "content": {"type": "text", "text": args["text"]}}],
+                "systemPrompt": "Answer briefly.",
+                "maxTokens": int(args.get("max_tokens", 50)),
+            }
+            return text_result(json.dumps(self.ask_client("sampling/createMessage", params)))
         if name == "report" and self.mode == "structured":
             data = {k: args[k] for k in ("count", "name") if k in args}
             reply = text_result(json.dumps(data))
@@ -635,6 +699,33 @@ class FaultServer:
         if self.mode == "paginated" and name.startswith("tool"):
             return text_result(name)
         raise RpcFault(-32602, f"Unknown tool: {name}")
+
+    def prompt(self, method: str, params: Json) -> Json:
+        if method == "prompts/list":
+            return {"prompts": PROMPTS}
+        name, args = params.get("name"), params.get("arguments") or {}
+        if name == "review":
+            text = f"Please review {args.get('file')}"
+            if args.get("focus"):
+                text += f", focusing on {args['focus']}"
+            return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+        if name == "chat":
+            image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+            return {
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "Hello"}},
+                    {"role": "assistant", "content": {"type": "text", "text": "Hi! What now?"}},
+                    {"role": "user", "content": image},
+                    {"role": "user", "content": {"type": "text", "text": "Describe it."}},
+                ]
+            }
+        raise RpcFault(-32602, f"Unknown prompt: {name}")
+
+    def complete(self, params: Json) -> Json:
+        argument = params.get("argument") or {}
+        typed = str(argument.get("value", ""))
+        values = [v for v in COMPLETIONS.get(argument.get("name"), []) if v.startswith(typed)]
+        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
 
     def progress(self, call: Call) -> Json | None:
         steps = int(call.args.get("steps", 3))

@@ -129,12 +129,15 @@ class Agent:
     def clear(self) -> None:
         self.messages = [SystemMessage(role="system", content=self._system)]
 
-    async def run(self, text: str, emit: EventSink) -> TurnEnded:
+    async def run(self, text: str, emit: EventSink, *, prior: Sequence[Message] = ()) -> TurnEnded:
+        """One turn: `text` from the user (after `prior`, messages an MCP prompt puts
+        before it), then the model and its tool calls until it answers."""
         # The history as it was, restored if the model endpoint fails. A copy, not an index:
         # summarising may rebuild the list during the turn.
         before = list(self.messages)
         self._partial, self._pending = "", None
         question = UserMessage(role="user", content=text)
+        self.messages.extend(prior)
         self.messages.append(question)
         usage: dict[str, int] = {}
         answer = ""

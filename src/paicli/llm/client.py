@@ -103,7 +103,11 @@ class LlmClient:
             await self._client.close()
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        *,
+        max_tokens: int | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one completion: text and reasoning deltas as they arrive, `Retrying`
         before each retry wait, and a final `Completion`. Raises `LlmError`.
@@ -114,7 +118,7 @@ class LlmClient:
         while True:
             assembler = ChunkAssembler()
             try:
-                response = await self._create(messages, tools)
+                response = await self._create(messages, tools, max_tokens)
                 try:
                     async for chunk in response:
                         for delta in assembler.feed(chunk):
@@ -138,7 +142,7 @@ class LlmClient:
             return
 
     async def _create(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], max_tokens: int | None
     ) -> openai.AsyncStream[ChatCompletionChunk]:
         # Our TypedDicts and the SDK's describe the same wire shape, but the SDK's declare
         # optional keys ours leave out, which mypy counts as a difference; the casts restate it.
@@ -148,6 +152,8 @@ class LlmClient:
             tools=cast("Iterable[ChatCompletionToolUnionParam]", tools) if tools else openai.omit,
             stream=True,
             stream_options={"include_usage": True} if self._ask_usage else openai.omit,
+            # Set for a server's sampling request only (its maxTokens must be respected).
+            max_tokens=openai.omit if max_tokens is None else max_tokens,
         )
 
     def _retry_delay(self, exc: openai.APIError, failures: int) -> float | None:

@@ -321,7 +321,7 @@ class ServerManager:
         self,
         entries: Iterable[ServerEntryLike],
         *,
-        handlers: ClientHandlers | None = None,
+        handlers: ClientHandlers | Callable[[str], ClientHandlers] | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         on_change: ChangeCallback | None = None,
         log_dir: Path | None = None,
@@ -330,6 +330,7 @@ class ServerManager:
         call_limits: Mapping[str, CallLimits] | None = None,
     ) -> None:
         self._servers = {e.name: ManagedServer(e) for e in entries}
+        # One set for every server, or one per server name (who asks is shown to the user).
         self._handlers = handlers
         self._connect = connector  # tests pass one that serves in memory
         self._concurrency = concurrency
@@ -623,8 +624,11 @@ class ServerManager:
         try:
             async with self._startup_slots:
                 slotted = time.monotonic()
+                handlers = self._handlers
+                if callable(handlers):
+                    handlers = handlers(server.name)
                 context = self._connect(
-                    spec, name=server.name, handlers=self._handlers, era_cache=self._era_cache
+                    spec, name=server.name, handlers=handlers, era_cache=self._era_cache
                 )
                 session = await context.__aenter__()
             try:

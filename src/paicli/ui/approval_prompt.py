@@ -9,6 +9,7 @@ Ctrl+C at the prompt denies the call and cancels the turn it belongs to.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from rich.console import Console
@@ -72,13 +73,20 @@ class TerminalApprover:
         before_prompt: Callable[[], None],
         on_interrupt: Callable[[], None],
         lines: LineInput,
+        lock: asyncio.Lock | None = None,
     ) -> None:
         self._console = console
         self._before_prompt = before_prompt  # stops live rendering of the turn
         self._on_interrupt = on_interrupt  # cancels the running turn
         self._lines = lines
+        # Shared with the questions servers ask (forms, sampling): one question at a time.
+        self._lock = lock or asyncio.Lock()
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
+        async with self._lock:
+            return await self._ask(request)
+
+    async def _ask(self, request: ApprovalRequest) -> Answer:
         self._before_prompt()
         # display() is already escaped; Text() prints it literally (no markup).
         self._console.print(

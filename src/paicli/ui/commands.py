@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from paicli.llm.presets import PRESETS
 from paicli.tools.escape import one_line
@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from paicli.agent.loop import Agent
+    from paicli.llm.messages import Message
     from paicli.runtime import Runtime
+    from paicli.servers.prompts import PromptIndex
+
+
+class Ask(Protocol):
+    def __call__(self, text: str, prior: Sequence[Message] = ()) -> None: ...
+
+
+def _no_ask(text: str, prior: Sequence[Message] = ()) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -29,8 +39,11 @@ class SlashContext:
     runtime: Runtime
     console: Console
     leave: Callable[[], None]
-    # Hands the REPL a prompt to run as the next turn, as if the user had typed it.
-    ask: Callable[[str], None] = lambda text: None
+    # Hands the REPL a prompt to run as the next turn, as if the user had typed it (after
+    # `prior` messages: an MCP prompt's earlier ones).
+    ask: Ask = _no_ask
+    # The MCP prompts of the ready servers (`/mcp__SERVER__PROMPT`), when the REPL has them.
+    prompts: PromptIndex | None = None
 
 
 Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
@@ -59,6 +72,27 @@ class SlashCommand:
 
 async def _help(context: SlashContext, words: list[str]) -> None:
     context.console.print(help_text())
+    if context.prompts is not None:
+        from rich.text import Text  # noqa: PLC0415 - rich stays out of `paicli --help`
+
+        for line in prompt_help(context.prompts):
+            context.console.print(Text(line))
+
+
+def prompt_help(prompts: PromptIndex) -> list[str]:
+    """One line per MCP prompt command, then one per prompt whose name cannot be typed
+    (everything a server named is escaped)."""
+    commands = prompts.commands()
+    lines = ["", "  MCP prompts (arguments in order, or name=value):"] if commands else []
+    for command in commands:
+        about = command.prompt.title or command.prompt.description or ""
+        lines.append(one_line(f"  {command.usage()}  {about}".rstrip(), 118))
+    for server, names in prompts.untypable.items():
+        for name in names:
+            lines.append(
+                one_line(f"  ({server}: prompt {name!r} has a name that cannot be typed)", 118)
+            )
+    return lines
 
 
 async def _clear(context: SlashContext, words: list[str]) -> None:

@@ -14,7 +14,7 @@ import contextlib
 import signal
 import sys
 import termios
-from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,16 @@ from rich.text import Text
 from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.errors import PaicliError
+from paicli.llm.messages import AssistantMessage, Message, UserMessage
 from paicli.private_files import make_private_dir
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
+from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
 from paicli.servers.trust import TrustAsk, skip_reason
 from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.tools.escape import one_line, terminal_safe
+from paicli.tools.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
 
 from .approval_prompt import TerminalApprover
 from .commands import BY_NAME, SlashContext
@@ -47,6 +50,7 @@ from .mcp_view import server_change_line, status_line
 from .render import TurnRenderer
 from .rules_prompt import ask_rules
 from .screen_secrets import redacting
+from .server_asks_prompt import TerminalAsks
 
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
@@ -73,6 +77,8 @@ async def repl_main(
         ask_trust=ask_trust,
         on_server_change=repl.server_changed,
         max_steps=options.max_steps or None,
+        elicit=repl.elicit,
+        approve_sampling=repl.approve_sampling,
     ) as runtime:
         with redacting(runtime.redactor):
             resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
@@ -169,18 +175,30 @@ class Repl:
         self._lines: LineInput = TerminalInput() if interactive else PipeInput()
         self.runtime: Runtime | None = None
         self.resources: ResourceIndex | None = None
+        self.prompts: PromptIndex | None = None
         self._turn: asyncio.Task[object] | None = None
         self._renderer = TurnRenderer(console)
+        asking = asyncio.Lock()  # one question to the user at a time, whoever asks
         self._approver = TerminalApprover(
             console,
             before_prompt=self._pause_rendering,
             on_interrupt=self._interrupt,
             lines=self._lines,
+            lock=asking,
+        )
+        self._asks = TerminalAsks(
+            console,
+            lines=self._lines,
+            lock=asking,
+            before_prompt=self._pause_rendering,
+            busy=lambda: self._turn is not None,
         )
         self._background: set[asyncio.Task[None]] = set()
         self._banner_shown = False
         self._leaving = False  # /exit was given
-        self._asked: str | None = None  # a prompt a slash command handed over (/init)
+        # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
+        # (and whether `@server:uri` mentions in it are expanded: the user's words only).
+        self._asked: tuple[str, Sequence[Message], bool] | None = None
         self._exit_armed = False  # Ctrl+C was pressed once at this empty prompt
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
@@ -189,11 +207,20 @@ class Repl:
     async def approve(self, request: ApprovalRequest) -> Answer:
         return await self._approver(request)
 
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return await self._asks.elicit(request)
+
+    async def approve_sampling(self, request: SamplingRequest) -> bool:
+        return await self._asks.approve_sampling(request)
+
     def server_changed(self, server: ManagedServer) -> None:
         if server.state is ServerState.READY and self.resources is not None:
-            task = asyncio.get_running_loop().create_task(self.resources.refresh(server.name))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            for index in (self.resources, self.prompts):
+                if index is None:
+                    continue
+                task = asyncio.get_running_loop().create_task(index.refresh(server.name))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
         if self._banner_shown:
             line = server_change_line(server)
             if line is not None:
@@ -204,6 +231,7 @@ class Repl:
     async def run(self, runtime: Runtime) -> int:
         self.runtime = runtime
         self.resources = ResourceIndex(runtime.manager)
+        self.prompts = PromptIndex(runtime.manager)
         for server in runtime.manager.servers():
             if server.state is ServerState.READY:
                 self.server_changed(server)
@@ -213,6 +241,7 @@ class Repl:
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
             while not self._quit:
+                await self.prompts.refresh_stale()
                 try:
                     if session is None:
                         text = await self._lines.read(PROMPT)
@@ -238,7 +267,8 @@ class Repl:
                         break
                     asked, self._asked = self._asked, None
                     if asked is not None:  # a command that hands the model a prompt (/init)
-                        await self._run_turn(runtime, asked)
+                        text, prior, mentions = asked
+                        await self._run_turn(runtime, text, prior, mentions=mentions)
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -333,13 +363,22 @@ class Repl:
         return PromptSession(
             history=SafeFileHistory(str(history_file), self.console),
             completer=ReplCompleter(
-                lambda: [s.name for s in runtime.manager.servers()], resources.completions
+                lambda: [s.name for s in runtime.manager.servers()],
+                resources.completions,
+                self.prompts,
             ),
             key_bindings=keys,
             complete_while_typing=False,
         )
 
-    async def _run_turn(self, runtime: Runtime, text: str) -> None:
+    async def _run_turn(
+        self,
+        runtime: Runtime,
+        text: str,
+        prior: Sequence[Message] = (),
+        *,
+        mentions: bool = True,
+    ) -> None:
         agent = runtime.agent
         if agent is None:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
@@ -347,7 +386,8 @@ class Repl:
         self._renderer = TurnRenderer(self.console)
         # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
         await self._interruptible(
-            self._turn_body(runtime, agent, text), " What should paicli do instead?"
+            self._turn_body(runtime, agent, text, prior, mentions=mentions),
+            " What should paicli do instead?",
         )
         self.console.print()
         # Saved after every turn (an interrupted one too), so nothing said is lost.
@@ -370,15 +410,25 @@ class Repl:
             self._turn = None
             self._renderer.close()
 
-    async def _turn_body(self, runtime: Runtime, agent: Agent, text: str) -> None:
+    async def _turn_body(
+        self,
+        runtime: Runtime,
+        agent: Agent,
+        text: str,
+        prior: Sequence[Message],
+        *,
+        mentions: bool,
+    ) -> None:
         await self._wait_for_servers(runtime)
         await self._review_tool_changes(runtime)
-        expansion = await expand_mentions(runtime.manager, text)
-        for problem in expansion.problems:
-            self.console.print(Text(terminal_safe(problem), "yellow"))
-        for mention in expansion.attached:
-            self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
-        ended = await agent.run(expansion.text, self._renderer)
+        if mentions:  # the user's words (an MCP prompt's text is sent as the server wrote it)
+            expansion = await expand_mentions(runtime.manager, text)
+            for problem in expansion.problems:
+                self.console.print(Text(terminal_safe(problem), "yellow"))
+            for mention in expansion.attached:
+                self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
+            text = expansion.text
+        ended = await agent.run(text, self._renderer, prior=prior)
         runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:
@@ -469,14 +519,44 @@ class Repl:
 
     async def _slash(self, runtime: Runtime, text: str) -> None:
         name, *words = text.split()
+        if name.startswith(PREFIX) and self.prompts is not None:
+            await self._prompt_command(text)
+            return
         command = BY_NAME.get(name)
         if command is None:
-            self.console.print(f"Unknown command {name}; /help lists them.", style="yellow")
+            shown = terminal_safe(name)
+            self.console.print(Text(f"Unknown command {shown}; /help lists them.", "yellow"))
             return
-        await command.run(SlashContext(runtime, self.console, self._leave, self._ask), words)
+        context = SlashContext(runtime, self.console, self._leave, self._ask, self.prompts)
+        await command.run(context, words)
 
-    def _ask(self, text: str) -> None:
-        self._asked = text
+    async def _prompt_command(self, text: str) -> None:
+        """`/mcp__SERVER__PROMPT ARGS`: the server's prompt becomes the next turn."""
+        assert self.prompts is not None
+        try:
+            name, words = split_command(text)
+            command = self.prompts.find(name)
+            if command is None:
+                raise PromptProblem(f"no MCP prompt {name} (/help lists them)")
+            arguments = self.prompts.arguments(command, words)
+            with self.console.status(Text(f"getting the prompt {command.name}…")):
+                turn = await self.prompts.get(command, arguments)
+        except PromptProblem as exc:
+            self.console.print(Text(one_line(str(exc), 300), "yellow"))
+            return
+        for what in turn.left_out:
+            self.console.print(Text(one_line(f"  left out: {what} (text only)", 160), "dim"))
+        self.console.print(Text(f"  sending the prompt {command.name}", "dim"))
+        prior: list[Message] = [
+            UserMessage(role="user", content=said)
+            if role == "user"
+            else AssistantMessage(role="assistant", content=said)
+            for role, said in turn.prior
+        ]
+        self._asked = (turn.question, prior, False)
+
+    def _ask(self, text: str, prior: Sequence[Message] = ()) -> None:
+        self._asked = (text, prior, True)
 
     def _leave(self) -> None:
         self._leaving = True
