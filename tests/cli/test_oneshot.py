@@ -48,6 +48,8 @@ async def paicli(project: Path, *args: str, llm: ScriptedLlm | None = None, stdi
         "HOME": str(project.parent / "home"),
         "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
     }
+    if "PYTHONPATH" in os.environ:  # the code under test, when it is not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     if llm:
         env["PAICLI_API_KEY"] = API_KEY

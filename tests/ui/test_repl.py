@@ -79,6 +79,8 @@ def terminal_env(places: Places) -> dict[str, str]:
         # Our pty answers no cursor position requests; without this prompt_toolkit waits for
         # one and then warns on screen that the terminal does not support them.
         "PROMPT_TOOLKIT_NO_CPR": "1",
+        # The code under test, when it is not the installed one (a worktree's).
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
 
 

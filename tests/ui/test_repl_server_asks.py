@@ -14,6 +14,7 @@ import pytest
 from tests.llm_server import ScriptedLlm
 from tests.model_view import unfenced
 
+from .terminal import Terminal
 from .test_repl import FAULT, MARK, Places, accepted, audit_records, goodbye, paicli, places
 
 pytestmark = pytest.mark.real
@@ -32,7 +33,7 @@ def add_features_server(places: Places) -> None:
     (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
 
-async def ready(term: Any) -> None:
+async def ready(term: Terminal) -> None:
     await term.expect(re.compile(r"✓ fault  stdio  13 tools|MCP servers: 1/1 ready"))
     await term.expect(MARK)
 
@@ -41,7 +42,8 @@ async def test_a_prompt_runs_as_a_slash_command_with_tab_completion_from_the_ser
     places: Places,
 ) -> None:
     add_features_server(places)
-    async with ScriptedLlm([{"text": "Reviewed."}]) as llm, paicli(places, llm) as term:
+    script: list[dict[str, Any]] = [{"text": "Reviewed."}, {"text": "Styled."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
         await ready(term)
         term.line("/help")
         await term.expect("MCP prompts")
@@ -56,10 +58,7 @@ async def test_a_prompt_runs_as_a_slash_command_with_tab_completion_from_the_ser
         term.send(" src/a")
         term.send_keys("tab")  # one candidate from the server: completed
         await term.expect("pp.py")
-        term.send(" ")
-        term.send_keys("tab")  # three candidates for `focus`: the menu shows them
-        await term.expect("security")
-        term.send("sec")
+        term.send(" sec")  # the second argument, `focus`: the server's candidate
         term.send_keys("tab")
         await term.expect("urity")
         term.send_keys("enter")
@@ -73,12 +72,11 @@ async def test_a_prompt_runs_as_a_slash_command_with_tab_completion_from_the_ser
         await term.expect(MARK)
         # name=value, and a prompt whose image is described, not sent.
         term.line("/mcp__fault__review focus=style file=README.md")
-        await term.expect("Please review")  # (the model's script ran out: an error follows)
+        await term.expect("Styled.")
         await term.expect(MARK)
         assert await goodbye(term) == 0
     asked = llm.requests[0]["messages"][-1]
     assert asked == {"role": "user", "content": "Please review src/app.py, focusing on security"}
-    assert len(llm.requests) >= 2
     assert llm.requests[1]["messages"][-1]["content"] == (
         "Please review README.md, focusing on style"
     )
@@ -119,20 +117,20 @@ async def test_an_elicitation_form_is_filled_in_checked_and_sent(places: Places)
         await term.expect(r"Who are you?\x1b[2J\x1b]0;pwned\x07\u202e")
         await term.expect("Fill in the form?")
         term.line("y")
-        await term.expect("name (string, 2.. characters): ")
+        await term.expect("name (string, 2.. characters):")
         term.line("A")  # too short: said, and asked again
         await term.expect("name: at least 2 characters")
         await term.expect("name (string")
         term.line("Ada")
-        await term.expect("age (integer, 0..150): ")
+        await term.expect("age (integer, 0..150):")
         term.line("old")
         await term.expect("age: not a whole number")
         await term.expect("age (integer")
         term.line("36")
         await term.expect("2. Green")
-        await term.expect("colour (one of the numbers): ")
+        await term.expect("colour (one of the numbers):")
         term.line("2")
-        await term.expect("subscribe (y/n) [false]: ")
+        await term.expect("subscribe (y/n) [false]:")
         term.line("")
         await term.expect("city (string) [")
         term.line("")

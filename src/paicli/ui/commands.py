@@ -86,12 +86,11 @@ def prompt_help(prompts: PromptIndex) -> list[str]:
     lines = ["", "  MCP prompts (arguments in order, or name=value):"] if commands else []
     for command in commands:
         about = command.prompt.title or command.prompt.description or ""
-        lines.append(one_line(f"  {command.usage()}  {about}".rstrip(), 118))
+        lines.append(f"  {one_line(command.usage(), 60)}  {one_line(about, 56)}".rstrip())
     for server, names in prompts.untypable.items():
         for name in names:
-            lines.append(
-                one_line(f"  ({server}: prompt {name!r} has a name that cannot be typed)", 118)
-            )
+            what = f"{one_line(server, 30)}: prompt {one_line(repr(name), 40)}"
+            lines.append(f"  ({what} has a name that cannot be typed)")
     return lines
 
 
