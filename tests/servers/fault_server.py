@@ -724,7 +724,7 @@ class FaultServer:
     def complete(self, params: Json) -> Json:
         argument = params.get("argument") or {}
         typed = str(argument.get("value", ""))
-        values = [v for v in COMPLETIONS.get(argument.get("name"), []) if v.startswith(typed)]
+        values = [v for v in COMPLETIONS.get(str(argument.get("name")), []) if v.startswith(typed)]
         return {"completion": {"values": values, "total": len(values), "hasMore": False}}
 
     def progress(self, call: Call) -> Json | None:

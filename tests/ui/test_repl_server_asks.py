@@ -81,7 +81,7 @@ async def test_a_prompt_runs_as_a_slash_command_with_tab_completion_from_the_ser
         "Please review README.md, focusing on style"
     )
     # The file name with an escape the server offered never reached the screen as itself.
-    assert "\x1b[2Jname" not in term.raw
+    assert "\x1b[2J" not in term.raw
     assert "\x1b[31mwith" not in term.raw
 
 
