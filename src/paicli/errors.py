@@ -16,6 +16,10 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │   └── ServerCallFailed     the request failed; the library's McpError is the cause
     ├── LoginFailed              paicli.servers.oauth: an OAuth login could not finish
     ├── TraceError               paicli.servers.traces: a trace file cannot be read
+    ├── PromptProblem            paicli.servers.prompts: an MCP prompt command cannot run
+    │                            (unknown, missing or too many arguments, the server failed)
+    ├── FormError                paicli.tools.elicitation: a server's form cannot be shown,
+    │                            or an answer does not fit its field (asked again)
     ├── MetricsUnavailable       paicli.tools.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,

@@ -20,7 +20,7 @@ from tests.servers.fault_server import HOSTILE_PROMPT
 
 
 async def index_of(manager: ServerManager) -> PromptIndex:
-    await manager.wait_ready(["fault"])
+    await manager.wait_ready()
     index = PromptIndex(manager)
     await index.refresh("fault")
     return index

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from paicli.errors import PaicliError
 from paicli.mcp import (
     AudioContent,
     ContentBlock,
@@ -49,7 +50,7 @@ CACHE_SIZE = 256
 MAX_CANDIDATES = 100
 
 
-class PromptProblem(Exception):
+class PromptProblem(PaicliError):
     """A prompt command that cannot run, in one line (missing arguments, unknown name...)."""
 
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from paicli.errors import PaicliError
+
 __all__ = ["FormError", "FormField", "form_fields", "form_problem"]
 
 Json = dict[str, Any]
@@ -39,7 +41,7 @@ YES = ("y", "yes", "true")
 NO = ("n", "no", "false")
 
 
-class FormError(ValueError):
+class FormError(PaicliError):
     """The schema cannot be shown as a form, or an answer does not fit its field (one line)."""
 
 
