@@ -48,12 +48,15 @@ class ConfigFileError(PaicliError):
     """A config file cannot be used as it is; the message names the file."""
 
 
-def read_config_text(path: Path, shown: str, *, inside: Path | None = None) -> str | None:
+def read_config_text(
+    path: Path, shown: str, *, inside: Path | None = None, max_bytes: int = MAX_CONFIG_BYTES
+) -> str | None:
     """The text of the regular file at `path` (a UTF-8 BOM dropped), None when there is none.
 
-    `shown` names the file in messages. With `inside` (a project folder) the file must really
-    be in that folder: a symlink leading out of it is refused, since a repository could
-    otherwise point paicli at any file of the user's.
+    `shown` names the file in messages; `max_bytes` is the most read (another program's
+    file, like Claude Code's, may be larger than paicli's own). With `inside` (a project
+    folder) the file must really be in that folder: a symlink leading out of it is refused,
+    since a repository could otherwise point paicli at any file of the user's.
     """
     try:
         found = os.stat(path)
@@ -65,7 +68,7 @@ def read_config_text(path: Path, shown: str, *, inside: Path | None = None) -> s
         os.path.realpath(inside)
     ):
         raise ConfigFileError(f"{shown}: cannot read: a symbolic link out of the project")
-    _check_regular(found.st_mode, found.st_size, shown)
+    _check_regular(found.st_mode, found.st_size, shown, max_bytes)
     try:
         # O_NONBLOCK: should a FIFO replace the file after the stat, the open still returns.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -75,12 +78,12 @@ def read_config_text(path: Path, shown: str, *, inside: Path | None = None) -> s
         raise ConfigFileError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
     try:
         opened = os.fstat(fd)
-        _check_regular(opened.st_mode, opened.st_size, shown)
-        data = _read_at_most(fd, MAX_CONFIG_BYTES + 1, shown)
+        _check_regular(opened.st_mode, opened.st_size, shown, max_bytes)
+        data = _read_at_most(fd, max_bytes + 1, shown)
     finally:
         os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigFileError(f"{shown}: cannot read: larger than {_size(MAX_CONFIG_BYTES)}")
+    if len(data) > max_bytes:
+        raise ConfigFileError(f"{shown}: cannot read: larger than {_size(max_bytes)}")
     try:
         # utf-8-sig: editors on Windows like to start files with a BOM.
         return data.decode("utf-8-sig")
@@ -155,12 +158,12 @@ def _check_json_depth(text: str, shown: str) -> None:
             depth -= 1
 
 
-def _check_regular(mode: int, size: int, shown: str) -> None:
+def _check_regular(mode: int, size: int, shown: str, max_bytes: int) -> None:
     if not stat.S_ISREG(mode):
         kind = _KINDS.get(stat.S_IFMT(mode), "not a file")
         raise ConfigFileError(f"{shown}: cannot read: not a regular file ({kind})")
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigFileError(f"{shown}: cannot read: larger than {_size(MAX_CONFIG_BYTES)}")
+    if size > max_bytes:
+        raise ConfigFileError(f"{shown}: cannot read: larger than {_size(max_bytes)}")
 
 
 def _read_at_most(fd: int, limit: int, shown: str) -> bytes:

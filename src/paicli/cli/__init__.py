@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from paicli._version import __version__
 
-from ._add_args import ADD_USAGE, add_options, split_server_command
+from ._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options, split_server_command
 
 PROTOCOLS = (
     "auto",
@@ -190,6 +190,27 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     add_options(add)
     add.add_argument("name")
     add.add_argument("target", nargs=argparse.REMAINDER, help="-- CMD ARGS... or URL")
+    add_json = sub.add_parser(
+        "add-json",
+        help="add a server from its JSON entry: NAME '{\"command\": ...}'",
+        description="The JSON is one mcpServers entry, checked as loading checks it.",
+    )
+    add_json.add_argument("-s", "--scope", choices=SCOPES, help=SCOPE_HELP)
+    add_json.add_argument(
+        "-f", "--force", action="store_true", help="replace a server of that name"
+    )
+    add_json.add_argument("name")
+    add_json.add_argument("json", metavar="JSON")
+    importing = sub.add_parser(
+        "import",
+        help="copy the servers Claude Desktop or Claude Code are set up with",
+        description="Shows what it would import and asks (--yes: does not ask).",
+    )
+    importing.add_argument(
+        "--from", dest="source", choices=("claude-desktop", "claude-code"), help="default: both"
+    )
+    importing.add_argument("-s", "--scope", choices=SCOPES, help=SCOPE_HELP)
+    importing.add_argument("--yes", action="store_true", help="import without asking")
     login = sub.add_parser(
         "login",
         parents=[starts],
@@ -204,7 +225,7 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     logout = sub.add_parser("logout", help="forget an HTTP server's login tokens")
     logout.add_argument("name")
     remove = sub.add_parser("remove", help="remove a server from a config file")
-    remove.add_argument("--scope", choices=("user", "project"), default=None)
+    remove.add_argument("-s", "--scope", choices=SCOPES, default=None)
     remove.add_argument("name")
 
     lock = sub.add_parser(

@@ -9,6 +9,10 @@ import argparse
 
 from .errors import UsageError
 
+# Where `add`, `add-json`, `import` and `remove` may write.
+SCOPES = ("user", "project")
+SCOPE_HELP = "where to save it (default: user)"
+
 ADD_USAGE = (
     "paicli mcp add [OPTIONS] NAME -- COMMAND [ARGS...]   (a stdio server)\n"
     "       paicli mcp add [OPTIONS] NAME URL               (an HTTP server)"
@@ -18,9 +22,7 @@ ADD_USAGE = (
 def add_options(parser: argparse.ArgumentParser) -> None:
     """Declare add's options on `parser`. Defaults are None (or an empty list) so a second
     parse into the same namespace keeps what the first one found."""
-    parser.add_argument(
-        "-s", "--scope", choices=("user", "project"), help="where to save it (default: user)"
-    )
+    parser.add_argument("-s", "--scope", choices=SCOPES, help=SCOPE_HELP)
     parser.add_argument(
         "-t",
         "--transport",

@@ -32,28 +32,40 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 def add(options: argparse.Namespace, config_path: Callable[[str], Path]) -> int:
     """Add the server; `config_path(scope)` is the file of a scope."""
     try:
-        transport, entry = entry_from(options)
+        _transport, entry = entry_from(options)
     except UsageError as exc:
         err(f"paicli mcp add: {exc}")
         return 2
     path = config_path(options.scope or "user")
-    replace = bool(options.force)
+    return save(path, options.name, entry, force=bool(options.force), command="add")
+
+
+def save(path: Path, name: str, entry: dict[str, Any], *, force: bool, command: str) -> int:
+    """Write server `name` into the file at `path`: a name already there is replaced only
+    with `force` or when the user says so at a terminal. The exit code."""
+    replace = force
     while True:
         try:
-            add_server(path, options.name, entry, replace=replace)
+            add_server(path, name, entry, replace=replace)
         except ServerExists as exc:
-            if replace or not sys.stdin.isatty() or not _replace_asked(options.name):
-                err(f"paicli mcp add: {exc}; nothing changed (--force replaces it)")
+            if replace or not sys.stdin.isatty() or not _replace_asked(name):
+                err(f"paicli mcp {command}: {exc}; nothing changed (--force replaces it)")
                 return 1
             replace = True
             continue
         except ConfigWriteError as exc:
-            err(f"paicli mcp add: {exc}")
+            err(f"paicli mcp {command}: {exc}")
             return 1
         break
     verb = "Replaced" if replace else "Added"
-    out(f"{verb} {transport} server {options.name!r} in {path}")
+    out(f"{verb} {transport_of(entry)} server {name!r} in {path}")
     return 0
+
+
+def transport_of(entry: dict[str, Any]) -> str:
+    """The transport an entry names (as `server_from_dict` reads it)."""
+    kind = entry.get("type", "http" if "url" in entry else "stdio")
+    return "http" if kind == "streamable-http" else str(kind)
 
 
 def entry_from(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:

@@ -46,6 +46,8 @@ from paicli.user_config import load_user_config
 
 from . import NO_SERVERS
 from ._mcp_add import add as add_entry
+from ._mcp_add_json import add_json
+from ._mcp_import import import_servers
 from ._signals import run_until_signalled
 
 
@@ -53,6 +55,10 @@ def run(options: argparse.Namespace) -> int:
     command = options.mcp_command
     if command == "add":
         return add(options)
+    if command == "add-json":
+        return add_json(options, config_path, Path.cwd())
+    if command == "import":
+        return import_servers(options, config_path, Path.cwd())
     if command == "remove":
         return remove(options)
     if command == "logs":

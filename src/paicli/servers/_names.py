@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["MAX_NAME_LENGTH", "RENAMED_SUFFIX", "name_problem", "project_name"]
+__all__ = ["MAX_NAME_LENGTH", "RENAMED_SUFFIX", "name_problem", "project_name", "shown_name"]
 
 MAX_NAME_LENGTH = 64
 RENAMED_SUFFIX = "-project"
@@ -32,3 +32,10 @@ def project_name(name: str, taken: Collection[str]) -> str | None:
     `NAME-project`, or None when that is not a valid name or is `taken` too."""
     renamed = name + RENAMED_SUFFIX
     return None if name_problem(renamed) or renamed in taken else renamed
+
+
+def shown_name(name: str) -> str:
+    """A name that may be refused, as messages show it: quoted with escapes (`repr`, so a
+    control character never reaches the screen raw) and cut, so a megabyte of name stays
+    off the screen."""
+    return repr(name[:MAX_NAME_LENGTH]) + ("..." if len(name) > MAX_NAME_LENGTH else "")

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -48,7 +48,7 @@ from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_ser
 from ._config_file import InvalidConfig, kind, read_document
 from ._expand import VariableUse, expanded, references
 from ._limits_config import DefaultLimits, default_limits, limited
-from ._names import MAX_NAME_LENGTH, name_problem, project_name
+from ._names import name_problem, project_name, shown_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
 from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
@@ -65,9 +65,11 @@ __all__ = [
     "ServerExists",
     "VariableUse",
     "add_server",
+    "check_entry",
     "load_config",
     "name_problem",
     "remove_server",
+    "shown_name",
 ]
 
 Scope = Literal["user", "project", "claude"]
@@ -204,6 +206,58 @@ def load_config(
     return config
 
 
+def check_entry(
+    name: str,
+    value: object,
+    *,
+    scope: Scope,
+    source: Path,
+    project_dir: Path | None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str | None, list[str]]:
+    """Why `value` cannot be server `name`'s entry in the file `source` of `scope` (None
+    when it can), and the warnings loading it would give: the loader's own checks, for an
+    entry about to be written (`paicli mcp add-json`, `paicli mcp import`). A `${VAR}` that
+    is not set now is no mistake in the entry: it stays as written for the checks."""
+    problem = name_problem(name)
+    if problem is not None:
+        return problem, []
+    env = os.environ if environ is None else environ
+    home = PaicliHome.from_environ(env)
+    settings = load_user_config(home)
+    variables = _AsWritten({**env, "HOME": str(user_home(env))})
+    if project_dir is not None:
+        variables.known["PROJECT_DIR"] = str(project_dir)
+    context = _Context(
+        variables,
+        project_dir,
+        ProjectRules(),
+        default_limits(settings),
+        SystemTokenStore(home.oauth_tokens),
+    )
+    checked = LoadedConfig()
+    shown = _shown(source, user_home(env))
+    entry = ServerEntry(name=name, source=source, scope=scope)
+    entry = _load_server(entry, value, shown, context, checked)
+    return entry.error, checked.warnings
+
+
+class _AsWritten(Mapping[str, str]):
+    """Variables for checking an entry: those not set expand to themselves, as written."""
+
+    def __init__(self, known: dict[str, str]) -> None:
+        self.known = known
+
+    def __getitem__(self, key: str) -> str:
+        return self.known.get(key, "${" + key + "}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.known)
+
+    def __len__(self) -> int:
+        return len(self.known)
+
+
 @dataclass(frozen=True, slots=True)
 class _File:
     """One config file that parsed, and its servers as written."""
@@ -234,10 +288,8 @@ def _name_for(
     path, shown = file.path, file.shown
     problem = name_problem(name)
     if problem is not None:
-        # repr escapes control characters; a cut keeps a megabyte of name off the screen.
-        shown_name = repr(name[:MAX_NAME_LENGTH]) + ("..." if len(name) > MAX_NAME_LENGTH else "")
         config.errors.append(
-            ConfigProblem(path, f"{shown}: server {shown_name} refused: {problem}")
+            ConfigProblem(path, f"{shown}: server {shown_name(name)} refused: {problem}")
         )
         return None
     if file.scope == "user" or name not in user_names:

@@ -37,6 +37,7 @@ __all__ = [
     "fingerprint",
     "needs_approval",
     "skip_reason",
+    "target_line",
     "trust_request",
 ]
 
@@ -63,8 +64,11 @@ def describe(entry: ServerEntry) -> str:
     repository's are shown, since they came with it and the user must see what runs."""
     if entry.spec is None:
         return "(invalid config)"
-    raw = entry.raw
-    mask = entry.scope == "user"
+    return target_line(entry.raw, mask=entry.scope == "user")
+
+
+def target_line(raw: Mapping[str, object], *, mask: bool) -> str:
+    """An entry's command line or URL as written, env and header values masked (`mask`)."""
     if "command" in raw:
         words = [raw.get("command"), *_list(raw.get("args"))]
         env = _mapping(raw.get("env"))
