@@ -52,6 +52,7 @@ from paicli.tools.redacting import RedactingToolbox
 from paicli.tools.registry import CombinedToolbox
 from paicli.tools.server_asks import (
     Elicitor,
+    SampleReviewer,
     SamplingApprover,
     ServerAsks,
     model_sampler,
@@ -184,10 +185,12 @@ async def open_runtime(
     http_client: HttpClient | None = None,
     elicit: Elicitor | None = None,
     approve_sampling: SamplingApprover | None = None,
+    review_sample: SampleReviewer | None = None,
 ) -> AsyncIterator[Runtime]:
     """`connector` reaches the MCP servers (default `paicli.mcp.connect`) and `http_client`
     carries the model's requests (default: the SDK's own); tests pass in-memory ones.
-    `elicit` and `approve_sampling` ask the user what servers ask (none: `paicli -p`)."""
+    `elicit` and `approve_sampling` ask the user what servers ask (none: `paicli -p`);
+    `review_sample` shows the model's sampled answer before it goes to the server."""
     env = os.environ if environ is None else environ
     home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
@@ -241,6 +244,7 @@ async def open_runtime(
             lambda usage: runtime.add_usage(usage),  # noqa: PLW0108 - runtime is not bound yet
         ),
         unattended=unattended,
+        review=review_sample,
     )
     manager = ServerManager(
         entries,

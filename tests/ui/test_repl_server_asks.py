@@ -169,9 +169,9 @@ async def test_an_elicitation_can_be_declined_at_once(places: Places) -> None:
     assert reply["result"] == {"action": "decline"}
 
 
-@pytest.mark.parametrize("approve", [True, False])
+@pytest.mark.parametrize(("approve", "send"), [(True, True), (False, False), (True, False)])
 async def test_a_sampling_request_is_shown_and_answered_by_the_model_when_approved(
-    places: Places, approve: bool
+    places: Places, approve: bool, send: bool
 ) -> None:
     add_features_server(places)
     arguments = {"text": "Say hi\x1b[2J", "max_tokens": 42}
@@ -190,6 +190,11 @@ async def test_a_sampling_request_is_shown_and_answered_by_the_model_when_approv
         await term.expect(r"user: Say hi\x1b[2J")
         await term.expect("Let your model answer it?")
         term.line("y" if approve else "n")
+        if approve:  # the model's answer is shown before it goes to the server
+            await term.expect("Your model's answer for fault")
+            await term.expect("hi from the model")
+            await term.expect("Send this answer to the server?")
+            term.line("y" if send else "n")
         await term.expect("Done.")
         await term.expect(MARK)
         assert await goodbye(term) == 0
@@ -197,7 +202,10 @@ async def test_a_sampling_request_is_shown_and_answered_by_the_model_when_approv
     reply = json.loads(unfenced(llm.requests[-1]["messages"][-1]["content"]))
     records = [r for r in audit_records(places) if r["tool"] == "sampling/createMessage"]
     [record] = records
-    if approve:
+    if approve and not send:
+        assert reply["error"]["code"] == -1
+        assert record["outcome"] == "withheld" and record["decision"] == "denied"
+    elif approve:
         sample = llm.requests[1]
         assert sample["max_tokens"] == 42 and "tools" not in sample
         assert sample["messages"] == [

@@ -36,6 +36,7 @@ __all__ = [
     "ElicitAnswer",
     "ElicitationRequest",
     "Elicitor",
+    "SampleReviewer",
     "Sampled",
     "SamplingApprover",
     "SamplingModel",
@@ -92,6 +93,8 @@ class Sampled:
 
 Elicitor = Callable[[ElicitationRequest], Awaitable[ElicitAnswer]]
 SamplingApprover = Callable[[SamplingRequest], Awaitable[bool]]
+# (the request, the model's answer) -> whether that answer goes to the server.
+SampleReviewer = Callable[[SamplingRequest, str], Awaitable[bool]]
 # (chat messages, max tokens) -> the model's answer; raises LlmError.
 SamplingModel = Callable[[Sequence[Message], int], Awaitable[Sampled]]
 
@@ -159,12 +162,14 @@ class ServerAsks:
         approve_sampling: SamplingApprover | None,
         model: SamplingModel | None,
         unattended: Action = "decline",
+        review: SampleReviewer | None = None,
     ) -> None:
         self._root = root.resolve()
         self._audit = audit
         self._session_id = session_id
         self._elicit = elicit
         self._approve_sampling = approve_sampling
+        self._review = review
         self._model = model
         self._unattended = unattended
 
@@ -252,6 +257,9 @@ class ServerAsks:
         except LlmError as exc:
             self._record(record, start, "error", "user", str(exc))
             raise RpcError(INTERNAL_ERROR, f"the model failed: {exc}") from None
+        if self._review is not None and not await self._review(request, answer.text):
+            self._record(record, start, "withheld", "user")
+            raise RpcError(USER_REJECTED, "User rejected the sampled answer")
         self._record(record, start, "ok", "user")
         return {
             "role": "assistant",

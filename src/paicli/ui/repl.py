@@ -79,6 +79,7 @@ async def repl_main(
         max_steps=options.max_steps or None,
         elicit=repl.elicit,
         approve_sampling=repl.approve_sampling,
+        review_sample=repl.review_sample,
     ) as runtime:
         with redacting(runtime.redactor):
             resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
@@ -212,6 +213,9 @@ class Repl:
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
         return await self._asks.approve_sampling(request)
+
+    async def review_sample(self, request: SamplingRequest, answer: str) -> bool:
+        return await self._asks.review_sample(request, answer)
 
     def server_changed(self, server: ManagedServer) -> None:
         if server.state is ServerState.READY and self.resources is not None:

@@ -31,6 +31,7 @@ from .line_input import LineInput
 START = "Fill in the form? [y] yes  [d] decline  [c] cancel: "
 SEND = "Send these answers? [y] send  [d] decline  [c] cancel: "
 SAMPLE = "Let your model answer it? [y] yes  [n] no: "
+SEND_SAMPLE = "Send this answer to the server? [y] yes  [n] no: "
 # Each message a server wants answered is shown on one line of at most this many characters.
 MESSAGE_WIDTH = 200
 # A server's message to the user is shown whole up to this length (it explains the form).
@@ -148,6 +149,28 @@ class TerminalAsks:
             if not approved:
                 self._console.print(Text("  Refused; the server is told.", "dim"))
             return approved
+
+    async def review_sample(self, request: SamplingRequest, answer: str) -> bool:
+        """Show the model's answer (escaped, cut) and ask whether it goes to the server."""
+        server = terminal_safe(request.server)
+        async with self._lock:
+            self._before_prompt()
+            shown = answer if len(answer) <= MAX_MESSAGE else answer[:MAX_MESSAGE] + " …[cut]"
+            self._console.print(
+                Panel(
+                    Text(terminal_safe(shown) or "(empty)"),
+                    title=Text(f"Your model's answer for {server}"),
+                    border_style="cyan",
+                )
+            )
+            try:
+                reply = (await self._lines.read(SEND_SAMPLE)).strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                reply = ""
+            sent = reply in ("y", "yes")
+            if not sent:
+                self._console.print(Text("  Not sent; the server is told.", "dim"))
+            return sent
 
     def _idle_notice(self, what: str) -> None:
         self._console.print(Text(f"{what} while paicli waited at its prompt; declined.", "yellow"))
