@@ -1,7 +1,7 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
     cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
-        ─► errors, home, private_files, config_files ─► mcp
+        ─► errors, home, project_root, private_files, config_files ─► mcp
     langchain (the LangChain bridge, beside the agent) ─► tools ─► ...
 
 rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
@@ -21,6 +21,7 @@ RANKS = {
     "paicli._version": 0,
     "paicli.errors": 1,
     "paicli.home": 1,
+    "paicli.project_root": 1,
     "paicli.private_files": 1,
     "paicli.config_files": 1,
     "paicli.user_config": 2,

@@ -4,6 +4,7 @@
 `PaicliHome` (or one of its paths), so a run and its tests name one folder consistently:
 
     mcp.json                  the user's MCP servers (paicli.servers.config)
+    local/PROJECT-HASH/mcp.json  servers of one project for this user only (scope "local")
     config.toml, config.json  settings: model, permissions (paicli.user_config)
     trusted-servers.json      approved project servers (paicli.servers.trust)
     permissions.json          "always allow" answers (paicli.tools approval)
@@ -20,12 +21,18 @@ Files paicli writes here are private (0600, folders 0700): see `paicli.private_f
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["PaicliHome", "user_home"]
+
+# What a project's path may keep in the name of its local folder; the rest become "-".
+_UNPLAIN = re.compile(r"[^A-Za-z0-9_.-]+")
+_SLUG_LENGTH = 80
 
 
 def user_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -52,6 +59,15 @@ class PaicliHome:
     @property
     def mcp_config(self) -> Path:
         return self.root / "mcp.json"
+
+    def local_mcp_config(self, project: Path) -> Path:
+        """The servers of `project` (its root folder) that are this user's alone, never
+        committed: the folder is named after the project's path (readable, and never more
+        than a plain word) and its hash (so two paths never share it)."""
+        path = os.path.abspath(project)
+        digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        slug = _UNPLAIN.sub("-", path).strip("-.")[-_SLUG_LENGTH:].lstrip("-.")
+        return self.root / "local" / f"{slug or 'root'}-{digest}" / "mcp.json"
 
     @property
     def settings_files(self) -> tuple[Path, ...]:

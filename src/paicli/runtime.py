@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +25,7 @@ from paicli.home import PaicliHome, user_home
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
+from paicli.project_root import project_root
 from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
@@ -85,6 +86,8 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=dict)
     max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
+    # The project folder the MCP servers are configured and approved for (`project_root`).
+    project: Path | None = None
     problems: list[str] = field(default_factory=list)  # config problems, one line each
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     memory: ProjectMemory | None = None  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
@@ -186,22 +189,34 @@ async def open_runtime(
     elicit: Elicitor | None = None,
     approve_sampling: SamplingApprover | None = None,
     review_sample: SampleReviewer | None = None,
+    mcp_config: Sequence[Path] = (),
+    strict_mcp_config: bool = False,
 ) -> AsyncIterator[Runtime]:
     """`connector` reaches the MCP servers (default `paicli.mcp.connect`) and `http_client`
     carries the model's requests (default: the SDK's own); tests pass in-memory ones.
     `elicit` and `approve_sampling` ask the user what servers ask (none: `paicli -p`);
-    `review_sample` shows the model's sampled answer before it goes to the server."""
+    `review_sample` shows the model's sampled answer before it goes to the server.
+    `mcp_config` are `--mcp-config` files (checked by the caller), `strict_mcp_config` runs
+    their servers alone."""
     env = os.environ if environ is None else environ
     home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
     settings, problems = resolve_settings(flags=flags, environ=env, user_config=user_config)
     problems = [*user_config.problems, *problems]
-    config = load_config(root, home=home, environ=env, user_config=user_config)
+    project = project_root(root, env)
+    config = load_config(
+        project,
+        home=home,
+        environ=env,
+        user_config=user_config,
+        extra_files=mcp_config,
+        only_extra=strict_mcp_config,
+    )
     problems += [f"{p.source}: {p.message}" for p in config.errors]
     problems += [f"warning: {w}" for w in config.warnings]
     entries, skipped = approve_servers(
         config.servers.values(),
-        root,
+        project,
         TrustStore(home.trust_store),
         trust_all=trust_project,
         ask=ask_trust,
@@ -255,7 +270,7 @@ async def open_runtime(
         connector=connector or connect,
         catalogue=Catalogue(home.catalogue_dir),
     )
-    pins = ToolPins(home.tool_pins, project=root)
+    pins = ToolPins(home.tool_pins, project=project)
     problems += pins.problems
     mcp = McpToolbox(
         manager,
@@ -320,6 +335,7 @@ async def open_runtime(
             environ=env,
             max_steps=max_steps,
             skipped=skipped,
+            project=project,
             problems=problems,
             http_client=http_client,
             memory=memory,

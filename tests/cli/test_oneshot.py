@@ -594,3 +594,61 @@ async def test_a_server_logging_to_stdout_is_one_warning_on_stderr_and_the_call_
     )
     assert "dropping" not in run.stderr and "\x1b" not in run.stderr
     assert log_file.read_text().count("[paicli] chatty: stdout: skipping") > 1000
+
+
+def servers_file(path: Path, servers: dict[str, object]) -> Path:
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+async def test_mcp_config_adds_servers_for_one_run_and_strict_runs_only_those(
+    project: Path,
+) -> None:
+    fault = {"command": sys.executable, "args": [str(SERVERS / "fault_server.py")]}
+    extra = servers_file(project.parent / "extra.json", {"extra": fault})
+    more = servers_file(project.parent / "more.json", {"more": fault})
+    async with ScriptedLlm([{"text": "ok"}, {"text": "ok"}]) as llm:
+        both = await paicli(project, "--mcp-config", str(extra), str(more), "-p", "hi", llm=llm)
+        strict = await paicli(
+            project, "--mcp-config", str(extra), "--strict-mcp-config", "-p", "hi", llm=llm
+        )
+    assert both.code == 0, both.stderr
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert {"mcp__extra__echo", "mcp__more__echo"} <= offered  # the user's own: no approval
+    assert "skipping unapproved project server 'fault'" in both.stderr
+    assert strict.code == 0, strict.stderr
+    offered = {t["function"]["name"] for t in llm.requests[1]["tools"]}
+    assert "mcp__extra__echo" in offered and "mcp__more__echo" not in offered
+    assert "'fault'" not in strict.stderr  # the project's servers are not even considered
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('{"mcpServers": {"a": {"command": "x"},}}', "bad.json: invalid JSON at line 1, column 39"),
+        ('{\n  "mcpServers": {\n    "a": [1,\n}', "bad.json: invalid JSON at line 4, column 1"),
+        ('{"servers": {}}', "bad.json: no 'mcpServers' object"),
+        ('{"mcpServers": []}', "bad.json: 'mcpServers' must be an object of servers"),
+        ("[" * 10_000, "bad.json: nested deeper than 64 levels"),
+    ],
+)
+async def test_a_bad_mcp_config_file_is_one_line_and_nothing_runs(
+    project: Path, text: str, shown: str
+) -> None:
+    bad = project.parent / "bad.json"
+    bad.write_text(text)
+    async with ScriptedLlm([{"text": "never"}]) as llm:
+        run = await paicli(project, "--mcp-config", str(bad), "-p", "hi", llm=llm)
+        repl = await paicli(project, "--mcp-config", str(bad))
+    assert run.code == 2 and repl.code == 2
+    for errors in (run.stderr, repl.stderr):
+        assert shown in errors
+        assert len(errors.strip().splitlines()) == 1, errors
+    assert llm.requests == []
+
+
+async def test_a_missing_mcp_config_file_or_strict_alone_is_a_usage_error(project: Path) -> None:
+    missing = await paicli(project, "--mcp-config", str(project / "nope.json"), "-p", "hi")
+    assert missing.code == 2 and "nope.json: cannot read: no such file" in missing.stderr
+    alone = await paicli(project, "--strict-mcp-config", "-p", "hi")
+    assert alone.code == 2 and "--strict-mcp-config needs --mcp-config FILE" in alone.stderr

@@ -127,6 +127,19 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="run this project's MCP servers without asking",
     )
     parser.add_argument(
+        "--mcp-config",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help='also run the servers of FILE ({"mcpServers": ...}) for this run; repeatable',
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="run only the servers of the --mcp-config files",
+    )
+    parser.add_argument(
         "--trace",
         metavar="FILE",
         help="record every MCP message and server stderr line to FILE as JSON lines, "
@@ -279,13 +292,19 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
 
 
 def config_files_exist() -> bool:
-    """Whether any MCP config file exists (the user one, or the project's in the cwd)."""
-    from paicli.home import PaicliHome  # noqa: PLC0415 - standard library only, cheap
+    """Whether any MCP config file exists (the user's, the project's, the local one)."""
+    from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
 
+    from paicli.home import PaicliHome  # noqa: PLC0415
+    from paicli.project_root import project_root  # noqa: PLC0415
+
+    home = PaicliHome.from_environ()
+    project = project_root(Path.cwd())
     candidates = (
-        PaicliHome.from_environ().mcp_config,
-        os.path.join(".paicli", "mcp.json"),
-        ".mcp.json",
+        home.mcp_config,
+        project / ".paicli" / "mcp.json",
+        project / ".mcp.json",
+        home.local_mcp_config(project),
     )
     return any(os.path.exists(path) for path in candidates)
 
@@ -347,6 +366,24 @@ def traced(options: argparse.Namespace) -> int:
         return dispatch(options)
 
 
+def mcp_config_problem(options: argparse.Namespace) -> str | None:
+    """Why the `--mcp-config` files cannot be used (the first one that cannot, in one line
+    with its line and column), or None: a run with servers missing is not what was asked."""
+    if options.strict_mcp_config and not options.mcp_config:
+        return "--strict-mcp-config needs --mcp-config FILE"
+    if not options.mcp_config:
+        return None
+    from pathlib import Path  # noqa: PLC0415
+
+    from paicli.servers.config import read_servers_file  # noqa: PLC0415 - only when given
+
+    for name in options.mcp_config:
+        problem = read_servers_file(Path(name))
+        if problem is not None:
+            return problem
+    return None
+
+
 def dispatch(options: argparse.Namespace) -> int:
     """Run the command `options` names."""
     if options.command == "mcp":
@@ -379,11 +416,14 @@ def dispatch(options: argparse.Namespace) -> int:
 
         err(f"paicli: {problem}")
         return 2
+    config_problem = mcp_config_problem(options)
     if options.print is not None:
         from ._signals import run_until_signalled  # noqa: PLC0415
         from .errors import UsageError  # noqa: PLC0415
         from .oneshot import no_prompt, read_prompt, run_once  # noqa: PLC0415
 
+        if config_problem is not None:
+            return no_prompt(options, config_problem, 2)
         try:
             prompt = read_prompt(options)
         except KeyboardInterrupt:
@@ -393,6 +433,11 @@ def dispatch(options: argparse.Namespace) -> int:
         if prompt is None:
             return no_prompt(options, "the prompt is empty", 2)
         return run_until_signalled(run_once(options, flags, prompt))
+    if config_problem is not None:
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: {config_problem}")
+        return 2
     from paicli.ui.repl import repl_main  # noqa: PLC0415
     from paicli.ui.trust_prompt import ask_on_terminal  # noqa: PLC0415
 

@@ -10,8 +10,11 @@ import argparse
 from .errors import UsageError
 
 # Where `add`, `add-json`, `import` and `remove` may write.
-SCOPES = ("user", "project")
-SCOPE_HELP = "where to save it (default: user)"
+SCOPES = ("user", "project", "local")
+SCOPE_HELP = (
+    "where to save it: user (~/.paicli/mcp.json, the default), project (.paicli/mcp.json, "
+    "to commit) or local (this project, for you only, kept in ~/.paicli)"
+)
 
 ADD_USAGE = (
     "paicli mcp add [OPTIONS] NAME -- COMMAND [ARGS...]   (a stdio server)\n"

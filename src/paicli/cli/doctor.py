@@ -17,6 +17,7 @@ from pathlib import Path
 
 from paicli.home import PaicliHome
 from paicli.mcp import StdioServer
+from paicli.project_root import project_root
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason
 from paicli.tools.doctor import SLOW_START, Limits, ServerReport, examine
@@ -98,7 +99,7 @@ def _split(options: argparse.Namespace) -> tuple[list[str] | None, list[str]]:
 async def _configured(
     names: list[str], options: argparse.Namespace, limits: Limits
 ) -> list[ServerReport] | None:
-    project = Path.cwd()
+    project = project_root(Path.cwd())
     config = load_config(project)
     for problem in config.errors:
         err(f"paicli: {problem.source}: {problem.message}")

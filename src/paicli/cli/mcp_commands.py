@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from paicli.home import PaicliHome
+from paicli.project_root import project_root
 from paicli.runtime import config_secrets
 from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue, catalogue_key
@@ -56,9 +57,9 @@ def run(options: argparse.Namespace) -> int:
     if command == "add":
         return add(options)
     if command == "add-json":
-        return add_json(options, config_path, Path.cwd())
+        return add_json(options, config_path, project())
     if command == "import":
-        return import_servers(options, config_path, Path.cwd())
+        return import_servers(options, config_path, project())
     if command == "remove":
         return remove(options)
     if command == "logs":
@@ -87,7 +88,7 @@ def _http_entry(config: LoadedConfig, name: str, command: str) -> ServerEntry | 
 
 
 async def login(options: argparse.Namespace) -> int:
-    config = load_config(Path.cwd())
+    config = load_config(project())
     entry = _http_entry(config, options.name, "login")
     if entry is None:
         return 1
@@ -116,7 +117,7 @@ async def login(options: argparse.Namespace) -> int:
 
 
 async def logout(options: argparse.Namespace) -> int:
-    entry = _http_entry(load_config(Path.cwd()), options.name, "logout")
+    entry = _http_entry(load_config(project()), options.name, "logout")
     if entry is None:
         return 1
     try:
@@ -141,9 +142,17 @@ def trace(options: argparse.Namespace) -> int:
 # -- config editing -------------------------------------------------------------------------
 
 
+def project() -> Path:
+    """The project this command runs for: the nearest folder up with `.paicli/`,
+    `.mcp.json` or `.git` (`project_root`)."""
+    return project_root(Path.cwd())
+
+
 def config_path(scope: str) -> Path:
     if scope == "project":
-        return Path.cwd() / ".paicli" / "mcp.json"
+        return project() / ".paicli" / "mcp.json"
+    if scope == "local":
+        return PaicliHome.from_environ().local_mcp_config(project())
     return PaicliHome.from_environ().mcp_config
 
 
@@ -152,7 +161,7 @@ def add(options: argparse.Namespace) -> int:
 
 
 def remove(options: argparse.Namespace) -> int:
-    scopes = [options.scope] if options.scope else ["project", "user"]
+    scopes = [options.scope] if options.scope else ["local", "project", "user"]
     for scope in scopes:
         path = config_path(scope)
         try:
@@ -177,7 +186,7 @@ def logs(options: argparse.Namespace) -> int:
     except FileNotFoundError:
         err(f"paicli mcp logs: no log for {options.name!r} yet ({path})")
         return 1
-    with redacting(screen_redactor(load_config(Path.cwd()))):
+    with redacting(screen_redactor(load_config(project()))):
         mcp_shell.show_logs(options.name, lines)
     return 0
 
@@ -190,14 +199,14 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     ask = ask_on_terminal if sys.stdin.isatty() else None
     allowed, skipped = approve_servers(
         config.servers.values(),
-        Path.cwd(),
+        project(),
         TrustStore(PaicliHome.from_environ().trust_store),
         trust_all=trust_flag,
         ask=ask,
     )
     if ask is None:
         for name in skipped:
-            err(f"paicli: {skip_reason(config.servers[name], Path.cwd())}")
+            err(f"paicli: {skip_reason(config.servers[name], project())}")
     return allowed, skipped
 
 
@@ -208,7 +217,7 @@ def screen_redactor(config: LoadedConfig) -> Redactor:
 
 
 async def with_servers(options: argparse.Namespace) -> int:
-    config = load_config(Path.cwd())
+    config = load_config(project())
     with redacting(screen_redactor(config)):
         return await _with_servers(options, config)
 
@@ -271,7 +280,7 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
         if options.mcp_command == "lock":
             return lock(
                 ready,
-                ToolPins(home.tool_pins, project=Path.cwd()),
+                ToolPins(home.tool_pins, project=project()),
                 update=options.update,
                 project=options.project,
                 as_json=options.json,

@@ -111,6 +111,8 @@ async def _answer(
         trust_project=options.trust_project,
         on_server_change=report_server,
         max_steps=options.max_steps or None,
+        mcp_config=[Path(f) for f in options.mcp_config],
+        strict_mcp_config=options.strict_mcp_config,
     ) as runtime:
         with redacting(runtime.redactor):
             problem = _resume(runtime, options)
@@ -151,7 +153,7 @@ async def _turn(
     if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
         err(f"paicli: {YOLO_WARNING}")
     for name in runtime.skipped:
-        err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.root)}")
+        err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.project or runtime.root)}")
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2

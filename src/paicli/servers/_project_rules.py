@@ -8,7 +8,7 @@ name a project folder and say, for that project only:
     allow_secrets = ["AWS_PROFILE"]  # secret-looking variables `--trust-project` may pass
 
 `allow_secrets` takes glob patterns (`"AWS_*"`, `"*"`). The key is the project's path (`~`
-allowed); it matches the folder paicli runs in, symlinks resolved.
+allowed); it matches the project folder (`project_root`), symlinks resolved.
 """
 
 from __future__ import annotations

@@ -1,12 +1,15 @@
-"""MCP server config files: read the three layers into typed entries, and edit one file.
+"""MCP server config files: read the layers into typed entries, and edit one file.
 
 Files: `$PAICLI_HOME/mcp.json` (default `~/.paicli`, scope "user"), and a project's
 `<project>/.paicli/mcp.json` (scope "project") and Claude Code's `<project>/.mcp.json` (scope
-"claude"), each `{"mcpServers": {NAME: {...}}}`. The project's own file replaces a whole entry
-of Claude Code's by name; fields are never merged. A repository's server never takes the
-name of one of the user's: the user's keeps it, the repository's is renamed `NAME-project`
-(one warning names both files). Names are 1-64 letters, digits, `_` or `-`, without `__`
-(`_names`); another name is refused with one line naming the file.
+"claude"), the user's own servers for this project only, `$PAICLI_HOME/local/.../mcp.json`
+(scope "local", never committed), and the files of `--mcp-config` (scope "cli"), each
+`{"mcpServers": {NAME: {...}}}`. A later one of these replaces a whole entry of an earlier
+one by name (local over user; cli over all); fields are never merged. A repository's server
+never takes the name of one of the user's (user, local or cli): the user's keeps it, the
+repository's is renamed `NAME-project` (one warning names both files). Names are 1-64
+letters, digits, `_` or `-`, without `__` (`_names`); another name is refused with one line
+naming the file.
 
 A repository's files are not the user's: they cannot set `trust` or `stderrFile`, nor a `cwd`
 outside the project (`_repository`: each is ignored with a warning naming file and server);
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -56,6 +59,7 @@ from .retry import RetryPolicy, retry_policy_from
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
+    "REPOSITORY_SCOPES",
     "ConfigProblem",
     "ConfigWriteError",
     "LoadedConfig",
@@ -68,11 +72,17 @@ __all__ = [
     "check_entry",
     "load_config",
     "name_problem",
+    "read_servers_file",
     "remove_server",
     "shown_name",
 ]
 
-Scope = Literal["user", "project", "claude"]
+Scope = Literal["user", "project", "claude", "local", "cli"]
+# Scopes whose files come with a repository: their servers run only once approved
+# (`trust`), and they cannot set what only the user may (`_repository`). "local" (this
+# user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
+# files) are the user's own, like "user".
+REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
 RestartPolicy = Literal["never", "on-failure"]
 
 _PROJECT_CONFIG = Path(".paicli", "mcp.json")
@@ -159,8 +169,12 @@ def load_config(
     home: PaicliHome | None = None,
     environ: Mapping[str, str] | None = None,
     user_config: UserConfig | None = None,
+    extra_files: Sequence[Path] = (),
+    only_extra: bool = False,
 ) -> LoadedConfig:
-    """Read the user file (in `home`, default from `environ`) and, with a project, its files.
+    """Read the user file (in `home`, default from `environ`) and, with a project, its files
+    and the user's local servers for it; then `extra_files` (`--mcp-config`), which win a
+    name. `only_extra` (`--strict-mcp-config`) reads those alone.
 
     `user_config` holds the user's `[projects]` rules (read from `home` when not given).
     """
@@ -179,7 +193,11 @@ def load_config(
         # Run from the home folder, the project file *is* the user file: read it once, as user.
         if project_file.resolve() != user_file.resolve():
             layers.append((project_file, "project"))
+        layers.append((paicli_home.local_mcp_config(project_dir), "local"))
         rules = project_rules(settings, project_dir, home_folder)
+    if only_extra:
+        layers = []
+    layers += [(path, "cli") for path in extra_files]
     config = LoadedConfig()
     config.warnings.extend(rules.problems)
     limits = default_limits(settings)
@@ -190,13 +208,15 @@ def load_config(
     files: list[_File] = []
     for path, scope in layers:
         shown = _shown(path, home_folder)
-        inside = project_dir if scope != "user" else None
+        inside = project_dir if scope in REPOSITORY_SCOPES else None
         try:
             document = read_document(path, shown, inside=inside)
             files.append(_File(path, scope, shown, _servers_of(document, shown, config.warnings)))
         except InvalidConfig as exc:
             config.errors.append(ConfigProblem(path, str(exc)))
-    user_names = {name: f.shown for f in files if f.scope == "user" for name in f.servers}
+    user_names = {
+        name: f.shown for f in files if f.scope not in REPOSITORY_SCOPES for name in f.servers
+    }
     for file in files:  # lowest precedence first: a later file replaces a name
         for written, value in file.servers.items():
             name = _name_for(written, file, user_names, config)
@@ -204,6 +224,20 @@ def load_config(
                 entry = ServerEntry(name=name, source=file.path, scope=file.scope)
                 config.servers[name] = _load_server(entry, value, file.shown, context, config)
     return config
+
+
+def read_servers_file(path: Path) -> str | None:
+    """Why the `mcpServers` file at `path` (`--mcp-config`) cannot be used, in one line
+    naming it (with line and column for bad JSON), or None when it can."""
+    shown = _shown(path, user_home())
+    if not path.exists():
+        return f"{shown}: cannot read: no such file"
+    warnings: list[str] = []
+    try:
+        _servers_of(read_document(path, shown), shown, warnings)
+    except InvalidConfig as exc:
+        return str(exc)
+    return warnings[0] if warnings else None
 
 
 def check_entry(
@@ -292,7 +326,7 @@ def _name_for(
             ConfigProblem(path, f"{shown}: server {shown_name(name)} refused: {problem}")
         )
         return None
-    if file.scope == "user" or name not in user_names:
+    if file.scope not in REPOSITORY_SCOPES or name not in user_names:
         return name
     # A repository's server must not pass for the user's own (same tool names, same log).
     renamed = project_name(name, user_names.keys() | file.servers.keys())
@@ -339,7 +373,7 @@ def _load_server(
     if not isinstance(value, dict):
         return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
     entry = replace(entry, raw=value)
-    repository = entry.scope != "user"
+    repository = entry.scope in REPOSITORY_SCOPES
     usable: dict[str, object] = value
     if repository:
         usable, ignored = without_user_only_keys(value, where)

@@ -26,7 +26,7 @@ from pathlib import Path
 from paicli.private_files import write_atomically
 
 from ._secret_names import looks_secret
-from .config import ServerEntry
+from .config import REPOSITORY_SCOPES, ServerEntry
 
 __all__ = [
     "TrustAsk",
@@ -64,7 +64,7 @@ def describe(entry: ServerEntry) -> str:
     repository's are shown, since they came with it and the user must see what runs."""
     if entry.spec is None:
         return "(invalid config)"
-    return target_line(entry.raw, mask=entry.scope == "user")
+    return target_line(entry.raw, mask=not needs_approval(entry))
 
 
 def target_line(raw: Mapping[str, object], *, mask: bool) -> str:
@@ -85,7 +85,7 @@ def target_line(raw: Mapping[str, object], *, mask: bool) -> str:
 
 def needs_approval(entry: ServerEntry) -> bool:
     """Project servers (paicli's or Claude Code's project file) need the user's approval."""
-    return entry.scope != "user"
+    return entry.scope in REPOSITORY_SCOPES
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,7 +101,7 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
         uptime = f"{server.uptime:.0f}s" if server.uptime is not None else "-"
         grid.add_row(
             Text(mark, style),
-            Text(terminal_safe(server.name)),
+            _name(server),
             server.state.value,
             server.transport,
             protocol_of(server) or "-",
@@ -113,6 +113,16 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     for name in skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "-", "")
     return grid
+
+
+def _name(server: ManagedServer) -> Text:
+    """The server's name, and its scope when it is not the user's file (`local`, `cli`,
+    `project`, `claude`): where to look for its entry."""
+    name = Text(terminal_safe(server.name))
+    scope = getattr(server.entry, "scope", "user")
+    if scope != "user":
+        name.append(f" ({scope})", "dim")
+    return name
 
 
 def _note(server: ManagedServer) -> Text:

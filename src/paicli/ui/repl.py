@@ -80,6 +80,8 @@ async def repl_main(
         elicit=repl.elicit,
         approve_sampling=repl.approve_sampling,
         review_sample=repl.review_sample,
+        mcp_config=[Path(f) for f in options.mcp_config],
+        strict_mcp_config=options.strict_mcp_config,
     ) as runtime:
         with redacting(runtime.redactor):
             resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
@@ -310,7 +312,7 @@ class Repl:
             for name in runtime.skipped:  # --trust-project cannot start these: say why
                 entry = runtime.config.servers.get(name)
                 if entry is not None and entry.unallowed_secrets:
-                    reason = skip_reason(entry, runtime.root)
+                    reason = skip_reason(entry, runtime.project or runtime.root)
                     self.console.print(Text(terminal_safe(reason), "yellow"))
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
