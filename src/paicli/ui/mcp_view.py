@@ -116,11 +116,11 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
 
 
 def _name(server: ManagedServer) -> Text:
-    """The server's name, and its scope when it is not the user's file (`local`, `cli`,
-    `project`, `claude`): where to look for its entry."""
+    """The server's name, marked `(local)` or `(cli)` when it comes from neither a file of
+    the user's nor of the project (`mcp get` and `--json` name every scope)."""
     name = Text(terminal_safe(server.name))
     scope = getattr(server.entry, "scope", "user")
-    if scope != "user":
+    if scope in ("local", "cli"):
         name.append(f" ({scope})", "dim")
     return name
 
