@@ -456,7 +456,10 @@ def test_logs_show_a_huge_stderr_line_cut_with_a_mark(places: tuple[Path, Path])
     assert paicli(places, "list").returncode == 0
     assert long in PaicliHome(places[0]).mcp_log("wordy").read_text()
     logged = paicli(places, "logs", "wordy").stdout.splitlines()
-    assert "wordy │ " + "z" * 8192 + " … [line cut at 8,192 of 100,000 characters]" in logged
+    cut = [line for line in logged if "zzz" in line]
+    assert [re.sub(r"^wordy │ \S+ \S+ ", "", line) for line in cut] == [
+        "z" * 8192 + " … [line cut at 8,192 of 100,000 characters]"
+    ]
 
 
 def test_tools_says_which_tools_a_server_lists_are_left_out_and_why(
@@ -486,3 +489,19 @@ def test_list_exits_non_zero_for_a_failed_server_or_a_broken_file(
     (line,) = syntax.stderr.strip().splitlines()
     assert line.startswith("paicli: ") and "mcp.json: invalid JSON at line 1, column 38" in line
     assert line.count("mcp.json") == 1
+
+
+def test_log_lines_carry_their_time_and_each_run_keeps_its_dated_line(
+    places: tuple[Path, Path],
+) -> None:
+    paicli(places, "add", "bad", "--", sys.executable, FAULT, "--mode", "exit_during_handshake")
+    for _ in range(2):
+        assert paicli(places, "list").returncode == 1
+    logged = paicli(places, "logs", "bad").stdout.splitlines()
+    starts = [
+        line for line in logged if re.fullmatch(r"bad │ ----- paicli: bad started .* -----", line)
+    ]
+    said = [line for line in logged if "cannot start: missing API key" in line]
+    assert len(starts) == 2 and len(said) == 2
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}"
+    assert all(re.fullmatch(rf"bad │ {stamp} .*cannot start: missing API key.*", s) for s in said)

@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -162,6 +163,13 @@ async def test_stderr_is_kept_in_a_ring_buffer_of_the_last_200_lines(tmp_path: P
     assert mirror.read_bytes().endswith(b"last words\n")
 
 
+def unstamped(line: str) -> str:
+    """A log line without the time in front of it."""
+    stamp = re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ", line)
+    assert stamp is not None, line
+    return line[stamp.end() :]
+
+
 async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -180,7 +188,7 @@ async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
     assert len(warnings) == 1
     assert "later lines like it are counted, not shown" in warnings[0].getMessage()
     assert skipped >= 5 * 4  # five junk lines before each of at least four replies
-    noted = mirror.read_text().splitlines()
+    noted = [unstamped(line) for line in mirror.read_text().splitlines()]
     assert sum(1 for line in noted if line.startswith("[paicli] ")) == skipped
     assert "\x1b" not in "".join(noted)  # quoted, never raw
 
@@ -204,7 +212,8 @@ async def test_a_server_logging_to_stdout_is_one_warning_naming_the_file_that_ke
         f"(later lines like it are counted, not shown; each is kept in {mirror})"
     )
     assert skipped >= CHATTY_LINES + 4  # and one before each of at least four replies
-    noted = [line for line in mirror.read_text().splitlines() if line.startswith("[paicli] ")]
+    lines = [unstamped(line) for line in mirror.read_text().splitlines()]
+    noted = [line for line in lines if line.startswith("[paicli] ")]
     assert len(noted) == skipped
     assert sum("request 998 handled" in line for line in noted) == 1
     assert sum("debug line 999" in line for line in noted) == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -35,6 +36,9 @@ LOG_LINES = 30
 # A log line longer than this is shown cut, with a mark: a server that never writes a
 # newline to stderr leaves megabytes on one line of its log (the file keeps it whole).
 LOG_LINE_SHOWN = 8192
+# The time the stderr log puts in front of each line (`paicli.mcp` StderrLog); logs written
+# before it did have lines without one.
+LOG_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ")
 # How long /mcp restart|enable waits to report the outcome; the server keeps starting after.
 SETTLE_WAIT = 30.0
 # How long /mcp waits for servers still starting before showing the table anyway.
@@ -291,9 +295,9 @@ def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
 def log_lines(path: Path, last: int) -> list[str]:
     """The last `last` lines of a server's stderr log (OSError if it cannot be read), read
     on into the older file it rotated to (`NAME.log.1`) when the current one has fewer;
-    each cut at 8 KiB with a mark. Only "\n" ends a line: a carriage return is shown as an
-    escape, never obeyed as a line break (so bytes, not `read_text`, whose universal
-    newlines would turn it into one)."""
+    each (after its time, when it has one) cut at 8 KiB with a mark. Only "\n" ends a
+    line: a carriage return is shown as an escape, never obeyed as a line break (so bytes,
+    not `read_text`, whose universal newlines would turn it into one)."""
     data = path.read_bytes()
     if data.count(b"\n") < last:
         # The older file may end inside a line the current one finishes: read them joined.
@@ -305,9 +309,14 @@ def log_lines(path: Path, last: int) -> list[str]:
 
 
 def _cut(line: str) -> str:
-    if len(line) <= LOG_LINE_SHOWN:
+    """`line` with what follows its time (older logs have none) cut at `LOG_LINE_SHOWN`."""
+    stamp = LOG_TIME.match(line)
+    head = stamp.group() if stamp else ""
+    text = line[len(head) :]
+    if len(text) <= LOG_LINE_SHOWN:
         return line
-    return f"{line[:LOG_LINE_SHOWN]} … [line cut at {LOG_LINE_SHOWN:,} of {len(line):,} characters]"
+    cut = f"[line cut at {LOG_LINE_SHOWN:,} of {len(text):,} characters]"
+    return f"{head}{text[:LOG_LINE_SHOWN]} … {cut}"
 
 
 def _tools(

@@ -9,6 +9,7 @@ the caller is cancelled, and kills the whole group so wrapper grandchildren die 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import os
 import subprocess
@@ -85,16 +86,30 @@ def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
+def log_time() -> bytes:
+    """The local time a log line starts with, to the millisecond, and a space."""
+    return datetime.datetime.now().isoformat(sep=" ", timespec="milliseconds").encode() + b" "
+
+
 class StderrLog:
     """A server's stderr log file, appended to and rotated: past `max_bytes` it becomes
     `NAME.1` (replacing the one before) and a new file starts, so a chatty server keeps at
-    most two files' worth. Files are created private (0600)."""
+    most two files' worth. Files are created private (0600). Each line starts with the
+    time its first bytes arrived (`clock`), so a reader can tell when a server said what;
+    a line that arrives in pieces is stamped once."""
 
-    def __init__(self, path: str, max_bytes: int = STDERR_FILE_MAX) -> None:
+    def __init__(
+        self, path: str, max_bytes: int = STDERR_FILE_MAX, clock: Callable[[], bytes] = log_time
+    ) -> None:
         self.path = path
         self.max_bytes = max_bytes
+        self._clock = clock
         self._file = self._open()
         self._size = os.fstat(self._file.fileno()).st_size
+        # Whether the next byte starts a line, and whether a line break must come first: a
+        # file an earlier run left mid-line, so this run's first stamp starts a line too.
+        self._line_start = True
+        self._break_first = not self._ends_a_line()
         if self._size > max_bytes:  # what an earlier run left past the limit
             self._rotate()
 
@@ -102,18 +117,43 @@ class StderrLog:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         return os.fdopen(os.open(self.path, flags, 0o600), "ab")
 
+    def _ends_a_line(self) -> bool:
+        if self._size == 0:
+            return True
+        with open(self.path, "rb") as file:
+            file.seek(-1, os.SEEK_END)
+            return file.read(1) == b"\n"
+
     def write(self, data: bytes) -> None:
+        data = self._stamped(data)
         self._file.write(data)
         self._file.flush()
         self._size += len(data)
         if self._size > self.max_bytes:
             self._rotate()
 
+    def _stamped(self, data: bytes) -> bytes:
+        """`data` with the time in front of each line it starts."""
+        if not data:
+            return data
+        stamp = self._clock()
+        lines = data.split(b"\n")
+        pieces: list[bytes] = [b"\n"] if self._break_first else []
+        self._break_first = False
+        for line in lines[:-1]:  # each ends with a line break
+            pieces += [stamp, line, b"\n"] if self._line_start else [line, b"\n"]
+            self._line_start = True
+        if lines[-1]:  # a line begun, its end still to come
+            pieces += [stamp, lines[-1]] if self._line_start else [lines[-1]]
+            self._line_start = False
+        return b"".join(pieces)
+
     def _rotate(self) -> None:
         self._file.close()
         os.replace(self.path, self.path + ".1")
         self._file = self._open()
         self._size = 0
+        self._break_first = False
 
     def close(self) -> None:
         self._file.close()
