@@ -505,3 +505,82 @@ def test_log_lines_carry_their_time_and_each_run_keeps_its_dated_line(
     assert len(starts) == 2 and len(said) == 2
     stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}"
     assert all(re.fullmatch(rf"bad │ {stamp} .*cannot start: missing API key.*", s) for s in said)
+
+
+def answering(places: tuple[Path, Path], answers: list[bytes], *args: str) -> tuple[str, str]:
+    """`paicli mcp ARGS` at a real pseudo-terminal, giving each question (a line ending in
+    `] `) the next of `answers`."""
+    home, project = places
+    master, slave = os.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "paicli.cli", "mcp", *args],
+        cwd=project,
+        env={**os.environ, "PAICLI_HOME": str(home)},
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as running:
+        os.close(slave)
+        assert running.stderr is not None
+        seen = ""
+        left = list(answers)
+        for line in running.stderr:
+            seen += line
+            if line.rstrip("\n").endswith("] "):
+                assert left, f"asked more than expected: {seen}"
+                os.write(master, left.pop(0))
+        out, rest = running.communicate(timeout=30)
+    os.close(master)
+    assert not left, f"not asked: {left}"
+    return out, seen + rest
+
+
+def test_a_declined_project_server_is_not_asked_again_until_approved(
+    places: tuple[Path, Path],
+) -> None:
+    project_server(places, [sys.executable, FAULT])
+    out, errors = answering(places, [b"n\n"], "list")
+    assert "Allow it? [y/N]" in errors and "not approved" in out
+    out, errors = answering(places, [], "list")  # a terminal, and no question
+    assert "Allow it?" not in errors
+    assert (
+        "paicli: project server 'proj' is not started: you declined it as it is now "
+        "(paicli mcp approve proj, or /mcp approve proj, runs it)"
+    ) in errors.splitlines()
+    approved = paicli(places, "approve", "proj")
+    assert approved.returncode == 0, approved.stderr
+    assert "Approved project server 'proj'" in approved.stdout
+    assert f"{sys.executable} {FAULT}" in approved.stdout
+    assert "✓ proj" in paicli(places, "list").stderr
+
+
+def test_several_new_project_servers_are_one_question(places: tuple[Path, Path]) -> None:
+    fault = {"command": sys.executable, "args": [FAULT]}
+    project_config(places, {"one": fault, "two": fault, "three": fault})
+    _, errors = answering(places, [b"c\n", b"y\n", b"n\n", b"y\n"], "list")
+    assert errors.count("] ") == 4  # one question, then one per server chosen
+    assert "3 project servers want to run:" in errors
+    assert "✓ one" in errors and "✓ three" in errors and "✓ two" not in errors
+    _, errors = answering(places, [], "list")
+    assert "you declined it" in errors and "✓ one" in errors
+    _, errors = answering(places, [], "list", "--trust-project")  # the flag still runs it
+    assert "✓ two" in errors
+
+
+@pytest.mark.parametrize("name", ["../../etc/passwd", "red\x1b[31m\x07", "x" * 5000])
+def test_approve_names_a_server_that_is_not_there_escaped(
+    places: tuple[Path, Path], name: str
+) -> None:
+    done = paicli(places, "approve", name)
+    assert done.returncode == 1
+    assert "no server named '" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert len(done.stderr) < 300
+    assert not (places[0] / "trusted-servers.json").exists()
+
+
+def test_approving_a_users_own_server_says_it_needs_none(places: tuple[Path, Path]) -> None:
+    paicli(places, "add", "mine", "--", "echo")
+    done = paicli(places, "approve", "mine")
+    assert done.returncode == 0 and "your own (user) server: it needs no approval" in done.stdout

@@ -5,6 +5,7 @@ project server a secret-looking variable the user's own config does not allow.""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -251,11 +252,81 @@ def test_with_a_terminal_the_user_decides_and_sees_the_flag(places: tuple[Path, 
     entry = project_entry(places, {"command": "lint", "env": {"L": "${AWS_SECRET_ACCESS_KEY}"}})
     asked: list[TrustRequest] = []
 
-    def ask(request: TrustRequest) -> bool:
-        asked.append(request)
-        return True
+    def ask(requests: Sequence[TrustRequest]) -> set[str]:
+        asked.extend(requests)
+        return {r.entry.name for r in requests}
 
     allowed, _ = run_with_trust_project(places, entry, ask)
     assert [e.name for e in allowed] == ["lint"]
     assert asked[0].secrets == ("AWS_SECRET_ACCESS_KEY",)
     assert store(places).is_approved(places[1], entry)
+
+
+# A "no" is remembered; several new servers are one question
+
+
+def test_a_decline_is_remembered_for_that_entry_and_approving_reverses_it(
+    places: tuple[Path, Path],
+) -> None:
+    entry = project_entry(places, {"command": "lint"})
+    asked: list[list[str]] = []
+
+    def no(requests: Sequence[TrustRequest]) -> set[str]:
+        asked.append([r.entry.name for r in requests])
+        return set()
+
+    for _ in range(2):
+        allowed, skipped = approve_servers(
+            [entry], places[1], store(places), trust_all=False, ask=no
+        )
+        assert (allowed, skipped) == ([], ["lint"])
+    assert asked == [["lint"]]  # asked once; the second run remembered the no
+    reason = skip_reason(entry, places[1], store(places))
+    assert "you declined it as it is now (paicli mcp approve lint, or /mcp approve lint" in reason
+    changed = project_entry(places, {"command": "lint", "args": ["--fix"]})
+    approve_servers([changed], places[1], store(places), trust_all=False, ask=no)
+    assert asked == [["lint"], ["lint"]]  # a changed entry is a new question
+    store(places).approve(places[1], entry)
+    assert store(places).is_approved(places[1], entry)
+    assert not store(places).is_declined(places[1], entry)
+
+
+def test_no_answer_at_all_remembers_nothing(places: tuple[Path, Path]) -> None:
+    entry = project_entry(places, {"command": "lint"})
+    allowed, skipped = approve_servers(
+        [entry], places[1], store(places), trust_all=False, ask=lambda requests: None
+    )
+    assert (allowed, skipped) == ([], ["lint"])
+    assert not store(places).is_declined(places[1], entry)
+
+
+def test_several_new_servers_are_one_question_and_the_answer_is_kept_per_server(
+    places: tuple[Path, Path],
+) -> None:
+    home, project = places
+    servers = {"a": {"command": "a"}, "b": {"command": "b"}, "c": {"command": "c"}}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    entries = list(load_config(project, environ={"HOME": str(home)}).servers.values())
+    questions: list[list[str]] = []
+
+    def only_b(requests: Sequence[TrustRequest]) -> set[str]:
+        questions.append([r.entry.name for r in requests])
+        return {"b"}
+
+    allowed, skipped = approve_servers(entries, project, store(places), trust_all=False, ask=only_b)
+    assert questions == [["a", "b", "c"]]
+    assert ([e.name for e in allowed], skipped) == (["b"], ["a", "c"])
+    allowed, skipped = approve_servers(entries, project, store(places), trust_all=False, ask=only_b)
+    assert questions == [["a", "b", "c"]]  # nothing new to ask
+    assert ([e.name for e in allowed], skipped) == (["b"], ["a", "c"])
+
+
+def test_an_older_store_without_declines_still_reads(places: tuple[Path, Path]) -> None:
+    entry = project_entry(places, {"command": "lint"})
+    store(places).approve(places[1], entry)
+    path = places[0] / ".paicli" / "trusted-servers.json"
+    document = json.loads(path.read_text())
+    del document["declined"]
+    path.write_text(json.dumps(document))
+    assert store(places).is_approved(places[1], entry)
+    assert not store(places).is_declined(places[1], entry)

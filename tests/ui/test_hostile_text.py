@@ -181,7 +181,9 @@ def test_mcp_logs_shows_stderr_escaped_and_attributed(places: tuple[Path, Path])
     # paicli's dated run line is in the log too, shown under the server's name like every
     # line of the file (a server could write one the same).
     assert started.startswith("hostile │ ----- paicli: hostile started ")
-    assert said == f"hostile │ booting{SHOWN} "
+    # Every line the server wrote starts with the time it arrived.
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} "
+    assert re.fullmatch("hostile │ " + stamp + re.escape(f"booting{SHOWN} "), said), said
 
 
 def test_mcp_probe_shows_the_server_its_tools_and_a_result_escaped(
@@ -262,7 +264,7 @@ async def test_the_repl_shows_the_server_s_tools_logs_and_errors_escaped(
             ("/mcp", r"dying\W+error"),
             ("/mcp", r"\d stdout lines were not JSON"),
             ("/mcp tools hostile", re.escape(r"mcp__hostile__attack  Reads files.\x1b]0;pwned")),
-            ("/mcp logs hostile", re.escape(r"hostile │ booting\x1b]0;pwned\x07")),
+            ("/mcp logs hostile", r"hostile │ \S+ \S+ " + re.escape(r"booting\x1b]0;pwned\x07")),
             ("/mcp resources hostile", re.escape(r"@hostile:note://x\x1b[2J  A note.\x1b]0;")),
         ]:
             term.line(command)

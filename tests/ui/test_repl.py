@@ -663,3 +663,38 @@ async def test_yolo_mode_says_so_loudly_and_stays_on_the_prompt(places: Places) 
         await term.expect("Permission mode: yolo")
         await term.expect(MARK)
         assert await goodbye(term) == 0
+
+
+async def test_new_project_servers_are_one_question_and_mcp_approve_starts_a_declined_one(
+    places: Places,
+) -> None:
+    add_servers(places, "fault", "sdk")
+    command = [sys.executable, "-m", "paicli.cli"]
+    term = await Terminal.spawn(command, cwd=places.project, env=terminal_env(places))
+    try:
+        await term.expect("2 project servers want to run:")
+        await term.expect("Allow them? [a]ll, [c]hoose one by one, [N]one? [a/c/N]")
+        term.line("c")
+        await term.expect("Allow 'fault'? [y/N]")
+        term.line("n")
+        await term.expect("Allow 'sdk'? [y/N]")
+        term.line("y")
+        await term.expect(words("project server 'fault' is not started: you declined it"))
+        await term.expect(MARK)
+        term.line("/mcp approve fault")
+        await term.expect("Approved fault as it is now; starting it.")
+        await term.expect("✓ fault  stdio  11 tools")
+        await term.expect(MARK)
+        term.line("/mcp approve fault")
+        await term.expect("it is not waiting for approval")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    finally:
+        await term.aclose()
+    again = await Terminal.spawn(command, cwd=places.project, env=terminal_env(places))
+    try:
+        await again.expect(MARK)
+        assert await goodbye(again) == 0
+    finally:
+        await again.aclose()
+    assert "want to run" not in again.text and "not approved" not in again.text

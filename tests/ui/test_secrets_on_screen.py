@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +105,7 @@ def test_paicli_mcp_logs_never_shows_a_secret_from_the_log_file(
     subprocess.run([*run, "mcp", "list"], timeout=60, check=False, **options)  # type: ignore[call-overload]
     assert (home / "logs" / "mcp" / "dying.log").stat().st_mode & 0o077 == 0
     done = subprocess.run([*run, "mcp", "logs", "dying"], timeout=60, check=False, **options)  # type: ignore[call-overload]
-    assert "dying │ invalid key: [REDACTED]" in done.stdout
+    assert re.search(r"dying │ \S+ \S+ invalid key: \[REDACTED\]", done.stdout), done.stdout
     assert_no_secret(done.stdout + done.stderr)
 
 

@@ -235,6 +235,10 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         action="store_true",
         help="only print the URL to open (for SSH and machines without a browser)",
     )
+    approve = sub.add_parser(
+        "approve", help="let a project server run (one you declined, or never approved)"
+    )
+    approve.add_argument("name")
     logout = sub.add_parser("logout", help="forget an HTTP server's login tokens")
     logout.add_argument("name")
     remove = sub.add_parser("remove", help="remove a server from a config file")

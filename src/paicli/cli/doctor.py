@@ -111,10 +111,11 @@ async def _configured(
         entry for entry in config.servers.values() if not entry.disabled
     ]
     # Only the servers examined are asked about, as `paicli mcp get NAME` would.
+    store = TrustStore(PaicliHome.from_environ().trust_store)
     allowed, skipped = approve_servers(
         chosen,
         project,
-        TrustStore(PaicliHome.from_environ().trust_store),
+        store,
         trust_all=options.trust_project,
         ask=ask_on_terminal if sys.stdin.isatty() else None,
     )
@@ -125,7 +126,7 @@ async def _configured(
             continue
         report = ServerReport(entry.name, "http" if "url" in entry.raw else "stdio")
         if entry.name in skipped:
-            report.add("not-approved", "warning", skip_reason(entry, project))
+            report.add("not-approved", "warning", skip_reason(entry, project, store))
         else:
             report.add("config", "error", entry.error or "the entry cannot be used")
         reports.append(report)

@@ -27,13 +27,20 @@ from paicli.servers.config import (
     load_config,
     name_problem,
     remove_server,
+    shown_name,
 )
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import TraceError, read_trace
-from paicli.servers.trust import TrustStore, approve_servers, skip_reason
+from paicli.servers.trust import (
+    TrustStore,
+    approve_servers,
+    describe,
+    needs_approval,
+    skip_reason,
+)
 from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.results import to_model_result
 from paicli.tools.tracing import configured
@@ -64,6 +71,8 @@ def run(options: argparse.Namespace) -> int:
         return remove(options)
     if command == "logs":
         return logs(options)
+    if command == "approve":
+        return approve(options)
     if command == "trace":
         return trace(options)
     if command == "login":
@@ -191,22 +200,39 @@ def logs(options: argparse.Namespace) -> int:
     return 0
 
 
+def approve(options: argparse.Namespace) -> int:
+    """`paicli mcp approve NAME`: the project server approved as its entry is now (a "no"
+    said before is forgotten), so the next run starts it without asking."""
+    config = load_config(project())
+    entry = config.servers.get(options.name)
+    if entry is None:
+        err(f"paicli mcp approve: no server named {shown_name(options.name)} (see paicli mcp list)")
+        return 1
+    if not needs_approval(entry):
+        out(f"{options.name!r} is your own ({entry.scope}) server: it needs no approval.")
+        return 0
+    if entry.spec is None:
+        err(f"paicli mcp approve: {entry.error}")
+        return 1
+    TrustStore(PaicliHome.from_environ().trust_store).approve(project(), entry)
+    with redacting(screen_redactor(config)):
+        out(f"Approved project server {options.name!r} ({entry.source}) as it is now:")
+        out(f"  {describe(entry)}")
+    return 0
+
+
 # -- commands that start servers --------------------------------------------------------------
 
 
 def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry], list[str]]:
     """The entries allowed to run, and the names of unapproved project servers skipped."""
     ask = ask_on_terminal if sys.stdin.isatty() else None
+    store = TrustStore(PaicliHome.from_environ().trust_store)
     allowed, skipped = approve_servers(
-        config.servers.values(),
-        project(),
-        TrustStore(PaicliHome.from_environ().trust_store),
-        trust_all=trust_flag,
-        ask=ask,
+        config.servers.values(), project(), store, trust_all=trust_flag, ask=ask
     )
-    if ask is None:
-        for name in skipped:
-            err(f"paicli: {skip_reason(config.servers[name], project())}")
+    for name in skipped:
+        err(f"paicli: {skip_reason(config.servers[name], project(), store)}")
     return allowed, skipped
 
 

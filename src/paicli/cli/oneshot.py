@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from paicli.runtime import Runtime, open_runtime
-from paicli.servers.trust import skip_reason
+from paicli.servers.trust import TrustStore, skip_reason
 from paicli.tools.approval import YOLO_WARNING, Mode
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
@@ -152,8 +152,10 @@ async def _turn(
         err(f"paicli: {problem}")
     if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
         err(f"paicli: {YOLO_WARNING}")
+    store = TrustStore(runtime.home.trust_store)
     for name in runtime.skipped:
-        err(f"paicli: {skip_reason(runtime.config.servers[name], runtime.project or runtime.root)}")
+        entry = runtime.config.servers[name]
+        err(f"paicli: {skip_reason(entry, runtime.project or runtime.root, store)}")
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2

@@ -550,6 +550,23 @@ class ServerManager:
 
     # -- control -----------------------------------------------------------------------------
 
+    def add(self, entry: ServerEntryLike, limits: CallLimits | None = None) -> ManagedServer:
+        """Start a server that was not among the entries at first (a project server the user
+        approved during the session); `limits` are its calls' limits (default: its own)."""
+        if entry.name in self._servers:
+            raise ValueError(f"server {entry.name!r} is already managed")
+        server = self._servers[entry.name] = ManagedServer(entry)
+        self._settled[entry.name] = asyncio.Event()
+        if limits is not None:
+            self._call_limits[entry.name] = limits
+        if entry.disabled:
+            self._set(server, ServerState.DISABLED)
+        elif entry.spec is None:
+            self._set(server, ServerState.ERROR, entry.error or "invalid config")
+        else:
+            self._start_owner(server)
+        return server
+
     async def restart(self, name: str) -> None:
         server = self.get(name)
         await self._stop_owner(name)

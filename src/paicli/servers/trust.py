@@ -9,7 +9,9 @@ The question names every `${VAR}` the entry reads, flags the secret-looking ones
 local user. `--trust-project` runs unapproved project servers without asking, except one
 reading a secret-looking variable its project is not allowed (the user's config.toml,
 `[projects."<path>"] allow_secrets`): that one still needs the user's own "yes".
-User-level servers are the user's own and need no approval.
+A "no" is remembered too, per entry as written: the next run does not ask about that entry
+again (until it changes, or `paicli mcp approve NAME` approves it). Several new servers are
+asked about in one question. User-level servers are the user's own and need no approval.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,8 +132,14 @@ def trust_request(entry: ServerEntry, previous: Mapping[str, object] | None) -> 
     )
 
 
-def skip_reason(entry: ServerEntry, project: Path) -> str:
-    """Why an unapproved project server did not start, and what would start it, on one line."""
+def skip_reason(entry: ServerEntry, project: Path, store: TrustStore | None = None) -> str:
+    """Why an unapproved project server did not start, and what would start it, on one line
+    (with `store`, a server the user declined says so)."""
+    if store is not None and store.is_declined(project, entry):
+        return (
+            f"project server {entry.name!r} is not started: you declined it as it is now "
+            f"(paicli mcp approve {entry.name}, or /mcp approve {entry.name}, runs it)"
+        )
     if entry.unallowed_secrets:
         names = ", ".join(entry.unallowed_secrets)
         return (
@@ -143,34 +151,41 @@ def skip_reason(entry: ServerEntry, project: Path) -> str:
 
 
 class TrustStore:
-    """Approved project server entries, stored as JSON at `path` (`PaicliHome.trust_store`):
-    per project folder, a list of records (server, scope, hash, entry as written)."""
+    """Approved and declined project server entries, stored as JSON at `path`
+    (`PaicliHome.trust_store`): per project folder, a list of approval records (server,
+    scope, hash, entry as written) under "projects", and of declined ones (server, scope,
+    hash) under "declined", which a version of paicli that knows no declines ignores."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
 
-    def _read(self) -> dict[str, list[dict[str, object]]]:
+    def _load(self) -> dict[str, dict[str, list[dict[str, object]]]]:
+        """Both maps, "projects" and "declined": folder to its records."""
         try:
             data = json.loads(self._path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
-            return {}
+            data = {}
         # Version 1 kept bare hashes of expanded values: they match nothing now, so they go.
         if not isinstance(data, dict) or data.get("version") != _STORE_VERSION:
-            return {}
-        projects = data.get("projects")
-        if not isinstance(projects, dict):
-            return {}
-        return {
-            str(folder): [r for r in records if isinstance(r, dict)]
-            for folder, records in projects.items()
-            if isinstance(records, list)
-        }
+            data = {}
+        return {key: _by_folder(data.get(key)) for key in ("projects", "declined")}
+
+    def _save(self, data: dict[str, dict[str, list[dict[str, object]]]]) -> None:
+        document = {"version": _STORE_VERSION, **data}
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        write_atomically(self._path, text.encode())
 
     def is_approved(self, project: Path, entry: ServerEntry) -> bool:
         if not needs_approval(entry):
             return True
         wanted = fingerprint(entry)
         return any(r.get("sha256") == wanted for r in self._records(project, entry))
+
+    def is_declined(self, project: Path, entry: ServerEntry) -> bool:
+        """Whether the user said no to this very entry (a changed entry is asked about)."""
+        wanted = fingerprint(entry)
+        records = self._load()["declined"].get(str(project.resolve()), [])
+        return any(r.get("sha256") == wanted for r in records)
 
     def previous(self, project: Path, entry: ServerEntry) -> Mapping[str, object] | None:
         """The entry as written when this server was last approved, if ever."""
@@ -181,8 +196,10 @@ class TrustStore:
         return None
 
     def approve(self, project: Path, entry: ServerEntry) -> None:
-        data = self._read()
-        records = data.setdefault(str(project.resolve()), [])
+        """Remember the entry as approved (and no longer declined)."""
+        data = self._load()
+        folder = str(project.resolve())
+        records = data["projects"].setdefault(folder, [])
         wanted = fingerprint(entry)
         records[:] = [r for r in records if r.get("sha256") != wanted]
         records.append(
@@ -191,17 +208,29 @@ class TrustStore:
         mine = [r for r in records if _same_server(r, entry)]
         for stale in mine[:-MAX_VERSIONS]:
             records.remove(stale)
-        document = {"version": _STORE_VERSION, "projects": data}
-        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-        write_atomically(self._path, text.encode())
+        declined = data["declined"].get(folder, [])
+        declined[:] = [r for r in declined if r.get("sha256") != wanted]
+        self._save(data)
+
+    def decline(self, project: Path, entry: ServerEntry) -> None:
+        """Remember the user's no to the entry as it is, so it is not asked again."""
+        data = self._load()
+        records = data["declined"].setdefault(str(project.resolve()), [])
+        wanted = fingerprint(entry)
+        # One no per server: a newer version declined replaces the older one.
+        records[:] = [r for r in records if not _same_server(r, entry)]
+        records.append({"server": entry.name, "scope": entry.scope, "sha256": wanted})
+        self._save(data)
 
     def _records(self, project: Path, entry: ServerEntry) -> list[dict[str, object]]:
-        records = self._read().get(str(project.resolve()), [])
+        records = self._load()["projects"].get(str(project.resolve()), [])
         return [r for r in records if _same_server(r, entry)]
 
 
-# Asked once per unapproved project server before it may start: True runs it (and remembers).
-TrustAsk = Callable[[TrustRequest], bool]
+# Asked once for every unapproved project server that was not declined, all at once: the
+# names the user lets run (the others are remembered as declined), or None when there was
+# no answer (end of input: nothing is remembered).
+TrustAsk = Callable[[Sequence[TrustRequest]], Collection[str] | None]
 
 
 def approve_servers(
@@ -216,21 +245,42 @@ def approve_servers(
 
     `trust_all` is `--trust-project`: it runs unapproved project servers without asking,
     but not one reading a secret-looking variable its project is not allowed; `ask` is None
-    in non-interactive runs.
+    in non-interactive runs. An entry the user declined before is not asked about again
+    (`skip_reason` says so, and how to approve it).
     """
     allowed: list[ServerEntry] = []
     skipped: list[str] = []
+    pending: list[ServerEntry] = []
     for entry in entries:
         runnable = entry.disabled or entry.spec is None or not needs_approval(entry)
         waved_through = trust_all and not entry.unallowed_secrets
         if runnable or waved_through or store.is_approved(project, entry):
             allowed.append(entry)
-        elif ask is not None and ask(trust_request(entry, store.previous(project, entry))):
-            store.approve(project, entry)
-            allowed.append(entry)
+        elif ask is None or store.is_declined(project, entry):
+            skipped.append(entry.name)
         else:
+            pending.append(entry)
+    if pending and ask is not None:
+        answer = ask([trust_request(e, store.previous(project, e)) for e in pending])
+        for entry in pending:
+            if answer is not None and entry.name in answer:
+                store.approve(project, entry)
+                allowed.append(entry)
+                continue
+            if answer is not None:
+                store.decline(project, entry)
             skipped.append(entry.name)
     return allowed, skipped
+
+
+def _by_folder(value: object) -> dict[str, list[dict[str, object]]]:
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(folder): [r for r in records if isinstance(r, dict)]
+        for folder, records in value.items()
+        if isinstance(records, list)
+    }
 
 
 def _same_server(record: Mapping[str, object], entry: ServerEntry) -> bool:

@@ -174,6 +174,7 @@ def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[s
 
 
 MCP_ACTIONS = (
+    "approve",
     "restart",
     "logs",
     "disable",

@@ -15,9 +15,11 @@ from rich.text import Text
 
 from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
+from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
+from paicli.servers.trust import TrustStore
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.naming import model_tool_name
 
@@ -203,6 +205,9 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         console.print(Text(f"Usage: /mcp [{'|'.join(MCP_ACTIONS)} NAME]", "yellow"))
         return
     name = names[0]
+    if action == "approve":
+        await _approve(runtime, console, name)
+        return
     try:
         server = runtime.manager.get(name)
     except UnknownServer:
@@ -244,6 +249,25 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
             _tools(console, server, schema=action == "schema", only=only)
         else:
             await _listing(console, server, action)
+
+
+async def _approve(runtime: Runtime, console: Console, name: str) -> None:
+    """`/mcp approve NAME`: a project server that was not approved (declined, or skipped)
+    approved as it is now, and started."""
+    entry = runtime.config.servers.get(name)
+    if entry is None or name not in runtime.skipped:
+        known = any(s.name == name for s in runtime.manager.servers())
+        why = "it is not waiting for approval" if known else "no such project server"
+        console.print(Text(f"/mcp approve {terminal_safe(name)!r}: {why}", "yellow"))
+        return
+    TrustStore(runtime.home.trust_store).approve(runtime.project or runtime.root, entry)
+    runtime.skipped.remove(name)
+    defaults, _ = call_defaults(runtime.environ, runtime.user_config)
+    server = runtime.manager.add(entry, limits_by_server([entry], defaults).get(name))
+    console.print(f"Approved {terminal_safe(name)} as it is now; starting it.")
+    with console.status(Text(f"starting {terminal_safe(name)}…")):
+        await _settle(runtime, name)
+    _report(console, server)
 
 
 async def _login(runtime: Runtime, console: Console, server: ManagedServer) -> None:

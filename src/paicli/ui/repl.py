@@ -36,7 +36,7 @@ from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
-from paicli.servers.trust import TrustAsk, skip_reason
+from paicli.servers.trust import TrustAsk, TrustStore, skip_reason
 from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
@@ -304,15 +304,19 @@ class Repl:
             names = terminal_safe(", ".join(runtime.skipped))
             self.console.print(
                 Text(
-                    f"Project servers not approved: {names} (approve them when paicli asks in "
-                    "a terminal, or pass --trust-project)",
+                    f"Project servers not approved: {names} (/mcp approve NAME, or pass "
+                    "--trust-project)",
                     "yellow",
                 )
             )
-            for name in runtime.skipped:  # --trust-project cannot start these: say why
+            store = TrustStore(runtime.home.trust_store)
+            project = runtime.project or runtime.root
+            for name in runtime.skipped:  # declined, or --trust-project cannot: say why
                 entry = runtime.config.servers.get(name)
-                if entry is not None and entry.unallowed_secrets:
-                    reason = skip_reason(entry, runtime.project or runtime.root)
+                if entry is not None and (
+                    entry.unallowed_secrets or store.is_declined(project, entry)
+                ):
+                    reason = skip_reason(entry, project, store)
                     self.console.print(Text(terminal_safe(reason), "yellow"))
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
