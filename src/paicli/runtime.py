@@ -22,6 +22,8 @@ from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block, system_prompt
 from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.home import PaicliHome, user_home
+from paicli.llm.deferred import DeferredClient, StreamingClient
+from paicli.llm.errors import LlmError
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
@@ -103,6 +105,16 @@ class Runtime:
 
     context: Callable[[], str] | None = None  # what the system prompt adds before each request
 
+    def load_model(self) -> None:
+        """Start loading the model client in the background (the openai SDK), if not yet."""
+        if self.agent is not None and isinstance(self.agent.llm, DeferredClient):
+            self.agent.llm.load()
+
+    def start_background(self) -> None:
+        """What the first prompt did not wait for: the held servers start, the model loads."""
+        self.manager.start()
+        self.load_model()
+
     def resume(self, session: SavedSession) -> None:
         """Carry on the saved conversation `session`: its messages, saved to its file."""
         self.session_id = session.id
@@ -131,7 +143,7 @@ class Runtime:
             return settings
         self.settings = settings
         self.mcp.profile = schema_profile(settings)
-        llm = _client(settings, self.http_client)
+        llm = _client(settings, self.http_client, on_answer=self.manager.start)
         if self.agent is None:
             self.agent = _agent(
                 llm,
@@ -174,6 +186,7 @@ async def open_runtime(
     root: Path,
     flags: Mapping[str, str | None],
     approver: Approver | None,
+    hold_servers: bool = False,
     flag_allow: tuple[str, ...] = (),
     flag_deny: tuple[str, ...] = (),
     yes: bool = False,
@@ -197,7 +210,10 @@ async def open_runtime(
     `elicit` and `approve_sampling` ask the user what servers ask (none: `paicli -p`);
     `review_sample` shows the model's sampled answer before it goes to the server.
     `mcp_config` are `--mcp-config` files (checked by the caller), `strict_mcp_config` runs
-    their servers alone."""
+    their servers alone.
+    `hold_servers`: no server process starts until `Runtime.start_background()`, the first
+    wait for a server, or the model's first answer (so none competes with the first prompt
+    or request for the machine)."""
     env = os.environ if environ is None else environ
     home = PaicliHome.from_environ(env)
     user_config = load_user_config(home)
@@ -269,6 +285,7 @@ async def open_runtime(
         log_dir=home.mcp_logs_dir,
         connector=connector or connect,
         catalogue=Catalogue(home.catalogue_dir),
+        held=hold_servers,
     )
     pins = ToolPins(home.tool_pins, project=project)
     problems += pins.problems
@@ -308,7 +325,7 @@ async def open_runtime(
     async with configured(traced, secrets, home), manager:
         agent = (
             _agent(
-                _client(settings, http_client),
+                _client(settings, http_client, on_answer=manager.start),
                 toolbox,
                 root,
                 settings,
@@ -433,12 +450,24 @@ def tool_offer(user_config: UserConfig) -> tuple[ToolOffer, list[str]]:
     return ToolOffer(max_tools=limit, enabled=enabled), problems
 
 
-def _client(settings: ModelSettings, http_client: HttpClient | None) -> ModelClient:
-    from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
-
-    client = LlmClient(settings, http_client=http_client)
+def _client(
+    settings: ModelSettings,
+    http_client: HttpClient | None,
+    on_answer: Callable[[], object] | None = None,
+) -> DeferredClient:
+    """The model client for `settings`, the openai SDK loaded on first use (or `load()`).
+    `on_answer` is called once a request has been answered (see `LlmClient`)."""
+    if not settings.base_url or not settings.model:
+        raise LlmError(settings.why_not_configured())  # at startup, as LlmClient would
     metered = metrics.active()  # --metrics-port: tokens and latency measured
-    return client if metered is None else metered.model(client)
+
+    def build() -> StreamingClient:
+        from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
+
+        client = LlmClient(settings, http_client=http_client, on_answer=on_answer)
+        return client if metered is None else metered.model(client)
+
+    return DeferredClient(build)
 
 
 def _agent(

@@ -104,6 +104,7 @@ async def _answer(
         root=Path.cwd(),
         flags=flags,
         approver=None,
+        hold_servers=True,  # started by the first wait for them, or the model's answer
         flag_allow=tuple(options.allow),
         flag_deny=tuple(options.deny),
         mode=options.mode,
@@ -159,6 +160,7 @@ async def _turn(
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
+    runtime.load_model()  # in the background, while cold servers are waited for
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
     await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
     tool_changes(runtime, accept=accept_changes)

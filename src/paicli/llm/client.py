@@ -14,7 +14,7 @@ import email.utils
 import re
 import socket
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 import httpx2
@@ -77,7 +77,10 @@ class LlmClient:
         base_delay: float = BASE_DELAY,
         max_delay: float = MAX_DELAY,
         http_client: HttpClient | None = None,
+        on_answer: Callable[[], object] | None = None,
     ) -> None:
+        """`on_answer` is called each time a request has been answered (the response has
+        begun, or failed): the request has left, and other work may have the machine."""
         if not settings.base_url or not settings.model:
             # The SDK would otherwise fall back to OPENAI_BASE_URL or api.openai.com.
             raise LlmError(settings.why_not_configured())
@@ -88,6 +91,7 @@ class LlmClient:
         # Cleared when a server rejects `stream_options`; usage is then simply unknown.
         self._ask_usage = True
         self._owns_http_client = http_client is None
+        self._on_answer = on_answer
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key or NO_KEY,
@@ -118,7 +122,11 @@ class LlmClient:
         while True:
             assembler = ChunkAssembler()
             try:
-                response = await self._create(messages, tools, max_tokens)
+                try:
+                    response = await self._create(messages, tools, max_tokens)
+                finally:
+                    if self._on_answer is not None:
+                        self._on_answer()
                 try:
                     async for chunk in response:
                         for delta in assembler.feed(chunk):

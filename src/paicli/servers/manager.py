@@ -328,7 +328,11 @@ class ServerManager:
         connector: Connector = connect,
         catalogue: Catalogue | None = None,
         call_limits: Mapping[str, CallLimits] | None = None,
+        held: bool = False,
     ) -> None:
+        """`held`: entering starts no server process; `start()` (or the first wait for a
+        server, or call to one) does. The caller's first work then has the machine to itself
+        (a REPL draws its prompt, a one-shot sends its first request)."""
         self._servers = {e.name: ManagedServer(e) for e in entries}
         # One set for every server, or one per server name (who asks is shown to the user).
         self._handlers = handlers
@@ -353,6 +357,9 @@ class ServerManager:
         # Servers with a refresh running, and those told of a change since it began.
         self._refreshing: set[str] = set()
         self._stale: set[str] = set()
+        # Servers shown as starting whose owners wait for `start()` (see `held`).
+        self._held: set[str] = set()
+        self._holding = held
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -366,9 +373,19 @@ class ServerManager:
                 self._load_catalogue(server)
                 if server.entry.lazy and server.cached_tools is not None:
                     self._set(server, ServerState.IDLE)
+                elif self._holding:
+                    self._held.add(server.name)
+                    self._settled[server.name].clear()
+                    self._set(server, ServerState.STARTING)
                 else:
                     self._start_owner(server)
         return self
+
+    def start(self) -> None:
+        """Start the servers a `held` manager has kept back (idempotent)."""
+        self._holding = False
+        for name in sorted(self._held):
+            self._start_owner(self._servers[name])
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
@@ -376,6 +393,9 @@ class ServerManager:
     async def aclose(self) -> None:
         """Stop every server; each stop is bounded (the stdio shutdown ladder)."""
         self._closed = True
+        for name in sorted(self._held):  # never started: nothing to stop
+            self._held.discard(name)
+            self._set(self._servers[name], ServerState.STOPPED)
         owners = [*self._owners.values(), *self._refreshes]
         for task in owners:
             task.cancel()
@@ -389,6 +409,8 @@ class ServerManager:
         """Wait until the given servers (default: all) have left the starting state, or
         `timeout` seconds pass; True when they all settled."""
         wanted = list(names) if names is not None else list(self._servers)
+        if self._held.intersection(wanted):
+            self.start()  # waiting for a held server: nothing else comes first any more
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.gather(*(self._settled[n].wait() for n in wanted))
@@ -451,6 +473,8 @@ class ServerManager:
         managed = self.get(server)
         if managed.state is ServerState.IDLE:  # a lazy server's first use
             self._start_owner(managed)
+        if server in self._held:
+            self.start()
         waited = managed.state is ServerState.STARTING
         # What the caller was offered from the catalogue: the live tool must still be that.
         promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
@@ -590,6 +614,7 @@ class ServerManager:
     # -- internals ---------------------------------------------------------------------------
 
     def _start_owner(self, server: ManagedServer) -> None:
+        self._held.discard(server.name)
         if self._closed:
             return
         self._settled[server.name].clear()
@@ -599,6 +624,7 @@ class ServerManager:
         )
 
     async def _stop_owner(self, name: str) -> None:
+        self._held.discard(name)
         task = self._owners.pop(name, None)
         if task is not None:
             task.cancel()

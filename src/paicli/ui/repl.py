@@ -69,6 +69,7 @@ async def repl_main(
         root=Path.cwd(),
         flags=flags,
         approver=repl.approve,
+        hold_servers=True,  # started once the prompt is drawn (Repl.run)
         flag_allow=tuple(options.allow),
         flag_deny=tuple(options.deny),
         mode=options.mode,
@@ -243,6 +244,15 @@ class Repl:
                 self.server_changed(server)
         self._banner(runtime)
         session = self._prompt_session(runtime) if self.interactive else None
+        if session is None:
+            runtime.start_background()
+        else:
+            # Servers and the model SDK load once the prompt is on the screen, not before
+            # (start_background is idempotent: every later redraw is a no-op).
+            def drawn(_: object) -> None:
+                runtime.start_background()
+
+            session.app.after_render += drawn
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
