@@ -22,11 +22,13 @@ def memory_runtime(
     *,
     connector: Connector = memory_connector,
     on_server_change: ChangeCallback | None = None,
+    hold_servers: bool = False,
 ) -> AbstractAsyncContextManager[Runtime]:
     return open_runtime(
         root=root,
         flags={"base_url": llm.base_url, "model": "scripted", "provider": None},
         approver=approver,
+        hold_servers=hold_servers,
         trust_project=True,
         environ=environ,
         connector=connector,

@@ -286,3 +286,118 @@ async def test_a_tool_unfit_to_offer_never_costs_the_others_their_entry(tmp_path
         assert second.get("crowd").state is ServerState.STARTING
         assert [t.name for t in offered] == [t.name for t in recorded]
         gate.open.set()
+
+
+def held(entries: list[Any], folder: Path, gate: Gate) -> ServerManager:
+    return ServerManager(entries, connector=gate, catalogue=Catalogue(folder), held=True)
+
+
+async def test_a_held_manager_offers_the_catalogue_and_starts_nothing_until_told(
+    tmp_path: Path,
+) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    folder = tmp_path / "home" / "catalogue"
+    live = await first_run(entries, folder)
+    gate = Gate()
+    gate.open.set()
+    async with asyncio.timeout(30), held(entries, folder, gate) as run:
+        assert run.get("fault").state is ServerState.STARTING
+        assert [t.name for t in run.offered_tools()["fault"]] == live
+        assert run.starting(without_catalogue=True) == []
+        await asyncio.sleep(0)  # a started owner would reach the connector now
+        assert gate.starts == 0
+        run.start()
+        run.start()  # idempotent
+        await run.wait_ready()
+        assert gate.starts == 1
+        assert run.get("fault").state is ServerState.READY
+
+
+async def test_waiting_for_or_calling_a_held_server_starts_it(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    folder = tmp_path / "home" / "catalogue"
+    await first_run(entries, folder)
+    gate = Gate()
+    gate.open.set()
+    async with asyncio.timeout(30), held(entries, folder, gate) as run:
+        assert (await run.call_tool("fault", "echo", {"text": "hi"})).text == "hi"
+        assert gate.starts == 1
+    async with asyncio.timeout(30), held(entries, folder, gate) as run:
+        assert await run.wait_ready(["fault"])  # a wait is never left hanging on the hold
+        assert run.get("fault").state is ServerState.READY
+        assert gate.starts == 2
+
+
+async def test_a_held_server_never_started_is_stopped_on_close(tmp_path: Path) -> None:
+    entries = load(tmp_path, {"fault": fault()})
+    gate = Gate()
+    async with asyncio.timeout(30), held(entries, tmp_path / "catalogue", gate) as run:
+        server = run.get("fault")
+    assert server.state is ServerState.STOPPED
+    assert gate.starts == 0
+
+
+class CountingGate(Gate):
+    """A gate that also tells when `wanted` servers have reached it."""
+
+    def __init__(self, wanted: int) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.all_reached = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def __call__(
+        self,
+        spec: StdioServer | HttpServer,
+        /,
+        *,
+        name: str,
+        handlers: ClientHandlers | None,
+        era_cache: EraCache,
+    ) -> AsyncIterator[ClientSession]:
+        if self.starts + 1 >= self.wanted:
+            self.all_reached.set()
+        async with super().__call__(
+            spec, name=name, handlers=handlers, era_cache=era_cache
+        ) as session:
+            yield session
+
+
+class StartsSeen(MemoryLlm):
+    """The scripted model, noting how many servers had started when each request came."""
+
+    def __init__(self, script: list[Json], gate: Gate) -> None:
+        super().__init__(script)
+        self.gate = gate
+        self.starts_seen: list[int] = []
+
+    def reply_to(self, raw: bytes, authorization: str | None) -> Any:
+        self.starts_seen.append(self.gate.starts)
+        return super().reply_to(raw, authorization)
+
+
+async def test_with_servers_held_the_first_request_leaves_before_any_server_starts(
+    tmp_path: Path,
+) -> None:
+    """Issue 14: with every server's tools in the catalogue, a one-shot's first request
+    carries them and goes out before any server process starts; the answer starts them."""
+    root, environ = project(tmp_path)
+    async with (
+        MemoryLlm([{"text": "hi"}]) as llm,
+        memory_runtime(root, environ, llm, Approvals()) as runtime,
+    ):
+        async with asyncio.timeout(30):
+            await runtime.manager.wait_ready()
+    gate = CountingGate(wanted=2)
+    gate.open.set()
+    async with (
+        StartsSeen([{"text": "done"}], gate) as llm,
+        memory_runtime(root, environ, llm, Approvals(), connector=gate, hold_servers=True) as rt,
+    ):
+        assert rt.agent is not None
+        async with asyncio.timeout(30):
+            await rt.agent.run("hello", Events())
+            await gate.all_reached.wait()
+    assert llm.starts_seen == [0]
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert {"mcp__fault__echo", "mcp__sdk__add"} <= offered

@@ -115,6 +115,18 @@ async def test_no_model_configured_explains_how_in_one_line(project: Path) -> No
     assert run.stdout == ""
 
 
+async def test_a_base_url_the_model_sdk_refuses_is_one_line_not_an_internal_error(
+    project: Path,
+) -> None:
+    """The SDK loads when the first request goes out; a URL it cannot use is still a
+    plain, named error (exit 1), never a traceback or an "internal error"."""
+    run = await paicli(project, "-p", "hello", "--base-url", "http://[::1", "--model", "m")
+    assert run.code == 1
+    assert "the model client could not be set up: Invalid port" in run.stderr
+    assert "internal error" not in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> None:
     script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "list_dir", "arguments": "{}"}]},

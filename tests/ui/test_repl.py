@@ -86,13 +86,18 @@ def terminal_env(places: Places) -> dict[str, str]:
 
 @asynccontextmanager
 async def paicli(
-    places: Places, llm: ScriptedLlm | None = None, *args: str, **more_env: str
+    places: Places,
+    llm: ScriptedLlm | None = None,
+    *args: str,
+    python: tuple[str, ...] = (),
+    **more_env: str,
 ) -> AsyncIterator[Terminal]:
-    """`paicli` (the REPL) with no API key in its environment at all."""
+    """`paicli` (the REPL) with no API key in its environment at all; `python`: options for
+    the interpreter (`-X importtime`)."""
     env = {**more_env, **terminal_env(places)}
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     term = await Terminal.spawn(
-        [sys.executable, "-m", "paicli.cli", *flags, "--trust-project", *args],
+        [sys.executable, *python, "-m", "paicli.cli", *flags, "--trust-project", *args],
         cwd=places.project,
         env=env,
     )
@@ -155,6 +160,29 @@ async def test_without_a_model_or_servers_the_banner_says_how_and_ctrl_d_exits(
         assert await goodbye(term) == 0
     assert term.text.count("No model configured") == 1
     assert "--base-url" in term.text
+
+
+async def test_the_prompt_is_drawn_before_the_model_sdk_loads(
+    places: Places,
+) -> None:
+    """Issue 13: the openai SDK is most of a start's time, so it loads (in the background)
+    only once the prompt is on the screen, as the servers start (tests/app/test_catalogue.py
+    holds them in memory). `-X importtime` writes a line as each module finishes loading."""
+    add_servers(places, "fault")
+    loaded = re.compile(r"\|\s+openai\s*$", re.M)
+    async with ScriptedLlm([{"text": "Fine."}]) as llm:
+        async with paicli(places, llm, python=("-X", "importtime")) as term:
+            prompt = await term.expect(MARK)
+            before_prompt = term.text[: prompt.start()]
+            assert "paicli.ui.repl" in before_prompt  # the import lines do reach the screen
+            assert not loaded.search(before_prompt)
+            await term.expect(loaded)
+            term.line("hello")
+            await term.expect("Fine.")
+            await term.expect(MARK)
+            assert await goodbye(term) == 0
+    # The turn waited for the server started after the prompt: its tools went with it.
+    assert "mcp__fault__echo" in {t["function"]["name"] for t in llm.requests[0]["tools"]}
 
 
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(

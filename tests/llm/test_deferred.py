@@ -1,0 +1,83 @@
+"""The model client loaded on first use: one build however many ask for it, a build that
+fails is a model error for the turn (never a crash), and closing waits for a build under way."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Sequence
+
+import pytest
+
+from paicli.llm.deferred import DeferredClient, StreamingClient
+from paicli.llm.errors import LlmError
+from paicli.llm.messages import Message, ToolDefinition
+
+
+class Echo:
+    """A streaming client that yields the number of messages it was given."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncGenerator[object, None]:
+        yield len(messages)
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Builds:
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.made: list[Echo] = []
+        self.fail = fail
+
+    def __call__(self) -> StreamingClient:
+        if self.fail is not None:
+            raise self.fail
+        self.made.append(Echo())
+        return self.made[-1]
+
+
+async def events(client: DeferredClient) -> list[object]:
+    return [e async for e in client.stream([{"role": "user", "content": "hi"}], [])]
+
+
+async def test_nothing_is_built_until_a_request_or_load() -> None:
+    builds = Builds()
+    client = DeferredClient(builds)
+    assert not client.loaded
+    await client.aclose()
+    assert builds.made == []
+
+
+async def test_concurrent_requests_after_load_share_one_build() -> None:
+    builds = Builds()
+    client = DeferredClient(builds)
+    async with asyncio.timeout(30):
+        client.load()
+        client.load()
+        both = await asyncio.gather(events(client), events(client))
+        assert list(both) == [[1], [1]]
+        await client.aclose()
+    assert len(builds.made) == 1
+    assert builds.made[0].closed
+
+
+async def test_a_build_the_sdk_refuses_is_a_model_error_for_the_turn() -> None:
+    client = DeferredClient(Builds(ValueError("Invalid port: ':1'")))
+    async with asyncio.timeout(30):
+        with pytest.raises(LlmError, match="could not be set up: Invalid port"):
+            await events(client)
+        await client.aclose()
+
+
+async def test_closing_waits_for_a_build_under_way_and_closes_what_it_made() -> None:
+    builds = Builds()
+    client = DeferredClient(builds)
+    async with asyncio.timeout(30):
+        client.load()
+        await client.aclose()
+    assert len(builds.made) == 1
+    assert builds.made[0].closed
