@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import sys
-import webbrowser
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -307,6 +306,8 @@ class LoopbackRedirect:
             raise LoginFailed(f"refusing the authorization URL: {problem}")
         self._show(url)
         if self._open_browser and _graphical():
+            import webbrowser  # noqa: PLC0415 - only a login needs it, not every start
+
             # A list of arguments to a browser, never a shell; False when there is none.
             await asyncio.to_thread(webbrowser.open, url)
         assert self._answer is not None, "use `async with redirect.listening()`"
