@@ -224,10 +224,14 @@ async def measure(runs: int) -> dict[str, dict[str, float]]:
     }
 
 
+# A no-server `paicli -p hi`, step by step as the one-shot path takes them, each step's end
+# printed as a time.monotonic() reading (one clock for every process on Linux): the parent
+# knows when it spawned the child, and the scripted model when the request arrived.
 PHASES = r"""
 import time
-marks = [("start", time.perf_counter())]
-def mark(name): marks.append((name, time.perf_counter()))
+marks = []
+def mark(name): marks.append((name, time.monotonic()))
+mark("python starts")
 import paicli.cli; mark("import paicli.cli (argument parsing)")
 import paicli.cli.oneshot, paicli.cli._signals
 mark("import the one-shot path (runtime, agent, tools, servers, MCP library, rich)")
@@ -235,21 +239,25 @@ import paicli.llm.client; mark("import the openai SDK (paicli.llm.client)")
 import asyncio
 from pathlib import Path
 from paicli.runtime import open_runtime
+from paicli.ui.oneshot import EventPrinter
 async def main():
     async with open_runtime(root=Path.cwd(), flags={}, approver=None, hold_servers=True) as rt:
         mark("open_runtime: config files, settings, toolbox")
-        llm = await rt.agent.llm.client(); mark("build the model client (AsyncOpenAI)")
-        rt.mcp.specs(); mark("tool definitions")
+        await rt.agent.llm.client(); mark("build the model client (AsyncOpenAI)")
+        await rt.agent.run("hi", EventPrinter("text"))
 asyncio.run(main())
-print("\n".join(f"{n}\t{t - marks[0][1]}" for n, t in marks[1:]))
+print("\n".join(f"MARK\t{n}\t{t}" for n, t in marks))
 """
+ARRIVED = "the first request built, sent, read by the model (event loop, HTTP, JSON)"
 
 
 def phases(home: Path, llm: TimedLlm, runs: int) -> dict[str, float]:
-    """Where a no-server start goes: the median end time of each phase, in a child process
-    (after `python` itself has started) as `paicli -p` goes through them."""
-    ends: dict[str, list[float]] = {}
+    """Where a no-server one-shot's time goes: the median seconds of each step (PHASES),
+    from spawning the child to the model receiving its request."""
+    took: dict[str, list[float]] = {}
     for _ in range(runs):
+        before = len(llm.arrivals)
+        spawned = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-c", PHASES],
             check=False,
@@ -258,13 +266,19 @@ def phases(home: Path, llm: TimedLlm, runs: int) -> dict[str, float]:
             env=environment(home, llm),
             cwd=home,
         )
-        if done.returncode != 0:  # a checkout from before open_runtime(hold_servers=...)
+        if done.returncode != 0 or len(llm.arrivals) <= before:
+            # (a checkout from before open_runtime(hold_servers=...), say)
             print(f"phases not measured: {done.stderr.strip().splitlines()[-1:]}")
             return {}
+        last = spawned
         for line in done.stdout.splitlines():
-            name, _, seconds = line.partition("\t")
-            ends.setdefault(name, []).append(float(seconds))
-    return {name: statistics.median(values) for name, values in ends.items()}
+            if not line.startswith("MARK\t"):
+                continue  # the answer
+            _, name, when = line.split("\t")
+            took.setdefault(name, []).append(float(when) - last)
+            last = float(when)
+        took.setdefault(ARRIVED, []).append(llm.arrivals[before] - last)
+    return {name: statistics.median(values) for name, values in took.items()}
 
 
 def ms(seconds: float) -> str:
@@ -299,15 +313,11 @@ def report(results: dict[str, dict[str, float]], split: dict[str, float]) -> Non
         verdict = "PASS" if late <= TARGET_MS else "MISS"
         target = f"(target <= {TARGET_MS:.0f})"
         print(f"{label}: warm is {late:+.0f} ms against no servers {target} {verdict}")
-    print("\nwhere a no-server one-shot's time goes (median end of each phase):")
-    print(f"  {'python starts (python -c pass, whole process)':<78}{ms(bare):>9}")
-    before = 0.0
-    for name, end in split.items():
-        print(f"  {name:<78}{ms(end - before):>9}")
-        before = end
-    rest = base["one_shot_first_request_s"] - bare - before
-    rest_label = "the rest: event loop, request built, sent and read by the model"
-    print(f"  {rest_label:<78}{ms(rest):>9}")
+    print("\nwhere a no-server one-shot's time goes (median of each step, in its own runs):")
+    for name, seconds in split.items():
+        print(f"  {name:<78}{ms(seconds):>9}")
+    if split:
+        print(f"  {'total':<78}{ms(sum(split.values())):>9}")
 
 
 def main() -> None:
@@ -317,7 +327,7 @@ def main() -> None:
     results = asyncio.run(measure(options.runs))
 
     async def split_with_model() -> dict[str, float]:
-        async with TimedLlm(replies=1) as llm, asyncio.timeout(300):
+        async with TimedLlm(replies=options.runs) as llm, asyncio.timeout(300):
             with tempfile.TemporaryDirectory() as scratch:
                 return await asyncio.to_thread(phases, Path(scratch), llm, options.runs)
 

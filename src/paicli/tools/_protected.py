@@ -12,6 +12,7 @@ and paicli's own folders. Commands (`execute_command`) are opaque and not covere
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -99,6 +100,14 @@ def _last_names(rules: list[Rule]) -> re.Pattern[str]:
     return re.compile("|".join(_name_regex(rule.names[-1]) for rule in rules))
 
 
+@functools.cache
+def _patterns(*, writing: bool) -> tuple[list[Rule], re.Pattern[str], re.Pattern[str]]:
+    """The rules for writing (all) or reading, their regex and their last-name regex:
+    compiled once, at the first check (not at startup, where they cost milliseconds)."""
+    rules = list(RULES) if writing else [rule for rule in RULES if rule.reads]
+    return rules, _regex(rules), _last_names(rules)
+
+
 class ProtectedPaths:
     """Answers whether a path is protected, and why, for writing or for reading."""
 
@@ -107,19 +116,13 @@ class ProtectedPaths:
         # Compared normalised too: on a case-insensitive disk ~/.PAICLI is the same folder.
         self._homes = tuple(_normal(Path(os.path.abspath(home))) for home in homes)
         self._home_names = frozenset(home.rsplit("/", 1)[-1] for home in self._homes)
-        self._writes = list(RULES)
-        self._reads = [rule for rule in RULES if rule.reads]
-        self._write_regex = _regex(self._writes)
-        self._read_regex = _regex(self._reads)
-        self._write_last = _last_names(self._writes)
-        self._read_last = _last_names(self._reads)
 
     def reason_below(self, folder: Path, name: str, *, writing: bool) -> str | None:
         """`reason` for `folder / name` when `folder` is known not to be protected (as in a
         walk): only a rule ending at `name` can match, so most names are settled by one
         short match instead of the whole path."""
         normal = _normal(Path("/", name))[1:]
-        last = self._write_last if writing else self._read_last
+        _, _, last = _patterns(writing=writing)
         if normal not in self._home_names and last.fullmatch(normal) is None:
             return None
         return self.reason(folder / name, writing=writing)
@@ -129,9 +132,7 @@ class ProtectedPaths:
         normal = _normal(path)
         if any(normal == home or normal.startswith(home + "/") for home in self._homes):
             return "paicli's home (settings, saved permissions, trusted servers, logs)"
-        rules, regex = (
-            (self._writes, self._write_regex) if writing else (self._reads, self._read_regex)
-        )
+        rules, regex, _ = _patterns(writing=writing)
         found = regex.search(normal)
         if found is None or found.lastgroup is None:
             return None

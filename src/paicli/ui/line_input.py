@@ -27,9 +27,12 @@ class TerminalInput:
     """A plain prompt_toolkit prompt (no history), for answers such as approvals."""
 
     def __init__(self) -> None:
-        self._session: PromptSession[str] = PromptSession()
+        # Made at the first question, not before the REPL's prompt (it costs milliseconds).
+        self._session: PromptSession[str] | None = None
 
     async def read(self, prompt: str) -> str:
+        if self._session is None:
+            self._session = PromptSession()
         # handle_sigint=False: prompt_toolkit's own SIGINT handler would replace the REPL's
         # (loop.add_signal_handler keeps one per signal) and not give it back on exit, so
         # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
