@@ -4,6 +4,8 @@ fails is a model error for the turn (never a crash), and closing waits for a bui
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Sequence
 
 import pytest
@@ -81,3 +83,29 @@ async def test_closing_waits_for_a_build_under_way_and_closes_what_it_made() -> 
         await client.aclose()
     assert len(builds.made) == 1
     assert builds.made[0].closed
+
+
+OPEN_RUNTIME = """
+import asyncio, sys, tempfile
+from pathlib import Path
+from paicli.runtime import open_runtime
+
+async def main():
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PAICLI_HOME": home, "HOME": home, "PAICLI_API_KEY": "sk-dummy"}
+        flags = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        async with open_runtime(
+            root=Path(home), flags=flags, approver=None, environ=env, hold_servers=True
+        ) as runtime:
+            assert runtime.agent is not None
+            assert "openai" not in sys.modules, "openai loaded with the runtime"
+            await runtime.agent.llm.client()
+            assert "openai" in sys.modules, "the first request's client did not load it"
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.real
+def test_opening_a_runtime_with_a_model_does_not_load_the_openai_sdk() -> None:
+    subprocess.run([sys.executable, "-c", OPEN_RUNTIME], check=True, timeout=60)

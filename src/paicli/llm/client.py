@@ -100,6 +100,10 @@ class LlmClient:
             http_client=http_client,
         )
 
+    def _answered(self) -> None:
+        if self._on_answer is not None:
+            self._on_answer()
+
     async def aclose(self) -> None:
         """Release the connections; a client passed in as `http_client` stays open (the
         SDK's `close()` would close it under its owner)."""
@@ -124,9 +128,10 @@ class LlmClient:
             try:
                 try:
                     response = await self._create(messages, tools, max_tokens)
-                finally:
-                    if self._on_answer is not None:
-                        self._on_answer()
+                except openai.APIError:
+                    self._answered()  # (not when cancelled: nothing else is to start then)
+                    raise
+                self._answered()
                 try:
                     async for chunk in response:
                         for delta in assembler.feed(chunk):
