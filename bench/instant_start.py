@@ -11,8 +11,9 @@ the time is when its prompt is drawn. Every run is a fresh process; the cases ta
 round by round (a busy machine slows them all alike), and each figure is the median of N
 rounds (default 5). Each figure is also given against its baseline measured in the same run:
 a bare `python -c pass` for the nothing-configured commands, no servers for the 8-server
-cases (the median of the rounds' differences). Targets: nothing configured, each under 150 ms; warm at most 100 ms later than no
-servers. Then where a no-server one-shot's time goes, phase by phase, measured in a child.
+cases (the median of the rounds' differences). Targets: nothing configured, each under
+150 ms; warm at most 100 ms later than no servers. Then where a no-server one-shot's time
+goes, phase by phase, measured in a child.
 Set PYTHONPATH (or run another venv's python) to measure another checkout's source.
 """
 
