@@ -131,3 +131,26 @@ def test_list_and_get_show_the_local_scope(
     assert main(["mcp", "list"]) == 0
     table = capsys.readouterr().out  # 80 columns in a pipe: the scope may wrap under the name
     assert re.search(r"fault\s+(\(local\)|│\s+\S+\s+│.*\n.*\(local\))", table)
+
+
+def test_mcp_config_files_are_the_users_and_their_names_are_checked_like_any(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    extra = tmp_path / "extra.json"
+    servers = {
+        "fs": {"command": "cli-fs", "env": {"TOKEN": "sk-cli-secret-123456"}},
+        "../../evil": {"command": "x"},
+        "esc\x1b]0;t\x07": {"command": "x"},
+    }
+    extra.write_text(json.dumps({"mcpServers": servers}))
+    write(home / ".paicli" / "mcp.json", fs={"command": "user-fs"}, db={"command": "db"})
+    config = load_config(project, environ={"HOME": str(home)}, extra_files=[extra])
+    fs = config.servers["fs"]
+    assert (fs.scope, fs.raw["command"], needs_approval(fs)) == ("cli", "cli-fs", False)
+    assert "db" in config.servers
+    errors = [str(e) for e in config.errors]
+    assert len(errors) == 2 and all("refused: a server name is" in e for e in errors)
+    assert any("'esc\\x1b]0;t\\x07'" in e for e in errors)
+    assert not any("\x1b" in e or "\x07" in e for e in errors)
+    strict = load_config(project, environ={"HOME": str(home)}, extra_files=[extra], only_extra=True)
+    assert list(strict.servers) == ["fs"]

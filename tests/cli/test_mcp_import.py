@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from paicli.cli import main
+from paicli.home import PaicliHome
 from paicli.servers.claude_import import claude_desktop_file, found
 
 GITHUB_TOKEN = "ghp_AAAAbbbbCCCCddddEEEEffff0000111122"
@@ -191,3 +192,15 @@ async def test_at_a_terminal_the_user_is_asked_first(home: Path) -> None:
             await term.aclose()
         assert (home / ".paicli" / "mcp.json").exists() is (reply == "y")
     assert saved(home) == {"github": GH}
+
+
+def test_import_into_the_local_scope_writes_nothing_into_the_project(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "project" / ".git").mkdir()
+    desktop(home, {"github": GH})
+    assert main(["mcp", "import", "-s", "local", "--yes"]) == 0
+    local = PaicliHome(home / ".paicli").local_mcp_config(home / "project")
+    assert json.loads(local.read_text())["mcpServers"] == {"github": GH}
+    assert not (home / "project" / ".paicli").exists()
+    assert not (home / ".paicli" / "mcp.json").exists()

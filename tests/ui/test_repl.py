@@ -726,3 +726,19 @@ async def test_new_project_servers_are_one_question_and_mcp_approve_starts_a_dec
     finally:
         await again.aclose()
     assert "want to run" not in again.text and "not approved" not in again.text
+
+
+async def test_mcp_config_runs_a_files_servers_for_one_repl_and_strict_runs_only_those(
+    places: Places,
+) -> None:
+    add_servers(places, "sdk")  # a project server, approved below with --trust-project
+    extra = places.home / "extra.json"
+    server = {"command": sys.executable, "args": [FAULT, "--initial-stderr", places.marker]}
+    extra.write_text(json.dumps({"mcpServers": {"extra": server}}))
+    async with paicli(places, None, "--mcp-config", str(extra), "--strict-mcp-config") as term:
+        await ready(term, "extra", 11)
+        term.line("/mcp")
+        await term.expect(re.compile(r"extra \(cli\)"))
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert "sdk" not in term.text
