@@ -5,6 +5,7 @@ server-to-client requests, notifications, and failing pending calls when the ser
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from typing import Any
@@ -22,6 +23,8 @@ from paicli.mcp import (
     RpcError,
     connect,
 )
+from paicli.mcp._rpc import RpcEngine
+from paicli.mcp._transport import Transport
 from tests.conftest import fault_server
 from tests.memory_servers import memory_fault_session
 from tests.scripted_server import INITIALIZE_RESULT, Json, Script, result, scripted_session
@@ -332,3 +335,63 @@ async def test_a_message_that_is_not_an_object_is_dropped_with_a_warning(
             assert (await session.call_tool("t")).text == "real"
     [warning] = [r.getMessage() for r in caplog.records]
     assert warning.startswith("scripted: dropping a message that is not a JSON object")
+
+
+class _DyingWhileSending(Transport):
+    """A server that dies while a request is being written: the write fails only after the
+    receive loop has seen the end (and failed every pending request)."""
+
+    def __init__(self) -> None:
+        self.ended = asyncio.Event()
+        self.failed_all = asyncio.Event()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.ended.set()
+        await self.failed_all.wait()
+        raise ConnectionClosed("server stdin is closed")
+
+    async def receive(self) -> dict[str, Any]:
+        await self.ended.wait()
+        raise ConnectionClosed("server exited; last stderr: the-config-secret")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_request_whose_send_fails_after_the_end_leaves_no_unretrieved_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The failed send is what the caller sees; the end's error, set on the same request
+    meanwhile, must not surface later as "Future exception was never retrieved" (a line
+    that reaches the screen after the run's redactor is gone)."""
+    transport = _DyingWhileSending()
+    engine = RpcEngine(transport, on_request=_no_requests, on_notification=_no_notifications)
+    runner = asyncio.ensure_future(engine.run())
+
+    async def call() -> str:
+        try:
+            await engine.request("tools/list", None, timeout=None)
+        except ConnectionClosed as exc:
+            return str(exc)  # nothing of the failure outlives the call (no traceback kept)
+        return "answered"
+
+    async with asyncio.timeout(10):
+        calling = asyncio.ensure_future(call())
+        while engine.closed is None:  # noqa: ASYNC110 - event loop turns only: the end seen
+            await asyncio.sleep(0)
+        transport.failed_all.set()
+        assert await calling == "server stdin is closed"
+        await runner
+    del calling, runner
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        gc.collect()
+        await asyncio.sleep(0)  # the loop's handler reports from a callback
+    assert "never retrieved" not in caplog.text
+
+
+async def _no_requests(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    raise AssertionError(method)
+
+
+def _no_notifications(method: str, params: dict[str, Any] | None) -> None:
+    raise AssertionError(method)

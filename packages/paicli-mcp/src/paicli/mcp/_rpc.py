@@ -258,6 +258,11 @@ class RpcEngine:
             raise
         finally:
             del self._pending[request_id]
+            # A send that failed after the connection's end had failed this request too: the
+            # caller saw the send's error, so the other is retrieved here, never reported
+            # later as "never retrieved" (by then no redactor may stand before the screen).
+            if future.done() and not future.cancelled():
+                future.exception()
 
     async def _timed_out(self, request_id: int, entry: _Pending, cancellable: bool) -> JsonObject:
         elapsed = self._loop.time() - entry.sent_at
