@@ -313,10 +313,32 @@ def config_files_exist() -> bool:
     return any(os.path.exists(path) for path in candidates)
 
 
+def config_files_before_command(args: list[str]) -> list[str]:
+    """`--mcp-config a.json b.json mcp list`: the files end where the `mcp` command starts
+    (argparse would take `mcp` for one more file). Each file becomes `--mcp-config=FILE`."""
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word != "--mcp-config":
+            out.append(word)
+            continue
+        files: list[str] = []
+        while index < len(args) and not args[index].startswith("-") and args[index] != "mcp":
+            files.append(args[index])
+            index += 1
+        if not files:
+            out.append(word)  # argparse says what is missing
+        out += [f"--mcp-config={name}" for name in files]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_help = "-h" in args or "--help" in args
     args, server_command = split_server_command(args)
+    args = config_files_before_command(args)
     options = build_parser(full_help=wants_help).parse_args(args)
     if server_command is not None:
         options.target = [*options.target, "--", *server_command]
