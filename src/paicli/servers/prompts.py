@@ -154,19 +154,10 @@ class PromptIndex:
         """The arguments `words` give, by name; PromptProblem (one line) when they do not
         fit: too many, an unknown name, or required ones missing."""
         declared = [a.name for a in command.prompt.arguments]
-        given: dict[str, str] = {}
-        positional: list[str] = []
-        for word in words:
-            key, equals, value = word.partition("=")
-            if equals and key in declared:
-                given[key] = value
-            else:
-                positional.append(word)
-        free = [name for name in declared if name not in given]
-        if len(positional) > len(free):
+        given, extra = _assigned(declared, words)
+        if extra:
             takes = ", ".join(declared) if declared else "no arguments"
             raise PromptProblem(f"{command.name}: too many arguments (it takes: {takes})")
-        given.update(zip(free, positional, strict=False))
         missing = [a.name for a in command.prompt.arguments if a.required and a.name not in given]
         if missing:
             raise PromptProblem(
@@ -218,16 +209,7 @@ class PromptIndex:
     ) -> tuple[str | None, str, dict[str, str]]:
         """(the argument being typed, its value so far, the arguments before it)."""
         declared = [a.name for a in command.prompt.arguments]
-        context: dict[str, str] = {}
-        positional: list[str] = []
-        for word in words:
-            key, equals, value = word.partition("=")
-            if equals and key in declared:
-                context[key] = value
-            else:
-                positional.append(word)
-        free = [name for name in declared if name not in context]
-        context.update(zip(free, positional, strict=False))
+        context, _ = _assigned(declared, words)
         key, equals, value = typed.partition("=")
         if equals and key in declared:
             return key, value, context
@@ -272,3 +254,19 @@ def _described(content: ContentBlock) -> str:
     if isinstance(content, EmbeddedResource):
         return f"the binary resource {content.resource.uri}"
     return f"{getattr(content, 'type', 'unknown')} content"
+
+
+def _assigned(declared: Sequence[str], words: Sequence[str]) -> tuple[dict[str, str], int]:
+    """The arguments `words` give by name (`name=value` for a declared name, else the next
+    free argument in declared order), and how many words were left over."""
+    given: dict[str, str] = {}
+    positional: list[str] = []
+    for word in words:
+        key, equals, value = word.partition("=")
+        if equals and key in declared:
+            given[key] = value
+        else:
+            positional.append(word)
+    free = [name for name in declared if name not in given]
+    given.update(zip(free, positional, strict=False))
+    return given, max(0, len(positional) - len(free))
