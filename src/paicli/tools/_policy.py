@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cache
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
@@ -38,13 +39,17 @@ def matches_any(name: str, patterns: Iterable[str]) -> bool:
 
 
 def _rules(texts: Iterable[str]) -> tuple[Rule, ...]:
-    rules: list[Rule] = []
-    for text in texts:
-        try:
-            rules.append(parse_rule(text))
-        except RuleError:
-            continue  # the loaders report these; a hand-made Policy just skips them
-    return tuple(rules)
+    return tuple(rule for rule in map(_parsed, texts) if rule is not None)
+
+
+@cache
+def _parsed(text: str) -> Rule | None:
+    """`text` as a rule, parsed once per process (saved answers are matched on every call);
+    None when it is not one: the loaders report those, a hand-made Policy just skips them."""
+    try:
+        return parse_rule(text)
+    except RuleError:
+        return None
 
 
 def _names(names: str | Sequence[str]) -> tuple[str, ...]:

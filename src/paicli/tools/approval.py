@@ -23,6 +23,7 @@ import enum
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from paicli.servers.tool_definition import definition_hash, describe_change
@@ -119,8 +120,13 @@ class ApprovalRequest:
     def diff(self) -> list[str]:
         """The preview as unified diff lines (`+`, `-`, ` `, `@@`), safe to print; a new file
         is all `+` lines. Empty without a preview."""
+        return list(self._diff)
+
+    @cached_property
+    def _diff(self) -> tuple[str, ...]:
+        # Computed once: the prompt shows it and colours it (up to 5 MB of text each time).
         if self.preview is None:
-            return []
+            return ()
         before = (self.preview.before or "").splitlines()
         after = self.preview.after.splitlines()
         lines = list(difflib.unified_diff(before, after, lineterm="", n=3))[2:]
@@ -131,7 +137,7 @@ class ApprovalRequest:
         shown = [terminal_safe(line) for line in lines[:MAX_PREVIEW_LINES]]
         if len(lines) > MAX_PREVIEW_LINES:
             shown.append(f"… {len(lines) - MAX_PREVIEW_LINES} more lines")
-        return shown
+        return tuple(shown)
 
     def headline(self) -> str:
         """One line on what the preview does (`Edit src/a.py`, `Create b.txt (3 lines)`)."""
@@ -440,7 +446,6 @@ class ApprovingToolbox:
                 "allowed this once only: a line of several commands (or one with $(...), "
                 "redirections or VAR=value) cannot be allowed by a rule"
             )
-        assert covers is not None or answer.choice not in keeps
         if answer.choice is Choice.ALLOW_SESSION:
             if covers is not None and covers != spec.name:
                 self._session_rules = self._session_rules | Policy(allow=(covers,))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
@@ -44,7 +44,7 @@ _PATH_TOOLS: dict[str, tuple[str, str | None]] = {
 }
 _RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.DOTALL)
 # Shell syntax that makes a line more than one plain command.
-_OPERATORS = frozenset(";&|<>()\n")
+_OPERATORS = frozenset(";&|<>()")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Programs whose first argument is more code, not a subcommand: a prefix rule for them would
 # allow anything, so a session answer for one covers that exact command only.
@@ -162,17 +162,14 @@ def _call_words(arguments: Mapping[str, object]) -> list[str] | None:
 def _words(line: str, *, assignments: bool = False) -> list[str] | None:
     """The words of `line` when it is one plain command (leading `VAR=value` words dropped
     with `assignments`, else refused), or None."""
-    if "`" in line or "$(" in line or "\r" in line:
-        return None
+    if any(mark in line for mark in ("`", "$(", "\r", "\n")):
+        return None  # a substitution, or a line break that starts another command
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace = " \t"  # a line break separates commands: it is an operator here
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
         words = list(lexer)
     except ValueError:  # unbalanced quotes
-        return None
-    if "\n" in line:
         return None
     if not words or any(w and set(w) <= _OPERATORS for w in words):
         return None
@@ -265,7 +262,3 @@ def _glob(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(pattern[index]))
             index += 1
     return re.compile("".join(out) + r"\Z", re.DOTALL)
-
-
-def rules_text(rules: Iterable[Rule]) -> list[str]:
-    return [rule.text for rule in rules]
