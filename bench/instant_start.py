@@ -7,13 +7,15 @@ stdio servers that each take 2 s to answer their handshake: cold (no tool catalo
 
 `paicli -p hi` runs against a scripted OpenAI-compatible model on 127.0.0.1 inside this
 process, which notes when the first request arrives; the REPL runs in a pseudo-terminal and
-the time is when its prompt is drawn. Every run is a fresh process; the cases take turns
-round by round (a busy machine slows them all alike), and each figure is the median of N
-rounds (default 5). Each figure is also given against its baseline measured in the same run:
-a bare `python -c pass` for the nothing-configured commands, no servers for the 8-server
-cases (the median of the rounds' differences). Targets: nothing configured, each under
-150 ms; warm at most 100 ms later than no servers. Then where a no-server one-shot's time
-goes, phase by phase, measured in a child.
+the times are when its prompt is drawn (it takes keys from then on) and when paicli has
+loaded behind it (the banner's last line, drawn above the prompt). Every run is a fresh
+process; the cases take turns round by round (a busy machine slows them all alike), and
+each figure is the median of N rounds (default 5). Each figure is also given against its
+baseline measured in the same run: a bare `python -c pass` for the nothing-configured
+commands, no servers for the 8-server cases (the median of the rounds' differences).
+Targets: nothing configured, each under 150 ms (the REPL: its prompt); warm at most 100 ms
+later than no servers. Then where a no-server one-shot's time goes, phase by phase,
+measured in a child.
 Set PYTHONPATH (or run another venv's python) to measure another checkout's source.
 """
 
@@ -43,6 +45,7 @@ DELAY = 2.0
 TARGET_MS = 100.0  # warm: at most this much later than no servers
 QUICK_MS = 150.0  # nothing configured: --version, mcp list, the REPL prompt
 PROMPT = "\u203a"  # the REPL prompt's mark
+LOADED = "Ctrl+D to exit"  # the banner's last line: paicli has loaded behind the prompt
 
 
 class TimedLlm(ScriptedLlm):
@@ -157,8 +160,9 @@ async def command(argv: list[str], home: Path, cwd: Path, llm: TimedLlm) -> floa
     return time.monotonic() - started
 
 
-async def repl(home: Path, cwd: Path, llm: TimedLlm, *, key: bool = True) -> float:
-    """Seconds from launch until the REPL's prompt was drawn."""
+async def repl(home: Path, cwd: Path, llm: TimedLlm, *, key: bool = True) -> tuple[float, float]:
+    """Seconds from launch until the REPL's prompt was drawn, and until paicli has loaded
+    behind it (its banner's last line is on the screen)."""
     env = environment(home, llm)
     started = time.monotonic()
     term = await Terminal.spawn(
@@ -167,11 +171,13 @@ async def repl(home: Path, cwd: Path, llm: TimedLlm, *, key: bool = True) -> flo
     try:
         await term.expect(PROMPT, timeout=60)
         shown = time.monotonic() - started
+        await term.expect(LOADED, timeout=60)
+        loaded = time.monotonic() - started
         term.send_keys("ctrl-d")
         await term.exit_code()
     finally:
         await term.aclose()
-    return shown
+    return shown, loaded
 
 
 # The nothing-configured cases: (label, what runs); "repl" is the prompt, no model key.
@@ -181,6 +187,7 @@ QUICK = (
     ("paicli mcp list", ["mcp", "list"]),
     ("REPL prompt, no key", None),
 )
+READY = "REPL loaded, no key"  # its banner, drawn above the prompt (no target)
 SERVER_CASES = (("no servers", 0), ("8 slow, cold", SERVERS), ("8 slow, warm", SERVERS))
 
 
@@ -208,7 +215,9 @@ async def measure(runs: int) -> dict[str, dict[str, float]]:
             for _ in range(runs):
                 for label, argv in QUICK:
                     if argv is None:
-                        note(label, "s", await repl(empty, cwd, llm, key=False))
+                        shown, loaded = await repl(empty, cwd, llm, key=False)
+                        note(label, "s", shown)
+                        note(READY, "s", loaded)
                     else:
                         note(label, "s", await command(argv, empty, cwd, llm))
                 for case, _ in SERVER_CASES:
@@ -218,7 +227,9 @@ async def measure(runs: int) -> dict[str, dict[str, float]]:
                     note(case, "one_shot_first_request_s", await one_shot(home, cwd, llm))
                     if case.endswith("cold"):
                         forget_catalogue(home)
-                    note(case, "repl_prompt_s", await repl(home, cwd, llm))
+                    shown, loaded = await repl(home, cwd, llm)
+                    note(case, "repl_prompt_s", shown)
+                    note(case, "repl_loaded_s", loaded)
     results = {
         case: {figure: statistics.median(values) for figure, values in figures.items()}
         for case, figures in samples.items()
@@ -304,13 +315,17 @@ def report(results: dict[str, dict[str, float]], split: dict[str, float]) -> Non
             "" if label.startswith("python") else ("PASS" if took * 1000 <= QUICK_MS else "MISS")
         )
         print(f"  {label:<22}{ms(took):>9}{extra}  (target < {QUICK_MS:.0f} ms) {verdict}")
+    loaded = results[READY]["s"]
+    print(f"  {READY:<22}{ms(loaded):>9}  (the banner above the prompt: all of paicli loaded)")
     print(
-        f"\n{'8 stdio servers, 2 s handshake':<32}{'one-shot first request':>24}{'REPL prompt':>14}"
+        f"\n{'8 stdio servers, 2 s handshake':<32}{'one-shot first request':>24}"
+        f"{'REPL prompt':>14}{'REPL loaded':>14}"
     )
     for case, _ in SERVER_CASES:
         figures = results[case]
         shot, prompt = figures["one_shot_first_request_s"], figures["repl_prompt_s"]
-        row = f"  {case:<30}{ms(shot):>24}{ms(prompt):>14}"
+        loaded = figures["repl_loaded_s"]
+        row = f"  {case:<30}{ms(shot):>24}{ms(prompt):>14}{ms(loaded):>14}"
         if case != "no servers":
             shot_late = figures["one_shot_first_request_s_paired_delta"] * 1000
             prompt_late = figures["repl_prompt_s_paired_delta"] * 1000

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from paicli.ui.repl import PROMPT
+from paicli.ui.prompt_line import PROMPT
 from tests.conftest import SERVERS
 from tests.llm_server import ScriptedLlm
 from tests.servers import hostile_server as hostile

@@ -19,7 +19,7 @@ import pytest
 
 from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
-from paicli.ui.repl import PROMPT
+from paicli.ui.prompt_line import PROMPT
 from tests.app.test_oauth_login import browse
 from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
@@ -183,6 +183,49 @@ async def test_the_prompt_is_drawn_before_the_model_sdk_loads(
             assert await goodbye(term) == 0
     # The turn waited for the server started after the prompt: its tools went with it.
     assert "mcp__fault__echo" in {t["function"]["name"] for t in llm.requests[0]["tools"]}
+
+
+async def test_with_nothing_to_ask_first_the_prompt_comes_before_paicli_loads(
+    places: Places,
+) -> None:
+    """Issue 13: with no project servers or rules to trust, the prompt is drawn with
+    prompt_toolkit alone; the runtime (MCP, tools, agent) loads behind it, the banner appears
+    above it, and a line typed meanwhile is kept and answered."""
+    runtime = re.compile(r"\|\s+paicli\.runtime\s*$", re.M)
+    async with ScriptedLlm([{"text": "Fine."}]) as llm:
+        async with paicli(places, llm, python=("-X", "importtime")) as term:
+            prompt = await term.expect(MARK)
+            assert not runtime.search(term.text[: prompt.start()])
+            term.line("typed at once")
+            await term.expect(runtime)
+            await term.expect(f"paicli {__version__}")
+            await term.expect("Fine.")
+            await term.expect(MARK)
+            term.send_keys("shift-tab")
+            term.line("/mode")
+            await term.expect("Permission mode: accept-edits")
+            await term.expect(MARK)
+            assert await goodbye(term) == 0
+    assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "typed at once"}
+
+
+async def test_keys_pressed_before_paicli_has_loaded_still_count(places: Places) -> None:
+    """Shift+Tab, Ctrl+C and Ctrl+D at the quick prompt, before the runtime is open: the mode
+    switch is made when it opens, the first Ctrl+C warns, and Ctrl+D leaves cleanly."""
+    async with paicli(places) as term:
+        await term.expect(MARK)
+        term.send_keys("shift-tab", "shift-tab")  # default -> accept-edits -> plan
+        await term.expect("[plan]")
+        term.send_keys("ctrl-c")
+        await term.expect("Press Ctrl+C again to exit.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    async with paicli(places) as term:
+        await term.expect(MARK)
+        term.send_keys("ctrl-d")
+        await term.expect("Bye.")
+        assert await term.exit_code() == 0
+    assert "Traceback" not in term.text
 
 
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(

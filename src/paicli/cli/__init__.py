@@ -464,13 +464,32 @@ def dispatch(options: argparse.Namespace) -> int:
 
         err(f"paicli: {config_problem}")
         return 2
+    from ._signals import run_until_signalled  # noqa: PLC0415
+
+    if quick_start(options):
+        from paicli.ui.prompt_line import quick_repl  # noqa: PLC0415 - prompt_toolkit alone
+
+        return run_until_signalled(quick_repl(options, flags))
     from paicli.ui.repl import repl_main  # noqa: PLC0415
     from paicli.ui.trust_prompt import ask_on_terminal  # noqa: PLC0415
 
-    from ._signals import run_until_signalled  # noqa: PLC0415
-
     ask = ask_on_terminal if sys.stdin.isatty() else None
     return run_until_signalled(repl_main(options, flags, ask_trust=ask))
+
+
+def quick_start(options: argparse.Namespace) -> bool:
+    """Whether the REPL may draw its prompt before it loads (`prompt_line.quick_repl`): on a
+    terminal, when nothing has to be asked first (a project's servers or rules to trust, a
+    conversation to choose)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or options.resume == "":
+        return False
+    from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
+
+    from paicli.project_root import project_root  # noqa: PLC0415
+
+    project = project_root(Path.cwd())
+    asks = (".mcp.json", ".paicli/mcp.json", ".paicli/settings.json")
+    return not any(os.path.lexists(project / name) for name in asks)
 
 
 def check_permission_mode(options: argparse.Namespace) -> str | None:

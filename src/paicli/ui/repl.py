@@ -14,24 +14,18 @@ import contextlib
 import signal
 import sys
 import termios
-from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.history import FileHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
-from paicli.errors import PaicliError
 from paicli.llm.messages import AssistantMessage, Message, UserMessage
-from paicli.private_files import make_private_dir
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
@@ -47,6 +41,7 @@ from .completion import ReplCompleter
 from .console import SafeConsole
 from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import server_change_line, status_line
+from .prompt_line import PROMPT, ArmExit, LineState, LiveLine, prompt_session, read_line
 from .render import TurnRenderer
 from .rules_prompt import ask_rules
 from .screen_secrets import redacting
@@ -55,16 +50,21 @@ from .server_asks_prompt import TerminalAsks
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
 SERVER_WAIT = 30.0
-PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 
 
 async def repl_main(
-    options: argparse.Namespace, flags: Mapping[str, str | None], *, ask_trust: TrustAsk | None
+    options: argparse.Namespace,
+    flags: Mapping[str, str | None],
+    *,
+    ask_trust: TrustAsk | None,
+    line: LiveLine | None = None,
 ) -> int:
+    """The REPL; `line` is the prompt `prompt_line.quick_repl` already drew (its first line
+    may be typed while the runtime opens)."""
     # Names and text from servers and models are printed literally and escaped (a server
     # called "x[/]" or ":smile:" must neither crash nor restyle the screen).
     console = SafeConsole(force_terminal=sys.stdout.isatty() or None)
-    repl = Repl(console, interactive=sys.stdin.isatty())
+    repl = Repl(console, interactive=sys.stdin.isatty(), line=line)
     async with open_runtime(
         root=Path.cwd(),
         flags=flags,
@@ -138,42 +138,13 @@ async def pick_session(
     return True
 
 
-class _ArmExit(PaicliError):
-    """Ctrl+C at an empty prompt, the first time: warn, and leave on the next one (a signal
-    from the key binding to the loop, never raised beyond it)."""
-
-
-class SafeFileHistory(FileHistory):
-    """Prompt history in a file; a file that cannot be read or written (disk full, read-only
-    PAICLI_HOME) costs the history, never the prompt: one warning, then silence."""
-
-    def __init__(self, filename: str, console: Console) -> None:
-        super().__init__(filename)
-        self._console = console
-        self._warned = False
-
-    def load_history_strings(self) -> Iterable[str]:
-        try:
-            return list(super().load_history_strings())
-        except OSError as exc:
-            self._warn(exc)
-            return []
-
-    def store_string(self, string: str) -> None:
-        try:
-            super().store_string(string)
-        except OSError as exc:
-            self._warn(exc)
-
-    def _warn(self, exc: OSError) -> None:
-        if not self._warned:
-            self._warned = True
-            self._console.print(Text(f"History not saved: {exc}", "yellow"))
-
-
 class Repl:
-    def __init__(self, console: Console, *, interactive: bool = True) -> None:
+    def __init__(
+        self, console: Console, *, interactive: bool = True, line: LiveLine | None = None
+    ) -> None:
         self.console = console
+        self._line = line  # a prompt already drawn, with the task reading its first line
+        self._state = LineState() if line is None else line.state
         # Not a terminal: one prompt (or approval answer) per line of stdin.
         self.interactive = interactive
         self._lines: LineInput = TerminalInput() if interactive else PipeInput()
@@ -203,7 +174,6 @@ class Repl:
         # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
         # (and whether `@server:uri` mentions in it are expanded: the user's words only).
         self._asked: tuple[str, Sequence[Message], bool] | None = None
-        self._exit_armed = False  # Ctrl+C was pressed once at this empty prompt
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
     # -- callbacks from the runtime ----------------------------------------------------------
@@ -242,9 +212,27 @@ class Repl:
         for server in runtime.manager.servers():
             if server.state is ServerState.READY:
                 self.server_changed(server)
+        state = self._state
+        state.take(runtime.approvals)
+        state.completer = ReplCompleter(
+            lambda: [s.name for s in runtime.manager.servers()],
+            self.resources.completions,
+            self.prompts,
+        )
+        state.warn = lambda text: self.console.print(Text(terminal_safe(text), "yellow"))
+        for text in state.unsaid:
+            state.warn(text)
+        state.unsaid.clear()
         self._banner(runtime)
-        session = self._prompt_session(runtime) if self.interactive else None
-        if session is None:
+        if self._line is not None:
+            self._line.session.app.invalidate()  # the prompt mark shows the permission mode
+        pending = None if self._line is None else self._line.first
+        session: PromptSession[str] | None = None
+        if self._line is not None:
+            session = self._line.session
+        elif self.interactive:
+            session = prompt_session(state, runtime.home.history_file)
+        if session is None or pending is not None:  # (a quick start's prompt is drawn)
             runtime.start_background()
         else:
             # Servers and the model SDK load once the prompt is on the screen, not before
@@ -259,20 +247,21 @@ class Repl:
             while not self._quit:
                 await self.prompts.refresh_stale()
                 try:
-                    if session is None:
+                    if pending is not None:
+                        text = await pending
+                    elif session is None:
                         text = await self._lines.read(PROMPT)
                     else:
-                        with patch_stdout(raw=True):
-                            text = await session.prompt_async(
-                                lambda: self._prompt_mark(runtime), handle_sigint=False
-                            )
-                except _ArmExit:
-                    self._exit_armed = True
+                        text = await read_line(session)
+                except ArmExit:
+                    self._state.exit_armed = True
                     self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
                     continue
                 except (EOFError, KeyboardInterrupt):
                     break
-                self._exit_armed = False
+                finally:
+                    pending = None
+                self._state.exit_armed = False
                 text = text.strip()
                 if not text:
                     continue
@@ -330,66 +319,6 @@ class Repl:
                     self.console.print(Text(terminal_safe(reason), "yellow"))
         self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
         self._banner_shown = True
-
-    @staticmethod
-    def _prompt_mark(runtime: Runtime) -> FormattedText:
-        """The prompt mark, with the permission mode before it unless it is the default."""
-        approvals = runtime.approvals
-        if approvals is None or approvals.mode is Mode.DEFAULT:
-            return FormattedText([("", PROMPT)])
-        style = "bold red" if approvals.mode is Mode.YOLO else "bold"
-        return FormattedText([(style, f"[{approvals.mode.value}]"), ("", " " + PROMPT)])
-
-    def _prompt_session(self, runtime: Runtime) -> PromptSession[str]:
-        keys = KeyBindings()
-
-        @keys.add("c-c")
-        def _(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if buffer.text:
-                buffer.reset()
-                self._exit_armed = False
-                return
-            # One press at an empty prompt is easily a reflex: it ends this prompt with a
-            # warning (printed by the loop, outside the prompt), and a second press at the
-            # next one leaves; a line entered in between starts over.
-            event.app.exit(exception=EOFError() if self._exit_armed else _ArmExit())
-
-        @keys.add("s-tab")
-        def _(event: KeyPressEvent) -> None:
-            if runtime.approvals is not None:
-                runtime.approvals.switch()
-                event.app.invalidate()  # the prompt shows the new mode
-
-        @keys.add("escape", "enter")
-        @keys.add("c-j")
-        def _(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @keys.add("enter")
-        def _(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if buffer.text.endswith("\\"):  # a trailing backslash continues the line
-                buffer.delete_before_cursor(1)
-                buffer.insert_text("\n")
-            else:
-                buffer.validate_and_handle()
-
-        history_file = runtime.home.history_file
-        with contextlib.suppress(OSError):
-            make_private_dir(history_file.parent)
-        assert self.resources is not None
-        resources = self.resources
-        return PromptSession(
-            history=SafeFileHistory(str(history_file), self.console),
-            completer=ReplCompleter(
-                lambda: [s.name for s in runtime.manager.servers()],
-                resources.completions,
-                self.prompts,
-            ),
-            key_bindings=keys,
-            complete_while_typing=False,
-        )
 
     async def _run_turn(
         self,
@@ -523,8 +452,8 @@ class Repl:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
             return
-        if not self._exit_armed:
-            self._exit_armed = True
+        if not self._state.exit_armed:
+            self._state.exit_armed = True
             self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
             return
         self._quit = True

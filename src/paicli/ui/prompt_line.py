@@ -1,0 +1,286 @@
+"""The REPL's input line, and the quick start that draws it before anything else loads.
+
+A prompt_toolkit session with the REPL's keys (Enter sends, a trailing backslash, Ctrl+J or
+Escape-Enter add a line, Ctrl+C clears the line or, at an empty prompt, arms the exit,
+Shift+Tab switches the permission mode), the permission mode before the mark and a history
+file whose failures cost the history, never the prompt.
+
+This module loads nothing of paicli but the home folder's layout: `quick_repl` draws the
+prompt with prompt_toolkit alone (about 0.1 s after launch), then loads the runtime in a
+thread while the prompt already takes keys, and hands the live prompt to `paicli.ui.repl`,
+which prints its banner above it and answers what was typed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application
+from prompt_toolkit.completion import Completer, DynamicCompleter
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+from paicli.home import PaicliHome
+from paicli.private_files import make_private_dir
+
+PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
+
+
+class ArmExit(Exception):
+    """Ctrl+C at an empty prompt, the first time: warn, and leave on the next one (raised by
+    the key binding out of the prompt, handled by the REPL loop, never beyond it)."""
+
+
+class ModeSwitch(Protocol):
+    """The permission modes (`paicli.tools.approval.ApprovingToolbox`), as the line sees them."""
+
+    @property
+    def mode(self) -> _Named: ...
+
+    def switch(self) -> object: ...
+
+
+class _Named(Protocol):
+    @property
+    def value(self) -> str: ...
+
+
+@dataclass
+class LineState:
+    """What the keys and the prompt mark read: filled in by the REPL once its runtime is open
+    (until then Shift+Tab does nothing and nothing is completed)."""
+
+    exit_armed: bool = False  # Ctrl+C was pressed once at this empty prompt
+    approvals: ModeSwitch | None = None
+    early_switches: int = 0  # Shift+Tab pressed before `approvals` was there
+    completer: Completer | None = None
+    warn: Callable[[str], None] | None = None  # how a history failure is shown
+    unsaid: list[str] = field(default_factory=list)  # warnings from before `warn` was set
+
+    def take(self, approvals: ModeSwitch | None) -> None:
+        """The runtime's permission modes, with the switches asked for before it opened."""
+        self.approvals = approvals
+        if approvals is not None:
+            for _ in range(self.early_switches):
+                approvals.switch()
+        self.early_switches = 0
+
+    def warning(self, text: str) -> None:
+        if self.warn is None:
+            self.unsaid.append(text)
+        else:
+            self.warn(text)
+
+
+class SafeFileHistory(FileHistory):
+    """Prompt history in a file; a file that cannot be read or written (disk full, read-only
+    PAICLI_HOME) costs the history, never the prompt: one warning, then silence."""
+
+    def __init__(self, filename: str, state: LineState) -> None:
+        super().__init__(filename)
+        self._state = state
+        self._warned = False
+
+    def load_history_strings(self) -> Iterable[str]:
+        try:
+            return list(super().load_history_strings())
+        except OSError as exc:
+            self._warn(exc)
+            return []
+
+    def store_string(self, string: str) -> None:
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self._warn(exc)
+
+    def _warn(self, exc: OSError) -> None:
+        if not self._warned:
+            self._warned = True
+            self._state.warning(f"History not saved: {exc}")
+
+
+def prompt_mark(state: LineState) -> FormattedText:
+    """The prompt mark, with the permission mode before it unless it is the default."""
+    approvals = state.approvals
+    mode = "default" if approvals is None else approvals.mode.value
+    if mode == "default":
+        return FormattedText([("", PROMPT)])
+    style = "bold red" if mode == "yolo" else "bold"
+    return FormattedText([(style, f"[{mode}]"), ("", " " + PROMPT)])
+
+
+def prompt_session(state: LineState, history_file: Path) -> PromptSession[str]:
+    keys = KeyBindings()
+
+    @keys.add("c-c")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+            state.exit_armed = False
+            return
+        # One press at an empty prompt is easily a reflex: it ends this prompt with a
+        # warning (printed by the loop, outside the prompt), and a second press at the
+        # next one leaves; a line entered in between starts over.
+        event.app.exit(exception=EOFError() if state.exit_armed else ArmExit())
+
+    @keys.add("s-tab")
+    def _(event: KeyPressEvent) -> None:
+        if state.approvals is None:
+            state.early_switches += 1  # made once the runtime is open
+        else:
+            state.approvals.switch()
+            event.app.invalidate()  # the prompt shows the new mode
+
+    @keys.add("escape", "enter")
+    @keys.add("c-j")
+    def _(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @keys.add("enter")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text.endswith("\\"):  # a trailing backslash continues the line
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    with contextlib.suppress(OSError):
+        make_private_dir(history_file.parent)
+    return PromptSession(
+        lambda: prompt_mark(state),
+        history=SafeFileHistory(str(history_file), state),
+        completer=DynamicCompleter(lambda: state.completer),
+        key_bindings=keys,
+        complete_while_typing=False,
+    )
+
+
+async def read_line(session: PromptSession[str]) -> str:
+    """One prompt; what is printed meanwhile appears above it."""
+    with above_prompt(session.app):
+        return await session.prompt_async(handle_sigint=False)
+
+
+class _AbovePrompt:
+    """sys.stdout and sys.stderr while a prompt is on the screen: each flushed line is written
+    above the prompt, which is then drawn again below it.
+
+    Unlike prompt_toolkit's `patch_stdout`, the terminal stays in raw mode while the text is
+    written: that one switches it to cooked mode for each write, and a key pressed in that
+    moment is the terminal's, not the prompt's (Ctrl+D became an end of file and was lost,
+    Ctrl+C a SIGINT). The text is written in the event loop's thread, between two frames.
+    """
+
+    def __init__(self, app: Application[Any], stream: TextIO) -> None:
+        self._app = app
+        self._stream = stream
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._pending = ""  # the end of a line not finished yet
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        if "\n" in text:  # line-buffered, like a terminal's stdout
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        lines, newline, self._pending = self._pending.rpartition("\n")
+        if newline:
+            self._show(lines + newline)
+
+    def close(self) -> None:
+        """The prompt is gone: what is left goes out as it is."""
+        text, self._pending = self._pending, ""
+        if text:
+            self._show(text)
+
+    def _show(self, text: str) -> None:
+        if threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._write_above, text)
+        else:
+            self._write_above(text)
+
+    def _write_above(self, text: str) -> None:
+        app = self._app
+        live = app.is_running and not app.is_done
+        if live:
+            app.renderer.erase()  # the cursor goes back to where the prompt began
+        self._stream.write(text)
+        self._stream.flush()
+        if live:
+            app.renderer.request_absolute_cursor_position()
+            app.invalidate()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return self._stream.encoding
+
+    @property
+    def errors(self) -> str | None:
+        return self._stream.errors
+
+
+@contextlib.contextmanager
+def above_prompt(app: Application[Any]) -> Iterator[None]:
+    """Print above `app`'s prompt while it runs (see `_AbovePrompt`)."""
+    saved = sys.stdout, sys.stderr
+    proxy = _AbovePrompt(app, sys.stdout)
+    sys.stdout = sys.stderr = proxy
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        proxy.close()
+
+
+@dataclass
+class LiveLine:
+    """A prompt already on the screen, handed from the quick start to the REPL: its session,
+    its state, and the task reading the first line (done if the user already answered)."""
+
+    session: PromptSession[str]
+    state: LineState
+    first: asyncio.Task[str]
+
+
+async def quick_repl(options: argparse.Namespace, flags: Mapping[str, str | None]) -> int:
+    """The REPL, its prompt drawn first: the rest of paicli loads behind it."""
+    state = LineState()
+    session = prompt_session(state, PaicliHome.from_environ().history_file)
+    drawn = asyncio.Event()
+    session.app.after_render += lambda _: drawn.set()
+    first = asyncio.get_running_loop().create_task(read_line(session))
+    try:
+        # The runtime's imports wait for the first frame (they would compete with it).
+        shown = asyncio.ensure_future(drawn.wait())
+        await asyncio.wait((shown, first), return_when=asyncio.FIRST_COMPLETED)
+        shown.cancel()
+        repl = await asyncio.to_thread(importlib.import_module, "paicli.ui.repl")
+        code: int = await repl.repl_main(
+            options, flags, ask_trust=None, line=LiveLine(session, state, first)
+        )
+        return code
+    finally:
+        first.cancel()  # (a no-op once answered; the answer or error is collected either way)
+        await asyncio.gather(first, return_exceptions=True)
