@@ -9,8 +9,6 @@ import signal
 from collections.abc import Coroutine
 from typing import Any
 
-from paicli.ui.output import err
-
 
 def run_until_signalled(work: Coroutine[Any, Any, int]) -> int:
     """`asyncio.run(work)`; 130 when interrupted."""
@@ -31,6 +29,8 @@ async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
     try:
         return await work
     except asyncio.CancelledError:
+        from paicli.ui.output import err  # noqa: PLC0415 - not before the REPL's prompt
+
         err("paicli: stopped; servers shut down")
         return 130
     finally:

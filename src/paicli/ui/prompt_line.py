@@ -17,15 +17,12 @@ import argparse
 import asyncio
 import contextlib
 import importlib
-import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Protocol
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application
 from prompt_toolkit.completion import Completer, DynamicCompleter
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
@@ -33,6 +30,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from paicli.home import PaicliHome
 from paicli.private_files import make_private_dir
+
+from .above_prompt import above_prompt
 
 PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 
@@ -173,85 +172,6 @@ async def read_line(session: PromptSession[str]) -> str:
     """One prompt; what is printed meanwhile appears above it."""
     with above_prompt(session.app):
         return await session.prompt_async(handle_sigint=False)
-
-
-class _AbovePrompt:
-    """sys.stdout and sys.stderr while a prompt is on the screen: each flushed line is written
-    above the prompt, which is then drawn again below it.
-
-    Unlike prompt_toolkit's `patch_stdout`, the terminal stays in raw mode while the text is
-    written: that one switches it to cooked mode for each write, and a key pressed in that
-    moment is the terminal's, not the prompt's (Ctrl+D became an end of file and was lost,
-    Ctrl+C a SIGINT). The text is written in the event loop's thread, between two frames.
-    """
-
-    def __init__(self, app: Application[Any], stream: TextIO) -> None:
-        self._app = app
-        self._stream = stream
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
-        self._pending = ""  # the end of a line not finished yet
-
-    def write(self, text: str) -> int:
-        self._pending += text
-        if "\n" in text:  # line-buffered, like a terminal's stdout
-            self.flush()
-        return len(text)
-
-    def flush(self) -> None:
-        lines, newline, self._pending = self._pending.rpartition("\n")
-        if newline:
-            self._show(lines + newline)
-
-    def close(self) -> None:
-        """The prompt is gone: what is left goes out as it is."""
-        text, self._pending = self._pending, ""
-        if text:
-            self._show(text)
-
-    def _show(self, text: str) -> None:
-        if threading.get_ident() != self._thread:
-            self._loop.call_soon_threadsafe(self._write_above, text)
-        else:
-            self._write_above(text)
-
-    def _write_above(self, text: str) -> None:
-        app = self._app
-        live = app.is_running and not app.is_done
-        if live:
-            app.renderer.erase()  # the cursor goes back to where the prompt began
-        self._stream.write(text)
-        self._stream.flush()
-        if live:
-            app.renderer.request_absolute_cursor_position()
-            app.invalidate()
-
-    def isatty(self) -> bool:
-        return self._stream.isatty()
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-    @property
-    def encoding(self) -> str:
-        return self._stream.encoding
-
-    @property
-    def errors(self) -> str | None:
-        return self._stream.errors
-
-
-@contextlib.contextmanager
-def above_prompt(app: Application[Any]) -> Iterator[None]:
-    """Print above `app`'s prompt while it runs (see `_AbovePrompt`)."""
-    saved = sys.stdout, sys.stderr
-    proxy = _AbovePrompt(app, sys.stdout)
-    sys.stdout = sys.stderr = proxy
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
-        proxy.close()
 
 
 @dataclass
