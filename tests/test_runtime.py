@@ -76,6 +76,18 @@ async def test_a_key_picked_up_by_model_command_is_redacted_from_the_audit_log(
     assert "the key is" in text and key not in text
 
 
+async def test_a_broken_config_file_is_one_problem_naming_the_file_once(tmp_path: Path) -> None:
+    (tmp_path / ".paicli").mkdir()
+    (tmp_path / ".paicli" / "mcp.json").write_text('{"mcpServers": {"a": {"command": "x",}}}')
+    (tmp_path / "elsewhere").mkdir()
+    async with open_runtime(
+        root=tmp_path / "elsewhere", flags={}, approver=None, environ=environ(tmp_path)
+    ) as runtime:
+        (problem,) = runtime.problems
+    assert problem.startswith("~/.paicli/mcp.json: invalid JSON at line 1, column 38")
+    assert problem.count("mcp.json") == 1
+
+
 def test_gemini_models_get_the_gemini_schema_profile() -> None:
     def settings(model: str, base_url: str) -> ModelSettings:
         return ModelSettings(

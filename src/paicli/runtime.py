@@ -228,7 +228,7 @@ async def open_runtime(
         extra_files=mcp_config,
         only_extra=strict_mcp_config,
     )
-    problems += [f"{p.source}: {p.message}" for p in config.errors]
+    problems += [p.message for p in config.errors]  # (each names its file)
     problems += [f"warning: {w}" for w in config.warnings]
     entries, skipped = approve_servers(
         config.servers.values(),

@@ -102,7 +102,7 @@ async def _configured(
     project = project_root(Path.cwd())
     config = load_config(project)
     for problem in config.errors:
-        err(f"paicli: {problem.source}: {problem.message}")
+        err(f"paicli: {problem.message}")  # (it names its file)
     unknown = [name for name in names if name not in config.servers]
     if unknown:
         err(f"paicli mcp doctor: no server named {unknown[0]!r} (see paicli mcp list)")

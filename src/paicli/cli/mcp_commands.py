@@ -250,9 +250,7 @@ async def with_servers(options: argparse.Namespace) -> int:
 
 async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> int:
     for problem in config.errors:
-        # The message names its file already (`read_document`); say it once.
-        shown = problem.message if str(problem.source) in problem.message else None
-        err(f"paicli: {shown or f'{problem.source}: {problem.message}'}")
+        err(f"paicli: {problem.message}")  # (it names its file, as the home-relative path)
     for warning in config.warnings:
         err(f"paicli: warning: {warning}")
     entries, skipped = approved(config, options.trust_project)
