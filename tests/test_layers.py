@@ -22,6 +22,7 @@ RANKS = {
     "paicli.errors": 1,
     "paicli.home": 1,
     "paicli.project_root": 1,
+    "paicli.answered_projects": 1,
     "paicli.private_files": 1,
     "paicli.config_files": 1,
     "paicli.user_config": 2,

@@ -83,6 +83,10 @@ class PaicliHome:
         return self.root / "permissions.json"
 
     @property
+    def answered_projects(self) -> Path:
+        return self.root / "answered-projects.json"
+
+    @property
     def audit_dir(self) -> Path:
         return self.root / "audit"
 

@@ -228,6 +228,47 @@ async def test_keys_pressed_before_paicli_has_loaded_still_count(places: Places)
     assert "Traceback" not in term.text
 
 
+async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
+    places: Places,
+) -> None:
+    """The first start asks about the project's server before any prompt; the next one, with
+    the files unchanged, asks nothing and draws the prompt before paicli loads; a new server
+    in the file means asking first again."""
+    add_servers(places, "fault")
+    runtime = re.compile(r"\|\s+paicli\.runtime\s*$", re.M)
+    command = [sys.executable, "-X", "importtime", "-m", "paicli.cli"]
+
+    async def start() -> tuple[Terminal, str]:
+        term = await Terminal.spawn(command, cwd=places.project, env=terminal_env(places))
+        first = await term.expect(re.compile(f"Allow it\\? \\[y/N\\]|{MARK}"))
+        return term, term.text[: first.end()]
+
+    term, before = await start()
+    try:
+        assert "Allow it?" in before and MARK not in before
+        term.line("y")
+        await ready(term, "fault", 11)
+        assert await goodbye(term) == 0
+    finally:
+        await term.aclose()
+    term, before = await start()
+    try:
+        assert "Allow it?" not in before and not runtime.search(before)
+        await ready(term, "fault", 11)
+        assert await goodbye(term) == 0
+    finally:
+        await term.aclose()
+    add_servers(places, "fault", "sdk")
+    term, before = await start()
+    try:
+        assert "Allow it?" in before and "sdk" in before and MARK not in before
+        term.line("n")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    finally:
+        await term.aclose()
+
+
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
     places: Places,
 ) -> None:

@@ -479,17 +479,20 @@ def dispatch(options: argparse.Namespace) -> int:
 
 def quick_start(options: argparse.Namespace) -> bool:
     """Whether the REPL may draw its prompt before it loads (`prompt_line.quick_repl`): on a
-    terminal, when nothing has to be asked first (a project's servers or rules to trust, a
-    conversation to choose)."""
+    terminal, when nothing has to be asked first (a project's servers or rules to trust that
+    were not answered with the files as they are now, a conversation to choose)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()) or options.resume == "":
         return False
     from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
 
+    from paicli.answered_projects import QUESTION_FILES, answered  # noqa: PLC0415
+    from paicli.home import PaicliHome  # noqa: PLC0415
     from paicli.project_root import project_root  # noqa: PLC0415
 
     project = project_root(Path.cwd())
-    asks = (".mcp.json", ".paicli/mcp.json", ".paicli/settings.json")
-    return not any(os.path.lexists(project / name) for name in asks)
+    if not any(os.path.lexists(project / name) for name in QUESTION_FILES):
+        return True
+    return answered(project, PaicliHome.from_environ())
 
 
 def check_permission_mode(options: argparse.Namespace) -> str | None:

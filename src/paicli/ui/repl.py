@@ -14,7 +14,7 @@ import contextlib
 import signal
 import sys
 import termios
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,14 @@ from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
+from paicli.answered_projects import remember
 from paicli.llm.messages import AssistantMessage, Message, UserMessage
-from paicli.runtime import Runtime, open_runtime
+from paicli.runtime import RulesAsk, Runtime, open_runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
-from paicli.servers.trust import TrustAsk, TrustStore, skip_reason
-from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
+from paicli.servers.trust import TrustAsk, TrustRequest, TrustStore, skip_reason
+from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode, ProjectSettings
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
 
@@ -65,6 +66,7 @@ async def repl_main(
     # called "x[/]" or ":smile:" must neither crash nor restyle the screen).
     console = SafeConsole(force_terminal=sys.stdout.isatty() or None)
     repl = Repl(console, interactive=sys.stdin.isatty(), line=line)
+    answers = _Answers()
     async with open_runtime(
         root=Path.cwd(),
         flags=flags,
@@ -73,9 +75,9 @@ async def repl_main(
         flag_allow=tuple(options.allow),
         flag_deny=tuple(options.deny),
         mode=options.mode,
-        ask_rules=ask_rules if ask_trust is not None else None,
+        ask_rules=answers.rules(ask_rules) if ask_trust is not None else None,
         trust_project=options.trust_project,
-        ask_trust=ask_trust,
+        ask_trust=None if ask_trust is None else answers.trust(ask_trust),
         on_server_change=repl.server_changed,
         max_steps=options.max_steps or None,
         elicit=repl.elicit,
@@ -84,11 +86,40 @@ async def repl_main(
         mcp_config=[Path(f) for f in options.mcp_config],
         strict_mcp_config=options.strict_mcp_config,
     ) as runtime:
+        if ask_trust is not None and answers.kept and not options.trust_project:
+            # Every question of this start is answered and saved: the next one with the
+            # same files asks nothing, and draws its prompt first.
+            await asyncio.to_thread(remember, runtime.project or runtime.root, runtime.home)
         with redacting(runtime.redactor):
             resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
             if resumed is None:
                 return 2
             return await repl.run(runtime)
+
+
+class _Answers:
+    """Whether every question a start asked got an answer paicli keeps (servers allowed or
+    declined, rules accepted): a start whose question was left unanswered, or whose rules
+    were refused (asked again each time), is not one to remember as answered."""
+
+    def __init__(self) -> None:
+        self.kept = True
+
+    def trust(self, ask: TrustAsk) -> TrustAsk:
+        def asking(requests: Sequence[TrustRequest]) -> Collection[str] | None:
+            answer = ask(requests)
+            self.kept = self.kept and answer is not None
+            return answer
+
+        return asking
+
+    def rules(self, ask: RulesAsk) -> RulesAsk:
+        def asking(settings: ProjectSettings) -> bool:
+            accepted = ask(settings)
+            self.kept = self.kept and accepted
+            return accepted
+
+        return asking
 
 
 async def pick_session(

@@ -1,0 +1,77 @@
+"""A project whose start asks nothing: its question files and the answers, as a digest.
+Any change to them means asking first again; a file that is not a plain config file is
+never read here (the careful start reads it, with its checks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from paicli.answered_projects import answered, remember
+from paicli.home import PaicliHome
+
+
+def project_with_servers(tmp_path: Path) -> tuple[Path, PaicliHome]:
+    project = tmp_path / "project"
+    (project / ".paicli").mkdir(parents=True)
+    (project / ".mcp.json").write_text('{"mcpServers": {"a": {"command": "a"}}}')
+    return project, PaicliHome(tmp_path / "home" / ".paicli")
+
+
+def test_a_remembered_project_is_answered_until_a_file_or_an_answer_changes(
+    tmp_path: Path,
+) -> None:
+    project, home = project_with_servers(tmp_path)
+    assert not answered(project, home)
+    remember(project, home)
+    assert answered(project, home)
+    assert not answered(tmp_path, home)  # another folder
+
+    (project / ".paicli" / "settings.json").write_text('{"permissions": {"allow": ["x"]}}')
+    assert not answered(project, home)  # a file appeared
+    remember(project, home)
+    (project / ".mcp.json").write_text('{"mcpServers": {"b": {"command": "b"}}}')
+    assert not answered(project, home)  # a file changed
+    remember(project, home)
+    home.trust_store.write_text("{}")
+    assert not answered(project, home)  # an answer was given or revoked
+
+
+def test_the_record_is_private_and_bounded(tmp_path: Path) -> None:
+    home = PaicliHome(tmp_path / "home" / ".paicli")
+    remember(tmp_path, home)
+    record = home.answered_projects
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    assert stat.S_IMODE(record.parent.stat().st_mode) == 0o700
+    many = {f"/p{n}": "0" * 64 for n in range(250)}
+    record.write_text(json.dumps(many))
+    remember(tmp_path, home)
+    kept = json.loads(record.read_text())
+    assert len(kept) == 200 and "/p0" not in kept and "/p249" in kept
+    assert answered(tmp_path, home)  # the newest is kept
+
+
+def test_a_fifo_or_a_folder_as_a_config_file_is_never_answered_and_never_blocks(
+    tmp_path: Path,
+) -> None:
+    project, home = project_with_servers(tmp_path)
+    os.mkfifo(project / ".paicli" / "mcp.json")  # a read would wait for a writer forever
+    remember(project, home)
+    assert not answered(project, home)
+    assert not home.answered_projects.exists()
+    (project / ".paicli" / "mcp.json").unlink()
+    (project / ".paicli" / "mcp.json").mkdir()
+    remember(project, home)
+    assert not answered(project, home)
+
+
+def test_a_damaged_record_counts_as_nothing_answered(tmp_path: Path) -> None:
+    project, home = project_with_servers(tmp_path)
+    remember(project, home)
+    for damaged in ("not json", "[1, 2]", '{"x": 1}', ""):
+        home.answered_projects.write_text(damaged)
+        assert not answered(project, home)
+        remember(project, home)  # and it is written afresh
+        assert answered(project, home)
