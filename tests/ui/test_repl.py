@@ -195,7 +195,10 @@ async def test_with_nothing_to_ask_first_the_prompt_comes_before_paicli_loads(
     async with ScriptedLlm([{"text": "Fine."}]) as llm:
         async with paicli(places, llm, python=("-X", "importtime")) as term:
             prompt = await term.expect(MARK)
-            assert not runtime.search(term.text[: prompt.start()])
+            loaded = re.findall(r"\|\s+(\S+)\s*$", term.text[: prompt.start()], re.M)
+            assert "prompt_toolkit" in loaded
+            late = ("paicli.runtime", "paicli.mcp", "paicli.agent", "rich", "openai")
+            assert [m for m in loaded if m.startswith(late)] == []
             term.line("typed at once")
             await term.expect(runtime)
             await term.expect(f"paicli {__version__}")
