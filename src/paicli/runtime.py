@@ -88,7 +88,7 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=dict)
     max_steps: int | None = None  # --max-steps (None: the agent's default)
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
-    # The project folder the MCP servers are configured and approved for (`project_root`).
+    # The project root (`project_root`): its MCP servers, settings.json and saved answers.
     project: Path | None = None
     problems: list[str] = field(default_factory=list)  # config problems, one line each
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
@@ -239,9 +239,15 @@ async def open_runtime(
     )
     offer, offer_problems = tool_offer(user_config)
     problems += offer_problems
-    store = PermissionStore(home.permissions, project=root)
+    # The project's settings and saved answers are the project root's, wherever in it paicli
+    # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
+    store = PermissionStore(
+        home.permissions,
+        project=project,
+        earlier=lambda folder: project_root(folder, env).resolve() == project.resolve(),
+    )
     policy, policy_problems = permission_policy(
-        user_config, project_settings(root), store, trust=trust_project, ask=ask_rules
+        user_config, project_settings(project), store, trust=trust_project, ask=ask_rules
     )
     problems += [*policy_problems, *store.problems]
     flag_allow, allow_problems = flag_rules(flag_allow, "--allow")
@@ -306,6 +312,7 @@ async def open_runtime(
         yes=yes,
         mode=mode,
         root=root,
+        project=project,
         previewer=builtin.preview,
     )
     toolbox: Toolbox = AuditingToolbox(

@@ -75,9 +75,14 @@ class Policy:
         names: str | Sequence[str],
         arguments: Mapping[str, object] | None = None,
         root: Path | None = None,
+        anchor: Path | None = None,
     ) -> bool:
+        """Whether an allow rule covers the call; its path is relative to `root` (default
+        the working folder), a relative path rule to `anchor` (default `root`)."""
         where = root or Path.cwd()
-        return any(r.matches(_names(names), arguments or {}, where) for r in self._allow)
+        return any(
+            r.matches(_names(names), arguments or {}, where, anchor=anchor) for r in self._allow
+        )
 
     def denies(
         self,
@@ -85,13 +90,17 @@ class Policy:
         *also: str,
         arguments: Mapping[str, object] | None = None,
         root: Path | None = None,
+        anchor: Path | None = None,
     ) -> bool:
         """Deny rules fail closed: matched without regard to case, against the model-facing
         name and any other names of the tool (`also`: e.g. `mcp__my.server__tool` before its
-        dots became underscores), so a rule written either way catches it."""
+        dots became underscores), so a rule written either way catches it. `root` and
+        `anchor` as for `allows`."""
         every = _names(names) + also
         where = root or Path.cwd()
-        return any(r.matches(every, arguments or {}, where, deny=True) for r in self._deny)
+        return any(
+            r.matches(every, arguments or {}, where, deny=True, anchor=anchor) for r in self._deny
+        )
 
     def __or__(self, other: Policy) -> Policy:
         return Policy(self.allow + other.allow, self.deny + other.deny)
@@ -186,9 +195,10 @@ class _Answers:
         definition_hash: str | None,
         arguments: Mapping[str, object],
         root: Path,
+        anchor: Path,
     ) -> bool:
         if definition_hash is None:
-            return any(r.matches(names, arguments, root) for r in _rules(self.rules))
+            return any(r.matches(names, arguments, root, anchor=anchor) for r in _rules(self.rules))
         grant = self.grants.get(names[0])
         return grant is not None and grant.definition_hash == definition_hash
 
@@ -206,13 +216,25 @@ class _Answers:
 class PermissionStore:
     """The saved "always allow" answers in the file at `path` (`PaicliHome.permissions`):
     rules for built-in tools, a definition-bound grant per MCP tool, for every project and,
-    under `projects`, for the project at `project` only."""
+    under `projects`, for the project at `project` only (its root folder: `project_root`).
 
-    def __init__(self, path: Path, project: Path | None = None) -> None:
+    Earlier versions keyed a project's answers by the folder paicli was started in, which may
+    be a subfolder of the project. `earlier(folder)` says whether answers kept under `folder` (a
+    folder inside `project`) belong to this project; those are read as the project's, and
+    left as they are in the file (new answers go under `project`)."""
+
+    def __init__(
+        self,
+        path: Path,
+        project: Path | None = None,
+        *,
+        earlier: Callable[[Path], bool] | None = None,
+    ) -> None:
         self.path = path
         self.project = str(project.resolve()) if project is not None else None
+        self._earlier = earlier
         document, problem = self._read()
-        self._everywhere, self._here = self._scopes(document)
+        self._everywhere, self._here, self._older = self._scopes(document)
         self.problems: list[str] = [problem] if problem else []
         self._broken = problem is not None
 
@@ -222,7 +244,8 @@ class PermissionStore:
 
     @property
     def project_patterns(self) -> tuple[str, ...]:
-        return tuple(self._here.rules)
+        rules = [r for scope in (self._here, *self._older) for r in scope.rules]
+        return tuple(dict.fromkeys(rules))
 
     def allows(
         self,
@@ -232,20 +255,27 @@ class PermissionStore:
         root: Path | None = None,
     ) -> bool:
         """Whether a saved answer covers this call of the tool `name`; for an MCP tool
-        (`definition_hash` given) only a grant for exactly that definition does."""
-        names, where = _names(name), root or Path(self.project or Path.cwd())
+        (`definition_hash` given) only a grant for exactly that definition does. The call's
+        path is relative to `root` (default the project), a relative path rule to the
+        project (or `root` without one)."""
+        names = _names(name)
+        where = root or Path(self.project or Path.cwd())
+        anchor = Path(self.project) if self.project is not None else where
         return any(
-            scope.allows(names, definition_hash, arguments or {}, where)
-            for scope in (self._everywhere, self._here)
+            scope.allows(names, definition_hash, arguments or {}, where, anchor)
+            for scope in (self._everywhere, self._here, *self._older)
         )
 
     def grant(self, name: str) -> ToolGrant | None:
         """The saved grant for the MCP tool `name`, whatever definition it was for."""
-        return self._here.grants.get(name) or self._everywhere.grants.get(name)
+        for scope in (self._here, *self._older, self._everywhere):
+            if (found := scope.grants.get(name)) is not None:
+                return found
+        return None
 
     def settings_accepted(self, digest: str) -> bool:
         """Whether the user accepted project settings with exactly these allow rules."""
-        return self._here.settings == digest
+        return any(scope.settings == digest for scope in (self._here, *self._older))
 
     def accept_settings(self, digest: str) -> str | None:
         """Remember that the user accepted this project's settings (`digest`)."""
@@ -281,7 +311,7 @@ class PermissionStore:
         document, problem = self._read()
         if problem is not None:
             return f"{problem}; not saved"
-        everywhere, here = self._scopes(document)
+        everywhere, here, older = self._scopes(document)
         change(here if project else everywhere)
         document["version"] = _STORE_VERSION
         document.update(everywhere.to_json())
@@ -302,14 +332,33 @@ class PermissionStore:
         everywhere.grants = {**everywhere.grants, **self._everywhere.grants}
         here.grants = {**here.grants, **self._here.grants}
         here.settings = self._here.settings or here.settings
-        self._everywhere, self._here = everywhere, here
+        self._everywhere, self._here, self._older = everywhere, here, older
         return None
 
-    def _scopes(self, document: Mapping[str, object]) -> tuple[_Answers, _Answers]:
+    def _scopes(
+        self, document: Mapping[str, object]
+    ) -> tuple[_Answers, _Answers, tuple[_Answers, ...]]:
+        """Every project's answers, this project's, and those an older paicli kept for it
+        under one of its subfolders."""
         everywhere = _answers(document)
         projects = document.get("projects")
-        mine = projects.get(self.project) if isinstance(projects, dict) and self.project else None
-        return everywhere, _answers(mine) if isinstance(mine, dict) else _Answers()
+        if not isinstance(projects, dict) or self.project is None:
+            return everywhere, _Answers(), ()
+        mine = projects.get(self.project)
+        here = _answers(mine) if isinstance(mine, dict) else _Answers()
+        older = tuple(
+            _answers(answers)
+            for folder, answers in sorted(projects.items())
+            if isinstance(answers, dict) and self._older_key(folder)
+        )
+        return everywhere, here, older
+
+    def _older_key(self, folder: object) -> bool:
+        if self._earlier is None or self.project is None or not isinstance(folder, str):
+            return False
+        path = Path(folder)
+        inside = path.is_absolute() and path.is_relative_to(self.project)
+        return inside and path != Path(self.project) and self._earlier(path)
 
     def _read(self) -> tuple[dict[str, object], str | None]:
         try:

@@ -204,9 +204,12 @@ PLAN_REFUSAL = (
 
 class ApprovingToolbox:
     """A toolbox that runs `inner`'s calls only when rules, the mode, flags or the user allow
-    them. `root` is the project (path rules are relative to it); `flag_allow` and `flag_deny`
-    the rules of `--allow` and `--deny`; `previewer` computes what a file edit would change,
-    to show it (and run it only if the file is unchanged)."""
+    them. `root` is the folder the file tools work in (a call's path is relative to it);
+    `project` the project root it lies in (default `root`): a relative path rule of `policy`
+    (config and project settings) or of a saved answer is anchored there, one of `flag_allow`
+    and `flag_deny` (`--allow`, `--deny`, typed in `root`) or of a session answer at `root`.
+    `previewer` computes what a file edit would change, to show it (and run it only if the
+    file is unchanged)."""
 
     def __init__(
         self,
@@ -220,6 +223,7 @@ class ApprovingToolbox:
         yes: bool = False,
         mode: Mode = Mode.DEFAULT,
         root: Path | None = None,
+        project: Path | None = None,
         previewer: Previewer | None = None,
     ) -> None:
         self._inner = inner
@@ -232,6 +236,7 @@ class ApprovingToolbox:
         # yolo is chosen when paicli starts; switching modes later never reaches it otherwise.
         self.yolo_allowed = mode is Mode.YOLO
         self._root = root or Path.cwd()
+        self._project = project or self._root
         self._previewer = previewer
         # Session answers: tool name → the definition hash allowed (None: a built-in tool).
         self._session: dict[str, str | None] = {}
@@ -292,7 +297,9 @@ class ApprovingToolbox:
         written = spec.name
         if spec.server and spec.tool:
             written = unsanitised_tool_name(spec.server, spec.tool)
-        if self._policy.denies(spec.name, written, arguments=arguments, root=self._root):
+        if self._policy.denies(
+            spec.name, written, arguments=arguments, root=self._root, anchor=self._project
+        ):
             return _denied(
                 f"The user's rules deny this call of {spec.name} (permissions.deny in the "
                 "paicli config or the project's .paicli/settings.json); it was not run.",
@@ -339,7 +346,7 @@ class ApprovingToolbox:
             return "policy"
         # A rule never covers an MCP tool the user allowed in another definition: saved
         # answers for those are bound to the definition.
-        if self._policy.allows(spec.name, arguments, self._root):
+        if self._policy.allows(spec.name, arguments, self._root, self._project):
             return "policy"
         if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
             return "policy"

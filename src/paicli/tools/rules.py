@@ -6,7 +6,7 @@
     execute_command(npm test)      exactly that command
     execute_command(git diff:*)    `git diff` and anything after it
     execute_command(make *)        a glob over the command's words
-    write_file(src/**)        a path glob relative to the project root (`**` crosses folders,
+    write_file(src/**)        a path glob relative to an anchor folder (`**` crosses folders,
                               `*` and `?` do not); also edit_file, read_file, list_dir, glob, grep
 
 A command rule allows only a single plain command: one with `;`, `&&`, `|`, a redirection,
@@ -15,7 +15,12 @@ asked about), because the rule could not say what such a line runs. A deny rule 
 against each command of such a line instead, so `execute_command(rm:*)` catches
 `ls; rm -rf x`; deny rules on commands are a guard against mistakes, not a sandbox. A path
 rule matches the path as written, folded but with no symlink followed: the toolbox refuses
-paths out of the project and asks about protected files whatever the rules say.
+paths out of the project and asks about protected files whatever the rules say. The path a
+call names is resolved against `root` (the folder the file tools work in); a relative glob is
+matched against it relative to `anchor` (whoever holds the rule chooses: the project root for
+the config's, the project's and saved rules, the working folder for `--allow`/`--deny`), so
+`src/**` anchored at `repo/` covers `x.py` written from `repo/src/`. An absolute (`/...`) or
+`~/...` glob names the same files from anywhere.
 """
 
 from __future__ import annotations
@@ -78,9 +83,11 @@ class Rule:
         root: Path,
         *,
         deny: bool = False,
+        anchor: Path | None = None,
     ) -> bool:
         """Whether the call of the tool known by `names` (the model-facing one first) with
-        `arguments` is covered. Deny rules compare names without regard to case."""
+        `arguments` is covered: its path resolved against `root`, a relative glob matched from
+        `anchor` (default `root`). Deny rules compare names without regard to case."""
         fold = str.lower if deny else str
         pattern = fold(self.tool)
         if not any(fnmatchcase(fold(name), pattern) for name in names):
@@ -89,7 +96,7 @@ class Rule:
             return True
         if names[0] == COMMAND_TOOL:
             return _command_matches(self.argument, arguments, deny=deny)
-        return _path_matches(self.argument, names[0], arguments, root, deny=deny)
+        return _path_matches(self.argument, names[0], arguments, root, anchor or root, deny=deny)
 
 
 def parse_rule(text: str) -> Rule:
@@ -209,11 +216,18 @@ def _words_match(pattern: str, words: list[str]) -> bool:
 
 
 def _path_matches(
-    pattern: str, tool: str, arguments: Mapping[str, object], root: Path, *, deny: bool
+    pattern: str,
+    tool: str,
+    arguments: Mapping[str, object],
+    root: Path,
+    anchor: Path,
+    *,
+    deny: bool,
 ) -> bool:
-    """Whether the call's path matches: as written (folded, `..` resolved by name) and, for
-    an allow rule, also the file it really reaches, so `src/link -> ../setup.py` is not
-    covered by `src/**`. A deny rule matches either."""
+    """Whether the call's path (relative to `root`) matches: as written (folded, `..`
+    resolved by name) and, for an allow rule, also the file it really reaches, so
+    `src/link -> ../setup.py` is not covered by `src/**`. A deny rule matches either. A
+    relative `pattern` is matched from `anchor`."""
     name, default = _PATH_TOOLS[tool]
     raw = arguments.get(name, default)
     if not isinstance(raw, str):
@@ -227,8 +241,8 @@ def _path_matches(
         found = [glob.match(p.as_posix()) is not None for p in (lexical, real)]
     else:
         glob = _glob(pattern.removeprefix("./"))
-        roots = (root, Path(os.path.realpath(root)))
-        found = [_relative_match(glob, p, r) for p, r in zip((lexical, real), roots, strict=True)]
+        bases = (Path(os.path.abspath(anchor)), Path(os.path.realpath(anchor)))
+        found = [_relative_match(glob, p, b) for p, b in zip((lexical, real), bases, strict=True)]
     return any(found) if deny else all(found)
 
 
