@@ -28,6 +28,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from paicli.errors import PaicliError
 from paicli.home import PaicliHome
 from paicli.private_files import make_private_dir
 
@@ -36,7 +37,7 @@ from .above_prompt import above_prompt
 PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 
 
-class ArmExit(Exception):
+class ArmExit(PaicliError):
     """Ctrl+C at an empty prompt, the first time: warn, and leave on the next one (raised by
     the key binding out of the prompt, handled by the REPL loop, never beyond it)."""
 
