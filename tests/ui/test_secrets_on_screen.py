@@ -140,7 +140,7 @@ async def test_one_shot_stderr_never_shows_a_secret_a_dying_server_wrote(
 def test_an_exception_nobody_retrieved_is_one_redacted_line(tmp_path: Path) -> None:
     script = (
         "import asyncio, gc\n"
-        "from paicli.ui.output import log_to_terminal\n"
+        "from paicli.ui.logs import log_to_terminal\n"
         "from paicli.cli._signals import run_until_signalled\n"
         "log_to_terminal()\n"
         "async def main():\n"

@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = build_parser(full_help=wants_help).parse_args(args)
     if server_command is not None:
         options.target = [*options.target, "--", *server_command]
-    from paicli.ui.output import log_to_terminal  # noqa: PLC0415 - keep --version fast
+    from paicli.ui.logs import log_to_terminal  # noqa: PLC0415 - keep --version fast
 
     log_to_terminal()
     try:

@@ -14,10 +14,7 @@ screen, and so do exceptions nobody retrieved ("Future exception was never retri
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paicli.tools.escape import json_for_terminal, terminal_safe
@@ -89,54 +86,3 @@ def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = 
     if console is None:
         console = _consoles[stderr] = SafeConsole(stderr=stderr)
     console.print(renderable, soft_wrap=soft_wrap)
-
-
-class _EscapingHandler(logging.Handler):
-    """One escaped, redacted line per record on stderr; a traceback goes to the log file."""
-
-    def __init__(self, log_file: os.PathLike[str] | None) -> None:
-        super().__init__()
-        self._log_file = log_file
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            line = record.getMessage()
-            if record.exc_info and record.exc_info[1] is not None:
-                error = record.exc_info[1]
-                line = f"{line} ({type(error).__name__}: {error})"
-                if self._log_file is not None:
-                    line += f"; details in {self._log_file}"
-                    self._keep(record)
-            err(line)
-        except Exception:
-            self.handleError(record)
-
-    def _keep(self, record: logging.LogRecord) -> None:
-        # Imported only when a traceback is kept: a plain run never needs them.
-        import traceback  # noqa: PLC0415
-
-        from paicli.private_files import make_private_dir  # noqa: PLC0415
-
-        assert self._log_file is not None and record.exc_info is not None
-        text = "".join(traceback.format_exception(*record.exc_info))
-        data = screen_text(f"{record.getMessage()}\n{text}\n").encode("utf-8", "replace")
-        try:
-            make_private_dir(Path(self._log_file).parent)
-            fd = os.open(self._log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # the one line on the screen still says what happened
-
-
-def log_to_terminal() -> None:
-    """Warnings and errors from every logger (and Python's warnings) as escaped, redacted
-    lines on stderr, instead of through logging's last-resort handler, which writes them
-    raw with their tracebacks."""
-    from paicli.home import PaicliHome  # noqa: PLC0415 - see _keep
-
-    handler = _EscapingHandler(PaicliHome.from_environ().root / "logs" / "paicli.log")
-    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
-    logging.captureWarnings(True)
