@@ -75,3 +75,32 @@ def test_a_damaged_record_counts_as_nothing_answered(tmp_path: Path) -> None:
         assert not answered(project, home)
         remember(project, home)  # and it is written afresh
         assert answered(project, home)
+
+
+def test_the_users_own_server_and_settings_files_count_too(tmp_path: Path) -> None:
+    """A user server of the same name hides a project's, and config.toml can let a project
+    server read secrets: a change to either means asking first again."""
+    project, home = project_with_servers(tmp_path)
+    home.root.mkdir(parents=True)
+    home.mcp_config.write_text('{"mcpServers": {"a": {"command": "mine"}}}')
+    remember(project, home)
+    home.mcp_config.write_text('{"mcpServers": {}}')
+    assert not answered(project, home)
+    remember(project, home)
+    home.settings_files[0].write_text("[projects]\n")
+    assert not answered(project, home)
+
+
+def test_a_config_file_leading_out_of_the_project_or_a_fifo_record_is_never_read(
+    tmp_path: Path,
+) -> None:
+    project, home = project_with_servers(tmp_path)
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"mcpServers": {}}')
+    (project / ".paicli" / "mcp.json").symlink_to(outside)
+    remember(project, home)
+    assert not answered(project, home) and not home.answered_projects.exists()
+    (project / ".paicli" / "mcp.json").unlink()
+    home.root.mkdir(parents=True)
+    os.mkfifo(home.answered_projects)  # a plain open would wait for a writer forever
+    assert not answered(project, home)

@@ -8,9 +8,12 @@ same asks nothing, so its prompt can come first (`answered`). Any change to thos
 new server, an edited rule, an answer given or revoked) means a start that loads and asks
 first again. Standard library only: this runs before the prompt.
 
-A config file that is not a regular file, or larger than any config file paicli reads, has
-no digest: that start takes the careful path (which reads such files with its own checks and
-says what is wrong).
+The user's own server and settings files are part of the digest too (a user server of the
+same name hides a project's, `[projects]` in config.toml lets one read secrets). Any answer
+given or revoked anywhere changes the answer files, so every project's next start asks first
+once more (and is remembered again). A config file that is not a regular file, is larger than
+any config file paicli reads, or leads out of the project has no digest: that start takes the
+careful path (which reads such files with its own checks and says what is wrong).
 """
 
 from __future__ import annotations
@@ -33,28 +36,48 @@ _MAX_BYTES = 1 << 20  # above what paicli reads as a config file
 _KEPT = 200  # projects remembered; the oldest are forgotten
 
 
-def _digest(project: Path, home: PaicliHome) -> str | None:
-    """The project's question files (content) and the answer files (size, time), hashed;
-    None when one of the project's files cannot be taken as a config file."""
-    hashed = hashlib.sha256()
-    for name in QUESTION_FILES:
-        hashed.update(name.encode() + b"\0")
-        try:
-            # O_NONBLOCK: a FIFO planted as .mcp.json must not hang the start here.
-            fd = os.open(project / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            hashed.update(b"absent\0")
-            continue
-        except OSError:
+def _content(path: Path, inside: Path | None) -> bytes | None:
+    """`path`'s bytes, b"" when it does not exist, None when it is no plain config file (not
+    a regular file, too large, or, with `inside`, reached through a link out of that folder).
+    Nothing that is not a regular file is opened (a FIFO, a device)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_BYTES:
+        return None
+    if inside is not None and not Path(os.path.realpath(path)).is_relative_to(
+        os.path.realpath(inside)
+    ):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
             return None
-        try:
-            found = os.fstat(fd)
-            if not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_BYTES:
-                return None
-            data = os.read(fd, _MAX_BYTES + 1)
-        finally:
-            os.close(fd)
-        hashed.update(len(data).to_bytes(8, "big") + data)
+        return os.read(fd, _MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
+def _digest(project: Path, home: PaicliHome) -> str | None:
+    """What decides whether a start in `project` asks anything, hashed: the project's
+    question files and the user's server and settings files (content), and the files holding
+    the answers (size, time, inode: any answer given or revoked counts); None when one of them
+    cannot be taken as a config file."""
+    hashed = hashlib.sha256()
+    files: list[tuple[Path, Path | None]] = [(project / name, project) for name in QUESTION_FILES]
+    mine = (home.mcp_config, home.local_mcp_config(project), *home.settings_files)
+    files += [(path, None) for path in mine]
+    for path, inside in files:
+        data = _content(path, inside)
+        if data is None:
+            return None
+        hashed.update(f"{path}\0{len(data)}\0".encode("utf-8", "surrogateescape") + data)
     for answers in (home.trust_store, home.permissions):
         try:
             found = os.stat(answers)
@@ -66,10 +89,10 @@ def _digest(project: Path, home: PaicliHome) -> str | None:
 
 
 def _records(home: PaicliHome) -> dict[str, str]:
+    data = _content(home.answered_projects, None)
     try:
-        with open(home.answered_projects, "rb") as file:
-            value = json.loads(file.read(_MAX_BYTES))
-    except (OSError, ValueError):
+        value = json.loads(data or b"{}")
+    except ValueError:
         return {}
     if not isinstance(value, dict):
         return {}

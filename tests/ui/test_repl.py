@@ -231,6 +231,95 @@ async def test_keys_pressed_before_paicli_has_loaded_still_count(places: Places)
     assert "Traceback" not in term.text
 
 
+# paicli, with the import of its runtime held until a byte is written to the FIFO argv[1]
+# (the quick start imports it in a thread behind the live prompt): "while paicli loads",
+# for as long as a test needs it.
+HELD_START = r"""
+import importlib.abc, runpy, sys
+gate = sys.argv.pop(1)
+class Gate(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "paicli.runtime":
+            sys.meta_path.remove(self)
+            with open(gate, "rb") as fifo:
+                fifo.read(1)
+        return None
+sys.meta_path.insert(0, Gate())
+runpy.run_module("paicli.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+@asynccontextmanager
+async def held_paicli(places: Places, llm: ScriptedLlm) -> AsyncIterator[tuple[Terminal, Path]]:
+    """`paicli` whose loading waits for `go(gate)`."""
+    gate = places.home / "gate"
+    os.mkfifo(gate)
+    flags = ["--base-url", llm.base_url, "--model", "scripted"]
+    command = [sys.executable, "-c", HELD_START, str(gate), *flags]
+    term = await Terminal.spawn(command, cwd=places.project, env=terminal_env(places))
+    try:
+        yield term, gate
+    finally:
+        await term.aclose()
+
+
+async def go(gate: Path) -> None:
+    await asyncio.to_thread(gate.write_bytes, b"x")
+
+
+async def test_keys_typed_while_paicli_loads_wait_for_the_prompt_as_they_were(
+    places: Places,
+) -> None:
+    """After a first line is entered, and until paicli has loaded, the terminal keeps keys
+    as typed: the second line is not echoed above the banner, its Enter still sends it (not
+    a new line in the input), and the Ctrl+D after it is a key, not a lost end of file."""
+    async with ScriptedLlm([{"text": "One."}, {"text": "Two."}]) as llm:
+        async with held_paicli(places, llm) as (term, gate):
+            await term.expect(MARK)
+            term.line("first")
+            await term.expect(accepted("first"))
+            await term.expect("paicli is still loading")
+            term.line("second")
+            term.send_keys("ctrl-d")
+            await go(gate)
+            banner = await term.expect(f"paicli {__version__}")
+            await term.expect("One.")
+            await term.expect(accepted("second"))
+            await term.expect("Two.")
+            await term.expect("Bye.")
+            assert await term.exit_code() == 0
+    assert "second" not in term.text[: banner.start()]
+    said = [r["messages"][-1]["content"] for r in llm.requests]
+    assert said == ["first", "second"]
+
+
+async def test_ctrl_c_while_paicli_loads_takes_the_first_line_back_or_leaves(
+    places: Places,
+) -> None:
+    async with ScriptedLlm([]) as llm:
+        async with held_paicli(places, llm) as (term, gate):
+            await term.expect(MARK)
+            term.line("never mind")
+            await term.expect(accepted("never mind"))
+            await term.expect("paicli is still loading; your line goes once it is ready")
+            term.send_keys("ctrl-c")
+            await go(gate)
+            await term.expect("Interrupted.")
+            await term.expect(MARK)
+            assert await goodbye(term) == 0
+        places.home.joinpath("gate").unlink()
+        async with held_paicli(places, llm) as (term, gate):
+            await term.expect(MARK)
+            term.send_keys("ctrl-c")  # at the empty prompt: the first press
+            await term.expect("Press Ctrl+C again to exit.")
+            term.send_keys("ctrl-c")  # while paicli loads: the second
+            await go(gate)
+            await term.expect("Bye.")
+            assert await term.exit_code() == 0
+    assert llm.requests == []
+    assert "stopped" not in term.text
+
+
 async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
     places: Places,
 ) -> None:
@@ -262,6 +351,15 @@ async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
     finally:
         await term.aclose()
     add_servers(places, "fault", "sdk")
+    other = places.home / "other.json"
+    other.write_text(json.dumps({"mcpServers": {}}))
+    command += ["--strict-mcp-config", "--mcp-config", str(other)]
+    term, before = await start()  # the project's servers are not loaded: nothing asked
+    try:
+        assert await goodbye(term) == 0
+    finally:
+        await term.aclose()
+    del command[-3:]  # and such a start is not one to remember as answered
     term, before = await start()
     try:
         assert "Allow it?" in before and "sdk" in before and MARK not in before

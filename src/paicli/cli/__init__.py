@@ -479,9 +479,9 @@ def dispatch(options: argparse.Namespace) -> int:
 
 def quick_start(options: argparse.Namespace) -> bool:
     """Whether the REPL may draw its prompt before it loads (`prompt_line.quick_repl`): on a
-    terminal, when nothing has to be asked first (a project's servers or rules to trust that
-    were not answered with the files as they are now, a conversation to choose)."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()) or options.resume == "":
+    terminal, when nothing has to be asked or checked first (a project's servers or rules to
+    trust that were not answered with the files as they are now, a conversation to resume)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or options.resume is not None:
         return False
     from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
 

@@ -5,10 +5,10 @@ Escape-Enter add a line, Ctrl+C clears the line or, at an empty prompt, arms the
 Shift+Tab switches the permission mode), the permission mode before the mark and a history
 file whose failures cost the history, never the prompt.
 
-This module loads nothing of paicli but the home folder's layout: `quick_repl` draws the
-prompt with prompt_toolkit alone (about 0.1 s after launch), then loads the runtime in a
-thread while the prompt already takes keys, and hands the live prompt to `paicli.ui.repl`,
-which prints its banner above it and answers what was typed.
+This module loads little of paicli (the home folder's layout, private files, errors):
+`quick_repl` draws the prompt with prompt_toolkit alone (about 0.1 s after launch), then
+loads the runtime in a thread while the prompt already takes keys, and hands the live prompt
+to `paicli.ui.repl`, which prints its banner above it and answers what was typed.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+import signal
+import sys
+import termios
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, DynamicCompleter
@@ -63,6 +66,7 @@ class LineState:
 
     exit_armed: bool = False  # Ctrl+C was pressed once at this empty prompt
     approvals: ModeSwitch | None = None
+    initial_mode: str | None = None  # shown until `approvals` is there (--permission-mode)
     early_switches: int = 0  # Shift+Tab pressed before `approvals` was there
     completer: Completer | None = None
     warn: Callable[[str], None] | None = None  # how a history failure is shown
@@ -114,7 +118,7 @@ class SafeFileHistory(FileHistory):
 def prompt_mark(state: LineState) -> FormattedText:
     """The prompt mark, with the permission mode before it unless it is the default."""
     approvals = state.approvals
-    mode = "default" if approvals is None else approvals.mode.value
+    mode = approvals.mode.value if approvals is not None else state.initial_mode or "default"
     if mode == "default":
         return FormattedText([("", PROMPT)])
     style = "bold red" if mode == "yolo" else "bold"
@@ -175,33 +179,87 @@ async def read_line(session: PromptSession[str]) -> str:
         return await session.prompt_async(handle_sigint=False)
 
 
-@dataclass
 class LiveLine:
     """A prompt already on the screen, handed from the quick start to the REPL: its session,
-    its state, and the task reading the first line (done if the user already answered)."""
+    its state, and the task reading the first line (done if the user already answered).
 
-    session: PromptSession[str]
-    state: LineState
-    first: asyncio.Task[str]
+    If that line is entered (or the prompt ends with Ctrl+C or Ctrl+D) before the REPL has
+    taken over (`take_over`), the user is told it waits, and until `release` the terminal
+    holds keys as they are typed: no echo, no line editing, Enter stays a carriage return
+    and Ctrl+D a key, so the next prompt gets them intact; a Ctrl+C meanwhile is counted
+    (`release` says how many) rather than stopping paicli. In cooked mode the terminal would
+    echo them above the banner, turn Enter into Ctrl+J and take Ctrl+D as an end of file.
+    """
+
+    def __init__(self, session: PromptSession[str], state: LineState) -> None:
+        self.session = session
+        self.state = state
+        self._loop = asyncio.get_running_loop()
+        self._interrupts = 0
+        self._saved: list[Any] | None = None
+        self._released = False
+        self._taken = False
+        self.held = False  # the first prompt ended before the REPL took over
+        self._loop.add_signal_handler(signal.SIGINT, self._interrupted)
+        self.first = self._loop.create_task(read_line(session))
+        self.first.add_done_callback(self._hold)
+
+    def _interrupted(self) -> None:
+        self._interrupts += 1
+
+    def take_over(self) -> None:
+        """The REPL waits for the first line itself from now on."""
+        self._taken = True
+
+    def _hold(self, first: asyncio.Task[str]) -> None:
+        if self._taken or self._released or first.cancelled():
+            return
+        self.held = True
+        ended = first.exception()
+        with contextlib.suppress(termios.error, ValueError, OSError):
+            fd = sys.stdin.fileno()
+            saved = termios.tcgetattr(fd)
+            holding = [*saved[:6], list(saved[6])]
+            holding[0] &= ~termios.ICRNL
+            holding[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
+            holding[6][termios.VMIN], holding[6][termios.VTIME] = 1, 0
+            termios.tcsetattr(fd, termios.TCSANOW, holding)
+            self._saved = saved
+        from .output import out  # noqa: PLC0415 - after the prompt, not before it
+
+        if ended is None:
+            out("⋯ paicli is still loading; your line goes once it is ready (Ctrl+C takes it back)")
+        elif isinstance(ended, ArmExit):
+            out("Press Ctrl+C again to exit.")
+
+    def release(self) -> int:
+        """The terminal as it was, the signal handler gone; the Ctrl+C presses counted."""
+        if not self._released:
+            self._released = True
+            self._loop.remove_signal_handler(signal.SIGINT)
+            if self._saved is not None:
+                with contextlib.suppress(termios.error, ValueError, OSError):
+                    termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self._saved)
+        return self._interrupts
 
 
 async def quick_repl(options: argparse.Namespace, flags: Mapping[str, str | None]) -> int:
     """The REPL, its prompt drawn first: the rest of paicli loads behind it."""
-    state = LineState()
+    state = LineState(initial_mode=options.mode.value if options.mode is not None else None)
     session = prompt_session(state, PaicliHome.from_environ().history_file)
     drawn = asyncio.Event()
     session.app.after_render += lambda _: drawn.set()
-    first = asyncio.get_running_loop().create_task(read_line(session))
+    line = LiveLine(session, state)
     try:
         # The runtime's imports wait for the first frame (they would compete with it).
         shown = asyncio.ensure_future(drawn.wait())
-        await asyncio.wait((shown, first), return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((shown, line.first), return_when=asyncio.FIRST_COMPLETED)
         shown.cancel()
+        await asyncio.gather(shown, return_exceptions=True)
         repl = await asyncio.to_thread(importlib.import_module, "paicli.ui.repl")
-        code: int = await repl.repl_main(
-            options, flags, ask_trust=None, line=LiveLine(session, state, first)
-        )
+        code: int = await repl.repl_main(options, flags, ask_trust=None, line=line)
         return code
     finally:
-        first.cancel()  # (a no-op once answered; the answer or error is collected either way)
-        await asyncio.gather(first, return_exceptions=True)
+        line.first.cancel()  # (a no-op once answered; the answer or error is collected)
+        await asyncio.gather(line.first, return_exceptions=True)
+        line.release()

@@ -86,7 +86,8 @@ async def repl_main(
         mcp_config=[Path(f) for f in options.mcp_config],
         strict_mcp_config=options.strict_mcp_config,
     ) as runtime:
-        if ask_trust is not None and answers.kept and not options.trust_project:
+        flagged = options.trust_project or options.mcp_config  # (they change what is asked)
+        if ask_trust is not None and answers.kept and not flagged:
             # Every question of this start is answered and saved: the next one with the
             # same files asks nothing, and draws its prompt first.
             await asyncio.to_thread(remember, runtime.project or runtime.root, runtime.home)
@@ -257,13 +258,12 @@ class Repl:
         self._banner(runtime)
         if self._line is not None:
             self._line.session.app.invalidate()  # the prompt mark shows the permission mode
-        pending = None if self._line is None else self._line.first
         session: PromptSession[str] | None = None
         if self._line is not None:
             session = self._line.session
         elif self.interactive:
             session = prompt_session(state, runtime.home.history_file)
-        if session is None or pending is not None:  # (a quick start's prompt is drawn)
+        if session is None or self._line is not None:  # (a quick start's prompt is drawn)
             runtime.start_background()
         else:
             # Servers and the model SDK load once the prompt is on the screen, not before
@@ -272,14 +272,15 @@ class Repl:
                 runtime.start_background()
 
             session.app.after_render += drawn
+        first = None if self._line is None else await self._first_line(self._line)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
             while not self._quit:
                 await self.prompts.refresh_stale()
                 try:
-                    if pending is not None:
-                        text = await pending
+                    if first is not None:
+                        text, first = first, None
                     elif session is None:
                         text = await self._lines.read(PROMPT)
                     else:
@@ -290,8 +291,6 @@ class Repl:
                     continue
                 except (EOFError, KeyboardInterrupt):
                     break
-                finally:
-                    pending = None
                 self._state.exit_armed = False
                 text = text.strip()
                 if not text:
@@ -314,6 +313,30 @@ class Repl:
             await asyncio.gather(*self._background, return_exceptions=True)
         self.console.print(Text("Bye. Stopping MCP servers…", "dim"))
         return 0
+
+    async def _first_line(self, line: LiveLine) -> str | None:
+        """The quick start's first line, once entered, or None. A Ctrl+C pressed after it was
+        entered, while paicli loaded, takes it back (as it would cancel its turn); one pressed
+        after a first Ctrl+C at the empty prompt leaves."""
+        line.take_over()
+        try:
+            text = await line.first
+        except ArmExit:
+            if line.release():
+                self._quit = True
+                return None
+            self._state.exit_armed = True
+            if not line.held:  # (said already when it came while paicli loaded)
+                self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
+            return None
+        except (EOFError, KeyboardInterrupt):
+            line.release()
+            self._quit = True
+            return None
+        if line.release():
+            self.console.print(Text("⎿ Interrupted. What should paicli do instead?", "yellow"))
+            return None
+        return text
 
     def _banner(self, runtime: Runtime) -> None:
         settings = runtime.settings
