@@ -52,10 +52,10 @@ from paicli.ui.trace_view import show_trace
 from paicli.ui.trust_prompt import ask_on_terminal
 from paicli.user_config import load_user_config
 
-from . import NO_SERVERS
 from ._mcp_add import add as add_entry
 from ._mcp_add_json import add_json
 from ._mcp_import import import_servers
+from ._parser import NO_SERVERS
 from ._signals import run_until_signalled
 
 

@@ -8,7 +8,7 @@ file whose failures cost the history, never the prompt.
 This module loads little of paicli (the home folder's layout, private files, errors):
 `quick_repl` draws the prompt with prompt_toolkit alone (about 0.1 s after launch), then
 loads the runtime in a thread while the prompt already takes keys, and hands the live prompt
-to `paicli.ui.repl`, which prints its banner above it and answers what was typed.
+to `paicli.ui.repl_start`, whose REPL prints its banner above it and answers what was typed.
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ async def quick_repl(options: argparse.Namespace, flags: Mapping[str, str | None
         await asyncio.wait((shown, line.first), return_when=asyncio.FIRST_COMPLETED)
         shown.cancel()
         await asyncio.gather(shown, return_exceptions=True)
-        repl = await asyncio.to_thread(importlib.import_module, "paicli.ui.repl")
+        repl = await asyncio.to_thread(importlib.import_module, "paicli.ui.repl_start")
         code: int = await repl.repl_main(options, flags, ask_trust=None, line=line)
         return code
     finally:
