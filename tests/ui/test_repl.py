@@ -234,16 +234,28 @@ async def test_keys_pressed_before_paicli_has_loaded_still_count(places: Places)
 # paicli, with the import of its runtime held until a byte is written to the FIFO argv[1]
 # (the quick start imports it in a thread behind the live prompt): "while paicli loads",
 # for as long as a test needs it.
+# (It waits in the module's loading, not in finding it: finders run under the global import
+# lock, and a wait there would hold up every import of the other thread.)
 HELD_START = r"""
-import importlib.abc, runpy, sys
+import importlib.abc, importlib.machinery, runpy, sys
 gate = sys.argv.pop(1)
+class Held(importlib.abc.Loader):
+    def __init__(self, loader):
+        self.loader = loader
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+    def exec_module(self, module):
+        with open(gate, "rb") as fifo:
+            fifo.read(1)
+        self.loader.exec_module(module)
 class Gate(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "paicli.runtime":
-            sys.meta_path.remove(self)
-            with open(gate, "rb") as fifo:
-                fifo.read(1)
-        return None
+        if name != "paicli.runtime":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = Held(spec.loader)
+        return spec
 sys.meta_path.insert(0, Gate())
 runpy.run_module("paicli.cli", run_name="__main__", alter_sys=True)
 """
