@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from paicli.mcp import ClientHandlers, ClientSession, Notification, Root, StdioServer
+from paicli.mcp import (
+    ClientHandlers,
+    ClientSession,
+    Notification,
+    Root,
+    StdioServer,
+    _process,
+    _rpc,
+)
 
 SERVERS = Path(__file__).parent / "servers"
 REPO = Path(__file__).parent.parent
@@ -30,6 +38,18 @@ def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServ
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
     return StdioServer(sys.executable, args=[str(SERVERS / "sdk_server.py")], **options)
+
+
+@pytest.fixture
+def short_shutdown_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shorter waits for a stdio server that outlasts them on purpose (it ignores SIGTERM,
+    has stopped reading, hangs): between the steps of the shutdown ladder (stdin closed,
+    SIGTERM, SIGKILL) and for a cancellation notice its full pipe will never take. Which
+    steps run and what is left afterwards is the point of such tests, not how long each wait
+    lasts, and the full waits would cost up to 3 s a test."""
+    monkeypatch.setattr(_process, "STDIN_CLOSE_GRACE", 0.2)
+    monkeypatch.setattr(_process, "SIGTERM_GRACE", 0.2)
+    monkeypatch.setattr(_rpc, "CANCEL_NOTICE_TIMEOUT", 0.2)
 
 
 class NotInMemory(AssertionError):

@@ -365,10 +365,10 @@ async def test_an_http_server_that_never_answers(tmp_path: Path) -> None:
     async with run_http_server("http_fault_server.py", "--mode", "never_answers") as url:
         home, project = config_home(tmp_path, {"remote": {"type": "http", "url": url}})
         code, report = await asyncio.to_thread(
-            doctor_json, "--timeout", "2", cwd=project, home=home
+            doctor_json, "--timeout", "1", cwd=project, home=home
         )
     assert code == 1
-    assert "within 2 s" in findings(report)["no-answer"]["message"]
+    assert "within 1 s" in findings(report)["no-answer"]["message"]
 
 
 def test_a_server_that_outlives_its_input() -> None:

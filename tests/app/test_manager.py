@@ -267,6 +267,7 @@ async def test_a_flood_of_list_changed_notices_never_lists_twice_at_once(
 
 
 @pytest.mark.real
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_disabling_or_closing_leaves_no_process_behind(tmp_path: Path) -> None:
     entries = load(
         tmp_path, {f"s{i}": fault() for i in range(4)} | {"stubborn": fault("ignore_sigterm")}

@@ -452,7 +452,7 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
 ) -> None:
     # Before: writing a large argument (more than the pipe and the write buffer hold,
     # about 128 KiB) blocked for ever: 11 minutes until kill -9, which orphaned the server.
-    # Now the call fails at its 1 s timeout, the model reads the error, the run ends
+    # Now the call fails at its 0.5 s timeout, the model reads the error, the run ends
     # normally and the stuck server is stopped.
     root = tmp_path / "project"
     (root / ".paicli").mkdir(parents=True)
@@ -465,10 +465,10 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
             "--stop-after",
             "tools/list",
         ],
-        "timeout": 1,
+        "timeout": 0.5,
     }
     (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"stuck": server}}))
-    arguments = json.dumps({"text": "x" * (512 * 1024)})
+    arguments = json.dumps({"text": "x" * (256 * 1024)})  # twice what the pipe and buffer hold
     script: list[Json] = [
         {"tool_calls": [{"name": "mcp__stuck__echo", "arguments": arguments}]},
         {"text": "It did not answer."},

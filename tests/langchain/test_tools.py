@@ -211,6 +211,7 @@ async def test_runnable_retry_recovers_from_a_crash(tmp_path: Path) -> None:
         assert (tmp_path / "marker").exists()  # the first attempt did crash
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_runnable_retry_recovers_from_a_hung_server_which_is_restarted(
     tmp_path: Path,
 ) -> None:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 import paicli.mcp as m
 from tests.conftest import Inbox, recording_handlers
@@ -35,6 +38,30 @@ async def counter(session: m.ClientSession, tool: str) -> int:
 
 # -- the official SDK's server ----------------------------------------------------------------
 
+# These tests share one SDK server per set of options for the module: each test opens its
+# own sessions, and starting the SDK costs most of a second of CPU a time.
+SHARED_SDK_SERVER = pytest.mark.asyncio(loop_scope="module")
+
+
+class SdkServers:
+    """tests/servers/sdk_http_server.py, started on first use once per set of options."""
+
+    def __init__(self, stack: AsyncExitStack) -> None:
+        self._stack = stack
+        self._urls: dict[tuple[str, ...], str] = {}
+
+    async def url(self, *options: str) -> str:
+        if options not in self._urls:
+            server = run_http_server("sdk_http_server.py", *options)
+            self._urls[options] = await self._stack.enter_async_context(server)
+        return self._urls[options]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def sdk_servers() -> AsyncIterator[SdkServers]:
+    async with AsyncExitStack() as stack:
+        yield SdkServers(stack)
+
 
 @pytest.mark.parametrize(
     ("mode", "protocol", "era"),
@@ -47,12 +74,14 @@ async def counter(session: m.ClientSession, tool: str) -> int:
         (("--stateless", "--json-response"), "legacy", "legacy"),
     ],
 )
+@SHARED_SDK_SERVER
 async def test_sdk_streamable_http_server_in_each_mode(
-    mode: tuple[str, ...], protocol: str, era: str
+    mode: tuple[str, ...], protocol: str, era: str, sdk_servers: SdkServers
 ) -> None:
     asked: dict[str, list[dict[str, Any]]] = {}
     handlers = recording_handlers(asked, ROOT, {"name": "Ada"})
-    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py", *mode) as url:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url(*mode)
         async with m.connect(http(url, protocol=protocol), handlers=handlers) as session:
             assert session.era == era
             assert type(session.transport).__name__ == "StreamableHttpTransport"
@@ -77,11 +106,10 @@ async def test_sdk_streamable_http_server_in_each_mode(
             )
 
 
-async def test_sdk_legacy_sse_server_is_reached_by_falling_back() -> None:
-    async with (
-        asyncio.timeout(TIMEOUT),
-        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
-    ):
+@SHARED_SDK_SERVER
+async def test_sdk_legacy_sse_server_is_reached_by_falling_back(sdk_servers: SdkServers) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url("--transport", "sse")
         async with m.connect({"url": url, "startupTimeout": 10}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
             assert session.transport.kind == "sse"
@@ -89,21 +117,21 @@ async def test_sdk_legacy_sse_server_is_reached_by_falling_back() -> None:
             assert (await session.call_tool("echo", {"text": "old"})).text == "old"
 
 
-async def test_forced_sse_type_goes_straight_to_the_legacy_transport() -> None:
-    async with (
-        asyncio.timeout(TIMEOUT),
-        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
-    ):
+@SHARED_SDK_SERVER
+async def test_forced_sse_type_goes_straight_to_the_legacy_transport(
+    sdk_servers: SdkServers,
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url("--transport", "sse")
         async with m.connect({"url": url, "type": "sse"}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
             assert {"echo", "add"} <= {tool.name for tool in await session.list_tools()}
 
 
-async def test_forced_http_type_does_not_fall_back() -> None:
-    async with (
-        asyncio.timeout(TIMEOUT),
-        run_http_server("sdk_http_server.py", "--transport", "sse") as url,
-    ):
+@SHARED_SDK_SERVER
+async def test_forced_http_type_does_not_fall_back(sdk_servers: SdkServers) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url("--transport", "sse")
         with pytest.raises(m.HttpError, match="HTTP 405"):
             async with m.connect({"url": url, "type": "http"}):
                 pass
@@ -231,11 +259,10 @@ async def test_a_2024_server_refusing_post_is_reached_over_legacy_sse() -> None:
             assert (await session.call_tool("echo", {"text": "sse"})).text == "sse"
 
 
-async def test_custom_headers_reach_the_server() -> None:
-    async with (
-        asyncio.timeout(TIMEOUT),
-        run_http_server("sdk_http_server.py", "--json-response") as url,
-    ):
+@SHARED_SDK_SERVER
+async def test_custom_headers_reach_the_server(sdk_servers: SdkServers) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url("--json-response")
         server = http(url, headers={"X-Api-Key": "secret"}, protocol="legacy")
         async with m.connect(server) as session:
             assert (await session.call_tool("echo", {"text": "with key"})).text == "with key"
@@ -244,11 +271,13 @@ async def test_custom_headers_reach_the_server() -> None:
 @pytest.mark.parametrize(
     ("protocol", "era", "notifies"), [("legacy", "legacy", True), ("auto", "modern", False)]
 )
+@SHARED_SDK_SERVER
 async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
-    protocol: str, era: str, notifies: bool
+    protocol: str, era: str, notifies: bool, sdk_servers: SdkServers
 ) -> None:
     # 2025 eras send notifications/cancelled; 2026 closes the request's stream instead.
-    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url()
         spec = http(url, protocol=protocol)
         wire = RecordingTransport(m.StreamableHttpTransport(spec))
         timeouts = m.Timeouts(spec.handshake_timeout, spec.request_timeout)
@@ -270,8 +299,12 @@ async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
             assert (await session.call_tool("echo", {"text": "next"})).text == "next"
 
 
-async def test_caller_cancellation_of_an_http_call_stays_a_cancellation() -> None:
-    async with asyncio.timeout(TIMEOUT), run_http_server("sdk_http_server.py") as url:
+@SHARED_SDK_SERVER
+async def test_caller_cancellation_of_an_http_call_stays_a_cancellation(
+    sdk_servers: SdkServers,
+) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        url = await sdk_servers.url()
         wire = RecordingTransport(m.StreamableHttpTransport(http(url)))
         async with m.ClientSession(wire, protocol="legacy") as session:
             call = asyncio.ensure_future(session.call_tool("wait", {"seconds": 30}))

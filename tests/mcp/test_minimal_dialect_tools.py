@@ -164,6 +164,7 @@ async def test_a_tool_that_answers_a_timed_out_call_late_is_kept_and_not_cancell
     assert wire.methods == ["server/discover", "sleep", "echo"]
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_a_tool_silent_since_a_call_timed_out_is_restarted_before_the_next_call() -> None:
     argv = [*PYTHON_TOOL, "--crash-on-unexpected"]
     async with asyncio.timeout(TIMEOUT), recorded(argv) as (session, wire):

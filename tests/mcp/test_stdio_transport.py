@@ -224,6 +224,7 @@ async def test_a_server_logging_to_stdout_is_one_warning_naming_the_file_that_ke
     assert stat.S_IMODE(mirror.parent.stat().st_mode) == 0o700
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild() -> None:
     async with asyncio.timeout(30):
         async with connect(fault_server("ignore_sigterm")) as session:
@@ -234,6 +235,7 @@ async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild()
         assert not alive(pids["grandchild"])
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_shutdown_finishes_even_when_the_caller_is_cancelled() -> None:
     async with asyncio.timeout(30):
         context = connect(fault_server("ignore_sigterm"))
@@ -282,6 +284,7 @@ async def test_large_messages_spanning_many_reads_arrive_whole() -> None:
 # -- never hang, never orphan --------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_a_server_that_stops_reading_fails_a_large_call_at_its_deadline_and_is_stopped() -> (
     None
 ):
@@ -296,6 +299,7 @@ async def test_a_server_that_stops_reading_fails_a_large_call_at_its_deadline_an
         await until(lambda: not in_group(pid))
 
 
+@pytest.mark.usefixtures("short_shutdown_waits")
 async def test_a_caller_cancelled_while_the_server_is_not_reading_is_not_stuck() -> None:
     async with asyncio.timeout(20), connect(fault_server("stop_reading")) as session:
         pid = session.pid
