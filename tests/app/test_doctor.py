@@ -12,7 +12,8 @@ import signal
 import socket
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,8 @@ def examine(script: str, *args: str, timeout: str = SILENCE) -> tuple[int, dict[
 
 
 # The servers the doctor can only find out about by waiting out the silence: examined all at
-# once, once per run (the first pytest worker to get here does it; the others read its
-# results), and each test reads its own report.
+# once, once per run, in the background from the module's first test on (the first pytest
+# worker to get here does it; the others read its results), and each test reads its own report.
 SILENT = (
     "buffered.py",
     "no_newline.py",
@@ -92,23 +93,119 @@ SILENT = (
 Reports = dict[str, tuple[int, dict[str, Any]]]
 
 
-@pytest.fixture(scope="module")
-def silent(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Reports:
-    def examine_all() -> Reports:
-        with ThreadPoolExecutor(len(SILENT)) as pool:
-            return dict(zip(SILENT, pool.map(examine, SILENT), strict=True))
+def start_examining(script: str) -> subprocess.Popen[str]:
+    """`examine` begun: the doctor started on one broken server, finished by `finish`."""
+    command = [sys.executable, "-m", "paicli.cli", "mcp", "doctor", "--json"]
+    options = ["--timeout", SILENCE, "--slow", "30", "--", sys.executable, str(BROKEN / script)]
+    return subprocess.Popen(
+        [*command, *options],
+        env={**os.environ},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
-    if worker_id == "master":  # not under pytest-xdist
-        return examine_all()
-    shared = tmp_path_factory.getbasetemp().parent  # this run's, common to its workers
-    results = shared / "doctor-silence.json"
-    with open(shared / "doctor-silence.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not results.exists():
-            results.write_text(json.dumps(examine_all()))
-    return {
-        script: (code, found) for script, (code, found) in json.loads(results.read_text()).items()
-    }
+
+def finish(script: str, doctor: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
+    try:
+        stdout, stderr = doctor.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        doctor.kill()
+        doctor.communicate()
+        raise
+    assert stdout, stderr
+    assert processes_with(str(BROKEN / script)) == []
+    return doctor.returncode, findings(json.loads(stdout))
+
+
+class SilentExamination:
+    """The reports on SILENT, made once per run: by a thread of the first worker to start
+    them (holding a lock file the other workers wait on), written to a file they all read."""
+
+    def __init__(self, shared: Path) -> None:
+        self._results = shared / "doctor-silence.json"
+        self._lock = open(shared / "doctor-silence.lock", "w")  # noqa: SIM115 (closed in close)
+        self._started = False
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    def start(self) -> None:
+        """Start the doctors now unless another worker has (or they are done)."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another worker is examining them: `reports` waits for its results
+        if self._results.exists():
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            return
+        # Started here, in a test marked real; only the waiting is left to the thread.
+        doctors = {script: start_examining(script) for script in SILENT}
+        self._thread = threading.Thread(target=self._finish_all, args=(doctors,))
+        self._thread.start()
+
+    def _finish_all(self, doctors: dict[str, subprocess.Popen[str]]) -> None:
+        try:
+            reports = {script: finish(script, doctor) for script, doctor in doctors.items()}
+            self._results.write_text(json.dumps(reports))
+        except BaseException as exc:  # re-raised by `reports`, in the test that reads them
+            self._failure = exc
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+
+    def reports(self) -> Reports:
+        if self._thread is not None:
+            self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        fcntl.flock(self._lock, fcntl.LOCK_EX)  # until any other worker's are written
+        try:
+            if not self._results.exists():  # nobody started them
+                doctors = {script: start_examining(script) for script in SILENT}
+                reports = {script: finish(script, doctor) for script, doctor in doctors.items()}
+                self._results.write_text(json.dumps(reports))
+            results = json.loads(self._results.read_text())
+        finally:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+        return {script: (code, found) for script, (code, found) in results.items()}
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+        self._lock.close()
+
+
+@pytest.fixture(scope="session")
+def silent_examination(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> Iterator[SilentExamination]:
+    base = tmp_path_factory.getbasetemp()
+    # This run's folder, common to its workers (under pytest-xdist each has one inside it).
+    examination = SilentExamination(base if worker_id == "master" else base.parent)
+    yield examination
+    examination.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _examine_silence_early(
+    request: pytest.FixtureRequest, silent_examination: SilentExamination
+) -> None:
+    """Start on SILENT with the module's first test when the run has a test that reads their
+    reports: waiting out the silence then costs the other tests nothing."""
+    if any(
+        getattr(item, "module", None) is request.module
+        and "silent" in getattr(item, "fixturenames", ())
+        for item in request.session.items
+    ):
+        silent_examination.start()
+
+
+@pytest.fixture
+def silent(silent_examination: SilentExamination) -> Reports:
+    return silent_examination.reports()
 
 
 def test_a_healthy_server_passes_with_its_protocol_and_exit_status_0() -> None:
@@ -188,27 +285,6 @@ def test_a_server_that_exits_at_startup_shows_its_exit_code_and_stderr() -> None
     assert found["exited"]["excerpt"][-1] == "ModuleNotFoundError: No module named 'weather_api'"
 
 
-def test_silence_is_told_apart_as_buffered_output(
-    silent: Reports,
-) -> None:
-    code, found = silent["buffered.py"]
-    assert code == 1
-    assert "no-answer" in found
-    assert "python -u" in found["stdout-silent"]["fix"]
-    # Python flushed the buffer on exit, when the doctor stopped it: that is the proof.
-    assert "came out only when it was stopped" in found["stdout-silent"]["message"]
-    assert "no-newline" not in found
-
-
-def test_an_answer_without_a_newline_is_told_apart(
-    silent: Reports,
-) -> None:
-    code, found = silent["no_newline.py"]
-    assert code == 1
-    assert "no-answer" in found and "stdout-silent" not in found
-    assert "without a newline" in found["no-newline"]["message"]
-
-
 def test_logs_on_stdout_are_a_problem_even_when_the_server_works() -> None:
     code, found = examine("stdout_logs.py")
     assert code == 1
@@ -216,31 +292,6 @@ def test_logs_on_stdout_are_a_problem_even_when_the_server_works() -> None:
     assert found["stdout-logs"]["severity"] == "warning"
     assert "'Starting broken-example server on stdio...'" in found["stdout-logs"]["message"]
     assert found["stdout-logs"]["fix"].endswith("write logs to stderr")
-
-
-def test_output_that_is_not_utf8(silent: Reports) -> None:
-    code, found = silent["latin1.py"]
-    assert code == 1
-    # Its answer cannot be read, so the handshake fails at once (no waiting for a timeout).
-    failed = found["protocol-error"]["message"]
-    assert (
-        "answer to the handshake (initialize) could not be read (str is not valid UTF-8" in failed
-    )
-    assert "\\xe9" in found["invalid-utf8"]["message"]
-
-
-def test_answers_with_the_wrong_id(silent: Reports) -> None:
-    code, found = silent["wrong_id.py"]
-    assert code == 1
-    assert "no-answer" in found
-    assert "'1'" in found["wrong-id"]["message"]
-    assert "(requests sent: 1" in found["wrong-id"]["message"]
-
-
-def test_json_that_is_not_json_rpc(silent: Reports) -> None:
-    code, found = silent["not_jsonrpc.py"]
-    assert code == 1
-    assert '"jsonrpc": "2.0"' in found["not-jsonrpc"]["message"]
 
 
 def test_tool_problems_each_get_a_finding() -> None:
@@ -330,15 +381,6 @@ def test_usage_errors_exit_2() -> None:
     assert paicli("good", "--", "cmd").returncode == 2
 
 
-def test_pretty_printed_json_is_told_apart_from_logs(
-    silent: Reports,
-) -> None:
-    code, found = silent["pretty_json.py"]
-    assert code == 1
-    assert "no-answer" in found and "stdout-logs" not in found
-    assert "json.dumps(message)" in found["multiline-json"]["fix"]
-
-
 def test_lsp_framing_is_named() -> None:
     code, found = examine("content_length.py")
     assert code == 1
@@ -377,15 +419,6 @@ def test_a_server_that_outlives_its_input() -> None:
     assert "stopped with SIGTERM" in found["ignores-eof"]["message"]
 
 
-def test_json_written_by_hand_with_a_windows_path(
-    silent: Reports,
-) -> None:
-    code, found = silent["windows_path.py"]
-    assert code == 1
-    assert "stdout-logs" not in found
-    assert "must be doubled" in found["invalid-json"]["fix"]
-
-
 def test_a_server_that_dies_at_end_of_input() -> None:
     code, found = examine("crashes_at_eof.py")
     assert code == 1
@@ -414,8 +447,11 @@ def test_a_server_runs_under_its_configured_limits(tmp_path: Path) -> None:
     assert "memory limit (64M)" in found["limits"]["message"]
 
 
-async def test_stopping_the_doctor_mid_run_leaves_no_server_behind() -> None:
-    path = str(BROKEN / "buffered.py")
+async def test_stopping_the_doctor_mid_run_leaves_no_server_behind(tmp_path: Path) -> None:
+    # A copy of its own, so no other doctor's run of the same script is taken for this one's.
+    for name in ("buffered.py", "broken_base.py"):
+        shutil.copy(BROKEN / name, tmp_path / name)
+    path = str(tmp_path / "buffered.py")
     doctor = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -439,3 +475,71 @@ async def test_stopping_the_doctor_mid_run_leaves_no_server_behind() -> None:
     assert doctor.returncode == 130
     assert b"servers shut down" in stderr
     assert processes_with(path) == []
+
+
+# -- what only waiting out the silence tells apart ----------------------------------------
+# (the module's last tests: the examination started with its first test is done by then)
+
+
+def test_silence_is_told_apart_as_buffered_output(
+    silent: Reports,
+) -> None:
+    code, found = silent["buffered.py"]
+    assert code == 1
+    assert "no-answer" in found
+    assert "python -u" in found["stdout-silent"]["fix"]
+    # Python flushed the buffer on exit, when the doctor stopped it: that is the proof.
+    assert "came out only when it was stopped" in found["stdout-silent"]["message"]
+    assert "no-newline" not in found
+
+
+def test_an_answer_without_a_newline_is_told_apart(
+    silent: Reports,
+) -> None:
+    code, found = silent["no_newline.py"]
+    assert code == 1
+    assert "no-answer" in found and "stdout-silent" not in found
+    assert "without a newline" in found["no-newline"]["message"]
+
+
+def test_output_that_is_not_utf8(silent: Reports) -> None:
+    code, found = silent["latin1.py"]
+    assert code == 1
+    # Its answer cannot be read, so the handshake fails at once (no waiting for a timeout).
+    failed = found["protocol-error"]["message"]
+    assert (
+        "answer to the handshake (initialize) could not be read (str is not valid UTF-8" in failed
+    )
+    assert "\\xe9" in found["invalid-utf8"]["message"]
+
+
+def test_answers_with_the_wrong_id(silent: Reports) -> None:
+    code, found = silent["wrong_id.py"]
+    assert code == 1
+    assert "no-answer" in found
+    assert "'1'" in found["wrong-id"]["message"]
+    assert "(requests sent: 1" in found["wrong-id"]["message"]
+
+
+def test_json_that_is_not_json_rpc(silent: Reports) -> None:
+    code, found = silent["not_jsonrpc.py"]
+    assert code == 1
+    assert '"jsonrpc": "2.0"' in found["not-jsonrpc"]["message"]
+
+
+def test_pretty_printed_json_is_told_apart_from_logs(
+    silent: Reports,
+) -> None:
+    code, found = silent["pretty_json.py"]
+    assert code == 1
+    assert "no-answer" in found and "stdout-logs" not in found
+    assert "json.dumps(message)" in found["multiline-json"]["fix"]
+
+
+def test_json_written_by_hand_with_a_windows_path(
+    silent: Reports,
+) -> None:
+    code, found = silent["windows_path.py"]
+    assert code == 1
+    assert "stdout-logs" not in found
+    assert "must be doubled" in found["invalid-json"]["fix"]
