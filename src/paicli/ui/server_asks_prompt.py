@@ -134,21 +134,12 @@ class TerminalAsks:
             lines += [one_line(f"{role}: {text}", MESSAGE_WIDTH) for role, text in shown]
             if len(request.messages) > len(shown):
                 lines.append(f"… and {len(request.messages) - len(shown)} more messages")
-            self._console.print(
-                Panel(
-                    Text("\n".join(lines)),
-                    title=Text(f"MCP server {server} asks your model (sampling)"),
-                    border_style="cyan",
-                )
+            return await self._yes(
+                "\n".join(lines),
+                f"MCP server {server} asks your model (sampling)",
+                SAMPLE,
+                "  Refused; the server is told.",
             )
-            try:
-                reply = (await self._lines.read(SAMPLE)).strip().lower()
-            except (KeyboardInterrupt, EOFError):
-                reply = ""
-            approved = reply in ("y", "yes")
-            if not approved:
-                self._console.print(Text("  Refused; the server is told.", "dim"))
-            return approved
 
     async def review_sample(self, request: SamplingRequest, answer: str) -> bool:
         """Show the model's answer (escaped, cut) and ask whether it goes to the server."""
@@ -156,21 +147,25 @@ class TerminalAsks:
         async with self._lock:
             self._before_prompt()
             shown = answer if len(answer) <= MAX_MESSAGE else answer[:MAX_MESSAGE] + " …[cut]"
-            self._console.print(
-                Panel(
-                    Text(terminal_safe(shown) or "(empty)"),
-                    title=Text(f"Your model's answer for {server}"),
-                    border_style="cyan",
-                )
+            return await self._yes(
+                terminal_safe(shown) or "(empty)",
+                f"Your model's answer for {server}",
+                SEND_SAMPLE,
+                "  Not sent; the server is told.",
             )
-            try:
-                reply = (await self._lines.read(SEND_SAMPLE)).strip().lower()
-            except (KeyboardInterrupt, EOFError):
-                reply = ""
-            sent = reply in ("y", "yes")
-            if not sent:
-                self._console.print(Text("  Not sent; the server is told.", "dim"))
-            return sent
+
+    async def _yes(self, body: str, title: str, question: str, refused: str) -> bool:
+        """`body` in a panel, then `question`: True for a yes; anything else, Ctrl+C or the
+        end of input is a no, and `refused` says so."""
+        self._console.print(Panel(Text(body), title=Text(title), border_style="cyan"))
+        try:
+            reply = (await self._lines.read(question)).strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            reply = ""
+        if reply in ("y", "yes"):
+            return True
+        self._console.print(Text(refused, "dim"))
+        return False
 
     def _idle_notice(self, what: str) -> None:
         self._console.print(Text(f"{what} while paicli waited at its prompt; declined.", "yellow"))
