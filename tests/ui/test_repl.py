@@ -382,6 +382,21 @@ async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
         await term.aclose()
 
 
+async def test_an_unusable_history_file_costs_the_history_not_the_prompt(
+    places: Places,
+) -> None:
+    (places.paicli_home / "history").mkdir(parents=True)  # neither readable nor writable
+    async with paicli(places) as term:
+        await term.expect("History not saved:")
+        await term.expect(MARK)
+        term.line("/help")
+        await term.expect(accepted("/help"))
+        await term.expect(COMMANDS[-1].help)
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert term.text.count("History not saved") == 1
+
+
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
     places: Places,
 ) -> None:

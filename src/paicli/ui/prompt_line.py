@@ -20,8 +20,8 @@ import importlib
 import signal
 import sys
 import termios
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -69,8 +69,6 @@ class LineState:
     initial_mode: str | None = None  # shown until `approvals` is there (--permission-mode)
     early_switches: int = 0  # Shift+Tab pressed before `approvals` was there
     completer: Completer | None = None
-    warn: Callable[[str], None] | None = None  # how a history failure is shown
-    unsaid: list[str] = field(default_factory=list)  # warnings from before `warn` was set
 
     def take(self, approvals: ModeSwitch | None) -> None:
         """The runtime's permission modes, with the switches asked for before it opened."""
@@ -80,20 +78,13 @@ class LineState:
                 approvals.switch()
         self.early_switches = 0
 
-    def warning(self, text: str) -> None:
-        if self.warn is None:
-            self.unsaid.append(text)
-        else:
-            self.warn(text)
-
 
 class SafeFileHistory(FileHistory):
     """Prompt history in a file; a file that cannot be read or written (disk full, read-only
     PAICLI_HOME) costs the history, never the prompt: one warning, then silence."""
 
-    def __init__(self, filename: str, state: LineState) -> None:
+    def __init__(self, filename: str) -> None:
         super().__init__(filename)
-        self._state = state
         self._warned = False
 
     def load_history_strings(self) -> Iterable[str]:
@@ -112,7 +103,9 @@ class SafeFileHistory(FileHistory):
     def _warn(self, exc: OSError) -> None:
         if not self._warned:
             self._warned = True
-            self._state.warning(f"History not saved: {exc}")
+            from .output import err  # noqa: PLC0415 - not before the prompt is drawn
+
+            err(f"History not saved: {exc}")
 
 
 def prompt_mark(state: LineState) -> FormattedText:
@@ -166,7 +159,7 @@ def prompt_session(state: LineState, history_file: Path) -> PromptSession[str]:
         make_private_dir(history_file.parent)
     return PromptSession(
         lambda: prompt_mark(state),
-        history=SafeFileHistory(str(history_file), state),
+        history=SafeFileHistory(str(history_file)),
         completer=DynamicCompleter(lambda: state.completer),
         key_bindings=keys,
         complete_while_typing=False,

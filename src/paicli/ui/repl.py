@@ -128,10 +128,6 @@ class Repl:
             self.resources.completions,
             self.prompts,
         )
-        state.warn = lambda text: self.console.print(Text(terminal_safe(text), "yellow"))
-        for text in state.unsaid:
-            state.warn(text)
-        state.unsaid.clear()
         self._banner(runtime)
         if self._line is not None:
             self._line.session.app.invalidate()  # the prompt mark shows the permission mode
