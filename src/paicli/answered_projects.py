@@ -22,9 +22,9 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
+from paicli.config_files import ConfigFileError, read_config_text
 from paicli.home import PaicliHome
 from paicli.private_files import write_atomically
 
@@ -32,36 +32,19 @@ __all__ = ["QUESTION_FILES", "answered", "remember"]
 
 # The project's files whose content decides what a start asks (relative to its root).
 QUESTION_FILES = (".mcp.json", ".paicli/mcp.json", ".paicli/settings.json")
-_MAX_BYTES = 1 << 20  # above what paicli reads as a config file
+_ABSENT = "\0absent"  # a file that does not exist (never the text of one that does)
 _KEPT = 200  # projects remembered; the oldest are forgotten
 
 
-def _content(path: Path, inside: Path | None) -> bytes | None:
-    """`path`'s bytes, b"" when it does not exist, None when it is no plain config file (not
-    a regular file, too large, or, with `inside`, reached through a link out of that folder).
-    Nothing that is not a regular file is opened (a FIFO, a device)."""
+def _content(path: Path, inside: Path | None) -> str | None:
+    """`path`'s text, _ABSENT when it does not exist, None when it is no plain config file
+    (`read_config_text`: not a regular file, too large, not UTF-8, or, with `inside`, reached
+    through a link out of that folder; nothing but a regular file is opened)."""
     try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        return b""
-    except OSError:
+        text = read_config_text(path, str(path), inside=inside)
+    except ConfigFileError:
         return None
-    if not stat.S_ISREG(found.st_mode) or found.st_size > _MAX_BYTES:
-        return None
-    if inside is not None and not Path(os.path.realpath(path)).is_relative_to(
-        os.path.realpath(inside)
-    ):
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
-            return None
-        return os.read(fd, _MAX_BYTES + 1)
-    finally:
-        os.close(fd)
+    return _ABSENT if text is None else text
 
 
 def _digest(project: Path, home: PaicliHome) -> str | None:
@@ -74,10 +57,10 @@ def _digest(project: Path, home: PaicliHome) -> str | None:
     mine = (home.mcp_config, home.local_mcp_config(project), *home.settings_files)
     files += [(path, None) for path in mine]
     for path, inside in files:
-        data = _content(path, inside)
-        if data is None:
+        text = _content(path, inside)
+        if text is None:
             return None
-        hashed.update(f"{path}\0{len(data)}\0".encode("utf-8", "surrogateescape") + data)
+        hashed.update(f"{path}\0{len(text)}\0{text}".encode("utf-8", "surrogateescape"))
     for answers in (home.trust_store, home.permissions):
         try:
             found = os.stat(answers)
@@ -89,9 +72,9 @@ def _digest(project: Path, home: PaicliHome) -> str | None:
 
 
 def _records(home: PaicliHome) -> dict[str, str]:
-    data = _content(home.answered_projects, None)
+    text = _content(home.answered_projects, None)
     try:
-        value = json.loads(data or b"{}")
+        value = json.loads(text if text and text != _ABSENT else "{}")
     except ValueError:
         return {}
     if not isinstance(value, dict):
