@@ -108,6 +108,20 @@ class SafeFileHistory(FileHistory):
             err(f"History not saved: {exc}")
 
 
+def keys_held(attrs: list[Any], *, line_editing: bool) -> list[Any]:
+    """Terminal settings (`termios.tcgetattr`) that hold keys for the next prompt: no echo
+    (nor of ^C), Enter stays a carriage return (as a line feed it would reach the prompt as
+    Ctrl+J, a new line); without `line_editing`, no canonical mode either, so Ctrl+D stays
+    a key rather than an end of file. Ctrl+C still signals."""
+    held = [*attrs[:6], list(attrs[6])]
+    held[0] &= ~termios.ICRNL
+    held[3] &= ~(termios.ECHO | termios.ECHOCTL)
+    if not line_editing:
+        held[3] &= ~termios.ICANON
+        held[6][termios.VMIN], held[6][termios.VTIME] = 1, 0
+    return held
+
+
 def prompt_mark(state: LineState) -> FormattedText:
     """The prompt mark, with the permission mode before it unless it is the default."""
     approvals = state.approvals
@@ -212,11 +226,7 @@ class LiveLine:
         with contextlib.suppress(termios.error, ValueError, OSError):
             fd = sys.stdin.fileno()
             saved = termios.tcgetattr(fd)
-            holding = [*saved[:6], list(saved[6])]
-            holding[0] &= ~termios.ICRNL
-            holding[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
-            holding[6][termios.VMIN], holding[6][termios.VTIME] = 1, 0
-            termios.tcsetattr(fd, termios.TCSANOW, holding)
+            termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved, line_editing=False))
             self._saved = saved
         from .output import out  # noqa: PLC0415 - after the prompt, not before it
 

@@ -38,7 +38,15 @@ from .commands import BY_NAME, SlashContext
 from .completion import ReplCompleter
 from .line_input import LineInput, PipeInput, TerminalInput
 from .mcp_view import server_change_line, status_line
-from .prompt_line import PROMPT, ArmExit, LineState, LiveLine, prompt_session, read_line
+from .prompt_line import (
+    PROMPT,
+    ArmExit,
+    LineState,
+    LiveLine,
+    keys_held,
+    prompt_session,
+    read_line,
+)
 from .render import TurnRenderer
 from .server_asks_prompt import TerminalAsks
 
@@ -363,11 +371,8 @@ class Repl:
         except termios.error:
             yield
             return
-        quiet = list(saved)
-        quiet[0] &= ~termios.ICRNL
-        quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)
         try:
-            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+            termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved, line_editing=True))
             yield
         finally:
             with contextlib.suppress(termios.error):
