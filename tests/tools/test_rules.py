@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -130,13 +131,18 @@ def test_a_bad_rule_says_why(text: str, why: str) -> None:
     ("command", "prefix"),
     [
         ("git diff HEAD", "git diff:*"),
+        ("git -C . log --oneline", "git log:*"),
         ("npm test -- --watch", "npm test:*"),
         ("ls -la", "ls:*"),
-        ("pytest", "pytest:*"),
+        ("pytest", "pytest"),
+        ("make install", "make install"),
         ("python -c 'import os'", "python -c 'import os'"),
-        ("bash -c 'rm -rf /'", "bash -c 'rm -rf /'"),
+        ("bash -c 'rm -rf /'", "rm -rf /"),
         ("./build.sh --fast", "./build.sh --fast"),
+        ("git diff --output=x", "git diff --output=x"),
         ("git diff; rm x", None),
+        ("sudo git diff", None),
+        ("env GIT_EXTERNAL_DIFF=x git diff", None),
     ],
 )
 def test_a_session_answer_offers_the_commands_prefix(command: str, prefix: str | None) -> None:
@@ -166,3 +172,60 @@ def test_an_allow_path_rule_does_not_follow_a_link_out_of_its_folder(tmp_path: P
     assert not rule.matches(("write_file",), {"path": "src/link.py"}, root)
     deny = parse_rule("write_file(setup.py)")
     assert deny.matches(("write_file",), {"path": "src/link.py"}, root, deny=True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git push",
+        "git -C . push",
+        "git --git-dir=.git -c a=b push --force",
+        "env git push",
+        "env -i PATH=/usr/bin git push",
+        "/usr/bin/git push",
+        "nice -n 5 nohup git push",
+        "timeout 5 git push",
+        "xargs git push",
+        "sudo -u me git push",
+        "bash -lc 'cd x && git push'",
+        "sh -c \"sh -c 'git push'\"",
+        "eval git push",
+        "echo $(git push)",
+        "true; GIT_TRACE=1 command git push",
+    ],
+)
+def test_a_deny_rule_catches_every_spelling_of_the_command(command: str) -> None:
+    assert denies("execute_command(git push:*)", "execute_command", command=command)
+
+
+def test_a_deny_rule_on_an_argv_call_sees_through_its_wrappers() -> None:
+    argv = ["env", "/opt/bin/git", "-C", ".", "push"]
+    assert denies("execute_command(git push:*)", "execute_command", argv=argv)
+    assert denies("execute_command(/usr/bin/git push:*)", "execute_command", argv=argv)
+
+
+def test_an_allow_rule_names_the_program_that_runs_not_a_file_of_that_name(
+    tmp_path: Path,
+) -> None:
+    rule = parse_rule("execute_command(git diff:*)")
+    (tmp_path / "git").write_text("#!/bin/sh\nrm -rf ~\n")
+    assert not rule.matches(("execute_command",), {"command": "./git diff"}, tmp_path)
+    git = shutil.which("git")
+    if git is not None:  # the same program by its full path is the same program
+        assert rule.matches(("execute_command",), {"command": f"{git} diff"}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git diff --output=README.md",
+        "git diff --no-index --output=$HOME/.bashrc a b",
+        "git diff --no-index ~/.ssh/id_ed25519 /dev/null",
+        "git -c diff.external=evil diff",
+        "git diff -- ../outside",
+        "env GIT_EXTERNAL_DIFF=evil git diff",
+        "sh -c 'git diff --output=x'",
+    ],
+)
+def test_an_allow_rule_never_covers_writing_or_reading_outside(command: str) -> None:
+    assert not allows("execute_command(git diff:*)", "execute_command", command=command)

@@ -14,50 +14,21 @@ from __future__ import annotations
 
 import itertools
 import re
-import shlex
 from collections.abc import Sequence
+
+from .shell.line import SHELLS, peel, shell_script, split
 
 __all__ = ["refusal_reason"]
 
 _PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec"})
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "mksh"})
+_SHELLS = SHELLS
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch"})
-# Words that run the rest of the line as a command of its own.
-# Words that run the rest of the line as a command of their own, with the options of each that
-# take a separate value (`env -u NAME`, `timeout -s KILL`), so the value is not taken for the
-# program.
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "--format", "-o", "--output"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "-P", "-u"}),
-    "exec": frozenset({"-a"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--max-args"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "setsid": frozenset(),
-    "chroot": frozenset({"--userspec", "--groups"}),
-}
-# Wrappers whose first argument after the options is not the command (`timeout 5 cmd`,
-# `chroot /new cmd`).
-_WRAPPER_POSITIONALS = {"timeout": 1, "chroot": 1}
-# Shell keywords that may start a simple command inside a compound one.
-_KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until"})
-_SEPARATORS = frozenset({";", "&&", "||", "&", "(", ")", ";;", "\n"})
 # After these, the next command runs whether or not the ones before succeeded.
 _CHAIN_BREAKS = frozenset({";", "||", "&", ";;", "\n"})
 _PIPES = frozenset({"|", "|&"})
-# A run of shell punctuation (shlex returns `;\n` or `)|` as one token) split into operators;
-# the redirections among them stay words of the command.
-_OPERATOR = re.compile(r"&&|\|\||;;|\|&|&>>?|>>|>&|<&|>\||<<-?|<<<|<>|[;&|()<>\n]")
-_REDIRECTIONS = frozenset({">", ">>", ">&", "<&", ">|", "<", "<<", "<<-", "<<<", "<>", "&>", "&>>"})
 # `cd` into one of these does not make `rm -rf *` safe: it is not a subdirectory of the project.
 _NOT_A_SUBDIRECTORY = frozenset({"", "-", ".", "./", "..", "../"})
-_HEREDOC_WORD = re.compile(r"(?P<dash>-?)[ \t]*(?P<word>'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|()<>]+)")
 _HOME = frozenset({"~", "~/", "$HOME", "${HOME}", "$HOME/", "${HOME}/", "~/*", "$HOME/*"})
 _SYSTEM_DIRS = frozenset(
     {"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "opt", "proc", "root"}
@@ -82,7 +53,7 @@ def refusal_reason(command: str | None = None, argv: Sequence[str] | None = None
 def _check_string(command: str, *, depth: int) -> str | None:
     if _FORK_BOMB.search(re.sub(r"\s+", "", command)):
         return "refused: a fork bomb (it exhausts the process table)"
-    segments = _split(command)
+    segments = split(command)
     # Whether the commands now run in a subdirectory; `( ... )` restores it on the way out.
     cd_seen = False
     saved: list[bool] = []
@@ -119,103 +90,9 @@ def _into_subdirectory(args: list[str]) -> bool:
     return target.rstrip("/") != ".." and _dangerous_target(target, cd_seen=True) is None
 
 
-def _split(command: str) -> list[tuple[list[str], str]]:
-    """Simple commands of `command`, each with the operator after it ("" at the end): `|` or
-    `|&` for a pipe, `(` and `)` around a subshell, `;`, `&&`, newline and so on."""
-    text = _without_comments_and_heredocs(command)
-    lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&\n")
-    lexer.whitespace = " \t\r"  # A newline outside quotes separates commands, like `;`.
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # shlex would swallow the newline ending a comment.
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        # An unbalanced quote: the shell rejects it too; read it line by line, word by word.
-        tokens = [w for line in text.split("\n") for w in [*line.split(), "\n"]]
-    segments: list[tuple[list[str], str]] = []
-    words: list[str] = []
-    for token in tokens:
-        operators = _OPERATOR.findall(token) if not token.strip("();<>|&\n") else []
-        if not operators:
-            words.append(token)
-        for operator in operators:
-            if operator in _REDIRECTIONS:
-                words.append(operator)
-            else:
-                segments.append((words, operator))
-                words = []
-    segments.append((words, ""))
-    return [(words, joiner) for words, joiner in segments if words or joiner in {"(", ")"}]
-
-
-def _without_comments_and_heredocs(command: str) -> str:
-    """`command` without its comments, and with each heredoc body left out: a body is data
-    for the command, not commands (a README written with `cat <<EOF` may mention sudo)."""
-    out: list[str] = []
-    pending: list[tuple[str, bool]] = []  # Delimiters still to come, and whether `<<-`.
-    quote = ""
-    i = 0
-    while i < len(command):
-        c = command[i]
-        if c == "\\" and quote != "'":
-            out.append(command[i : i + 2])
-            i += 2
-            continue
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
-            end = command.find("\n", i)
-            i = len(command) if end == -1 else end  # The newline still ends the command.
-            continue
-        elif c == "\n" and pending:
-            i += 1
-            while pending and i < len(command):
-                end = command.find("\n", i)
-                end = len(command) if end == -1 else end
-                delimiter, strip_tabs = pending[0]
-                line = command[i:end]
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    pending.pop(0)
-                i = end + 1
-            out.append("\n")
-            continue
-        elif command.startswith("<<", i) and not command.startswith("<<<", i):
-            match = _HEREDOC_WORD.match(command, i + 2)
-            if match:
-                word = re.sub(r"[\\'\"]", "", match["word"])
-                pending.append((word, match["dash"] == "-"))
-                out.append(command[i : match.end()])
-                i = match.end()
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
 def _program(words: list[str]) -> tuple[str, list[str]]:
     """The program's name (without directory) and its arguments, wrappers stripped."""
-    rest = list(words)
-    while rest:
-        head = rest[0]
-        wrapper = head.rsplit("/", 1)[-1]
-        if head in _KEYWORDS or re.fullmatch(r"[A-Za-z_]\w*=.*", head):
-            rest.pop(0)
-        elif wrapper == "command" and any(a in {"-v", "-V"} for a in rest[1:2]):
-            break  # `command -v sudo` only looks the name up.
-        elif wrapper in _WRAPPERS:
-            rest.pop(0)
-            takes_value = _WRAPPERS[wrapper]
-            while rest and rest[0].startswith("-") and rest[0] != "-":
-                option = rest.pop(0)
-                if option == "--":
-                    break
-                if option in takes_value and rest:
-                    rest.pop(0)  # `env -u NAME`, `nice -n 10`: the option's value.
-            del rest[: _WRAPPER_POSITIONALS.get(wrapper, 0)]
-        else:
-            break
+    rest = peel(words, keep=_PRIVILEGE)[0]  # sudo is refused, not seen through
     if not rest:
         return "", []
     return rest[0].rsplit("/", 1)[-1], rest[1:]
@@ -243,8 +120,8 @@ def _check_simple(words: list[str], *, cd_seen: bool, depth: int) -> str | None:
         return _check_find(args)
     if name in {"chmod", "chown", "chgrp"}:
         return _check_recursive_mode(name, args)
-    if name in _SHELLS and depth < 3 and (script := _shell_command_string(args)) is not None:
-        return _check_string(script, depth=depth + 1)
+    if name in _SHELLS and depth < 3 and (script := shell_script(args)) is not None:
+        return _check_string(script[0], depth=depth + 1)
     if name == "eval" and depth < 3:
         return _check_string(" ".join(args), depth=depth + 1)
     for before, target in itertools.pairwise(words):
@@ -252,25 +129,6 @@ def _check_simple(words: list[str], *, cd_seen: bool, depth: int) -> str | None:
         if redirect and _BLOCK_DEVICE.match(target):
             return f"refused: writing to the raw block device {target} destroys its data"
     return None
-
-
-def _shell_command_string(args: list[str]) -> str | None:
-    """The command string of `sh -c STRING` (also `-lc`, `-ec`, `-xc`, `-c -e`), or None."""
-    has_c = False
-    operands: list[str] = []
-    skip_value = False
-    for arg in args:
-        if skip_value:
-            skip_value = False
-        elif operands or arg == "--":
-            operands.append(arg)
-        elif arg[:1] in "-+" and len(arg) > 1 and not arg.startswith("--"):
-            has_c |= arg[0] == "-" and "c" in arg[1:]
-            skip_value = arg[1:] == "o"  # `-o pipefail` / `+o errexit`
-        elif not arg.startswith("--"):
-            operands.append(arg)
-    operands = [a for a in operands if a != "--"][:1]
-    return operands[0] if has_c and operands else None
 
 
 def _check_find(args: list[str]) -> str | None:

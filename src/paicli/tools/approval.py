@@ -375,11 +375,10 @@ class ApprovingToolbox:
     def _flags_allow(self, spec: ToolSpec, arguments: Mapping[str, object]) -> bool:
         return self._yes or self._flags.allows(spec.name, arguments, self._root)
 
-    @staticmethod
-    def _covers(spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+    def _covers(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
-        prefix = command_prefix(arguments)
+        prefix = command_prefix(arguments, self._root, self._project)
         return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
     async def _ask(
@@ -451,7 +450,8 @@ class ApprovingToolbox:
         if answer.choice in keeps and covers is None:
             return (
                 "allowed this once only: a line of several commands (or one with $(...), "
-                "redirections or VAR=value) cannot be allowed by a rule"
+                "redirections, VAR=value, or a wrapper such as sudo, xargs or env VAR=value "
+                "that paicli cannot see through) cannot be allowed by a rule"
             )
         if answer.choice is Choice.ALLOW_SESSION:
             if covers is not None and covers != spec.name:

@@ -9,11 +9,16 @@
     write_file(src/**)        a path glob relative to an anchor folder (`**` crosses folders,
                               `*` and `?` do not); also edit_file, read_file, list_dir, glob, grep
 
-A command rule allows only a single plain command: one with `;`, `&&`, `|`, a redirection,
-`$(...)`, backquotes, a leading `VAR=value` or a line break never matches an allow rule (it is
-asked about), because the rule could not say what such a line runs. A deny rule is matched
-against each command of such a line instead, so `execute_command(rm:*)` catches
-`ls; rm -rf x`; deny rules on commands are a guard against mistakes, not a sandbox. A path
+A command rule matches the command that will run, not its spelling (`tools/shell/`): wrappers
+(`env`, `nice`, `timeout`, `sh -c` ...) are seen through, the program is known by its name
+whatever its folder, and the options before a subcommand are left out (`git -C . push` is
+`git push`). A deny rule catches every spelling, in every command of a compound line. An
+allow rule covers only a single plain command it can see through (never one with `;`, `&&`,
+`|`, a redirection, `$(...)`, a leading `VAR=value`, or a wrapper such as `sudo`, `xargs`
+or `env VAR=value`), whose program is the one its name finds on PATH, and whose arguments
+neither write a file, run another program, reach outside the project, nor use an option
+paicli does not know for a command it knows (`tools/shell/known*.py`): `git diff:*` does not
+cover `git diff --output=x`. Those calls are asked about. A path
 rule matches the path as written, folded but with no symlink followed: the toolbox refuses
 paths out of the project and asks about protected files whatever the rules say. The path a
 call names is resolved against `root` (the folder the file tools work in); a relative glob is
@@ -28,6 +33,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -37,6 +43,8 @@ from pathlib import Path
 from paicli.errors import PaicliError
 
 from ._catalog import BUILTIN_TOOLS
+from .shell.line import ASSIGNMENT, invocations, line_invocations, peel, split
+from .shell.reach import canonical, rule_prefix, uncovered
 
 __all__ = ["Rule", "RuleError", "command_prefix", "parse_rule", "parse_rules"]
 
@@ -50,18 +58,6 @@ _PATH_TOOLS: dict[str, tuple[str, str | None]] = {
 _RULE = re.compile(r"^([^()\s]+)(?:\((.*)\))?$", re.DOTALL)
 # Shell syntax that makes a line more than one plain command.
 _OPERATORS = frozenset(";&|<>()")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# Programs whose first argument is more code, not a subcommand: a prefix rule for them would
-# allow anything, so a session answer for one covers that exact command only.
-_RUNNERS = frozenset(
-    {
-        "sh", "bash", "zsh", "dash", "fish", "ksh", "env", "sudo", "doas", "su", "xargs",
-        "eval", "exec", "nohup", "time", "timeout", "nice", "watch", "python", "python3",
-        "node", "deno", "bun", "perl", "ruby", "php", "lua", "npx", "bunx", "pnpx", "uvx",
-        "ssh", "docker", "kubectl", "find", "awk", "sed",
-    }
-)  # fmt: skip
-_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9._:-]*$")
 
 
 class RuleError(PaicliError, ValueError):
@@ -95,7 +91,7 @@ class Rule:
         if self.argument is None:
             return True
         if names[0] == COMMAND_TOOL:
-            return _command_matches(self.argument, arguments, deny=deny)
+            return _command_matches(self.argument, arguments, root, anchor or root, deny=deny)
         return _path_matches(self.argument, names[0], arguments, root, anchor or root, deny=deny)
 
 
@@ -140,19 +136,26 @@ def parse_rules(values: object, where: str, problems: list[str]) -> tuple[Rule, 
     return tuple(rules)
 
 
-def command_prefix(arguments: Mapping[str, object]) -> str | None:
-    """The rule a "for the session" answer about this command covers: the program and its
-    subcommand (`git diff:*`), the exact command when the program runs code given to it
-    (`python x.py`), or None when the line is more than one plain command."""
+def command_prefix(
+    arguments: Mapping[str, object], root: Path | None = None, project: Path | None = None
+) -> str | None:
+    """The narrowest rule that covers this command for a "this session" (or "always")
+    answer: the program and its subcommand (`git diff:*`, `npm test:*`) or a reading program
+    (`ls:*`) when paicli knows its options and the call's are covered, else the command
+    exactly as it runs (`pytest -x`, `python x.py`); None when no rule can cover the call (a
+    line of several commands, or a wrapper paicli cannot see through). Whatever the prefix,
+    a later call with options that write, run a program or reach outside the project is not
+    covered by it."""
     words = _call_words(arguments)
     if words is None:
         return None
-    program = os.path.basename(words[0])
-    if program in _RUNNERS or re.match(r"^python\d", program) or "/" in words[0]:
-        return shlex.join(words)
-    if len(words) > 1 and _SUBCOMMAND.match(words[1]):
-        return f"{shlex.join(words[:2])}:*"
-    return f"{shlex.quote(words[0])}:*"
+    found = invocations(words)
+    if len(found) != 1 or found[0].opaque is not None:
+        return None
+    where = root or Path.cwd()
+    argv = canonical(found[0].argv)
+    prefix = rule_prefix(argv, where, project or where)
+    return shlex.join(argv) if prefix is None else f"{shlex.join(prefix)}:*"
 
 
 def _call_words(arguments: Mapping[str, object]) -> list[str] | None:
@@ -166,9 +169,8 @@ def _call_words(arguments: Mapping[str, object]) -> list[str] | None:
     return _words(command)
 
 
-def _words(line: str, *, assignments: bool = False) -> list[str] | None:
-    """The words of `line` when it is one plain command (leading `VAR=value` words dropped
-    with `assignments`, else refused), or None."""
+def _words(line: str) -> list[str] | None:
+    """The words of `line` when it is one plain command (no leading `VAR=value`), or None."""
     if any(mark in line for mark in ("`", "$(", "\r", "\n")):
         return None  # a substitution, or a line break that starts another command
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
@@ -180,39 +182,89 @@ def _words(line: str, *, assignments: bool = False) -> list[str] | None:
         return None
     if not words or any(w and set(w) <= _OPERATORS for w in words):
         return None
-    while assignments and words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words or _ASSIGNMENT.match(words[0]):
+    if ASSIGNMENT.match(words[0]):
         return None
     return words
 
 
-def _command_matches(pattern: str, arguments: Mapping[str, object], *, deny: bool) -> bool:
+def _command_matches(
+    pattern: str, arguments: Mapping[str, object], root: Path, project: Path, *, deny: bool
+) -> bool:
+    """Whether the command rule `pattern` covers the call. A deny rule is matched against
+    every program the line runs, by every spelling (through wrappers and shells, by name
+    whatever its folder, with the options before a subcommand left out). An allow rule
+    covers one plain command it can see through, the very program it names, and only when
+    its arguments neither write, run another program nor reach outside the project."""
+    if deny:
+        return any(_words_match(pattern, words, root, deny=True) for words in _spellings(arguments))
     words = _call_words(arguments)
-    if words is not None:
-        return _words_match(pattern, words)
-    if not deny:
+    if words is None:
         return False
-    # Deny rules look at every command of the line (and at the line whole).
-    command = arguments.get("command")
-    if not isinstance(command, str):
+    found = invocations(words)
+    if len(found) != 1 or found[0].opaque is not None:
         return False
-    pieces = re.split(r"[;&|\n()`]|\$\(", command)
-    for piece in (command, *pieces):
-        words = _words(piece.strip(), assignments=True) if piece.strip() else None
-        if words and _words_match(pattern, words):
-            return True
-    return False
+    argv = list(found[0].argv)
+    if not _words_match(pattern, canonical(argv), root, deny=False):
+        return False
+    shell = not isinstance(arguments.get("argv"), list)
+    return uncovered(argv, root, project, shell=shell) is None
 
 
-def _words_match(pattern: str, words: list[str]) -> bool:
+def _spellings(arguments: Mapping[str, object]) -> list[list[str]]:
+    """Every way a deny rule may see what the call runs."""
+    argv, command = arguments.get("argv"), arguments.get("command")
+    if isinstance(argv, list) and argv:
+        raw = [[str(word) for word in argv]]
+        found = invocations(raw[0])
+    elif isinstance(command, str):
+        raw = [words for words, _ in split(command.replace("`", " ( "))]
+        found = line_invocations(command)
+    else:
+        return []
+    spellings = [peel(words)[0] for words in raw]
+    for invocation in found:
+        spellings += [list(invocation.argv), canonical(invocation.argv)]
+    return [words for words in spellings if words]
+
+
+def _words_match(pattern: str, words: list[str], root: Path, *, deny: bool) -> bool:
     if pattern.endswith(":*"):
         prefix = _words(pattern[:-2])
-        return bool(prefix) and words[: len(prefix or ())] == prefix
+        if not prefix:
+            return False
+        prefix = canonical(prefix)
+        return len(words) >= len(prefix) and _same(prefix, words[: len(prefix)], root, deny)
     exact = _words(pattern)
     if exact is not None and "*" not in pattern:
-        return words == exact
-    return fnmatchcase(shlex.join(words), pattern) or fnmatchcase(" ".join(words), pattern)
+        return _same(canonical(exact), words, root, deny)
+    if deny:
+        named = [words[0].rsplit("/", 1)[-1], *words[1:]]
+        return any(fnmatchcase(joined, pattern) for w in (words, named) for joined in _joins(w))
+    return any(fnmatchcase(joined, pattern) for joined in _joins(words))
+
+
+def _joins(words: list[str]) -> tuple[str, str]:
+    return shlex.join(words), " ".join(words)
+
+
+def _same(rule: list[str], words: list[str], root: Path, deny: bool) -> bool:
+    """Whether `words` are the rule's words, its program being the same program: for a deny
+    rule the same name in any folder; for an allow rule the name as written, or a path to
+    the very file that name finds."""
+    if len(rule) != len(words) or rule[1:] != words[1:]:
+        return False
+    named, program = rule[0], words[0]
+    if deny:
+        return named.rsplit("/", 1)[-1] == program.rsplit("/", 1)[-1]
+    if named == program:
+        return True
+    return _resolve(named, root) == _resolve(program, root) is not None
+
+
+def _resolve(program: str, root: Path) -> str | None:
+    """The file `program` runs from `root`: a name is looked up on PATH."""
+    found = str(root / os.path.expanduser(program)) if "/" in program else shutil.which(program)
+    return os.path.realpath(found) if found and os.path.isfile(found) else None
 
 
 def _path_matches(

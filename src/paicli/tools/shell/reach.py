@@ -1,0 +1,234 @@
+"""What a command reaches, read from its options with `known.py`: whether an allow rule may
+vouch for it. A rule names a command; it never covers arguments that make that command write
+a file, run another program, or reach outside the project, and never an option paicli does
+not know for a command it knows.
+
+`uncovered(argv, cwd, project)` answers with the reason (one phrase, naming the word), or None.
+Paths are checked as written and as they really resolve (links followed), against the project
+folder; for a shell line (`shell=True`) a word that the shell would still expand (`$VAR`,
+`{a,b}`, a glob that could match `..`) counts as reaching anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from .._protected import ProtectedPaths
+from .known import COMMANDS
+from .options import GENERIC, Command, Options
+from .sed import sed_reason
+
+__all__ = ["canonical", "rule_prefix", "uncovered"]
+
+# Device files that read or write nothing of the user's.
+_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero"})
+_VERSIONED = re.compile(r"^(python|pip)\d+(\.\d+)?$")
+_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_PROTECTED = ProtectedPaths(None)
+
+
+def _known(program: str) -> tuple[str, Command | None]:
+    name = program.rsplit("/", 1)[-1]
+    found = _VERSIONED.match(name)
+    if found:
+        name = found.group(1) + ("3" if found.group(1) == "pip" else "")
+    return name, COMMANDS.get(name)
+
+
+@dataclass
+class _Reading:
+    """The state of reading one command's words."""
+
+    name: str
+    cwd: Path
+    project: Path
+    shell: bool
+    operands: int = 0
+    pattern_given: bool = False
+    options_done: bool = False
+
+    def path(self, word: str) -> str | None:
+        """Why the path `word` (relative to the working folder) is not covered, or None."""
+        if not word or word == "-" or "://" in word or word in _DEVICES:
+            return None
+        if self.shell and "$" in word:
+            return f"`{word}` expands a variable, which can name any file"
+        if self.shell and _BRACES.search(word):
+            return f"`{word}` expands to several words, which can name any file"
+        if self.shell and any(
+            fnmatchcase("..", part) for part in word.split("/") if set(part) & set("*?[")
+        ):
+            return f"`{word}` can match `..`, outside the project"
+        written = os.path.expanduser(word) if word.startswith("~") else word
+        lexical = Path(os.path.normpath(self.cwd / written))
+        real = Path(os.path.realpath(lexical))
+        for candidate, project in (
+            (lexical, Path(os.path.abspath(self.project))),
+            (real, Path(os.path.realpath(self.project))),
+        ):
+            if not candidate.is_relative_to(project):
+                return f"`{word}` is outside the project"
+        protected = _PROTECTED.reason(real, writing=False)
+        return f"`{word}` is {protected}" if protected else None
+
+
+def uncovered(argv: Sequence[str], cwd: Path, project: Path, *, shell: bool = True) -> str | None:
+    """Why an allow rule cannot cover running `argv` in `cwd` (inside `project`), or None.
+    `shell`: the words come from a shell line, which expands some of them further."""
+    if not argv:
+        return "there is no command"
+    name, command = _known(argv[0])
+    reading = _Reading(name, cwd, project, shell)
+    if command is None:
+        return _read(GENERIC, list(argv[1:]), reading)
+    if command.options is not None:
+        return _read(command.options, list(argv[1:]), reading)
+    rest = list(argv[1:])
+    reading.operands = -1  # the subcommand ends the leading options
+    why = _read(command.leading, rest, reading, stop_at_operand=True)
+    if why is not None or not rest:
+        return why
+    sub = command.aliases.get(rest[0], rest[0])
+    options = (command.subcommands or {}).get(sub, GENERIC)
+    if options.refuse:
+        return f"`{name} {sub}`: {options.refuse}"
+    reading.name = f"{name} {sub}"
+    reading.operands = 0
+    return _read(options, rest[1:], reading)
+
+
+def _read(
+    options: Options, words: list[str], reading: _Reading, *, stop_at_operand: bool = False
+) -> str | None:
+    """Why `words` are not covered by `options`. With `stop_at_operand`, reading ends at the
+    first operand, which is left at the head of `words` (the subcommand)."""
+    while words:
+        word = words[0]
+        if reading.options_done or word == "-" or not word.startswith("-"):
+            if stop_at_operand and not reading.options_done:
+                return None
+            words.pop(0)
+            why = _operand(options, word, reading)
+        else:
+            words.pop(0)
+            why = _option(options, word, words, reading)
+        if why is not None:
+            return why
+    if stop_at_operand:
+        words.clear()
+    return None
+
+
+def _operand(options: Options, word: str, reading: _Reading) -> str | None:
+    if not reading.options_done and word in options.flags:
+        return None  # find's `!` and `(`, git stash's `list`
+    if word in options.never:
+        return f"`{word}`: {options.never[word]}"
+    if options.operands == "pattern" and not reading.pattern_given and not reading.options_done:
+        reading.pattern_given = True
+        return _pattern(reading.name, word)
+    reading.operands += 1
+    if options.max_operands is not None and reading.operands > options.max_operands:
+        return f"`{reading.name}` with more than {options.max_operands} operand writes"
+    if options.operands == "program":
+        reading.options_done = True  # the rest are the program's own arguments
+    return reading.path(word)
+
+
+def _option(options: Options, word: str, words: list[str], reading: _Reading) -> str | None:
+    if word == "--":
+        reading.options_done = True
+        return None
+    long = word.startswith("--") or not options.clusters
+    key, eq, value = word.partition("=") if long else (word, "", "")
+    if key in options.never:
+        return f"`{key}`: {options.never[key]}"
+    if key in options.valued:
+        if not eq:
+            value = words.pop(0) if words else ""
+        return _value(options, key, value, reading)
+    if key in options.flags:
+        return reading.path(value) if eq else None
+    if options.digits and word[1:].isdigit():
+        return None
+    if long or len(word) == 2:
+        if options.any_option:
+            return reading.path(value) if eq else None
+        return f"`{key}` is not an option paicli knows for `{reading.name}`"
+    return _cluster(options, word, words, reading)
+
+
+def _cluster(options: Options, word: str, words: list[str], reading: _Reading) -> str | None:
+    """`-abc` (three flags) or `-xVALUE` (a valued option with its value attached)."""
+    for index, letter in enumerate(word[1:], start=2):
+        option = "-" + letter
+        if option in options.never:
+            return f"`{option}` (in `{word}`): {options.never[option]}"
+        if option in options.valued:
+            value = word[index:] or (words.pop(0) if words else "")
+            return _value(options, option, value, reading)
+        if option not in options.flags and not options.any_option:
+            return f"`{option}` (in `{word}`) is not an option paicli knows for `{reading.name}`"
+    return None
+
+
+def _value(options: Options, key: str, value: str, reading: _Reading) -> str | None:
+    if key in options.ends:
+        reading.options_done = True
+    if key in options.text:
+        if key in options.patterns:
+            reading.pattern_given = True
+            return _pattern(reading.name, value)
+        return None
+    why = reading.path(value)
+    if why is None and key in options.chdir:
+        reading.cwd = Path(os.path.normpath(reading.cwd / os.path.expanduser(value)))
+    return why
+
+
+def _pattern(name: str, pattern: str) -> str | None:
+    return sed_reason(pattern) if name == "sed" else None
+
+
+def canonical(argv: Sequence[str]) -> list[str]:
+    """`argv` as a rule reads it: the program by its name, and for a command with
+    subcommands the options before the subcommand left out (`git -C . push` is `git push`)."""
+    if not argv:
+        return []
+    _, command = _known(argv[0])
+    words = list(argv)
+    if command is None or command.subcommands is None:
+        return words
+    index = 1
+    while index < len(words) and words[index].startswith("-") and words[index] != "-":
+        word = words[index]
+        index += 1
+        if word == "--":
+            break
+        if "=" not in word and word in command.leading.valued:
+            index += 1  # `-C DIR`, `-c key=value`: the value follows
+    return [words[0], *words[index:]]
+
+
+def rule_prefix(argv: Sequence[str], cwd: Path, project: Path) -> list[str] | None:
+    """The words a prefix rule for this call may name: a known subcommand (`git diff`,
+    `npm test`) or a known reading command alone (`ls`), when the call's own arguments are
+    covered; None when only the exact command may be (an unknown program, `make`, `python`).
+    The prefix rule still never covers a later call whose arguments are not covered."""
+    if not argv or "/" in argv[0] or uncovered(argv, cwd, project, shell=False) is not None:
+        return None
+    _, command = _known(argv[0])
+    if command is None:
+        return None
+    if command.options is not None:
+        return [argv[0]] if command.options.read_only else None
+    words = canonical(argv)
+    if len(words) < 2:
+        return None
+    sub = command.aliases.get(words[1], words[1])
+    return words[:2] if sub in (command.subcommands or {}) else None
