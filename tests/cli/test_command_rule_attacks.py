@@ -95,7 +95,8 @@ async def test_an_allow_rule_for_git_diff_never_covers_writing_or_reading_outsid
     assert (project / "README.md").read_text() == "uncommitted work, still\n"
     assert (home / ".bashrc").read_text() == "export KEEP=1\n"
     for refused in (output, bashrc, key):
-        assert "was not run" in refused
+        assert "no permission rule covers this call" in refused
+    assert "`--output`: it names a file to write" in output
     assert "NOT-A-REAL-KEY" not in json.dumps(llm.requests)
     assert "README.md" in stat and "was not run" not in stat  # the rule still covers reads
 

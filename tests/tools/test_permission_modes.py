@@ -149,6 +149,20 @@ async def test_a_session_answer_about_a_command_covers_its_prefix_not_every_comm
     assert box.session_rules == ("execute_command(git diff:*)",)
 
 
+async def test_a_session_prefix_never_covers_a_later_call_that_writes_and_the_question_says_why(
+    tmp_path: Path,
+) -> None:
+    approver = ScriptedApprover(Answer(Choice.ALLOW_SESSION), Answer(Choice.DENY))
+    box = approving(RecordingToolbox(), tmp_path, approver)
+    await box.call(RUN, {"command": "git diff HEAD~1"})
+    assert approver.requests[0].limit is None
+    assert (await box.call(RUN, {"command": "git diff --output=README.md"})).decided_by == "user"
+    asked = approver.requests[1]
+    assert asked.limit == "`--output`: it names a file to write"
+    assert "Note: no permission rule covers this call: `--output`" in asked.display()
+    assert asked.covers is None  # a rule saved for it would never apply
+
+
 async def test_a_compound_line_can_be_allowed_once_only(tmp_path: Path) -> None:
     inner = RecordingToolbox()
     approver = ScriptedApprover(Answer(Choice.ALLOW_ALWAYS), Answer(Choice.DENY))

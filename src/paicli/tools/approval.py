@@ -37,7 +37,7 @@ from paicli.tools._policy import (
 from paicli.tools.base import APPROVED, VERDICT, DecidedBy, Preview, Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.escape import json_for_terminal, terminal_safe
 from paicli.tools.naming import unsanitised_tool_name
-from paicli.tools.rules import COMMAND_TOOL, command_prefix
+from paicli.tools.rules import COMMAND_TOOL, command_limit, command_prefix
 
 __all__ = [
     "EDIT_TOOLS",
@@ -116,6 +116,9 @@ class ApprovalRequest:
     # (`execute_command(git diff:*)`); None: this call only (a line of several commands).
     covers: str | None = None
     preview: Preview | None = None
+    # For a command: why no allow rule can cover it (`--output` writes a file), shown so the
+    # user knows why a rule they set did not let it run.
+    limit: str | None = None
 
     def diff(self) -> list[str]:
         """The preview as unified diff lines (`+`, `-`, ` `, `@@`), safe to print; a new file
@@ -166,6 +169,8 @@ class ApprovalRequest:
                 f"answer does not cover the new definition ({terminal_safe(self.changed[0])}):"
             )
             lines.extend(f"  {terminal_safe(line)}" for line in self.changed[1:])
+        if self.limit is not None:
+            lines.append(f"Note: no permission rule covers this call: {terminal_safe(self.limit)}")
         lines.append(f"Tool: {terminal_safe(self.spec.name)}")
         if self.spec.server is not None:
             tool = terminal_safe(self.spec.tool or self.spec.name)
@@ -325,6 +330,13 @@ class ApprovingToolbox:
                 "policy",
             )
         if self._approver is None:
+            limit = self._limit(spec, arguments)
+            if limit is not None:
+                return _denied(
+                    f"The tool {spec.name} was not run: paicli -p does not ask for approval, "
+                    f"and no permission rule covers this call: {limit}.",
+                    "flag",
+                )
             return _denied(
                 f"The tool {spec.name} was not run: paicli -p does not ask for approval. "
                 f"Pass --allow {spec.name} or --yes to let it run.",
@@ -375,9 +387,16 @@ class ApprovingToolbox:
     def _flags_allow(self, spec: ToolSpec, arguments: Mapping[str, object]) -> bool:
         return self._yes or self._flags.allows(spec.name, arguments, self._root)
 
+    def _limit(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        if spec.name != COMMAND_TOOL or spec.kind == "mcp":
+            return None
+        return command_limit(arguments, self._root, self._project)
+
     def _covers(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
+        if self._limit(spec, arguments) is not None:
+            return None  # no rule could cover it: a saved one would never apply
         prefix = command_prefix(arguments, self._root, self._project)
         return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
@@ -407,6 +426,7 @@ class ApprovingToolbox:
                     self._change(spec),
                     covers=None if protected else self._covers(spec, frozen),
                     preview=preview,
+                    limit=self._limit(spec, frozen),
                 )
                 answer = await self._prompt(approver, request)
                 # Remembered before the lock is released, so waiting calls see it; an answer
@@ -448,11 +468,8 @@ class ApprovingToolbox:
         spec, covers = request.spec, request.covers
         keeps = (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS, Choice.ALLOW_PROJECT)
         if answer.choice in keeps and covers is None:
-            return (
-                "allowed this once only: a line of several commands (or one with $(...), "
-                "redirections, VAR=value, or a wrapper such as sudo, xargs or env VAR=value "
-                "that paicli cannot see through) cannot be allowed by a rule"
-            )
+            why = request.limit or "a rule cannot say what this call runs"
+            return f"allowed this once only: no permission rule can cover this call ({why})"
         if answer.choice is Choice.ALLOW_SESSION:
             if covers is not None and covers != spec.name:
                 self._session_rules = self._session_rules | Policy(allow=(covers,))

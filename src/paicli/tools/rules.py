@@ -46,7 +46,14 @@ from ._catalog import BUILTIN_TOOLS
 from .shell.line import ASSIGNMENT, invocations, line_invocations, peel, split
 from .shell.reach import canonical, rule_prefix, uncovered
 
-__all__ = ["Rule", "RuleError", "command_prefix", "parse_rule", "parse_rules"]
+__all__ = [
+    "Rule",
+    "RuleError",
+    "command_limit",
+    "command_prefix",
+    "parse_rule",
+    "parse_rules",
+]
 
 COMMAND_TOOL = "execute_command"
 # The argument each built-in tool's path rule looks at, and its default.
@@ -156,6 +163,20 @@ def command_prefix(
     argv = canonical(found[0].argv)
     prefix = rule_prefix(argv, where, project or where)
     return shlex.join(argv) if prefix is None else f"{shlex.join(prefix)}:*"
+
+
+def command_limit(arguments: Mapping[str, object], root: Path, project: Path) -> str | None:
+    """Why no allow rule can cover this command call, whatever it says (one phrase), or None."""
+    words = _call_words(arguments)
+    if words is None:
+        return "it is not one plain command (`;`, `&&`, `|`, a redirection, `$(...)`, VAR=value)"
+    found = invocations(words)
+    if len(found) != 1:
+        return "it runs more than one command"
+    if found[0].opaque is not None:
+        return found[0].opaque
+    shell = not isinstance(arguments.get("argv"), list)
+    return uncovered(list(found[0].argv), root, project, shell=shell)
 
 
 def _call_words(arguments: Mapping[str, object]) -> list[str] | None:
