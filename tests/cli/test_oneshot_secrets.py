@@ -1,0 +1,71 @@
+"""Secrets the model must not see, attacked through a real `paicli -p` process and the scripted
+model server: what the test asserts on is every request body the model provider received.
+
+A prompt-injected model asks for the project's `.env` with every flag that lets tools run; the
+values of the user's secret-named variables turn up in a command's output and in a server's
+instructions; none of it may reach the provider.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_oneshot import paicli
+from tests.llm_server import Json, ScriptedLlm
+
+pytestmark = pytest.mark.real
+
+DOT_ENV_SECRET = "pg-Pr0d-PASSWORD-7f3a9c"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "app").mkdir(parents=True)
+    (root / ".env").write_text(f"DATABASE_PASSWORD={DOT_ENV_SECRET}\nDEBUG=1\n")
+    (root / "app" / ".env.production").write_text(f"export DB_PASSWORD='{DOT_ENV_SECRET}'\n")
+    (root / "app" / "main.py").write_text("import os\nPASSWORD = os.environ['DB_PASSWORD']\n")
+    return root
+
+
+def sent(llm: ScriptedLlm) -> str:
+    """Everything the model provider received, as one text."""
+    return json.dumps(llm.requests)
+
+
+def tool_results(llm: ScriptedLlm) -> list[str]:
+    return [m["content"] for m in llm.requests[-1]["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--yes"],
+        ["--allow", "read_file", "--allow", "grep", "--allow", "glob"],
+        ["--permission-mode", "yolo", "--force-root"],
+    ],
+    ids=["yes", "allow", "yolo"],
+)
+async def test_a_dot_env_never_reaches_the_model_whatever_the_flags(
+    project: Path, flags: list[str]
+) -> None:
+    calls: list[Json] = [
+        {"id": "r", "name": "read_file", "arguments": '{"path": ".env"}'},
+        {"id": "n", "name": "read_file", "arguments": '{"path": "app/.env.production"}'},
+        {"id": "g", "name": "grep", "arguments": '{"pattern": "PASSWORD"}'},
+        {"id": "f", "name": "grep", "arguments": '{"pattern": ".", "path": ".env"}'},
+    ]
+    async with ScriptedLlm([{"tool_calls": calls}, {"text": "done"}]) as llm:
+        run = await paicli(project, "-p", "find the database password", *flags, llm=llm)
+    assert run.code == 0, run.stderr
+    assert DOT_ENV_SECRET not in sent(llm)
+    read, nested, grepped, named = tool_results(llm)
+    assert "read_file reads .env, which is protected: an environment file" in read
+    assert "read_file reads app/.env.production, which is protected" in nested
+    assert "app/main.py:2: PASSWORD = os.environ['DB_PASSWORD']" in grepped
+    assert "credential file(s) or folder(s) left out" in grepped
+    assert "paicli -p never runs a call on a protected path" in named
+    assert "which is protected" in run.stderr  # the user reads why too
