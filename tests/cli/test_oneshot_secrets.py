@@ -19,6 +19,10 @@ from tests.llm_server import Json, ScriptedLlm
 pytestmark = pytest.mark.real
 
 DOT_ENV_SECRET = "pg-Pr0d-PASSWORD-7f3a9c"
+# Secret-named variables of paicli's own environment. PGPASSWORD and SENTRY_DSN are names
+# the old key-suffix rule missed.
+PGPASSWORD = "hunter2-Env-PGPASS-0042"
+SENTRY_DSN = "https://4f1c0a@o1.ingest.example.io/77"
 
 
 @pytest.fixture
@@ -69,3 +73,23 @@ async def test_a_dot_env_never_reaches_the_model_whatever_the_flags(
     assert "credential file(s) or folder(s) left out" in grepped
     assert "paicli -p never runs a call on a protected path" in named
     assert "which is protected" in run.stderr  # the user reads why too
+
+
+async def test_secret_named_variables_are_redacted_from_command_output(project: Path) -> None:
+    command = {"command": "printenv PGPASSWORD SENTRY_DSN; echo DEBUG=$DEBUG_LEVEL"}
+    call = {"id": "c", "name": "execute_command", "arguments": json.dumps(command)}
+    async with ScriptedLlm([{"tool_calls": [call]}, {"text": "done"}]) as llm:
+        run = await paicli(
+            project,
+            "-p",
+            "print the environment",
+            "--allow",
+            "execute_command",
+            llm=llm,
+            env={"PGPASSWORD": PGPASSWORD, "SENTRY_DSN": SENTRY_DSN, "DEBUG_LEVEL": "verbose1"},
+        )
+    assert run.code == 0, run.stderr
+    [output] = tool_results(llm)
+    assert PGPASSWORD not in sent(llm) and SENTRY_DSN not in sent(llm)
+    assert output.count("[REDACTED]") == 2
+    assert "DEBUG=verbose1" in output  # an ordinary variable is left alone

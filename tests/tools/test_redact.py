@@ -313,6 +313,34 @@ def test_environment_secrets_are_the_long_values_under_secret_names() -> None:
     assert sorted(environment_secrets(environ)) == sorted(["ghp_realtokenvalue", AWS_SECRET])
 
 
+def test_environment_secrets_follow_the_one_secret_name_rule() -> None:
+    """Names the trust prompt flags (`servers/_secret_names.py`) are secrets here too; what the
+    shell, the desktop and git keep under such names (sockets, session ids, paths, author
+    names) is not."""
+    secrets = {
+        "PGPASSWORD": "pg-secret-1",
+        "DB_PASS": "db-secret-2",
+        "SENTRY_DSN": "https://4f1c0a@o1.ingest.example.io/77",
+        "DATABASE_URL": "postgres://app:pw-secret-3@db/app",
+        "NPM_CONFIG__AUTH": "bnBtOnNlY3JldA==",
+        "AWS_SESSION_TOKEN": "session-token-4",
+        "SESSION_SECRET": "cookie-signing-5",
+    }
+    ordinary = {
+        "SSH_AUTH_SOCK": "/tmp/ssh-XXXX/agent.1234",
+        "XDG_SESSION_TYPE": "wayland-session",
+        "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+        "TERM_SESSION_ID": "w0t0p0:6E2B1C1A",
+        "GIT_AUTHOR_NAME": "Ada Lovelace",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "XAUTHORITY": "/run/user/1000/gdm/Xauthority",
+        "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
+        "GIT_ASKPASS": "/usr/lib/code/askpass.sh",
+        "DB_PASSWORD_FILE": "/run/secrets/db_password",
+    }
+    assert sorted(environment_secrets({**secrets, **ordinary})) == sorted(secrets.values())
+
+
 # One sample per net (and per shape): `redact_quickly` must catch whatever `redact` catches.
 NET_SAMPLES: list[object] = [
     *(f"see {s} here" for s in SHAPES),
