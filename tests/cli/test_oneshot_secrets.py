@@ -9,20 +9,23 @@ instructions; none of it may reach the provider.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_oneshot import paicli
+from tests.conftest import SERVERS
 from tests.llm_server import Json, ScriptedLlm
 
 pytestmark = pytest.mark.real
 
 DOT_ENV_SECRET = "pg-Pr0d-PASSWORD-7f3a9c"
 # Secret-named variables of paicli's own environment. PGPASSWORD and SENTRY_DSN are names
-# the old key-suffix rule missed.
+# the old key-suffix rule missed; SERVICE_TOKEN reaches a server through its config.
 PGPASSWORD = "hunter2-Env-PGPASS-0042"
 SENTRY_DSN = "https://4f1c0a@o1.ingest.example.io/77"
+SERVICE_TOKEN = "svc-T0ken-in-the-instructions-99"
 
 
 @pytest.fixture
@@ -93,3 +96,21 @@ async def test_secret_named_variables_are_redacted_from_command_output(project: 
     assert PGPASSWORD not in sent(llm) and SENTRY_DSN not in sent(llm)
     assert output.count("[REDACTED]") == 2
     assert "DEBUG=verbose1" in output  # an ordinary variable is left alone
+
+
+async def test_a_servers_instructions_quoting_its_token_reach_the_model_redacted(
+    project: Path,
+) -> None:
+    """Not a tool result: the instructions go into the system prompt, which is redacted at
+    the model client like everything else a request carries."""
+    args = [str(SERVERS / "fault_server.py"), "--instructions-from-env", "SERVICE_TOKEN"]
+    server = {"command": sys.executable, "args": args, "env": {"SERVICE_TOKEN": SERVICE_TOKEN}}
+    user_home = project.parent / "home" / ".paicli"  # the user's own servers
+    user_home.mkdir(parents=True)
+    (user_home / "mcp.json").write_text(json.dumps({"mcpServers": {"fault": server}}))
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "hello", llm=llm)
+    assert run.code == 0, run.stderr
+    system = llm.requests[0]["messages"][0]["content"]
+    assert "Use token [REDACTED] for every call." in system
+    assert SERVICE_TOKEN not in sent(llm)

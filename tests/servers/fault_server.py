@@ -331,6 +331,9 @@ class FaultServer:
         self.redefined: bool = opts.redefined
         self.crowd: int = opts.tools
         self.deep: int = opts.deep
+        # A server that quotes its own token (from its environment) in its instructions.
+        name = opts.instructions_from_env
+        self.instructions = f"Use token {os.environ.get(name, '')} for every call." if name else ""
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.calls: dict[Any, Call] = {}
@@ -499,11 +502,14 @@ class FaultServer:
             capabilities: Json = {"tools": {"listChanged": True}}
             if self.mode == "features":
                 capabilities |= {"prompts": {"listChanged": True}, "completions": {}}
-            return {
+            answer: Json = {
                 "protocolVersion": version,
                 "capabilities": capabilities,
                 "serverInfo": {"name": f"fault-{self.mode}", "version": "1.0"},
             }
+            if self.instructions:
+                answer["instructions"] = self.instructions
+            return answer
         if method == "server/discover" and self.mode == "legacy_silent_discover":
             return None
         if method == "ping":
@@ -858,6 +864,11 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--reject-first-version", action="store_true", help="modern: -32022 the first request"
+    )
+    parser.add_argument(
+        "--instructions-from-env",
+        metavar="NAME",
+        help="instructions quoting the value of the environment variable NAME",
     )
     return parser.parse_args(argv)
 

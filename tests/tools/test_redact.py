@@ -384,3 +384,29 @@ def test_the_quick_path_redacts_whatever_the_full_redaction_does(value: object) 
 def test_the_quick_path_hands_back_plain_messages_uncopied() -> None:
     message = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi"}]}}
     assert Redactor(["known-secret-42"]).redact_quickly(message) is message
+
+
+def test_known_values_are_redacted_from_a_request_and_nothing_else_is_touched() -> None:
+    redactor = Redactor(["tok-123456789", 'quote"and\\slash'])
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "Use token tok-123456789."},
+        {"role": "user", "content": 'say quote"and\\slash, api_key=abcdefgh'},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"arguments": '{"t": "tok-123456789"}'}}],
+        },
+    ]
+    redacted = redactor.redact_known_in(messages)
+    assert redacted == [
+        {"role": "system", "content": f"Use token {REDACTED}."},
+        {"role": "user", "content": f"say {REDACTED}, api_key=abcdefgh"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"arguments": f'{{"t": "{REDACTED}"}}'}}],
+        },
+    ]
+    assert messages[0]["content"] == "Use token tok-123456789."  # a copy was redacted
+    plain = [{"role": "user", "content": "nothing secret here"}]
+    assert redactor.redact_known_in(plain) is plain

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeVar, cast
 
 import orjson
 from ahocorasick_rs import AhoCorasick
@@ -22,6 +23,8 @@ from paicli.servers._secret_names import looks_secret
 __all__ = ["REDACTED", "Redactor", "environment_secrets", "is_secret_key", "is_secret_variable"]
 
 REDACTED = "[REDACTED]"
+
+_Data = TypeVar("_Data")
 
 # Shorter "secrets" (a port, "true", a user name) would also blank out ordinary text.
 _MIN_SECRET_LENGTH = 6
@@ -199,6 +202,26 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+    def redact_known_in(self, value: _Data) -> _Data:
+        """JSON-like `value` (a model request's messages) with the known secret values replaced
+        in every string, and nothing else touched; `value` itself, uncopied, when its JSON text
+        holds none of them (one scan, as in `redact_quickly`)."""
+        if not self._encoded:
+            return value
+        text = orjson.dumps(value, default=repr)
+        if not any(secret in text for secret in self._encoded):
+            return value
+        return cast("_Data", self._known_in(value))
+
+    def _known_in(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.redact_known(value)
+        if isinstance(value, Mapping):
+            return {key: self._known_in(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._known_in(item) for item in value]
+        return value
 
     def redact_quickly(self, value: object) -> object:
         """What `redact` returns, except that `value` itself comes back, uncopied, when its

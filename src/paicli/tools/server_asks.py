@@ -26,6 +26,7 @@ from paicli.mcp import ClientHandlers, Root, RpcError
 from paicli.tools.audit import AuditLog
 from paicli.tools.elicitation import FormError, FormField, form_fields, form_problem
 from paicli.tools.escape import one_line
+from paicli.tools.redact import Redactor
 from paicli.user_config import UserConfig
 
 if TYPE_CHECKING:
@@ -103,9 +104,11 @@ def model_sampler(
     settings: Callable[[], ModelSettings],
     http_client: HttpClient | None,
     on_usage: Callable[[Mapping[str, int]], None],
+    redactor: Redactor,
 ) -> SamplingModel:
     """A `SamplingModel` asking the model `settings()` names at the time of the request (a
-    `/model` switch applies), on a client of its own; token counts go to `on_usage`."""
+    `/model` switch applies), on a client of its own, without the secrets `redactor` knows (a
+    server's messages may quote them); token counts go to `on_usage`."""
 
     async def sample(messages: Sequence[Message], max_tokens: int) -> Sampled:
         current = settings()
@@ -116,7 +119,8 @@ def model_sampler(
         client = LlmClient(current, http_client=http_client)
         completion: Completion | None = None
         try:
-            stream = client.stream(messages, [], max_tokens=max_tokens)
+            sent = redactor.redact_known_in(list(messages))
+            stream = client.stream(sent, [], max_tokens=max_tokens)
             async with contextlib.aclosing(stream):
                 async for event in stream:
                     if isinstance(event, Completion):
