@@ -302,7 +302,13 @@ async def open_runtime(
         profile=schema_profile(settings),
         pins=pins,
     )
-    builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])
+    builtin = BuiltinToolbox(
+        root,
+        home=home,
+        environ=env,
+        secret_values=[settings.api_key or ""],
+        learn_secrets=redactor.learn,
+    )
     approvals = ApprovingToolbox(
         CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
         policy=policy,
