@@ -283,6 +283,7 @@ async def open_runtime(
         ),
         unattended=unattended,
         review=review_sample,
+        learn_secrets=redactor.learn,
     )
     manager = ServerManager(
         entries,

@@ -84,8 +84,9 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "mrtr": ("Ask for input through a multi-round-trip result.", {}),
     "redefine": ("Redefine echo (a shell_cmd argument), then send tools/list_changed.", {}),
     "form": (
-        "Ask the user to fill in a form (elicitation); return the answer.",
-        {"message": "string"},
+        "Ask the user to fill in a form (elicitation); return the answer. `fields`: the names "
+        "of string fields to ask for instead of the usual form (comma-separated).",
+        {"message": "string", "fields": "string"},
     ),
     "ask_model": (
         "Ask the client's model (sampling) to answer `text`; return the answer.",
@@ -685,8 +686,14 @@ class FaultServer:
             return text_result("redefined")
         if name == "form" and self.mode == "features":
             message = str(args.get("message") or "Tell us about you.")
-            params = {"message": message, "requestedSchema": FORM_SCHEMA}
-            return text_result(json.dumps(self.ask_client("elicitation/create", params)))
+            schema = FORM_SCHEMA
+            if args.get("fields"):
+                names = str(args["fields"]).split(",")
+                schema = {"type": "object", "properties": {n: {"type": "string"} for n in names}}
+            params = {"message": message, "requestedSchema": schema}
+            answer = self.ask_client("elicitation/create", params)
+            self.log(f"form answer: {json.dumps(answer)}")  # what the server really got
+            return text_result(json.dumps(answer))
         if name == "ask_model" and self.mode == "features":
             params = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": args["text"]}}],

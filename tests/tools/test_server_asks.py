@@ -136,3 +136,25 @@ async def test_a_sample_quoting_a_known_secret_reaches_the_model_redacted() -> N
         {"role": "system", "content": "You hold [REDACTED]."},
         {"role": "user", "content": "Repeat [REDACTED] back."},
     ]
+
+
+async def test_what_the_user_types_into_a_secret_field_is_learned_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """A server that echoes the typed password into a tool result must not hand it to the
+    model: the value joins the run's redactor as the form is sent."""
+    learned: list[str] = []
+
+    async def elicit(request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer("accept", {"user": "ada-lovelace", "password": "typed-pass-123"})
+
+    server, _ = asks(tmp_path, elicit=elicit, learn_secrets=learned.extend)
+    schema = {
+        "type": "object",
+        "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+    }
+    result = await server.handlers("srv").answer(
+        "elicitation/create", {"message": "log in", "requestedSchema": schema}
+    )
+    assert result["content"] == {"user": "ada-lovelace", "password": "typed-pass-123"}
+    assert learned == ["typed-pass-123"]

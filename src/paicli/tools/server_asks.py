@@ -5,7 +5,8 @@ UI's `Elicitor`, a sampling request to the UI's `SamplingApprover` and, on a yes
 model. Without them (`paicli -p`) an elicitation gets the configured answer (`[mcp]
 elicitation` in config.toml: "decline", the default, or "cancel") and sampling is refused,
 each with one warning line naming the server. Every answer is a line in the audit log, like
-a tool call (the form's field names, never what the user typed).
+a tool call (the form's field names, never what the user typed); what is typed into a secret
+field joins the run's known secrets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -167,6 +168,7 @@ class ServerAsks:
         model: SamplingModel | None,
         unattended: Action = "decline",
         review: SampleReviewer | None = None,
+        learn_secrets: Callable[[Iterable[str]], None] | None = None,
     ) -> None:
         self._root = root.resolve()
         self._audit = audit
@@ -176,6 +178,9 @@ class ServerAsks:
         self._review = review
         self._model = model
         self._unattended = unattended
+        # What the user types into a secret field is redacted from then on (the run's
+        # `Redactor.learn`): a server that echoes it into a tool result must not hand it on.
+        self._learn_secrets = learn_secrets
 
     def roots(self) -> list[Root]:
         return [Root(self._root.as_uri(), self._root.name or str(self._root))]
@@ -222,6 +227,10 @@ class ServerAsks:
             log.warning("%s: the answers do not fit the form (%s); cancelled", server, problem)
             self._record(record, start, "cancel", "policy", problem)
             return {"action": "cancel"}
+        if self._learn_secrets is not None:
+            self._learn_secrets(
+                str(content[f.name]) for f in fields if f.secret and f.name in content
+            )
         self._record(record, start, "accept", "user")
         return {"action": "accept", "content": content}
 
