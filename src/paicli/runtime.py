@@ -51,7 +51,7 @@ from paicli.tools.builtin import BuiltinToolbox, project_root_warning
 from paicli.tools.mcp_toolbox import McpToolbox
 from paicli.tools.offer import SearchToolbox, ToolOffer
 from paicli.tools.redact import Redactor, environment_secrets
-from paicli.tools.redacting import RedactingToolbox
+from paicli.tools.redacting import RedactingModel, RedactingToolbox
 from paicli.tools.registry import CombinedToolbox
 from paicli.tools.server_asks import (
     Elicitor,
@@ -143,7 +143,7 @@ class Runtime:
             return settings
         self.settings = settings
         self.mcp.profile = schema_profile(settings)
-        llm = _client(settings, self.http_client, on_answer=self.manager.start)
+        llm = _client(settings, self.http_client, self.redactor, on_answer=self.manager.start)
         if self.agent is None:
             self.agent = _agent(
                 llm,
@@ -279,9 +279,11 @@ async def open_runtime(
             lambda: runtime.settings,
             http_client,
             lambda usage: runtime.add_usage(usage),  # noqa: PLW0108 - runtime is not bound yet
+            redactor,
         ),
         unattended=unattended,
         review=review_sample,
+        learn_secrets=redactor.learn,
     )
     manager = ServerManager(
         entries,
@@ -301,7 +303,13 @@ async def open_runtime(
         profile=schema_profile(settings),
         pins=pins,
     )
-    builtin = BuiltinToolbox(root, home=home, environ=env, secret_values=[settings.api_key or ""])
+    builtin = BuiltinToolbox(
+        root,
+        home=home,
+        environ=env,
+        secret_values=[settings.api_key or ""],
+        learn_secrets=redactor.learn,
+    )
     approvals = ApprovingToolbox(
         CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
         policy=policy,
@@ -332,7 +340,7 @@ async def open_runtime(
     async with configured(traced, secrets, home), manager:
         agent = (
             _agent(
-                _client(settings, http_client, on_answer=manager.start),
+                _client(settings, http_client, redactor, on_answer=manager.start),
                 toolbox,
                 root,
                 settings,
@@ -460,10 +468,12 @@ def tool_offer(user_config: UserConfig) -> tuple[ToolOffer, list[str]]:
 def _client(
     settings: ModelSettings,
     http_client: HttpClient | None,
+    redactor: Redactor,
     on_answer: Callable[[], object] | None = None,
 ) -> DeferredClient:
-    """The model client for `settings`, the openai SDK loaded on first use (or `load()`).
-    `on_answer` is called once a request has been answered (see `LlmClient`)."""
+    """The model client for `settings`, the openai SDK loaded on first use (or `load()`),
+    every request without the secrets `redactor` knows. `on_answer` is called once a request
+    has been answered (see `LlmClient`)."""
     if not settings.base_url or not settings.model:
         raise LlmError(settings.why_not_configured())  # at startup, as LlmClient would
     metered = metrics.active()  # --metrics-port: tokens and latency measured
@@ -472,7 +482,7 @@ def _client(
         from paicli.llm.client import LlmClient  # noqa: PLC0415 - openai loads only when needed
 
         client = LlmClient(settings, http_client=http_client, on_answer=on_answer)
-        return client if metered is None else metered.model(client)
+        return RedactingModel(client if metered is None else metered.model(client), redactor)
 
     return DeferredClient(build)
 

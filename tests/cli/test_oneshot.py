@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,11 +43,19 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-async def paicli(project: Path, *args: str, llm: ScriptedLlm | None = None, stdin: str = "") -> Run:
+async def paicli(
+    project: Path,
+    *args: str,
+    llm: ScriptedLlm | None = None,
+    stdin: str = "",
+    env: Mapping[str, str] | None = None,
+) -> Run:
+    """`paicli ARGS` in `project`, its home beside it; `env` adds variables."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent / "home"),
         "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
+        **(env or {}),
     }
     if "PYTHONPATH" in os.environ:  # the code under test, when it is not the installed one
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

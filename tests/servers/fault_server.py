@@ -84,8 +84,9 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "mrtr": ("Ask for input through a multi-round-trip result.", {}),
     "redefine": ("Redefine echo (a shell_cmd argument), then send tools/list_changed.", {}),
     "form": (
-        "Ask the user to fill in a form (elicitation); return the answer.",
-        {"message": "string"},
+        "Ask the user to fill in a form (elicitation); return the answer. `fields`: the names "
+        "of string fields to ask for instead of the usual form (comma-separated).",
+        {"message": "string", "fields": "string"},
     ),
     "ask_model": (
         "Ask the client's model (sampling) to answer `text`; return the answer.",
@@ -331,6 +332,9 @@ class FaultServer:
         self.redefined: bool = opts.redefined
         self.crowd: int = opts.tools
         self.deep: int = opts.deep
+        # A server that quotes its own token (from its environment) in its instructions.
+        name = opts.instructions_from_env
+        self.instructions = f"Use token {os.environ.get(name, '')} for every call." if name else ""
         self.write_lock = threading.Lock()
         self.state_lock = threading.Lock()
         self.calls: dict[Any, Call] = {}
@@ -499,11 +503,14 @@ class FaultServer:
             capabilities: Json = {"tools": {"listChanged": True}}
             if self.mode == "features":
                 capabilities |= {"prompts": {"listChanged": True}, "completions": {}}
-            return {
+            answer: Json = {
                 "protocolVersion": version,
                 "capabilities": capabilities,
                 "serverInfo": {"name": f"fault-{self.mode}", "version": "1.0"},
             }
+            if self.instructions:
+                answer["instructions"] = self.instructions
+            return answer
         if method == "server/discover" and self.mode == "legacy_silent_discover":
             return None
         if method == "ping":
@@ -679,8 +686,14 @@ class FaultServer:
             return text_result("redefined")
         if name == "form" and self.mode == "features":
             message = str(args.get("message") or "Tell us about you.")
-            params = {"message": message, "requestedSchema": FORM_SCHEMA}
-            return text_result(json.dumps(self.ask_client("elicitation/create", params)))
+            schema = FORM_SCHEMA
+            if args.get("fields"):
+                names = str(args["fields"]).split(",")
+                schema = {"type": "object", "properties": {n: {"type": "string"} for n in names}}
+            params = {"message": message, "requestedSchema": schema}
+            answer = self.ask_client("elicitation/create", params)
+            self.log(f"form answer: {json.dumps(answer)}")  # what the server really got
+            return text_result(json.dumps(answer))
         if name == "ask_model" and self.mode == "features":
             params = {
                 "messages": [{"role": "user", "content": {"type": "text", "text": args["text"]}}],
@@ -858,6 +871,11 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--reject-first-version", action="store_true", help="modern: -32022 the first request"
+    )
+    parser.add_argument(
+        "--instructions-from-env",
+        metavar="NAME",
+        help="instructions quoting the value of the environment variable NAME",
     )
     return parser.parse_args(argv)
 

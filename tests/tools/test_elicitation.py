@@ -91,3 +91,45 @@ def test_accepted_content_is_checked_against_the_form() -> None:
     assert form_problem(fields, {"name": "Ada"}) == "age is required"
     assert form_problem(fields, {"name": "Ada", "age": "3"}) == "age: not a number"
     assert form_problem(fields, {"name": "Ada", "age": 3, "x": 1}) == "unknown field x"
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"name": "password"},
+        {"name": "token"},
+        {"name": "api_key"},
+        {"name": "APIKey"},
+        {"name": "client_secret_value"},
+        {"name": "accessToken"},
+        {"name": "user-password"},
+        {"name": "pin"},
+        {"name": "f1", "title": "Your GitHub token"},
+        {"name": "f2", "title": "API key"},
+        {"name": "f3", "format": "password"},
+        {"name": "f4", "writeOnly": True},
+        {"name": "code", "type": "integer", "title": "One-time passcode"},
+    ],
+)
+def test_fields_that_ask_for_a_secret_are_marked(prop: dict[str, Any]) -> None:
+    name = prop.pop("name")
+    schema = {"type": "object", "properties": {name: {"type": "string", **prop}}}
+    [field] = form_fields(schema)
+    assert field.secret, name
+
+
+@pytest.mark.parametrize("name", ["name", "author", "keyboard", "monkey", "keynote", "city"])
+def test_ordinary_fields_are_not_secret(name: str) -> None:
+    [field] = form_fields({"type": "object", "properties": {name: {"type": "string"}}})
+    assert not field.secret
+
+
+def test_a_choice_or_a_yes_no_is_never_hidden() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "token_kind": {"type": "string", "enum": ["classic", "fine-grained"]},
+            "save_password": {"type": "boolean"},
+        },
+    }
+    assert [f.secret for f in form_fields(schema)] == [False, False]

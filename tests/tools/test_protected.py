@@ -168,8 +168,8 @@ async def test_ordinary_files_still_follow_the_saved_answers(home: Path) -> None
     toolbox = approving(home, approver)
     outcome = await call(toolbox, "write_file", {"path": "src/.gitignore", "content": "x"})
     assert (outcome.decision, outcome.decided_by) == ("allowed", "policy")
-    (home / ".env").write_text("A=1\n")
-    read = await call(toolbox, "read_file", {"path": ".env"})  # only writing .env asks
+    (home / "env.py").write_text("A=1\n")
+    read = await call(toolbox, "read_file", {"path": "env.py"})
     assert (read.text, read.decided_by) == ("     1\tA=1", "policy")
     assert approver.requests == []
 
@@ -225,6 +225,79 @@ async def test_a_named_credential_folder_is_searched_once_the_user_agrees(home: 
     outcome = await call(approving(home, approver), "grep", {"pattern": "KEY", "path": ".aws"})
     assert outcome.text == ".aws/credentials:1: aws_secret_access_key = KEY"
     assert len(approver.requests) == 1
+
+
+# -- secret files inside a project ---------------------------------------------------------------
+
+PROJECT_SECRET = "s3cr3t-Pr0ject-VALUE-41"
+SECRET_FILES = [
+    ".env",
+    ".ENV",
+    ".env.local",
+    ".env.production",
+    "app/.env",
+    ".envrc",
+    "certs/server.pem",
+    "deploy/id_ed25519_deploy",
+    "keys/id_rsa",
+    "credentials.json",
+    "config/secrets.yaml",
+    "infra/terraform.tfstate",
+    ".pgpass",
+    "android/release.keystore",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An ordinary project (not the home folder) holding each kind of secret file."""
+    root = tmp_path / "project"
+    for name in SECRET_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"TOKEN={PROJECT_SECRET}\n")
+    (root / "README.md").write_text("TOKEN is read from .env\n")
+    return root
+
+
+@pytest.mark.parametrize("path", SECRET_FILES)
+async def test_reading_a_secret_file_in_the_project_asks_first(project: Path, path: str) -> None:
+    approver = Approver(Choice.DENY)
+    outcome = await call(approving(project, approver), "read_file", {"path": path})
+    assert outcome.decided_by == "user"
+    assert PROJECT_SECRET not in outcome.text
+    [request] = approver.requests
+    assert request.protected is not None
+    assert request.protected.startswith(f"read_file reads {path}, which is protected")
+
+
+@pytest.mark.parametrize("path", SECRET_FILES)
+async def test_one_shot_mode_never_reads_a_secret_file_whatever_the_flags(
+    project: Path, path: str
+) -> None:
+    toolbox = approving(project, None, yes=True)
+    for tool, arguments in [
+        ("read_file", {"path": path}),
+        ("grep", {"pattern": "TOKEN", "path": path}),
+    ]:
+        outcome = await call(toolbox, tool, arguments)
+        assert (outcome.decision, outcome.decided_by) == ("denied", "policy"), tool
+        assert PROJECT_SECRET not in outcome.text
+        assert "paicli -p never runs a call on a protected path" in outcome.text
+
+
+async def test_grep_over_a_project_leaves_its_secret_files_out(project: Path) -> None:
+    toolbox = approving(project, None, yes=True)
+    grepped = await call(toolbox, "grep", {"pattern": "TOKEN"})
+    by_name = await call(toolbox, "grep", {"pattern": "TOKEN", "glob": ".env*"})
+    assert PROJECT_SECRET not in grepped.text + by_name.text
+    assert grepped.text.splitlines()[0] == "README.md:1: TOKEN is read from .env"
+    assert "credential file(s) or folder(s) left out" in grepped.text
+
+
+def test_public_keys_and_ordinary_names_stay_readable(tmp_path: Path) -> None:
+    protected = ProtectedPaths(tmp_path / ".paicli")
+    for harmless in ["/p/id_rsa.pub", "/p/src/id_utils.py", "/p/environment.py", "/p/env/x"]:
+        assert protected.reason(Path(harmless), writing=False) is None, harmless
 
 
 @pytest.mark.parametrize(

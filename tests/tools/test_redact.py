@@ -313,6 +313,34 @@ def test_environment_secrets_are_the_long_values_under_secret_names() -> None:
     assert sorted(environment_secrets(environ)) == sorted(["ghp_realtokenvalue", AWS_SECRET])
 
 
+def test_environment_secrets_follow_the_one_secret_name_rule() -> None:
+    """Names the trust prompt flags (`servers/_secret_names.py`) are secrets here too; what the
+    shell, the desktop and git keep under such names (sockets, session ids, paths, author
+    names) is not."""
+    secrets = {
+        "PGPASSWORD": "pg-secret-1",
+        "DB_PASS": "db-secret-2",
+        "SENTRY_DSN": "https://4f1c0a@o1.ingest.example.io/77",
+        "DATABASE_URL": "postgres://app:pw-secret-3@db/app",
+        "NPM_CONFIG__AUTH": "bnBtOnNlY3JldA==",
+        "AWS_SESSION_TOKEN": "session-token-4",
+        "SESSION_SECRET": "cookie-signing-5",
+    }
+    ordinary = {
+        "SSH_AUTH_SOCK": "/tmp/ssh-XXXX/agent.1234",
+        "XDG_SESSION_TYPE": "wayland-session",
+        "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+        "TERM_SESSION_ID": "w0t0p0:6E2B1C1A",
+        "GIT_AUTHOR_NAME": "Ada Lovelace",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "XAUTHORITY": "/run/user/1000/gdm/Xauthority",
+        "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
+        "GIT_ASKPASS": "/usr/lib/code/askpass.sh",
+        "DB_PASSWORD_FILE": "/run/secrets/db_password",
+    }
+    assert sorted(environment_secrets({**secrets, **ordinary})) == sorted(secrets.values())
+
+
 # One sample per net (and per shape): `redact_quickly` must catch whatever `redact` catches.
 NET_SAMPLES: list[object] = [
     *(f"see {s} here" for s in SHAPES),
@@ -356,3 +384,29 @@ def test_the_quick_path_redacts_whatever_the_full_redaction_does(value: object) 
 def test_the_quick_path_hands_back_plain_messages_uncopied() -> None:
     message = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hi"}]}}
     assert Redactor(["known-secret-42"]).redact_quickly(message) is message
+
+
+def test_known_values_are_redacted_from_a_request_and_nothing_else_is_touched() -> None:
+    redactor = Redactor(["tok-123456789", 'quote"and\\slash'])
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "Use token tok-123456789."},
+        {"role": "user", "content": 'say quote"and\\slash, api_key=abcdefgh'},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"arguments": '{"t": "tok-123456789"}'}}],
+        },
+    ]
+    redacted = redactor.redact_known_in(messages)
+    assert redacted == [
+        {"role": "system", "content": f"Use token {REDACTED}."},
+        {"role": "user", "content": f"say {REDACTED}, api_key=abcdefgh"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": {"arguments": f'{{"t": "{REDACTED}"}}'}}],
+        },
+    ]
+    assert messages[0]["content"] == "Use token tok-123456789."  # a copy was redacted
+    plain = [{"role": "user", "content": "nothing secret here"}]
+    assert redactor.redact_known_in(plain) is plain

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from paicli.llm.messages import Message
+from paicli.llm.messages import Message, SystemMessage, UserMessage
+from paicli.llm.settings import ModelSettings
 from paicli.mcp import RpcError
 from paicli.tools.audit import AuditLog
 from paicli.tools.redact import Redactor
@@ -21,7 +22,9 @@ from paicli.tools.server_asks import (
     Sampled,
     SamplingRequest,
     ServerAsks,
+    model_sampler,
 )
+from tests.llm_memory import MemoryLlm
 
 
 def asks(tmp_path: Path, **options: Any) -> tuple[ServerAsks, AuditLog]:
@@ -115,3 +118,43 @@ async def test_a_sample_this_client_does_not_take_is_invalid_params(
     with pytest.raises(RpcError) as raised:
         await server.handlers("srv").answer("sampling/createMessage", params)
     assert raised.value.code == -32602
+
+
+async def test_a_sample_quoting_a_known_secret_reaches_the_model_redacted() -> None:
+    """A server may quote a token it was given in what it asks the user's model."""
+    async with MemoryLlm([{"text": "ok"}]) as llm:
+        settings = ModelSettings(model="m", base_url=llm.base_url, api_key="sk-model-key-000")
+        redactor = Redactor(["server-token-123456"])
+        sample = model_sampler(lambda: settings, llm.http_client(), lambda _: None, redactor)
+        messages: list[Message] = [
+            SystemMessage(role="system", content="You hold server-token-123456."),
+            UserMessage(role="user", content="Repeat server-token-123456 back."),
+        ]
+        answer = await sample(messages, 10)
+    assert answer.text == "ok"
+    assert llm.requests[0]["messages"] == [
+        {"role": "system", "content": "You hold [REDACTED]."},
+        {"role": "user", "content": "Repeat [REDACTED] back."},
+    ]
+
+
+async def test_what_the_user_types_into_a_secret_field_is_learned_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """A server that echoes the typed password into a tool result must not hand it to the
+    model: the value joins the run's redactor as the form is sent."""
+    learned: list[str] = []
+
+    async def elicit(request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer("accept", {"user": "ada-lovelace", "password": "typed-pass-123"})
+
+    server, _ = asks(tmp_path, elicit=elicit, learn_secrets=learned.extend)
+    schema = {
+        "type": "object",
+        "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+    }
+    result = await server.handlers("srv").answer(
+        "elicitation/create", {"message": "log in", "requestedSchema": schema}
+    )
+    assert result["content"] == {"user": "ada-lovelace", "password": "typed-pass-123"}
+    assert learned == ["typed-pass-123"]

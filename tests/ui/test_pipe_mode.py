@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -90,3 +91,21 @@ async def test_text_that_looks_like_rich_markup_is_printed_literally(tmp_path: P
         code, out = await piped(project, llm, "/model odd[/]name[bold]\n")
     assert code == 0, out
     assert "odd[/]name[bold]" in out
+
+
+async def test_a_secret_typed_into_a_form_from_a_pipe_is_not_echoed(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".paicli").mkdir(parents=True)
+    fault = str(Path(__file__).parent.parent / "servers" / "fault_server.py")
+    servers = {"fault": {"command": sys.executable, "args": [fault, "--mode", "features"]}}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    arguments = json.dumps({"fields": "user,password"})
+    call = {"id": "c", "name": "mcp__fault__form", "arguments": arguments}
+    typed = "Piped-Pa55word-0451"
+    async with ScriptedLlm([{"tool_calls": [call]}, {"text": "Logged in."}]) as llm:
+        lines = f"log me in\ny\ny\nada\n{typed}\ny\n"
+        code, out = await piped(project, llm, lines, "--trust-project")
+    assert code == 0, out
+    assert re.search(r"password \(string, hidden\): ?\(hidden\)\n", out), out
+    assert re.search(r"user \(string\): ?ada\n", out)  # an ordinary answer is echoed
+    assert typed not in out and "Logged in." in out

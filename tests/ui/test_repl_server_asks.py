@@ -223,3 +223,44 @@ async def test_a_sampling_request_is_shown_and_answered_by_the_model_when_approv
         assert len(llm.requests) == 2
         assert reply["error"]["code"] == -1
         assert record["outcome"] == "denied" and record["decided_by"] == "user"
+
+
+async def test_a_form_asking_for_a_secret_warns_and_hides_what_is_typed(places: Places) -> None:
+    """A server asking for a password: a warning names the fields, the typed value shows as
+    stars and never on screen, the server gets it, and when the server echoes it into its tool
+    result the model reads [REDACTED]."""
+    add_features_server(places)
+    typed, pin = "Typed-Pa55word-0451", "90817263"
+    arguments = {"message": "Log in to the service", "fields": "user,password,pin"}
+    call = {"id": "c1", "name": "mcp__fault__form", "arguments": json.dumps(arguments)}
+    script: list[dict[str, Any]] = [{"tool_calls": [call]}, {"text": "Logged in."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await ready(term)
+        term.line("log me in")
+        await term.expect("Allow?")
+        term.line("y")
+        await term.expect("MCP server fault asks for input")
+        await term.expect("fault asks for a secret (password, pin)")
+        await term.expect("Fill in the form?")
+        term.line("y")
+        await term.expect("user (string):")
+        term.line("ada")
+        await term.expect("password (string, hidden):")
+        term.line(typed)
+        await term.expect("*" * len(typed))
+        await term.expect("pin (string, hidden):")
+        term.line(pin)
+        await term.expect('user: "ada"')
+        await term.expect("pin: (hidden)")  # (the screen's own net shows password: [REDACTED])
+        await term.expect("Send these answers?")
+        term.line("y")
+        await term.expect("Logged in.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert typed not in term.raw and pin not in term.raw
+    log = (places.paicli_home / "logs" / "mcp" / "fault.log").read_text()
+    assert f'"password": "{typed}", "pin": "{pin}"' in log  # the server got what was typed
+    reply = json.loads(unfenced(llm.requests[1]["messages"][-1]["content"]))
+    hidden = {"user": "ada", "password": "[REDACTED]", "pin": "[REDACTED]"}
+    assert reply["result"]["content"] == hidden
+    assert typed not in json.dumps(llm.requests) and pin not in json.dumps(llm.requests)

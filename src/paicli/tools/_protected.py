@@ -6,8 +6,9 @@ settings, saved permissions and servers), plant a command that runs later (git h
 config, shell and SSH startup files, editor tasks, MCP server lists), or read keys and
 tokens. A path is protected when one of its names, or a run of its names, matches a rule of
 `RULES` after NFKC normalisation and case folding (`.GIT` and a fullwidth `.git` count), or
-when it lies in PaicliHome. Writes to any of them always ask; reads ask for credential stores
-and paicli's own folders. Commands (`execute_command`) are opaque and not covered.
+when it lies in PaicliHome. Writes to any of them always ask; reads ask for credential stores,
+environment files, key and credential files, and paicli's own folders. Commands
+(`execute_command`) are opaque and not covered.
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ RULES: tuple[Rule, ...] = (
     ),
     *_rules(".vscode .idea", "editor settings, whose tasks and run configurations run commands"),
     *_rules(".claude .cursor", "another agent's settings, whose hooks run commands"),
-    *_rules(".env*", "an environment file that programs and direnv load"),
+    # Read-protected too: its values are the project's secrets (issue 24: `read_file(".env")`
+    # put them in the model's context unasked).
+    *_rules(
+        ".env*", "an environment file (programs and direnv load it; it holds secrets)", reads=True
+    ),
     *_rules(
         ".bashrc .bash_profile .bash_login .bash_logout .profile .zshrc .zshenv .zprofile "
         ".zlogin .zlogout .cshrc .tcshrc .kshrc .login .inputrc .xprofile .xinitrc "
@@ -66,8 +71,18 @@ RULES: tuple[Rule, ...] = (
         reads=True,
     ),
     *_rules(
-        "*.pem *.key *.p12 *.pfx id_rsa id_dsa id_ecdsa id_ed25519 id_ecdsa_sk id_ed25519_sk",
+        "*.pem *.key *.p12 *.pfx *.p8 *.ppk *.jks *.keystore *.kdbx id_rsa id_dsa id_ecdsa "
+        "id_ed25519 id_rsa_* id_dsa_* id_ecdsa_* id_ed25519_*",
         "a private key file",
+        reads=True,
+    ),
+    # Files that hold credentials in a project (cloud and service keys, app secrets, database
+    # passwords, Terraform state with every resource's secrets in plain text).
+    *_rules(
+        "credentials.json client_secret*.json service-account*.json secrets.json secrets.yaml "
+        "secrets.yml secrets.toml .pgpass .my.cnf .htpasswd .boto .s3cfg *.tfstate "
+        "*.tfstate.backup",
+        "a credential file (keys, tokens or passwords)",
         reads=True,
     ),
 )

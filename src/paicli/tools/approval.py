@@ -325,7 +325,7 @@ class ApprovingToolbox:
             return _denied(
                 f"The tool {spec.name} was not run: {protected}. paicli -p never runs a call "
                 "on a protected path, whatever --allow, --yes and the permission mode say; the "
-                "user can make this change by hand or approve it in an interactive paicli "
+                "user can do it by hand or approve it in an interactive paicli "
                 "session.",
                 "policy",
             )

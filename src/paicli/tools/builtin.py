@@ -5,8 +5,10 @@ as the file is opened through the root's descriptor), refuses a short list of de
 commands before anyone is asked, validates arguments against each tool's schema, and turns
 every failure into an error outcome: `call` never raises but for cancellation. `must_ask`
 names the calls approval must always put to the user: writes to protected paths and reads of
-credential stores (`_protected`); a symlink leading into one from a name that is not is
-refused. Each tool is one record in `_catalog` (spec, path argument, check, handler); this
+credential stores and secret files (`_protected`); a symlink leading into one from a name that
+is not is refused. What an approved read shows of such a file goes to `learn_secrets` before
+the result is returned (`_secret_files`), so its values are redacted from it and from
+everything after. Each tool is one record in `_catalog` (spec, path argument, check, handler); this
 class only applies them.
 File work runs in a thread so the event loop stays free; commands run as subprocesses that
 never outlive the call.
@@ -15,7 +17,7 @@ never outlive the call.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from paicli.home import PaicliHome
@@ -26,6 +28,7 @@ from ._catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from ._command import command_environment
 from ._paths import Confinement, PathRefused
 from ._protected import ProtectedPaths, project_root_warning
+from ._secret_files import secrets_shown
 from ._walk import SearchLimits
 from .base import Preview, ToolOutcome, ToolSpec
 
@@ -36,7 +39,8 @@ class BuiltinToolbox:
     """read_file, write_file, edit_file, list_dir, glob, grep and execute_command, confined
     to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is.
     Commands get `environ` (default the process's) without the model keys and without any
-    variable holding one of `secret_values`."""
+    variable holding one of `secret_values`. `learn_secrets` is told the values a read of a
+    secret file showed (the run's `Redactor.learn`)."""
 
     def __init__(
         self,
@@ -48,6 +52,7 @@ class BuiltinToolbox:
         search_limits: SearchLimits | None = None,
         environ: Mapping[str, str] | None = None,
         secret_values: Iterable[str] = (),
+        learn_secrets: Callable[[Iterable[str]], None] | None = None,
     ) -> None:
         self.paths = Confinement(root)
         self.command_env = command_environment(
@@ -58,6 +63,7 @@ class BuiltinToolbox:
         self.max_output_chars = max_output_chars
         self.search_limits = search_limits or SearchLimits()
         self._tools = {tool.spec.name: tool for tool in BUILTIN_TOOLS}
+        self._learn_secrets = learn_secrets
 
     def specs(self) -> list[ToolSpec]:
         return [tool.spec for tool in self._tools.values()]
@@ -132,7 +138,12 @@ class BuiltinToolbox:
             search_limits=self.search_limits,
             protected=self.protected,
         )
-        return await tool.run(call)
+        outcome = await tool.run(call)
+        if self._learn_secrets is not None and spec.name in _SHOWS_CONTENT:
+            raw = str(arguments.get("path", "."))
+            if self.protected.reason(self.paths.lexical(raw), writing=False) is not None:
+                self._learn_secrets(secrets_shown(spec.name, outcome.text))
+        return outcome
 
     def _path(self, tool: BuiltinTool, arguments: Mapping[str, object]) -> Path | None:
         if tool.path is None:
@@ -150,6 +161,10 @@ class BuiltinToolbox:
                 "itself so the user is asked"
             )
         return real
+
+
+# The tools whose result shows a file's content (list_dir and glob show names only).
+_SHOWS_CONTENT = ("read_file", "grep")
 
 
 def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:

@@ -6,6 +6,9 @@ and multi-select enums), as the specification allows. Anything else (a nested ob
 field of no known type, more fields than a person fills in at a terminal) makes the whole
 form unusable: `FormError` names the field, and the server is told, rather than a form
 being shown that cannot be answered right. Unknown keywords (`pattern`) are tolerated.
+A text or number field whose name or title names a secret (`password`, `token`, `*_secret*`,
+`*_key`, `apiKey`), or that the schema marks (`format: password`, `writeOnly`), is `secret`:
+the UI warns that a server asks for one and hides what is typed.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ FORMATS = {
         r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?$"
     ),
 }
+# Words of a field's name or title that ask for a secret (besides a last word `key`).
+_SECRET_WORDS = frozenset(
+    {"password", "passwd", "passphrase", "passcode", "pin", "otp", "totp", "token", "secret"}
+    | {"apikey", "credential", "credentials"}
+)
 YES = ("y", "yes", "true")
 NO = ("n", "no", "false")
 
@@ -60,6 +68,7 @@ class FormField:
     min_length: int | None = None
     max_length: int | None = None
     format: str | None = None
+    secret: bool = False  # asks for a password, token or key: warned about, typed hidden
 
     def hint(self) -> str:
         """What the field takes, in a few words (shown after its name)."""
@@ -205,6 +214,7 @@ def _field(name: str, prop: object, required: bool) -> FormField:
         min_length=_count(prop.get("minLength")),
         max_length=_count(prop.get("maxLength")),
         format=_text(prop.get("format")) or None,
+        secret=kind in ("string", "number", "integer") and _asks_secret(name, title, prop),
     )
     default = prop.get("default")
     if default is None:
@@ -214,6 +224,20 @@ def _field(name: str, prop: object, required: bool) -> FormField:
     except FormError:
         return field  # a default that does not fit its own field is not offered
     return FormField(**{**field.__dict__, "default": checked})
+
+
+def _asks_secret(name: str, title: str, prop: Mapping[str, Any]) -> bool:
+    if prop.get("format") == "password" or prop.get("writeOnly") is True:
+        return True
+    for words in (_words(name), _words(title)):
+        if _SECRET_WORDS.intersection(words) or (len(words) > 1 and words[-1] == "key"):
+            return True
+    return False
+
+
+def _words(text: str) -> list[str]:
+    """`accessToken`, `user-password`, `API key` -> their lower-case words."""
+    return re.findall(r"[a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).lower())
 
 
 def _kind(name: str, prop: Mapping[str, Any]) -> tuple[Kind, tuple[str, ...], tuple[str, ...]]:

@@ -13,18 +13,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeVar, cast
 
 import orjson
 from ahocorasick_rs import AhoCorasick
 
-__all__ = ["REDACTED", "Redactor", "environment_secrets", "is_secret_key"]
+from paicli.servers._secret_names import looks_secret
+
+__all__ = ["REDACTED", "Redactor", "environment_secrets", "is_secret_key", "is_secret_variable"]
 
 REDACTED = "[REDACTED]"
+
+_Data = TypeVar("_Data")
 
 # Shorter "secrets" (a port, "true", a user name) would also blank out ordinary text.
 _MIN_SECRET_LENGTH = 6
 # Variables whose names the key rule takes for secrets, but which the shell sets to folders.
 _NOT_SECRET_VARIABLES = frozenset({"PWD", "OLDPWD"})
+# A variable so named holds where a secret is, not the secret (`DB_PASSWORD_FILE`, `SSH_AUTH_SOCK`).
+_LOCATION_SUFFIXES = ("_FILE", "_DIR", "_PATH", "_SOCK")
+# Parts of names that the secret-name rule flags but that name no secret where the desktop,
+# terminals, editors and git use them: session ids and buses (`XDG_SESSION_TYPE`), author names
+# (`GIT_AUTHOR_NAME`, `XAUTHORITY`), CA bundles (`NODE_EXTRA_CA_CERTS`), askpass helpers. A
+# secret word besides them still counts (`AWS_SESSION_TOKEN`).
+_HARMLESS_PARTS = ("SESSION", "AUTHOR", "CERT", "ASKPASS")
 # An unquoted value after a secret key shorter than this is a word of prose.
 _MIN_BARE_VALUE = 4
 # A variable's value is taken as a secret only from this length: `API_KEY=dummy` or
@@ -191,6 +203,26 @@ class Redactor:
                 text = text.replace(secret, REDACTED)
         return text
 
+    def redact_known_in(self, value: _Data) -> _Data:
+        """JSON-like `value` (a model request's messages) with the known secret values replaced
+        in every string, and nothing else touched; `value` itself, uncopied, when its JSON text
+        holds none of them (one scan, as in `redact_quickly`)."""
+        if not self._encoded:
+            return value
+        text = orjson.dumps(value, default=repr)
+        if not any(secret in text for secret in self._encoded):
+            return value
+        return cast("_Data", self._known_in(value))
+
+    def _known_in(self, value: object) -> object:
+        if isinstance(value, str):
+            return self.redact_known(value)
+        if isinstance(value, Mapping):
+            return {key: self._known_in(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._known_in(item) for item in value]
+        return value
+
     def redact_quickly(self, value: object) -> object:
         """What `redact` returns, except that `value` itself comes back, uncopied, when its
         JSON text holds nothing any net could catch."""
@@ -239,15 +271,25 @@ class Redactor:
         return _SHAPES.sub(REDACTED, text)
 
 
+def is_secret_variable(name: str) -> bool:
+    """Whether the variable `name` holds a secret: the one secret-name rule
+    (`servers/_secret_names.py`: `PGPASSWORD`, `SENTRY_DSN`, `DATABASE_URL`, ...) or a secret key
+    name, less the locations and the names the desktop and git use (`_HARMLESS_PARTS`)."""
+    upper = name.upper()
+    if upper in _NOT_SECRET_VARIABLES or upper.endswith(_LOCATION_SUFFIXES):
+        return False
+    for part in _HARMLESS_PARTS:
+        upper = upper.replace(part, "_")
+    return looks_secret(upper) or is_secret_key(upper)
+
+
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
     """The values of `environ` kept under secret names (`GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`,
-    `DB_PASSWORD`), long enough not to be ordinary words."""
+    `PGPASSWORD`), long enough not to be ordinary words."""
     return [
         value
         for name, value in environ.items()
-        if is_secret_key(name)
-        and name not in _NOT_SECRET_VARIABLES
-        and len(value) >= _MIN_ENVIRONMENT_SECRET_LENGTH
+        if is_secret_variable(name) and len(value) >= _MIN_ENVIRONMENT_SECRET_LENGTH
     ]
 
 

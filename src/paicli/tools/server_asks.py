@@ -5,7 +5,8 @@ UI's `Elicitor`, a sampling request to the UI's `SamplingApprover` and, on a yes
 model. Without them (`paicli -p`) an elicitation gets the configured answer (`[mcp]
 elicitation` in config.toml: "decline", the default, or "cancel") and sampling is refused,
 each with one warning line naming the server. Every answer is a line in the audit log, like
-a tool call (the form's field names, never what the user typed).
+a tool call (the form's field names, never what the user typed); what is typed into a secret
+field joins the run's known secrets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -26,6 +27,7 @@ from paicli.mcp import ClientHandlers, Root, RpcError
 from paicli.tools.audit import AuditLog
 from paicli.tools.elicitation import FormError, FormField, form_fields, form_problem
 from paicli.tools.escape import one_line
+from paicli.tools.redact import Redactor
 from paicli.user_config import UserConfig
 
 if TYPE_CHECKING:
@@ -103,9 +105,11 @@ def model_sampler(
     settings: Callable[[], ModelSettings],
     http_client: HttpClient | None,
     on_usage: Callable[[Mapping[str, int]], None],
+    redactor: Redactor,
 ) -> SamplingModel:
     """A `SamplingModel` asking the model `settings()` names at the time of the request (a
-    `/model` switch applies), on a client of its own; token counts go to `on_usage`."""
+    `/model` switch applies), on a client of its own, without the secrets `redactor` knows (a
+    server's messages may quote them); token counts go to `on_usage`."""
 
     async def sample(messages: Sequence[Message], max_tokens: int) -> Sampled:
         current = settings()
@@ -116,7 +120,8 @@ def model_sampler(
         client = LlmClient(current, http_client=http_client)
         completion: Completion | None = None
         try:
-            stream = client.stream(messages, [], max_tokens=max_tokens)
+            sent = redactor.redact_known_in(list(messages))
+            stream = client.stream(sent, [], max_tokens=max_tokens)
             async with contextlib.aclosing(stream):
                 async for event in stream:
                     if isinstance(event, Completion):
@@ -163,6 +168,7 @@ class ServerAsks:
         model: SamplingModel | None,
         unattended: Action = "decline",
         review: SampleReviewer | None = None,
+        learn_secrets: Callable[[Iterable[str]], None] | None = None,
     ) -> None:
         self._root = root.resolve()
         self._audit = audit
@@ -172,6 +178,9 @@ class ServerAsks:
         self._review = review
         self._model = model
         self._unattended = unattended
+        # What the user types into a secret field is redacted from then on (the run's
+        # `Redactor.learn`): a server that echoes it into a tool result must not hand it on.
+        self._learn_secrets = learn_secrets
 
     def roots(self) -> list[Root]:
         return [Root(self._root.as_uri(), self._root.name or str(self._root))]
@@ -218,6 +227,10 @@ class ServerAsks:
             log.warning("%s: the answers do not fit the form (%s); cancelled", server, problem)
             self._record(record, start, "cancel", "policy", problem)
             return {"action": "cancel"}
+        if self._learn_secrets is not None:
+            self._learn_secrets(
+                str(content[f.name]) for f in fields if f.secret and f.name in content
+            )
         self._record(record, start, "accept", "user")
         return {"action": "accept", "content": content}
 

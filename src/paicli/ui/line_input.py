@@ -18,8 +18,9 @@ from .output import out
 
 
 class LineInput(Protocol):
-    async def read(self, prompt: str) -> str:
-        """One line without its newline; EOFError at the end, KeyboardInterrupt on Ctrl+C."""
+    async def read(self, prompt: str, *, secret: bool = False) -> str:
+        """One line without its newline; EOFError at the end, KeyboardInterrupt on Ctrl+C.
+        `secret`: what is typed is not shown (a password a server's form asks for)."""
         ...
 
 
@@ -30,13 +31,14 @@ class TerminalInput:
         # Made at the first question, not before the REPL's prompt (it costs milliseconds).
         self._session: PromptSession[str] | None = None
 
-    async def read(self, prompt: str) -> str:
+    async def read(self, prompt: str, *, secret: bool = False) -> str:
         if self._session is None:
             self._session = PromptSession()
         # handle_sigint=False: prompt_toolkit's own SIGINT handler would replace the REPL's
         # (loop.add_signal_handler keeps one per signal) and not give it back on exit, so
         # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
-        return await self._session.prompt_async(prompt, handle_sigint=False)
+        # is_password is passed every time: the session keeps the last value given.
+        return await self._session.prompt_async(prompt, handle_sigint=False, is_password=secret)
 
 
 class PipeInput:
@@ -56,12 +58,13 @@ class PipeInput:
             self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
         self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
 
-    async def read(self, prompt: str) -> str:
+    async def read(self, prompt: str, *, secret: bool = False) -> str:
         out(prompt, end="")
         line = await self._lines.get()
         if line is None:
             self._lines.put_nowait(None)  # every later read ends too
             out()
             raise EOFError
-        out(line)  # echo, so a transcript reads like a terminal session
+        # Echoed, so a transcript reads like a terminal session; a secret is not.
+        out("(hidden)" if secret else line)
         return line

@@ -38,6 +38,14 @@ MESSAGE_WIDTH = 200
 MAX_MESSAGE = 2000
 
 
+def _secret_warning(server: str, fields: list[str]) -> str:
+    names = ", ".join(terminal_safe(name) for name in fields)
+    return (
+        f"⚠ {server} asks for a secret ({names}): what you type is hidden. Give it only if "
+        "you trust this server with it."
+    )
+
+
 class TerminalAsks:
     """Asks the user on the terminal; `busy()` says whether paicli is working (a turn or a
     command runs), `before_prompt` stops the live rendering of the turn."""
@@ -72,6 +80,8 @@ class TerminalAsks:
                     border_style="cyan",
                 )
             )
+            if secrets := [field.name for field in request.fields if field.secret]:
+                self._console.print(Text(one_line(_secret_warning(server, secrets), 300), "yellow"))
             try:
                 return await self._form(request)
             except (KeyboardInterrupt, EOFError):
@@ -89,7 +99,10 @@ class TerminalAsks:
                 content[field.name] = value
         for field in request.fields:
             shown = content.get(field.name, field.default)
-            value = "(left empty)" if shown is None else json_for_terminal(shown, indent=None)
+            if shown is None:
+                value = "(left empty)"
+            else:
+                value = "(hidden)" if field.secret else json_for_terminal(shown, indent=None)
             self._console.print(Text(one_line(f"  {field.name}: {value}", 160)))
         send = await self._choice(SEND, {"y": "accept", "d": "decline", "c": "cancel"})
         if send == "accept":
@@ -105,11 +118,13 @@ class TerminalAsks:
             self._console.print(Text(one_line(f"  {number}. {label}", 118)))
         default = ""
         if field.default is not None:
-            default = f" [{one_line(json_for_terminal(field.default, indent=None), 60)}]"
-        question = one_line(f"{field.name} ({field.hint()}){default}: ", 160)
+            shown = "hidden" if field.secret else json_for_terminal(field.default, indent=None)
+            default = f" [{one_line(shown, 60)}]"
+        hint = f"{field.hint()}, hidden" if field.secret else field.hint()
+        question = one_line(f"{field.name} ({hint}){default}: ", 160)
         while True:
             try:
-                return field.parse(await self._lines.read(question))
+                return field.parse(await self._lines.read(question, secret=field.secret))
             except FormError as exc:
                 self._console.print(Text(one_line(str(exc), 200), "yellow"))
 
