@@ -73,6 +73,8 @@ def test_reading_commands_are_covered(command: str) -> None:
         ("cat /etc/passwd", "`/etc/passwd` is outside the project"),
         ("cat ~/.ssh/id_ed25519", "is outside the project"),
         ("cat id_ed25519", "a private key file"),
+        ("cat .env", "is an environment file"),
+        ("grep -r TOKEN .env.local", "is an environment file"),
         ("ls -lZq", "`-q` (in `-lZq`) is not an option"),
         ("sed -i s/a/b/ x", "`-i`: it edits files in place"),
         ("sed -ni p x", "`-i` (in `-ni`)"),
