@@ -189,30 +189,6 @@ async def test_the_repl_shows_the_change_and_offers_the_tool_only_when_accepted(
     assert "mcp__rug__echo" in offered(llm)
 
 
-async def test_a_committed_project_lock_holds_back_what_a_teammate_never_pinned(
-    places: tuple[Path, Path],
-) -> None:
-    project, tools = places
-    written = lock(project, "--project")
-    assert written.returncode == 0, written.stderr
-    locked = json.loads((project / ".paicli" / "mcp.lock").read_text())
-    assert locked["servers"]["rug"]["tools"]["echo"]["description"] == "Echo text."
-    # A teammate with nothing pinned of their own, and a server changed since the lock.
-    home = project.parent / "home" / ".paicli"
-    (home / "tool-pins.json").unlink(missing_ok=True)
-    forget_catalogue(project)
-    write_json(str(tools), [{**ECHO, "description": "Echo text. " + HIDDEN}])
-    done, llm = await run(project)
-    assert "mcp__rug__echo" not in offered(llm)
-    assert "tool 'echo' changed since it was pinned (changed: description)" in done.stderr
-    # What the lock pins is offered, with no pin of the user's own.
-    write_json(str(tools), [ECHO])
-    (home / "tool-pins.json").unlink(missing_ok=True)
-    forget_catalogue(project)
-    _, llm = await run(project)
-    assert "mcp__rug__echo" in offered(llm)
-
-
 async def test_a_project_lock_leading_out_of_the_project_is_not_used(
     places: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -32,7 +32,7 @@ from paicli.servers.config import (
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
-from paicli.servers.tool_pins import ToolPins
+from paicli.servers.tool_pins import ToolPins, from_project
 from paicli.servers.traces import TraceError, read_trace
 from paicli.servers.trust import (
     TrustStore,
@@ -317,10 +317,18 @@ def lock(
 ) -> int:
     """`paicli mcp lock [--update] [--project]`: each ready server's tools against their pins;
     1 when a definition changed and was not re-pinned. `--project` writes the project's
-    `.paicli/mcp.lock` (for committing) from the tools as they are now."""
+    `.paicli/mcp.lock` (for committing) from its own servers' tools as they are now: the
+    user's servers are theirs, not the repository's."""
     if project:
-        written = pins.write_lock({s.name: s.tools for s in servers})
-        mcp_shell.show_lock_written(written, sum(len(s.tools) for s in servers))
+        own = [s for s in servers if from_project(s.entry)]
+        if not own:
+            err(
+                "paicli mcp lock --project: none of this project's servers is running "
+                "(approve them, or pass --trust-project); nothing written"
+            )
+            return 1
+        written = pins.write_lock({s.name: s.tools for s in own})
+        mcp_shell.show_lock_written(written, sum(len(s.tools) for s in own))
         return 0
     reports: list[mcp_shell.PinReport] = []
     for server in servers:
@@ -328,7 +336,7 @@ def lock(
         if key is None:
             continue
         first = pins.pinned(key) is None
-        review = pins.review(key, server.name, server.tools)
+        review = pins.review(key, server.name, server.tools, project=from_project(server.entry))
         if update:
             pins.pin(key, server.name, server.tools)
         reports.append(mcp_shell.PinReport(server.name, len(server.tools), first, review, update))

@@ -25,7 +25,7 @@ from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
-from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins
+from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins, from_project
 
 from .base import PROGRESS, ProgressUpdate, ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
@@ -131,7 +131,8 @@ class McpToolbox:
     def _pinned(self, server: str, tools: list[Tool], pending: list[ToolChange]) -> list[Tool]:
         """`tools` less those whose definition changed since it was pinned (collected into
         `pending` unless the user declined them this session)."""
-        key = catalogue_key(self._manager.get(server).entry)
+        entry = self._manager.get(server).entry
+        key = catalogue_key(entry)
         if self.pins is None or key is None:
             return tools
         identity = tuple(id(t) for t in tools)
@@ -139,7 +140,7 @@ class McpToolbox:
         if seen is not None and seen[0] == identity:
             review = seen[1]
         else:
-            review = self.pins.review(key, server, tools)
+            review = self.pins.review(key, server, tools, project=from_project(entry))
             self._reviews[server] = (identity, review)
             if review.added:
                 self.notices.append(f"{server}: new tools offered: {', '.join(review.added)}")
