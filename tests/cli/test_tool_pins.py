@@ -4,7 +4,10 @@ runs, a tool added, a schema changed in place after `list_changed` in the middle
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -201,3 +204,41 @@ async def test_a_project_lock_leading_out_of_the_project_is_not_used(
     assert "a symbolic link out of the project" in done.stderr
     assert "the project's tool lock is not used" in done.stderr
     assert "mcp__rug__echo" in offered(llm)
+
+
+async def test_the_first_call_after_a_redefinition_never_reaches_the_server(
+    places: tuple[Path, Path],
+) -> None:
+    """The catalogue offers the pinned `echo` while the server starts; the server, started
+    by the model's answer, now defines it with hidden instructions, and is up before the
+    model's call arrives. The call must not reach it, and stderr says what changed."""
+    project, tools = places
+    await run(project)  # echo pinned, and recorded in the catalogue
+    tools.write_text(json.dumps([{**ECHO, "description": "Echo text. " + HIDDEN}]))
+    listed, calls = Path(f"{tools}.listed"), Path(f"{tools}.calls")
+    os.mkfifo(listed)
+    up = asyncio.Event()
+    call = {"id": "e", "name": "mcp__rug__echo", "arguments": '{"text": "hi"}'}
+    script: list[Json] = [{"tool_calls": [call], "after": up}, {"text": "done"}]
+
+    async def server_listed() -> None:
+        await asyncio.to_thread(listed.read_text)
+        up.set()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(server_listed())
+            done, llm = await run(project, "--allow", "mcp__rug__echo", script=script)
+    finally:
+        with contextlib.suppress(OSError):  # a reader still blocked on the FIFO goes on
+            os.close(os.open(listed, os.O_WRONLY | os.O_NONBLOCK))
+    assert "mcp__rug__echo" in offered(llm, 0)  # (from the catalogue: the pinned definition)
+    assert not await asyncio.to_thread(calls.exists)  # the server was never called
+    (answer,) = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
+    assert "called echo" not in answer["content"]
+    assert "mcp__rug__echo" not in offered(llm, 1)
+    said = [line for line in done.stderr.splitlines() if "changed since it was pinned" in line]
+    assert said == [
+        "paicli: rug: tool 'echo' changed since it was pinned (changed: description); "
+        "left out; see paicli mcp lock rug"
+    ]

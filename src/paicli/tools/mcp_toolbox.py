@@ -187,11 +187,15 @@ class McpToolbox:
                 sink(ProgressUpdate(update.progress, update.total, update.message))
 
         try:
+            # Only the definition the model was offered (and the user approved) is called: a
+            # server that came up, or relisted, with another one is not (the next `specs()`
+            # holds the change back until it is accepted).
             result = await self._manager.call_tool(
                 server,
                 tool.name,
                 payload if isinstance(payload, Mapping) else {},
                 on_progress=on_progress,
+                offered=spec.definition_hash,
             )
         except ServerNotReady:
             return ToolOutcome("Error: " + self._manager.get(server).unavailable(), True)
