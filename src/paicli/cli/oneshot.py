@@ -181,10 +181,10 @@ def tool_changes(runtime: Runtime, *, accept: bool) -> None:
     runtime.mcp.notices.clear()
     changes = list(runtime.mcp.pending)
     if accept:
-        runtime.mcp.accept(changes)
+        runtime.mcp.accept(changes, decided_by="flag")
     for change in changes:
         if not accept:
-            runtime.mcp.decline(change)
+            runtime.mcp.decline(change, decided_by="policy")
         what = change.lines()[0]
         verdict = "accepted (--accept-tool-changes)" if accept else "left out"
         err(
