@@ -23,6 +23,8 @@ Each reply is a dict; every key is optional:
                          (`disconnected` is set when it does)
     disconnect    str    "before": drop the connection without answering; "midway": drop
                          it after the first text chunk
+    after         Event  (in process only) an `asyncio.Event`: the headers go at once (the
+                         client's answer has begun), the chunks once it is set
 
 Requests without `"stream": true` get one JSON `chat.completion` instead. When the script
 runs out, every further request gets a 500 saying so (with Retry-After: 0, so a retrying
@@ -82,6 +84,7 @@ REPLY_KEYS = frozenset(
         "retry_after",
         "hang",
         "disconnect",
+        "after",
     }
 )
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
@@ -108,6 +111,7 @@ class Reply:
     chunk_delay: float = 0.0
     hang: bool = False  # json: answer once the client is gone; stream: stop after one text chunk
     drop_midway: bool = False  # stream: close the connection after the first text chunk
+    after: asyncio.Event | None = None  # stream: no chunk before it is set
 
 
 class LlmScript:
@@ -206,6 +210,8 @@ class LlmScript:
         Raises `Dropped` where the script drops the connection; a hanging reply stops after
         its first text chunk once the client is gone (`gone` set, or this task cancelled)."""
         try:
+            if reply.after is not None:
+                await reply.after.wait()
             for number, chunk in enumerate(reply.chunks):
                 if number and reply.chunk_delay:
                     await asyncio.sleep(reply.chunk_delay)
@@ -344,6 +350,7 @@ def _answer(body: Json, reply: Json) -> Reply:
         chunk_delay=float(reply.get("chunk_delay", 0.0)),
         hang=hang,
         drop_midway=reply.get("disconnect") == "midway",
+        after=reply.get("after"),
     )
 
 

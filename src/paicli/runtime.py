@@ -302,6 +302,8 @@ async def open_runtime(
         results_dir=home.tool_results_dir,
         profile=schema_profile(settings),
         pins=pins,
+        audit=audit,
+        session_id=session_id,
     )
     builtin = BuiltinToolbox(
         root,

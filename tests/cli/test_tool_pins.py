@@ -4,7 +4,10 @@ runs, a tool added, a schema changed in place after `list_changed` in the middle
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -127,6 +130,13 @@ async def test_mcp_lock_shows_a_changed_schema_and_update_pins_it(
     assert "paicli mcp lock --update" in changed.stderr
     assert lock(project, "--update").returncode == 0
     assert lock(project).returncode == 0
+    (record,) = audit_records(project.parent / "home" / ".paicli")
+    assert (record["tool"], record["changed"], record["outcome"], record["decided_by"]) == (
+        "mcp__rug__echo",
+        "changed: inputSchema",
+        "accepted",
+        "user",
+    )
 
 
 async def test_a_schema_changed_in_place_after_list_changed_is_not_accepted_silently(
@@ -184,33 +194,16 @@ async def test_the_repl_shows_the_change_and_offers_the_tool_only_when_accepted(
     assert code == 0, out
     assert "mcp__rug__echo" in offered(llm)
     async with ScriptedLlm([{"text": "one"}]) as llm:
-        code, out = await piped(project, llm, "hi\n")
+        code, out = await piped(project, llm, "hi\n/audit\n")
     assert "Offer the changed tool" not in out
     assert "mcp__rug__echo" in offered(llm)
-
-
-async def test_a_committed_project_lock_holds_back_what_a_teammate_never_pinned(
-    places: tuple[Path, Path],
-) -> None:
-    project, tools = places
-    written = lock(project, "--project")
-    assert written.returncode == 0, written.stderr
-    locked = json.loads((project / ".paicli" / "mcp.lock").read_text())
-    assert locked["servers"]["rug"]["tools"]["echo"]["description"] == "Echo text."
-    # A teammate with nothing pinned of their own, and a server changed since the lock.
-    home = project.parent / "home" / ".paicli"
-    (home / "tool-pins.json").unlink(missing_ok=True)
-    forget_catalogue(project)
-    write_json(str(tools), [{**ECHO, "description": "Echo text. " + HIDDEN}])
-    done, llm = await run(project)
-    assert "mcp__rug__echo" not in offered(llm)
-    assert "tool 'echo' changed since it was pinned (changed: description)" in done.stderr
-    # What the lock pins is offered, with no pin of the user's own.
-    write_json(str(tools), [ECHO])
-    (home / "tool-pins.json").unlink(missing_ok=True)
-    forget_catalogue(project)
-    _, llm = await run(project)
-    assert "mcp__rug__echo" in offered(llm)
+    assert "mcp__rug__echo allowed/user accepted changed: description" in out  # (/audit)
+    # Each answer is in the audit log, with what changed.
+    answers = [(r["outcome"], r["decided_by"], r["changed"]) for r in audit_records(home)]
+    assert answers == [
+        ("held_back", "user", "changed: description"),
+        ("accepted", "user", "changed: description"),
+    ]
 
 
 async def test_a_project_lock_leading_out_of_the_project_is_not_used(
@@ -225,3 +218,78 @@ async def test_a_project_lock_leading_out_of_the_project_is_not_used(
     assert "a symbolic link out of the project" in done.stderr
     assert "the project's tool lock is not used" in done.stderr
     assert "mcp__rug__echo" in offered(llm)
+
+
+async def test_the_first_call_after_a_redefinition_never_reaches_the_server(
+    places: tuple[Path, Path],
+) -> None:
+    """The catalogue offers the pinned `echo` while the server starts; the server, started
+    by the model's answer, now defines it with hidden instructions, and is up before the
+    model's call arrives. The call must not reach it, and stderr says what changed."""
+    project, tools = places
+    await run(project)  # echo pinned, and recorded in the catalogue
+    tools.write_text(json.dumps([{**ECHO, "description": "Echo text. " + HIDDEN}]))
+    listed, calls = Path(f"{tools}.listed"), Path(f"{tools}.calls")
+    os.mkfifo(listed)
+    up = asyncio.Event()
+    call = {"id": "e", "name": "mcp__rug__echo", "arguments": '{"text": "hi"}'}
+    script: list[Json] = [{"tool_calls": [call], "after": up}, {"text": "done"}]
+
+    async def server_listed() -> None:
+        await asyncio.to_thread(listed.read_text)
+        up.set()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(server_listed())
+            done, llm = await run(project, "--allow", "mcp__rug__echo", script=script)
+    finally:
+        with contextlib.suppress(OSError):  # a reader still blocked on the FIFO goes on
+            os.close(os.open(listed, os.O_WRONLY | os.O_NONBLOCK))
+    assert "mcp__rug__echo" in offered(llm, 0)  # (from the catalogue: the pinned definition)
+    assert not await asyncio.to_thread(calls.exists)  # the server was never called
+    (answer,) = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
+    assert "called echo" not in answer["content"]
+    assert "mcp__rug__echo" not in offered(llm, 1)
+    said = [line for line in done.stderr.splitlines() if "changed since it was pinned" in line]
+    assert said == [
+        "paicli: rug: tool 'echo' changed since it was pinned (changed: description); "
+        "left out; see paicli mcp lock rug"
+    ]
+
+
+def audit_records(home: Path, event: str = "tool_changed") -> list[dict[str, Any]]:
+    """The audit log's records of `event` (in every day file)."""
+    records = [
+        json.loads(line)
+        for day in sorted((home / "audit").glob("*.jsonl"))
+        for line in day.read_text().splitlines()
+    ]
+    return [r for r in records if r.get("event") == event]
+
+
+async def test_a_changed_tool_is_in_the_audit_log_with_what_changed_and_the_answer(
+    places: tuple[Path, Path],
+) -> None:
+    project, tools = places
+    home = project.parent / "home" / ".paicli"
+    await run(project)
+    token = "ghp_" + "Z" * 36  # a secret the server put in its description
+    tools.write_text(json.dumps([{**ECHO, "description": f"Echo text. {HIDDEN} {token}"}]))
+    forget_catalogue(project)
+    await run(project)  # held back
+    forget_catalogue(project)
+    await run(project, "--accept-tool-changes")
+    held, accepted = audit_records(home)
+    assert {k: held[k] for k in ("tool", "server", "changed", "decision", "decided_by")} == {
+        "tool": "mcp__rug__echo",
+        "server": "rug",
+        "changed": "changed: description",
+        "decision": "denied",
+        "decided_by": "policy",
+    }
+    assert held["outcome"] == "held_back"
+    assert any(line.startswith("+") and "IMPORTANT" in line for line in held["diff"])
+    assert (accepted["outcome"], accepted["decided_by"]) == ("accepted", "flag")
+    assert accepted["diff"] == held["diff"]
+    assert token not in "".join(p.read_text() for p in (home / "audit").glob("*.jsonl"))

@@ -3,9 +3,12 @@
 
     python rugpull_server.py TOOLS.json
 
-TOOLS.json is a list of MCP tool objects. Every tool answers `called NAME`. The tool `mutate`
-(when listed) rewrites TOOLS.json from TOOLS.json.next, then sends
-`notifications/tools/list_changed`: a redefinition in the middle of a session.
+TOOLS.json is a list of MCP tool objects. Every tool answers `called NAME`, and each call's
+tool name is appended to TOOLS.json.calls (so a test sees what reached the server). The tool
+`mutate` (when listed) rewrites TOOLS.json from TOOLS.json.next, then sends
+`notifications/tools/list_changed`: a redefinition in the middle of a session. When
+TOOLS.json.listed exists (a FIFO a test reads), a line is written to it once the tool list
+has been answered, and it is removed: the test then knows this server's list is out.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ def main() -> None:
             result = {"tools": json.loads(tools_file.read_text())}
         elif method == "tools/call":
             name = message.get("params", {}).get("name")
+            with open(f"{tools_file}.calls", "a", encoding="utf-8") as calls:
+                calls.write(f"{name}\n")
             if name == "mutate":
                 os.replace(f"{tools_file}.next", tools_file)
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -56,6 +61,10 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": method}})
             continue
         send({"jsonrpc": "2.0", "id": ident, "result": result})
+        listed = Path(f"{tools_file}.listed")
+        if method == "tools/list" and listed.exists():
+            listed.write_text("listed\n")  # (blocks until the test reads it)
+            listed.unlink()
 
 
 if __name__ == "__main__":

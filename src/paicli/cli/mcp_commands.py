@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from paicli.home import PaicliHome
@@ -32,7 +33,7 @@ from paicli.servers.config import (
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
-from paicli.servers.tool_pins import ToolPins
+from paicli.servers.tool_pins import ToolPins, from_project
 from paicli.servers.traces import TraceError, read_trace
 from paicli.servers.trust import (
     TrustStore,
@@ -41,6 +42,7 @@ from paicli.servers.trust import (
     needs_approval,
     skip_reason,
 )
+from paicli.tools.audit import AuditLog
 from paicli.tools.redact import Redactor, environment_secrets
 from paicli.tools.results import to_model_result
 from paicli.tools.tracing import configured
@@ -305,6 +307,7 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             return lock(
                 ready,
                 ToolPins(home.tool_pins, project=project()),
+                AuditLog(home.audit_dir, screen_redactor(config)),
                 update=options.update,
                 project=options.project,
                 as_json=options.json,
@@ -313,24 +316,42 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
 
 
 def lock(
-    servers: list[ManagedServer], pins: ToolPins, *, update: bool, project: bool, as_json: bool
+    servers: list[ManagedServer],
+    pins: ToolPins,
+    audit: AuditLog,
+    *,
+    update: bool,
+    project: bool,
+    as_json: bool,
 ) -> int:
     """`paicli mcp lock [--update] [--project]`: each ready server's tools against their pins;
-    1 when a definition changed and was not re-pinned. `--project` writes the project's
-    `.paicli/mcp.lock` (for committing) from the tools as they are now."""
+    1 when a definition changed and was not re-pinned (`--update` re-pins it, and the audit
+    log records each change so accepted). `--project` writes the project's
+    `.paicli/mcp.lock` (for committing) from its own servers' tools as they are now: the
+    user's servers are theirs, not the repository's."""
     if project:
-        written = pins.write_lock({s.name: s.tools for s in servers})
-        mcp_shell.show_lock_written(written, sum(len(s.tools) for s in servers))
+        own = [s for s in servers if from_project(s.entry)]
+        if not own:
+            err(
+                "paicli mcp lock --project: none of this project's servers is running "
+                "(approve them, or pass --trust-project); nothing written"
+            )
+            return 1
+        written = pins.write_lock({s.name: s.tools for s in own})
+        mcp_shell.show_lock_written(written, sum(len(s.tools) for s in own))
         return 0
     reports: list[mcp_shell.PinReport] = []
+    session = uuid.uuid4().hex[:12]  # (the audit records of this one command)
     for server in servers:
         key = catalogue_key(server.entry)
         if key is None:
             continue
         first = pins.pinned(key) is None
-        review = pins.review(key, server.name, server.tools)
+        review = pins.review(key, server.name, server.tools, project=from_project(server.entry))
         if update:
             pins.pin(key, server.name, server.tools)
+            for change in review.changed:
+                audit.tool_changed(change, session=session, accepted=True, decided_by="user")
         reports.append(mcp_shell.PinReport(server.name, len(server.tools), first, review, update))
     mcp_shell.show_pins(reports, as_json)
     return 0 if update or not any(r.review.changed for r in reports) else 1

@@ -165,21 +165,26 @@ async def _turn(
     await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
     tool_changes(runtime, accept=accept_changes)
     ended = await runtime.agent.run(prompt, printer)
+    # Servers that came up during the run (their tools were offered from the catalogue) may
+    # have changed a tool too: such a tool was never called, and is said here.
+    tool_changes(runtime, accept=accept_changes)
     printer.finish(ended)
     return EXIT_CODES[ended.reason]
 
 
 def tool_changes(runtime: Runtime, *, accept: bool) -> None:
     """Tools redefined since they were pinned: one line each, and left out of the run unless
-    `--accept-tool-changes`."""
+    `--accept-tool-changes` (a change left out is declined, so it is said once)."""
     runtime.mcp.specs()
     for notice in runtime.mcp.notices:
         err(f"paicli: {notice}")
     runtime.mcp.notices.clear()
     changes = list(runtime.mcp.pending)
     if accept:
-        runtime.mcp.accept(changes)
+        runtime.mcp.accept(changes, decided_by="flag")
     for change in changes:
+        if not accept:
+            runtime.mcp.decline(change, decided_by="policy")
         what = change.lines()[0]
         verdict = "accepted (--accept-tool-changes)" if accept else "left out"
         err(

@@ -48,7 +48,7 @@ from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
-from .tool_definition import definition
+from .tool_definition import definition, definition_hash, still_offered
 
 __all__ = [
     "Connector",
@@ -463,13 +463,16 @@ class ServerManager:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        offered: str | None = None,
     ) -> CallToolResult:
         """Call `tool` on the ready server `server` (one still starting is waited for, up
         to its startup timeout). Progress is always asked for (`on_progress` sees it), and
         each progress notification restarts the timeout, up to the server's maximum.
-        Raises `UnknownServer`, `ServerNotReady`, or `ServerCallFailed` (an error reply, a
-        timeout naming the limit hit and how to raise it, the connection lost, a tool the
-        server no longer offers)."""
+        `offered` is the hash of the tool's definition as the caller offered it
+        (`tool_definition.definition_hash`): the call is sent only while the server still
+        defines the tool so. Raises `UnknownServer`, `ServerNotReady`, or `ServerCallFailed`
+        (an error reply, a timeout naming the limit hit and how to raise it, the connection
+        lost, a tool the server no longer offers or defines otherwise than offered)."""
         managed = self.get(server)
         if managed.state is ServerState.IDLE:  # a lazy server's first use
             self._start_owner(managed)
@@ -478,6 +481,8 @@ class ServerManager:
         waited = managed.state is ServerState.STARTING
         # What the caller was offered from the catalogue: the live tool must still be that.
         promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
+        if offered is None and promised is not None:
+            offered = definition_hash(definition(promised))
         if waited:
             spec = managed.entry.spec
             limit = spec.handshake_timeout if spec is not None else None
@@ -485,19 +490,8 @@ class ServerManager:
         session = managed.session
         if managed.state is not ServerState.READY or session is None:
             raise ServerNotReady(server, managed.state.value)
-        if waited:
-            live = next((t for t in managed.tools if t.name == tool), None)
-            if live is None:
-                raise ServerCallFailed(
-                    server, tool, "the server no longer offers this tool (its list changed)"
-                )
-            if promised is not None and definition(promised) != definition(live):
-                raise ServerCallFailed(
-                    server,
-                    tool,
-                    "the server redefined this tool since it was offered; not called "
-                    "(its new definition is offered or held back from the next request)",
-                )
+        if waited or offered is not None:
+            still_offered(server, managed.tools, tool, offered)
         limits = self._call_limits.get(server)
         if limits is None:
             spec = managed.entry.spec
@@ -506,11 +500,15 @@ class ServerManager:
         if timeout is not None:
             limits = replace(limits, timeout=timeout, maximum=max(limits.maximum, timeout))
         entry = managed.entry
-        offered = next((t for t in managed.tools if t.name == tool), None)
-        safe = retry_safe(offered, tool, trusted=entry.trust, patterns=entry.retry_tools)
+        listed = next((t for t in managed.tools if t.name == tool), None)
+        safe = retry_safe(listed, tool, trusted=entry.trust, patterns=entry.retry_tools)
         progress = on_progress or _unwatched
 
         async def once(current: ClientSession, seconds: float) -> CallToolResult:
+            # Checked again right before each attempt: a relist (or a restart between
+            # retries) may have redefined the tool since.
+            if offered is not None:
+                still_offered(server, managed.tools, tool, offered)
             return await current.call_tool(
                 tool,
                 arguments,

@@ -14,11 +14,19 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from paicli.mcp import Tool
 
-__all__ = ["MAX_CHANGE_LINES", "definition", "definition_hash", "describe_change"]
+from .errors import ServerCallFailed
+
+__all__ = [
+    "MAX_CHANGE_LINES",
+    "definition",
+    "definition_hash",
+    "describe_change",
+    "still_offered",
+]
 
 # A changed schema can be long; the prompt shows this many diff lines and says how many more.
 MAX_CHANGE_LINES = 40
@@ -41,6 +49,23 @@ def definition_hash(tool_definition: Mapping[str, object]) -> str:
     spaces, UTF-8), so the same definition always has the same hash."""
     data = _canonical(tool_definition).encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def still_offered(server: str, live: Sequence[Tool], tool: str, offered: str | None) -> None:
+    """Raise unless the server's `live` tools still hold `tool`, defined as hashed in
+    `offered` (when given): what the user and the model were offered is what is called."""
+    found = next((t for t in live if t.name == tool), None)
+    if found is None:
+        raise ServerCallFailed(
+            server, tool, "the server no longer offers this tool (its list changed)"
+        )
+    if offered is not None and definition_hash(definition(found)) != offered:
+        raise ServerCallFailed(
+            server,
+            tool,
+            "the server redefined this tool since it was offered; not called (its new "
+            "definition is offered or held back from the next request)",
+        )
 
 
 def describe_change(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:

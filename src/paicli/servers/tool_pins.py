@@ -8,6 +8,12 @@ description, a parameter added) is held back from the model until the user accep
 change, seeing what changed; a tool the server adds is offered and reported once (and pinned);
 a tool that disappeared is reported. `paicli mcp lock [--update] [NAME]` shows and renews the
 pins; a one-shot run leaves changed tools out with one line, unless `--accept-tool-changes`.
+
+A project's committed `.paicli/mcp.lock` comes with the repository, so it can only hold tools
+back: it speaks for the project's own servers only, and only for a tool the user has no pin
+of: one whose definition differs from the lock's is held back, one that matches is offered and
+pinned as the user's own. A tool the user pinned is judged by that pin alone, so no lock (nor a
+later pull that changes the lock along with the server) approves what the pin does not.
 """
 
 from __future__ import annotations
@@ -22,13 +28,20 @@ from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.mcp import Tool
 from paicli.private_files import write_atomically
 
+from .config import REPOSITORY_SCOPES
 from .tool_definition import definition, definition_hash, describe_change
 
-__all__ = ["PinReview", "ToolChange", "ToolPins"]
+__all__ = ["PinReview", "ToolChange", "ToolPins", "from_project"]
 
 log = logging.getLogger("paicli.servers")
 
 FORMAT = 1
+
+
+def from_project(entry: object) -> bool:
+    """Whether the configured server `entry` came with the project (its `.paicli/mcp.json` or
+    `.mcp.json`): the only servers the project's lock speaks for, or `lock --project` writes."""
+    return getattr(entry, "scope", None) in REPOSITORY_SCOPES
 
 
 @dataclass(frozen=True)
@@ -64,9 +77,8 @@ class ToolPins:
         self.path = path
         self.problems: list[str] = []
         self._servers: dict[str, dict[str, object]] = self._load()
-        # A project's committed `.paicli/mcp.lock`: server name -> tool -> definition. A
-        # definition it pins is accepted as well as the user's own pin (it can hold tools
-        # back, never let through one that matches neither).
+        # A project's committed `.paicli/mcp.lock`: server name -> tool -> definition (see
+        # the module docstring for the little it may decide).
         self.project_lock = project / ".paicli" / "mcp.lock" if project is not None else None
         self._locked = self._load_lock()
         # Changes the user turned down in this session: not asked about again.
@@ -80,37 +92,40 @@ class ToolPins:
             return None
         return {str(n): d for n, d in tools.items() if isinstance(d, dict)}
 
-    def review(self, key: str, server: str, tools: Sequence[Tool]) -> PinReview:
-        """`tools` as live now against their pins; first sight pins them all."""
+    def review(
+        self, key: str, server: str, tools: Sequence[Tool], *, project: bool = False
+    ) -> PinReview:
+        """`tools` as live now against their pins; first sight pins them all. `project`: the
+        server is one of the project's, so its lock applies to tools the user never pinned."""
         pins = self.pinned(key)
-        if pins is None and server not in self._locked:
+        locked = self._locked.get(server, {}) if project else {}
+        if pins is None and not locked:
             self.pin(key, server, tools)
             return PinReview(offered=list(tools))
         pins = pins or {}
-        locked = self._locked.get(server, {})
         offered: list[Tool] = []
         changed: list[ToolChange] = []
         added: list[Tool] = []
         for tool in tools:
             now = definition(tool)
-            before = pins.get(tool.name)
-            in_lock = locked.get(tool.name)
-            if before is None and in_lock is None:
+            # The user's own pin decides; the lock only where there is none.
+            pinned = pins.get(tool.name)
+            if pinned is None:
+                pinned = locked.get(tool.name)
+            if pinned is None:
                 added.append(tool)
                 offered.append(tool)
-            elif any(
-                p is not None and definition_hash(p) == definition_hash(now)
-                for p in (before, in_lock)
-            ):
+            elif definition_hash(pinned) == definition_hash(now):
                 offered.append(tool)
             else:
-                pinned = in_lock if in_lock is not None else before
-                assert pinned is not None
                 changed.append(ToolChange(server, key, tool, pinned, now))
         live = {t.name for t in tools}
         removed = sorted(name for name in pins if name not in live)
-        if added:
-            self.pin(key, server, added, keep=True)
+        # What was offered for the first time (new, or as the lock has it) is the user's pin
+        # from now on: a later lock cannot move it.
+        fresh = [t for t in offered if t.name not in pins]
+        if fresh:
+            self.pin(key, server, fresh, keep=True)
         return PinReview(offered, changed, [t.name for t in added], removed)
 
     def pin(self, key: str, server: str, tools: Iterable[Tool], *, keep: bool = False) -> None:

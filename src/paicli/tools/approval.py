@@ -6,12 +6,11 @@ the mode (accept-edits: file edits; yolo: everything), the command-line flags, a
 injected approver. A call the inner toolbox says `must_ask` about (a protected path) skips
 everything between plan mode and the approver: it is always asked, the answer counts for that
 call only, and with no approver (`paicli -p`) it is denied whatever --allow, --yes and the mode
-say. The approver is asked
-one call at a time; the arguments it is shown are a frozen copy, and exactly that copy is what
-runs. Saved and session answers for an MCP tool cover the tool's definition as it was when
-the user said yes (`ToolSpec.definition_hash`): a tool its server redefined is asked about
-again, and the question shows what changed. This module never prints: the UI supplies the
-approver.
+say. The approver is asked one call at a time; the arguments it is shown are a frozen copy, and
+exactly that copy is what runs. Saved and session answers for an MCP tool cover the tool's
+definition as it was when the user said yes (`ToolSpec.definition_hash`): a tool its server
+redefined is asked about again, the question shows what changed, and so does the call's audit
+record. This module never prints: the UI supplies the approver.
 """
 
 from __future__ import annotations
@@ -428,6 +427,8 @@ class ApprovingToolbox:
                     preview=preview,
                     limit=self._limit(spec, frozen),
                 )
+                if (verdict := VERDICT.get()) is not None:
+                    verdict.changed = request.changed  # the audit record keeps what was shown
                 answer = await self._prompt(approver, request)
                 # Remembered before the lock is released, so waiting calls see it; an answer
                 # about a protected path is for that call only.

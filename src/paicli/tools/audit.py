@@ -3,7 +3,9 @@
 One append-only file per local day (`YYYY-MM-DD.jsonl`, mode 0600, folder 0700). Every record
 is redacted before it is serialised. Writing never raises into the agent: a failure is logged
 once and counted. `AuditingToolbox` is the outermost wrapper, so denials and refusals by the
-wrappers inside it are recorded too.
+wrappers inside it are recorded too. A tool a server redefined since it was pinned is a record
+of its own (`"event": "tool_changed"`), written where the answer about it is given; a call
+asked about again because its tool changed since an answer carries `changed` and `diff`.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from paicli.private_files import make_private_dir
 from paicli.servers.retry import Attempt, listening
-from paicli.tools.base import VERDICT, Toolbox, ToolOutcome, ToolSpec, Verdict
+from paicli.servers.tool_pins import ToolChange
+from paicli.tools.base import VERDICT, DecidedBy, Toolbox, ToolOutcome, ToolSpec, Verdict
+from paicli.tools.naming import model_tool_name
 from paicli.tools.redact import Redactor
 
 __all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
@@ -66,6 +70,26 @@ class AuditLog:
             self.failures += 1
             if self.failures == 1:
                 _log.warning("cannot write the audit log in %s: %s", self.directory, exc)
+
+    def tool_changed(
+        self, change: ToolChange, *, session: str, accepted: bool, decided_by: DecidedBy
+    ) -> None:
+        """Record a tool its server redefined since it was pinned, and the answer: the server,
+        the tool, what changed (the summary and the diff the user is shown), accepted (pinned
+        and offered) or held back."""
+        self.write(
+            {
+                "time": self.clock().isoformat(timespec="milliseconds"),
+                "session": session,
+                "event": "tool_changed",
+                "tool": model_tool_name(change.server, change.tool.name),
+                "server": change.server,
+                **_what_changed(change.lines()),
+                "decision": "allowed" if accepted else "denied",
+                "decided_by": decided_by,
+                "outcome": "accepted" if accepted else "held_back",
+            }
+        )
 
     def _append(self, day: str, data: bytes) -> None:
         # 0700: the log may hold file contents and commands.
@@ -122,6 +146,11 @@ def _call_outcome(outcome: ToolOutcome) -> CallOutcome:
     if outcome.decision == "refused":
         return "refused"
     return "error" if outcome.is_error else "ok"
+
+
+def _what_changed(lines: Sequence[str]) -> dict[str, object]:
+    """`describe_change`'s lines as record fields: the summary, and the diff."""
+    return {"changed": lines[0], "diff": list(lines[1:])} if lines else {}
 
 
 def _first_line(text: str) -> str:
@@ -193,6 +222,7 @@ class AuditingToolbox:
         waited = outcome.waited_ms
         if waited is not None:
             record["waited_ms"] = waited  # time spent asking the user, not running
+        record.update(_what_changed(verdict.changed))
         self._write(
             record,
             start,
@@ -217,6 +247,7 @@ class AuditingToolbox:
         allowed = verdict.decided_by is not None
         if verdict.waited_ms is not None:
             record["waited_ms"] = verdict.waited_ms
+        record.update(_what_changed(verdict.changed))
         self._write(
             record,
             start,

@@ -91,6 +91,9 @@ class Verdict:
 
     decided_by: DecidedBy | None = None
     waited_ms: int | None = None
+    # What changed in an MCP tool since an answer that no longer covers it, as the user was
+    # shown it when asked (`describe_change`): the audit record keeps it with the answer.
+    changed: tuple[str, ...] = ()
 
 
 VERDICT: ContextVar[Verdict | None] = ContextVar("paicli_tool_verdict", default=None)

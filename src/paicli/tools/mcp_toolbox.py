@@ -25,9 +25,10 @@ from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
-from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins
+from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins, from_project
 
-from .base import PROGRESS, ProgressUpdate, ToolOutcome, ToolSpec
+from .audit import AuditLog
+from .base import PROGRESS, DecidedBy, ProgressUpdate, ToolOutcome, ToolSpec
 from .naming import ToolNameCollision, ToolNameRegistry
 from .results import DEFAULT_MAX_CHARS, to_model_result
 
@@ -55,10 +56,15 @@ class McpToolbox:
         profile: Profile = "default",
         max_result_chars: int = DEFAULT_MAX_CHARS,
         pins: ToolPins | None = None,
+        audit: AuditLog | None = None,
+        session_id: str = "",
     ) -> None:
         self._manager = manager
         # Pinned definitions (servers.tool_pins): a changed tool is held back until accepted.
         self.pins = pins
+        # Where each answer about a changed tool is recorded (with the run's session id).
+        self._audit = audit
+        self._session_id = session_id
         self._reviews: dict[str, tuple[tuple[int, ...], PinReview]] = {}
         # Tool changes waiting for the user, and lines about added or removed tools (each
         # said once); the REPL and one-shot mode read and clear them between turns.
@@ -117,21 +123,31 @@ class McpToolbox:
         self.pending = pending
         return specs
 
-    def accept(self, changes: list[ToolChange]) -> None:
+    def accept(self, changes: list[ToolChange], *, decided_by: DecidedBy = "user") -> None:
         """Pin these changed tools as they are now: they are offered from the next request."""
         if self.pins is not None:
             self.pins.accept(changes)
         self._reviews.clear()
+        for change in changes:
+            self._record(change, accepted=True, decided_by=decided_by)
 
-    def decline(self, change: ToolChange) -> None:
+    def decline(self, change: ToolChange, *, decided_by: DecidedBy = "user") -> None:
         """Keep this changed tool from the model; not asked about again this session."""
         if self.pins is not None:
             self.pins.decline(change)
+        self._record(change, accepted=False, decided_by=decided_by)
+
+    def _record(self, change: ToolChange, *, accepted: bool, decided_by: DecidedBy) -> None:
+        if self._audit is not None:
+            self._audit.tool_changed(
+                change, session=self._session_id, accepted=accepted, decided_by=decided_by
+            )
 
     def _pinned(self, server: str, tools: list[Tool], pending: list[ToolChange]) -> list[Tool]:
         """`tools` less those whose definition changed since it was pinned (collected into
         `pending` unless the user declined them this session)."""
-        key = catalogue_key(self._manager.get(server).entry)
+        entry = self._manager.get(server).entry
+        key = catalogue_key(entry)
         if self.pins is None or key is None:
             return tools
         identity = tuple(id(t) for t in tools)
@@ -139,7 +155,7 @@ class McpToolbox:
         if seen is not None and seen[0] == identity:
             review = seen[1]
         else:
-            review = self.pins.review(key, server, tools)
+            review = self.pins.review(key, server, tools, project=from_project(entry))
             self._reviews[server] = (identity, review)
             if review.added:
                 self.notices.append(f"{server}: new tools offered: {', '.join(review.added)}")
@@ -186,11 +202,15 @@ class McpToolbox:
                 sink(ProgressUpdate(update.progress, update.total, update.message))
 
         try:
+            # Only the definition the model was offered (and the user approved) is called: a
+            # server that came up, or relisted, with another one is not (the next `specs()`
+            # holds the change back until it is accepted).
             result = await self._manager.call_tool(
                 server,
                 tool.name,
                 payload if isinstance(payload, Mapping) else {},
                 on_progress=on_progress,
+                offered=spec.definition_hash,
             )
         except ServerNotReady:
             return ToolOutcome("Error: " + self._manager.get(server).unavailable(), True)

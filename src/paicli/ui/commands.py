@@ -214,10 +214,12 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print("No tool calls recorded yet.")
         return
     for record in records:
+        # A changed tool's record says what changed where a call's says how long it ran.
+        last = record.get("changed") if "duration_ms" not in record else None
         line = (
             f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
             f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
-            f"{record.get('duration_ms')} ms"
+            + (str(last) if last is not None else f"{record.get('duration_ms')} ms")
         )
         console.print(one_line(line, 160))
 
