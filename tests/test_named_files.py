@@ -17,6 +17,9 @@ from typing import TypeVar
 
 import pytest
 
+from paicli.agent.sessions import MAX_SESSION_BYTES, SessionStore
+from paicli.config_files import MAX_CONFIG_BYTES
+from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import MAX_TRACE_BYTES, TraceError, read_trace
 
 T = TypeVar("T")
@@ -121,3 +124,126 @@ def test_paicli_mcp_trace_and_replay_refuse_a_fifo_in_one_line(
         f"paicli mcp {command}: {fifo}: cannot read: not a regular file (a FIFO)\n"
     )
 
+
+# Sessions: `paicli --resume ID`, `--continue`
+
+SESSION_ID = "20260101-000000-abcdef"
+
+
+def sessions(tmp_path: Path) -> tuple[SessionStore, Path]:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    store = SessionStore(folder, tmp_path)
+    store.save(store.new_id(), [{"role": "user", "content": "kept"}])
+    return store, folder / f"{SESSION_ID}.json"
+
+
+def test_a_fifo_as_a_session_is_no_session_and_never_blocks(tmp_path: Path) -> None:
+    store, path = sessions(tmp_path)
+    os.mkfifo(path)
+    assert without_hanging(lambda: store.load(SESSION_ID), path) is None
+    titles = without_hanging(lambda: [s.title for s in store.recent()], path)
+    assert titles == ["kept"]  # the others are still listed
+
+
+@pytest.mark.parametrize("kind", ["folder", "device", "too large"])
+def test_a_session_that_is_no_plain_small_file_is_no_session(tmp_path: Path, kind: str) -> None:
+    store, path = sessions(tmp_path)
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text(json.dumps({"messages": [{"role": "user", "content": "big"}]}))
+        os.truncate(path, MAX_SESSION_BYTES + 1)
+    assert store.load(SESSION_ID) is None
+    assert [s.title for s in store.recent()] == ["kept"]
+
+
+# `--mcp-config FILE`
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device", "too large"])
+def test_a_hostile_mcp_config_file_is_one_line_and_no_run(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "servers.json"
+    expected = {
+        "fifo": "not a regular file (a FIFO)",
+        "folder": "not a regular file (a folder)",
+        "device": "not a regular file (a device)",
+        "too large": "larger than 1 MiB",
+    }[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text('{"mcpServers": {}}')
+        os.truncate(path, MAX_CONFIG_BYTES + 1)
+    done = paicli(tmp_path, "--mcp-config", str(path), "-p", "hi", timeout=HANG * 3)
+    assert done.returncode == 2
+    assert done.stderr == f"paicli -p: {path}: cannot read: {expected}\n"
+
+
+# Imports: `paicli mcp import` reads Claude Desktop's and Claude Code's files
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device", "too large"])
+def test_a_hostile_claude_file_is_one_line_and_the_import_goes_on(
+    tmp_path: Path, kind: str
+) -> None:
+    claude = tmp_path / ".claude.json"
+    if kind == "fifo":
+        os.mkfifo(claude)
+    elif kind == "folder":
+        claude.mkdir()
+    elif kind == "device":
+        claude.symlink_to("/dev/zero")
+    else:
+        claude.write_text("{}")
+        os.truncate(claude, 32 * 1024 * 1024 + 1)  # Claude Code's file may be 32 MiB
+    desktop = tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_text(json.dumps({"mcpServers": {"gh": {"command": "gh-server"}}}))
+    project = tmp_path / "project"
+    project.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "paicli.cli", "mcp", "import", "--yes"],
+        cwd=project,
+        env={**os.environ, "HOME": str(tmp_path), "PAICLI_HOME": str(tmp_path / ".paicli")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=HANG * 3,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "~/.claude.json: cannot read: " in done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    saved = json.loads((tmp_path / ".paicli" / "mcp.json").read_text())
+    assert list(saved["mcpServers"]) == ["gh"]
+
+
+# Locks: a repository's `.paicli/mcp.lock`
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device", "too large"])
+def test_a_hostile_project_lock_is_one_problem_and_not_used(tmp_path: Path, kind: str) -> None:
+    lock = tmp_path / "project" / ".paicli" / "mcp.lock"
+    lock.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(lock)
+    elif kind == "folder":
+        lock.mkdir()
+    elif kind == "device":
+        lock.symlink_to("/dev/zero")  # a link out of the project, too
+    else:
+        lock.write_text('{"format": 1, "servers": {}}')
+        os.truncate(lock, MAX_CONFIG_BYTES + 1)
+    pins = without_hanging(lambda: ToolPins(tmp_path / "pins.json", project=lock.parents[1]), lock)
+    (problem,) = pins.problems
+    assert problem.startswith(f"{lock}: cannot read: ")
+    assert problem.endswith("; the project's tool lock is not used")
