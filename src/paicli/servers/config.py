@@ -30,13 +30,13 @@ tried again (`retry`).
 (`_limits_config`; a repository's server can only tighten them).
 
 Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
-in `_expand`, names in `_names`, a repository's limits in `_repository`, and editing
+in `_expand`, the options paicli reads itself (`restart`, `start`, tool filters, ...) in
+`_entry_options`, names in `_names`, a repository's limits in `_repository`, and editing
 (`add_server`, `remove_server`, `ConfigWriteError`, re-exported here) in `_config_edit`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,13 +49,14 @@ from paicli.user_config import UserConfig, load_user_config
 
 from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from ._config_file import InvalidConfig, kind, read_document
+from ._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, with_options
 from ._expand import VariableUse, expanded, references
 from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import name_problem, project_name, shown_name
 from ._project_rules import ProjectRules, project_rules
 from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
 from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
-from .retry import RetryPolicy, retry_policy_from
+from .retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -83,12 +84,8 @@ Scope = Literal["user", "project", "claude", "local", "cli"]
 # user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
 # files) are the user's own, like "user".
 REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
-RestartPolicy = Literal["never", "on-failure"]
 
 _PROJECT_CONFIG = Path(".paicli", "mcp.json")
-# Enough to ride out a server that crashes now and then, few enough that one crashing at
-# every start gives up quickly (the manager's backoff spaces the attempts).
-DEFAULT_MAX_RESTARTS = 3
 
 # Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
 APP_KEYS = frozenset(
@@ -385,7 +382,7 @@ def _load_server(
         entry = replace(entry, unallowed_secrets=secrets)
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
-        entry = _with_options(entry, usable, where, config.warnings)
+        entry = with_options(entry, usable, where, config.warnings)
         if repository:
             entry = replace(entry, trust=entry.name in context.rules.trust)
         resolved = expanded(usable, context.variables, where)
@@ -418,62 +415,3 @@ def _load_server(
 def _with_ignored(entry: ServerEntry, config: LoadedConfig) -> ServerEntry:
     config.warnings.extend(entry.ignored)
     return entry
-
-
-def _with_options(
-    entry: ServerEntry, value: dict[str, object], where: str, warnings: list[str]
-) -> ServerEntry:
-    disabled = value.get("disabled", False)
-    trust = value.get("trust", False)
-    trace = value.get("trace", False)
-    for key, flag in (("disabled", disabled), ("trust", trust), ("trace", trace)):
-        if not isinstance(flag, bool):
-            raise InvalidConfig(f"{where}: {key!r} must be true or false, got {kind(flag)}")
-    restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
-    start = value.get("start", "eager")
-    if start not in ("eager", "lazy"):
-        raise InvalidConfig(f'{where}: \'start\' must be "eager" or "lazy", got {start!r}')
-    try:
-        retry = None if value.get("retry") is None else retry_policy_from(value["retry"])
-    except InvalidConfig as exc:  # the message names the key, not the server
-        raise InvalidConfig(f"{where}: {exc}") from None
-    return replace(
-        entry,
-        lazy=start == "lazy",
-        disabled=bool(disabled),
-        trust=bool(trust),
-        trace=bool(trace),
-        include_tools=_patterns(value, "includeTools", where),
-        exclude_tools=_patterns(value, "excludeTools", where),
-        restart=restart,
-        max_restarts=max_restarts,
-        retry=retry,
-        retry_tools=_patterns(value, "retryTools", where) or (),
-    )
-
-
-def _patterns(value: dict[str, object], key: str, where: str) -> tuple[str, ...] | None:
-    patterns = value.get(key)
-    if patterns is None:
-        return None
-    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
-        raise InvalidConfig(f"{where}: {key!r} must be a list of tool names or glob patterns")
-    return tuple(patterns)
-
-
-def _restart(value: object, where: str, warnings: list[str]) -> tuple[RestartPolicy, int]:
-    policy, limit = value, DEFAULT_MAX_RESTARTS
-    if isinstance(value, dict):
-        for key in sorted(value.keys() - {"policy", "maxRestarts"}):
-            warnings.append(f"{where}: restart: ignoring unknown key {key!r}")
-        policy, limit = value.get("policy", "on-failure"), value.get("maxRestarts", limit)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise InvalidConfig(f"{where}: restart.maxRestarts must be a whole number >= 0")
-    if policy == "never":
-        return "never", limit
-    if policy == "on-failure":
-        return "on-failure", limit
-    raise InvalidConfig(
-        f'{where}: \'restart\' must be "never", "on-failure" or '
-        f'{{"policy": ..., "maxRestarts": N}}, got {json.dumps(policy)}'
-    )
