@@ -42,11 +42,18 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-async def paicli(project: Path, *args: str, llm: ScriptedLlm | None = None, stdin: str = "") -> Run:
+async def paicli(
+    project: Path,
+    *args: str,
+    llm: ScriptedLlm | None = None,
+    stdin: str = "",
+    environ: dict[str, str] | None = None,
+) -> Run:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent / "home"),
         "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
+        **(environ or {}),
     }
     if "PYTHONPATH" in os.environ:  # the code under test, when it is not the installed one
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -3,13 +3,16 @@
 Only `command`, `args`, `env` values, `cwd`, `url` and `headers` values are expanded, once
 (an expanded value is never expanded again). The default applies when VAR is unset or
 empty, as in the shell, and is taken literally. Every unset variable is named in one error.
-`references` lists what an entry reads without expanding anything, for the trust prompt.
+A `withheld` variable (a secret the user has not agreed to pass) is not passed: an `env` or
+`headers` value that reads it is left out, and elsewhere it reads as unset, without an error
+(its default, or nothing). `references` lists what an entry reads without expanding anything,
+for the trust prompt.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from ._config_file import InvalidConfig
@@ -48,10 +51,15 @@ def references(value: Mapping[str, object]) -> tuple[VariableUse, ...]:
 
 
 def expanded(
-    value: dict[str, object], variables: Mapping[str, str], where: str
+    value: dict[str, object],
+    variables: Mapping[str, str],
+    where: str,
+    withheld: Collection[str] = (),
 ) -> dict[str, object]:
-    """A copy of `value` with variables expanded in the fields that take them."""
+    """A copy of `value` with variables expanded in the fields that take them, the
+    `withheld` ones not passed."""
     missing: list[str] = []
+    left_out: set[str] = set()
 
     def expand(text: object, field: str) -> object:
         if not isinstance(text, str):
@@ -59,6 +67,9 @@ def expanded(
 
         def substitute(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
+            if name in withheld:
+                left_out.add(field)
+                return default or ""
             found = variables.get(name)
             if default is not None and not found:
                 return default
@@ -72,6 +83,10 @@ def expanded(
     resolved = _each_field(value, expand)
     if missing:
         raise InvalidConfig(f"{where}: " + "; ".join(missing))
+    for key in ("env", "headers"):
+        mapping = resolved.get(key)
+        if isinstance(mapping, dict):
+            resolved[key] = {k: v for k, v in mapping.items() if f"{key}.{k}" not in left_out}
     return resolved
 
 

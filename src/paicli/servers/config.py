@@ -38,7 +38,7 @@ in `_expand`, the options paicli reads itself (`restart`, `start`, tool filters,
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -125,8 +125,10 @@ class ServerEntry:
     exactly as written in its file, never expanded: the trust prompt shows it and the trust
     store hashes it. `variables` are the `${VAR}` references it reads; `unallowed_secrets`
     the secret-looking ones among them that the user's config does not allow for this
-    project (always empty for the user's own servers); `ignored` the warnings about keys of a
-    repository's entry that paicli ignored.
+    project (always empty for the user's own servers), and `withheld` those of them `spec`
+    does not pass (all of them, until `LoadedConfig.passing` rebuilds the entry with the ones
+    the user agreed to, `trust`); `ignored` the warnings about keys of a repository's entry
+    that paicli ignored.
     """
 
     name: str
@@ -148,6 +150,7 @@ class ServerEntry:
     oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
 
 
@@ -158,6 +161,17 @@ class LoadedConfig:
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     errors: list[ConfigProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # What the entries were loaded with, to load one again (`passing`).
+    _context: _Context | None = field(default=None, repr=False, compare=False)
+
+    def passing(self, entry: ServerEntry, names: Collection[str]) -> ServerEntry:
+        """`entry` loaded again with the withheld variables among `names` passed (the user
+        agreed to each one, `trust`); `entry` itself when none of them is withheld."""
+        if self._context is None or not set(names) & set(entry.withheld):
+            return entry
+        base = ServerEntry(name=entry.name, source=entry.source, scope=entry.scope)
+        shown = _shown(entry.source, self._context.home_folder)
+        return _load_server(base, entry.raw, shown, self._context, LoadedConfig(), passed=names)
 
 
 def load_config(
@@ -195,13 +209,11 @@ def load_config(
     if only_extra:
         layers = []
     layers += [(path, "cli") for path in extra_files]
-    config = LoadedConfig()
-    config.warnings.extend(rules.problems)
     limits = default_limits(settings)
-    config.warnings.extend(limits.warnings)
-    context = _Context(
-        variables, project_dir, rules, limits, SystemTokenStore(paicli_home.oauth_tokens)
-    )
+    tokens = SystemTokenStore(paicli_home.oauth_tokens)
+    context = _Context(variables, project_dir, rules, limits, tokens, home_folder)
+    config = LoadedConfig(_context=context)
+    config.warnings.extend([*rules.problems, *limits.warnings])
     files: list[_File] = []
     for path, scope in layers:
         shown = _shown(path, home_folder)
@@ -265,6 +277,7 @@ def check_entry(
         ProjectRules(),
         default_limits(settings),
         SystemTokenStore(home.oauth_tokens),
+        user_home(env),
     )
     checked = LoadedConfig()
     shown = _shown(source, user_home(env))
@@ -308,6 +321,7 @@ class _Context:
     rules: ProjectRules
     limits: DefaultLimits
     tokens: SystemTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
+    home_folder: Path  # how files are named in messages (`~/...`)
 
 
 def _name_for(
@@ -365,7 +379,11 @@ def _load_server(
     shown: str,
     context: _Context,
     config: LoadedConfig,
+    *,
+    passed: Collection[str] = (),
 ) -> ServerEntry:
+    """The entry `value` of a file (`shown`), with the secret-looking variables a repository's
+    entry reads withheld except those `passed`."""
     where = f"{shown}: server {entry.name!r}"
     if not isinstance(value, dict):
         return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
@@ -379,13 +397,14 @@ def _load_server(
     entry = replace(entry, variables=uses)
     if repository:
         secrets = unallowed_secrets(uses, context.rules.allow_secrets)
-        entry = replace(entry, unallowed_secrets=secrets)
+        withheld = tuple(name for name in secrets if name not in passed)
+        entry = replace(entry, unallowed_secrets=secrets, withheld=withheld)
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
         entry = with_options(entry, usable, where, config.warnings)
         if repository:
             entry = replace(entry, trust=entry.name in context.rules.trust)
-        resolved = expanded(usable, context.variables, where)
+        resolved = expanded(usable, context.variables, where, entry.withheld)
         if repository:
             resolved, notice = cwd_inside_project(resolved, where, context.project_dir)
             if notice is not None:
