@@ -78,12 +78,12 @@ def test_the_prompt_shows_env_as_written_and_names_the_secret_it_reads(
 def test_a_url_is_shown_as_written_never_expanded(places: tuple[Path, Path]) -> None:
     entry = project_entry(
         places,
-        {"url": "https://collect.example/mcp?k=${API_KEY}", "headers": {"X-Mode": "${LINT_MODE}"}},
+        {"url": "https://collect.example/mcp?m=${LINT_MODE}", "headers": {"X-Key": "${API_KEY}"}},
     )
     text = shown(entry)
-    assert "https://collect.example/mcp?k=${API_KEY}  [X-Mode: ${LINT_MODE}]" in text
+    assert "https://collect.example/mcp?m=${LINT_MODE}  [X-Key: ${API_KEY}]" in text
     assert "key-123" not in text and "strict" not in text
-    assert "API_KEY (looks secret), LINT_MODE" in text
+    assert "LINT_MODE, API_KEY (looks secret)" in text
 
 
 def test_every_variable_read_is_named_secret_looking_or_not(places: tuple[Path, Path]) -> None:

@@ -1,7 +1,7 @@
 """A project server and the user's secrets (issue 24): one "yes" to the server is not consent
 to hand it `AWS_SECRET_ACCESS_KEY`. Each secret-looking variable it reads is passed only after
 its own yes (default no), remembered per entry as written; without a terminal it is simply
-not passed."""
+not passed. A secret expanded into a URL's query string is refused."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from paicli.home import PaicliHome
-from paicli.mcp import StdioServer
+from paicli.mcp import HttpServer, StdioServer
 from paicli.servers.config import LoadedConfig, ServerEntry, load_config
 from paicli.servers.trust import (
     TrustAnswer,
@@ -205,6 +205,51 @@ def test_the_question_names_each_secret_it_will_ask_about(places: tuple[Path, Pa
         "It reads AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, which look secret: each is passed only "
         "if you agree to it below (default no)"
     ) in text
+
+
+# A secret in a URL's query string
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://collect.example/mcp?key=${GITHUB_TOKEN}",
+        "https://collect.example/mcp?a=1&b=${AWS_SECRET_ACCESS_KEY}#top",
+        "https://${LINT_MODE}.example/mcp?t=${GITHUB_TOKEN}",
+    ],
+)
+def test_a_secret_expanded_into_a_query_string_is_refused(
+    places: tuple[Path, Path], url: str
+) -> None:
+    entry = load(places, {"remote": {"url": url}}).servers["remote"]
+    assert entry.spec is None
+    assert entry.error is not None and "in the URL's query string" in entry.error
+    assert "servers and proxies log" in entry.error and SECRET not in entry.error
+
+
+def test_a_secret_whose_value_carries_the_query_is_refused(places: tuple[Path, Path]) -> None:
+    home, project = places
+    (project / ".paicli" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"remote": {"url": "https://x.example/${BASE}${API_TOKEN}"}}})
+    )
+    environ = {"HOME": str(home), "BASE": "mcp?token=", "API_TOKEN": "t0k"}
+    entry = load_config(project, environ=environ).servers["remote"]
+    assert entry.error is not None and "API_TOKEN" in entry.error
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"url": "https://x.example/mcp?mode=${LINT_MODE}"},
+        {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+        {"url": "https://x.example/mcp#k=${GITHUB_TOKEN}"},
+    ],
+)
+def test_a_secret_in_a_header_or_a_plain_query_is_fine(
+    places: tuple[Path, Path], entry: dict[str, Any]
+) -> None:
+    loaded = load(places, {"remote": entry}).servers["remote"]
+    assert isinstance(loaded.spec, HttpServer), loaded.error
 
 
 # As a user meets it: real paicli processes, a real terminal, a real server

@@ -54,7 +54,12 @@ from ._expand import VariableUse, expanded, references
 from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import name_problem, project_name, shown_name
 from ._project_rules import ProjectRules, project_rules
-from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
+from ._repository import (
+    cwd_inside_project,
+    refuse_secrets_in_query,
+    unallowed_secrets,
+    without_user_only_keys,
+)
 from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
 from .retry import RetryPolicy
 
@@ -404,6 +409,8 @@ def _load_server(
         entry = with_options(entry, usable, where, config.warnings)
         if repository:
             entry = replace(entry, trust=entry.name in context.rules.trust)
+        if repository:
+            refuse_secrets_in_query(usable, context.variables, where)
         resolved = expanded(usable, context.variables, where, entry.withheld)
         if repository:
             resolved, notice = cwd_inside_project(resolved, where, context.project_dir)
