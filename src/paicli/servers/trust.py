@@ -5,8 +5,8 @@ What is approved is the whole entry exactly as written in its file (never expand
 name and scope: any change to any key asks again, and the question shows what changed since
 the last approval. Approvals live in `$PAICLI_HOME/trusted-servers.json`, per project folder.
 The question names every `${VAR}` the entry reads, flags the secret-looking ones
-(`_secret_names`) and warns when a value lands on a command line that `ps` shows to every
-local user.
+(`_secret_names`), warns when a value lands on a command line that `ps` shows to every
+local user and when the command runs a shell line or downloaded code (`_launchers`).
 A secret-looking variable its project is not allowed (the user's config.toml,
 `[projects."<path>"] allow_secrets`) is a question of its own, one per variable, default no:
 the server runs without it (`ServerEntry.withheld`) until the user agrees to pass it, and
@@ -31,6 +31,7 @@ from pathlib import Path
 
 from paicli.private_files import write_atomically
 
+from ._launchers import launcher_warnings
 from ._secret_names import looks_secret
 from .config import REPOSITORY_SCOPES, ServerEntry
 
@@ -105,9 +106,10 @@ class TrustRequest:
     none); `variables` every `${VAR}` it reads, `secrets` those that look secret,
     `on_command_line` those expanded into a command line (visible to local users); `ignored`
     the keys paicli ignores; `changes` a diff of the entry against its last approved version
-    (empty when it was never approved). `confirm` are the secrets asked about one by one,
-    each passed only on its own yes; with `approved` the server itself was approved before
-    and only they are asked.
+    (empty when it was never approved); `launchers` warnings about its command (a shell
+    line, downloaded code). `confirm` are the secrets asked about one by one, each passed
+    only on its own yes; with `approved` the server itself was approved before and only they
+    are asked.
     """
 
     entry: ServerEntry
@@ -118,6 +120,7 @@ class TrustRequest:
     on_command_line: tuple[str, ...]
     ignored: tuple[str, ...]
     changes: tuple[str, ...]
+    launchers: tuple[str, ...] = ()
     confirm: tuple[str, ...] = ()
     approved: bool = False
 
@@ -147,6 +150,7 @@ def trust_request(
         on_command_line=tuple(visible),
         ignored=entry.ignored,
         changes=changes,
+        launchers=launcher_warnings(entry.raw),
         confirm=tuple(entry.withheld if confirm is None else confirm),
         approved=approved,
     )
