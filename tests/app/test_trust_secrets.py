@@ -394,3 +394,21 @@ def test_the_question_at_a_terminal_warns_about_a_shell_line_that_downloads_code
     assert "Warning: it runs a shell command line (sh -c)" in errors
     assert "Warning: it downloads code and runs it (curl ... | sh)" in errors
     assert "not approved" in out
+
+
+@pytest.mark.real
+def test_mcp_doctor_examines_the_server_as_it_runs_and_names_the_withheld_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    places = (tmp_path / "home", tmp_path / "project")
+    places[1].mkdir()
+    reporting_server(places)
+    config = load_config(places[1], home=PaicliHome(places[0]))
+    TrustStore(PaicliHome(places[0]).trust_store).approve(places[1], config.servers["lint"])
+    done = paicli(places, "doctor", "--json")
+    findings = {f["code"]: f for f in json.loads(done.stdout)["servers"][0]["findings"]}
+    assert findings["secrets-withheld"]["message"].startswith(
+        "project server 'lint' runs without AWS_SECRET_ACCESS_KEY"
+    )
+    assert SECRET not in done.stdout + done.stderr
