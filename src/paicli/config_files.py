@@ -1,20 +1,26 @@
-"""Reading a config file before anything in it is trusted: mcp.json, .mcp.json, config.toml.
+"""Reading a file before anything in it is trusted: the one reader of every file whose path a
+user or a repository names (mcp.json, .mcp.json, config.toml, `--mcp-config`, imports, locks,
+sessions, and, streamed, traces).
 
-A cloned repository brings its own config files, so whatever sits at their paths must neither
-hang paicli, exhaust its memory nor crash it. Only a regular file is read (checked before the
-open and again on the open descriptor; opened non-blocking, so a FIFO cannot hang the open), at
-most `MAX_CONFIG_BYTES`; JSON may nest at most `MAX_DEPTH` levels and never repeat a key in an
-object (last-wins would hide a value from a reader of the file). Every problem is one
-`ConfigFileError` whose message names the file, on one line.
+A cloned repository brings its own config files, and a path given on the command line may be
+anything, so whatever sits at such a path must neither hang paicli, exhaust its memory nor crash
+it. Only a regular file is read (checked before the open and again on the open descriptor;
+opened non-blocking, so a FIFO cannot hang the open), at most `MAX_CONFIG_BYTES` (or the
+caller's cap: `open_regular` streams a larger file, still capped); JSON may nest at most
+`MAX_DEPTH` levels and never repeat a key in an object (last-wins would hide a value from a
+reader of the file). Every problem is one `ConfigFileError` whose message names the file, on
+one line.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from paicli.errors import PaicliError
 
@@ -23,6 +29,7 @@ __all__ = [
     "MAX_DEPTH",
     "ConfigFileError",
     "check_depth",
+    "open_regular",
     "parse_json",
     "read_config_text",
 ]
@@ -58,10 +65,31 @@ def read_config_text(
     folder) the file must really be in that folder: a symlink leading out of it is refused,
     since a repository could otherwise point paicli at any file of the user's.
     """
+    file = open_regular(path, shown, inside=inside, max_bytes=max_bytes)
+    if file is None:
+        return None
+    with file:
+        data = file.read()
+    try:
+        # utf-8-sig: editors on Windows like to start files with a BOM.
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"{shown}: not UTF-8 text") from exc
+
+
+def open_regular(
+    path: Path, shown: str, *, inside: Path | None = None, max_bytes: int = MAX_CONFIG_BYTES
+) -> BinaryIO | None:
+    """The regular file at `path` opened for reading in binary, None when there is none:
+    `read_config_text`'s checks, for a file read as a stream (a trace, line by line).
+
+    A read that would pass `max_bytes` (the file grew after it was checked) raises
+    `ConfigFileError`, so the cap holds however the file is read.
+    """
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        return None  # missing, or a symlink to nothing: no file, no servers
+        return None  # missing, or a symlink to nothing: no file
     except OSError as exc:
         raise ConfigFileError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
     if inside is not None and not Path(os.path.realpath(path)).is_relative_to(
@@ -79,16 +107,10 @@ def read_config_text(
     try:
         opened = os.fstat(fd)
         _check_regular(opened.st_mode, opened.st_size, shown, max_bytes)
-        data = _read_at_most(fd, max_bytes + 1, shown)
-    finally:
+    except BaseException:
         os.close(fd)
-    if len(data) > max_bytes:
-        raise ConfigFileError(f"{shown}: cannot read: larger than {_size(max_bytes)}")
-    try:
-        # utf-8-sig: editors on Windows like to start files with a BOM.
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigFileError(f"{shown}: not UTF-8 text") from exc
+        raise
+    return io.BufferedReader(_Capped(fd, shown, max_bytes))
 
 
 def parse_json(text: str, shown: str) -> object:
@@ -166,19 +188,38 @@ def _check_regular(mode: int, size: int, shown: str, max_bytes: int) -> None:
         raise ConfigFileError(f"{shown}: cannot read: larger than {_size(max_bytes)}")
 
 
-def _read_at_most(fd: int, limit: int, shown: str) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit:
+class _Capped(io.RawIOBase):
+    """An open descriptor read at most `limit` bytes far: one byte more is an error naming
+    the file (never a silently shortened file). Closing it closes the descriptor."""
+
+    def __init__(self, fd: int, shown: str, limit: int) -> None:
+        self._fd = fd
+        self._shown = shown
+        self._limit = limit
+        self._left = limit
+
+    def readable(self) -> bool:
+        return True
+
+    # (typeshed's parameter is any writable buffer; BufferedReader passes a memoryview.)
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        # One byte past the cap is asked for, to tell a file of exactly `limit` bytes from
+        # a longer one.
+        wanted = min(len(buffer), self._left + 1)
         try:
-            chunk = os.read(fd, limit - total)
+            data = os.read(self._fd, wanted)
         except OSError as exc:
-            raise ConfigFileError(f"{shown}: cannot read: {exc.strerror or exc}") from exc
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
+            raise ConfigFileError(f"{self._shown}: cannot read: {exc.strerror or exc}") from exc
+        if len(data) > self._left:
+            raise ConfigFileError(f"{self._shown}: cannot read: larger than {_size(self._limit)}")
+        self._left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+        super().close()
 
 
 def _size(limit: int) -> str:

@@ -33,7 +33,7 @@ from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback, Connector, ServerManager, ServerState
 from paicli.servers.tool_pins import ToolPins
-from paicli.servers.trust import TrustAsk, TrustStore, approve_servers
+from paicli.servers.trust import TrustAsk, TrustStore, approve_servers, withheld_reason
 from paicli.tools import metrics
 from paicli.tools.approval import (
     Approver,
@@ -236,7 +236,9 @@ async def open_runtime(
         TrustStore(home.trust_store),
         trust_all=trust_project,
         ask=ask_trust,
+        passing=config.passing,
     )
+    problems += [withheld_reason(e) for e in entries if e.withheld and not e.disabled]
     offer, offer_problems = tool_offer(user_config)
     problems += offer_problems
     # The project's settings and saved answers are the project root's, wherever in it paicli

@@ -108,4 +108,4 @@ def test_a_trace_of_several_servers_needs_one_chosen(tmp_path: Path) -> None:
     missing = run_replay(path, "--server", "c")
     assert missing.returncode == 2 and "no server 'c'" in missing.stderr
     gone = run_replay(tmp_path / "nothing.jsonl")
-    assert gone.returncode == 1 and "cannot read the trace" in gone.stderr
+    assert gone.returncode == 1 and "nothing.jsonl: cannot read: no such file" in gone.stderr

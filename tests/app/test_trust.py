@@ -13,6 +13,8 @@ import pytest
 
 from paicli.servers.config import ServerEntry, load_config
 from paicli.servers.trust import (
+    Passing,
+    TrustAnswer,
     TrustRequest,
     TrustStore,
     approve_servers,
@@ -23,6 +25,8 @@ from paicli.servers.trust import (
 from paicli.ui.trust_prompt import prompt_lines
 
 SECRET = "wJalrXUtnFEMI-very-secret"
+# These tests are about the servers; which secrets they pass is tests/app/test_trust_secrets.
+PASS: Passing = lambda entry, _: entry  # noqa: E731
 ENVIRON = {"AWS_SECRET_ACCESS_KEY": SECRET, "API_KEY": "key-123", "LINT_MODE": "strict"}
 
 
@@ -74,12 +78,12 @@ def test_the_prompt_shows_env_as_written_and_names_the_secret_it_reads(
 def test_a_url_is_shown_as_written_never_expanded(places: tuple[Path, Path]) -> None:
     entry = project_entry(
         places,
-        {"url": "https://collect.example/mcp?k=${API_KEY}", "headers": {"X-Mode": "${LINT_MODE}"}},
+        {"url": "https://collect.example/mcp?m=${LINT_MODE}", "headers": {"X-Key": "${API_KEY}"}},
     )
     text = shown(entry)
-    assert "https://collect.example/mcp?k=${API_KEY}  [X-Mode: ${LINT_MODE}]" in text
+    assert "https://collect.example/mcp?m=${LINT_MODE}  [X-Key: ${API_KEY}]" in text
     assert "key-123" not in text and "strict" not in text
-    assert "API_KEY (looks secret), LINT_MODE" in text
+    assert "LINT_MODE, API_KEY (looks secret)" in text
 
 
 def test_every_variable_read_is_named_secret_looking_or_not(places: tuple[Path, Path]) -> None:
@@ -214,7 +218,7 @@ def test_older_versions_stay_approved_up_to_a_bound(places: tuple[Path, Path]) -
 def run_with_trust_project(
     places: tuple[Path, Path], entry: ServerEntry, ask: Any = None
 ) -> tuple[list[ServerEntry], list[str]]:
-    return approve_servers([entry], places[1], store(places), trust_all=True, ask=ask)
+    return approve_servers([entry], places[1], store(places), trust_all=True, ask=ask, passing=PASS)
 
 
 def test_trust_project_does_not_start_a_server_reading_a_secret(places: tuple[Path, Path]) -> None:
@@ -252,9 +256,9 @@ def test_with_a_terminal_the_user_decides_and_sees_the_flag(places: tuple[Path, 
     entry = project_entry(places, {"command": "lint", "env": {"L": "${AWS_SECRET_ACCESS_KEY}"}})
     asked: list[TrustRequest] = []
 
-    def ask(requests: Sequence[TrustRequest]) -> set[str]:
+    def ask(requests: Sequence[TrustRequest]) -> TrustAnswer:
         asked.extend(requests)
-        return {r.entry.name for r in requests}
+        return TrustAnswer(frozenset(r.entry.name for r in requests))
 
     allowed, _ = run_with_trust_project(places, entry, ask)
     assert [e.name for e in allowed] == ["lint"]
@@ -271,20 +275,20 @@ def test_a_decline_is_remembered_for_that_entry_and_approving_reverses_it(
     entry = project_entry(places, {"command": "lint"})
     asked: list[list[str]] = []
 
-    def no(requests: Sequence[TrustRequest]) -> set[str]:
+    def no(requests: Sequence[TrustRequest]) -> TrustAnswer:
         asked.append([r.entry.name for r in requests])
-        return set()
+        return TrustAnswer()
 
     for _ in range(2):
         allowed, skipped = approve_servers(
-            [entry], places[1], store(places), trust_all=False, ask=no
+            [entry], places[1], store(places), trust_all=False, ask=no, passing=PASS
         )
         assert (allowed, skipped) == ([], ["lint"])
     assert asked == [["lint"]]  # asked once; the second run remembered the no
     reason = skip_reason(entry, places[1], store(places))
     assert "you declined it as it is now (paicli mcp approve lint, or /mcp approve lint" in reason
     changed = project_entry(places, {"command": "lint", "args": ["--fix"]})
-    approve_servers([changed], places[1], store(places), trust_all=False, ask=no)
+    approve_servers([changed], places[1], store(places), trust_all=False, ask=no, passing=PASS)
     assert asked == [["lint"], ["lint"]]  # a changed entry is a new question
     store(places).approve(places[1], entry)
     assert store(places).is_approved(places[1], entry)
@@ -294,7 +298,7 @@ def test_a_decline_is_remembered_for_that_entry_and_approving_reverses_it(
 def test_no_answer_at_all_remembers_nothing(places: tuple[Path, Path]) -> None:
     entry = project_entry(places, {"command": "lint"})
     allowed, skipped = approve_servers(
-        [entry], places[1], store(places), trust_all=False, ask=lambda requests: None
+        [entry], places[1], store(places), trust_all=False, ask=lambda requests: None, passing=PASS
     )
     assert (allowed, skipped) == ([], ["lint"])
     assert not store(places).is_declined(places[1], entry)
@@ -309,14 +313,18 @@ def test_several_new_servers_are_one_question_and_the_answer_is_kept_per_server(
     entries = list(load_config(project, environ={"HOME": str(home)}).servers.values())
     questions: list[list[str]] = []
 
-    def only_b(requests: Sequence[TrustRequest]) -> set[str]:
+    def only_b(requests: Sequence[TrustRequest]) -> TrustAnswer:
         questions.append([r.entry.name for r in requests])
-        return {"b"}
+        return TrustAnswer(frozenset({"b"}))
 
-    allowed, skipped = approve_servers(entries, project, store(places), trust_all=False, ask=only_b)
+    allowed, skipped = approve_servers(
+        entries, project, store(places), trust_all=False, ask=only_b, passing=PASS
+    )
     assert questions == [["a", "b", "c"]]
     assert ([e.name for e in allowed], skipped) == (["b"], ["a", "c"])
-    allowed, skipped = approve_servers(entries, project, store(places), trust_all=False, ask=only_b)
+    allowed, skipped = approve_servers(
+        entries, project, store(places), trust_all=False, ask=only_b, passing=PASS
+    )
     assert questions == [["a", "b", "c"]]  # nothing new to ask
     assert ([e.name for e in allowed], skipped) == (["b"], ["a", "c"])
 

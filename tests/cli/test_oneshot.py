@@ -48,14 +48,14 @@ async def paicli(
     *args: str,
     llm: ScriptedLlm | None = None,
     stdin: str = "",
-    env: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Run:
-    """`paicli ARGS` in `project`, its home beside it; `env` adds variables."""
+    """`paicli ARGS` in `project`, its home beside it; `environ` adds variables."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent / "home"),
         "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
-        **(env or {}),
+        **(environ or {}),
     }
     if "PYTHONPATH" in os.environ:  # the code under test, when it is not the installed one
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -89,7 +89,7 @@ async def test_secret_named_variables_are_redacted_from_command_output(project: 
             "--allow",
             "execute_command",
             llm=llm,
-            env={"PGPASSWORD": PGPASSWORD, "SENTRY_DSN": SENTRY_DSN, "DEBUG_LEVEL": "verbose1"},
+            environ={"PGPASSWORD": PGPASSWORD, "SENTRY_DSN": SENTRY_DSN, "DEBUG_LEVEL": "verbose1"},
         )
     assert run.code == 0, run.stderr
     [output] = tool_results(llm)

@@ -846,6 +846,13 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=MODES, default="normal")
     parser.add_argument("--initial-stderr", metavar="TEXT", help="print TEXT to stderr at start")
+    parser.add_argument(
+        "--report-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="say on stderr at start whether NAME is in the environment (never its value)",
+    )
     parser.add_argument("--repeat-cursor", action="store_true", help="paginated: p2 loops")
     parser.add_argument(
         "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
@@ -884,6 +891,8 @@ def main() -> None:
     opts = parse_options()
     if opts.initial_stderr is not None:
         log(opts.initial_stderr)
+    for name in opts.report_env:
+        log(f"{name} is {'set' if name in os.environ else 'not set'}")
     if opts.bom:
         write_stdout(b"\xef\xbb\xbf")
     FaultServer(opts).serve()

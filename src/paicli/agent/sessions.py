@@ -5,8 +5,9 @@ each turn, so `paicli --continue` (the latest one of this project) and `paicli -
 A file holds the project folder it belongs to, when it started and was last saved, the
 model, a title (the first prompt, cut) and the messages without the system prompt (the
 system prompt is rebuilt by the run that resumes it). Files are private (0600 in a 0700
-folder), written atomically, and read with a size cap; an id is checked before it becomes a
-file name, and a file that does not parse is skipped, never a crash.
+folder), written atomically, and read through `paicli.config_files` (a regular file only,
+opened without blocking, with a size cap: `--resume ID` names the file); an id is checked
+before it becomes a file name, and a file that does not parse is skipped, never a crash.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from paicli.config_files import ConfigFileError, read_config_text
 from paicli.llm.messages import Message
 from paicli.private_files import write_atomically
 
@@ -104,10 +106,11 @@ class SessionStore:
 
     def _read(self, path: Path) -> SavedSession | None:
         try:
-            if not path.is_file() or path.stat().st_size > MAX_SESSION_BYTES:
+            text = read_config_text(path, str(path), max_bytes=MAX_SESSION_BYTES)
+            if text is None:
                 return None
-            document = json.loads(path.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            document = json.loads(text)
+        except (ConfigFileError, ValueError, RecursionError):
             return None
         if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
             return None

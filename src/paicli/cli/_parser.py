@@ -235,6 +235,13 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         "approve", help="let a project server run (one you declined, or never approved)"
     )
     approve.add_argument("name")
+    approve.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        metavar="VAR",
+        help="also pass it this variable its entry reads, which looks secret (repeatable)",
+    )
     logout = sub.add_parser("logout", help="forget an HTTP server's login tokens")
     logout.add_argument("name")
     remove = sub.add_parser("remove", help="remove a server from a config file")

@@ -19,7 +19,7 @@ from paicli.home import PaicliHome
 from paicli.mcp import StdioServer
 from paicli.project_root import project_root
 from paicli.servers.config import load_config
-from paicli.servers.trust import TrustStore, approve_servers, skip_reason
+from paicli.servers.trust import TrustStore, approve_servers, skip_reason, withheld_reason
 from paicli.tools.doctor import SLOW_START, Limits, ServerReport, examine
 from paicli.ui.doctor_view import show_reports
 from paicli.ui.output import err
@@ -118,11 +118,18 @@ async def _configured(
         store,
         trust_all=options.trust_project,
         ask=ask_on_terminal if sys.stdin.isatty() else None,
+        passing=config.passing,
     )
+    # An allowed entry is the one that runs: loaded again when it passes a secret.
+    running = {entry.name: entry for entry in allowed}
     reports = []
     for entry in chosen:
-        if entry.spec is not None and entry in allowed:
-            reports.append(await examine(entry.name, entry.spec, limits))
+        runs = running.get(entry.name)
+        if runs is not None and runs.spec is not None:
+            report = await examine(runs.name, runs.spec, limits)
+            if runs.withheld:
+                report.add("secrets-withheld", "warning", withheld_reason(runs))
+            reports.append(report)
             continue
         report = ServerReport(entry.name, "http" if "url" in entry.raw else "stdio")
         if entry.name in skipped:

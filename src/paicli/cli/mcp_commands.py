@@ -41,6 +41,7 @@ from paicli.servers.trust import (
     describe,
     needs_approval,
     skip_reason,
+    withheld_reason,
 )
 from paicli.tools.audit import AuditLog
 from paicli.tools.redact import Redactor, environment_secrets
@@ -203,8 +204,9 @@ def logs(options: argparse.Namespace) -> int:
 
 
 def approve(options: argparse.Namespace) -> int:
-    """`paicli mcp approve NAME`: the project server approved as its entry is now (a "no"
-    said before is forgotten), so the next run starts it without asking."""
+    """`paicli mcp approve NAME [--secret VAR]...`: the project server approved as its entry
+    is now (a "no" said before is forgotten), so the next run starts it without asking, and
+    passes it each secret-looking variable named (one the user said no to included)."""
     config = load_config(project())
     entry = config.servers.get(options.name)
     if entry is None:
@@ -216,10 +218,23 @@ def approve(options: argparse.Namespace) -> int:
     if entry.spec is None:
         err(f"paicli mcp approve: {entry.error}")
         return 1
-    TrustStore(PaicliHome.from_environ().trust_store).approve(project(), entry)
+    unknown = [name for name in options.secret if name not in entry.unallowed_secrets]
+    if unknown:
+        reads = ", ".join(entry.unallowed_secrets) or "none"
+        err(
+            f"paicli mcp approve: {options.name!r} reads no secret-looking {unknown[0]!r} to "
+            f"pass (it reads: {reads})"
+        )
+        return 1
+    store = TrustStore(PaicliHome.from_environ().trust_store)
+    store.approve(project(), entry)
+    if options.secret:
+        store.answer_secrets(project(), entry, dict.fromkeys(options.secret, True))
     with redacting(screen_redactor(config)):
         out(f"Approved project server {options.name!r} ({entry.source}) as it is now:")
         out(f"  {describe(entry)}")
+        if options.secret:
+            out(f"It is passed {', '.join(options.secret)}.")
     return 0
 
 
@@ -231,10 +246,18 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
     ask = ask_on_terminal if sys.stdin.isatty() else None
     store = TrustStore(PaicliHome.from_environ().trust_store)
     allowed, skipped = approve_servers(
-        config.servers.values(), project(), store, trust_all=trust_flag, ask=ask
+        config.servers.values(),
+        project(),
+        store,
+        trust_all=trust_flag,
+        ask=ask,
+        passing=config.passing,
     )
     for name in skipped:
         err(f"paicli: {skip_reason(config.servers[name], project(), store)}")
+    for entry in allowed:
+        if entry.withheld and not entry.disabled:
+            err(f"paicli: {withheld_reason(entry)}")
     return allowed, skipped
 
 

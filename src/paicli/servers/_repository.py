@@ -5,7 +5,8 @@ choose a file paicli appends to (`stderrFile`) or have its traffic recorded (`tr
 server runs inside the project (a `cwd` leading out of it is dropped). Each ignored key
 becomes one warning naming file and server. The secret-looking variables it reads are those
 `--trust-project` will not pass unless the user's own config allows them (`_project_rules`,
-`_secret_names`).
+`_secret_names`). A secret-looking variable expanded into the query string of its `url` is
+refused: servers and the proxies between log URLs whole.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ._expand import VariableUse
+from ._config_file import InvalidConfig
+from ._expand import VariableUse, in_query
 from ._secret_names import is_allowed, looks_secret
 
-__all__ = ["USER_ONLY_KEYS", "cwd_inside_project", "unallowed_secrets", "without_user_only_keys"]
+__all__ = [
+    "USER_ONLY_KEYS",
+    "cwd_inside_project",
+    "refuse_secrets_in_query",
+    "unallowed_secrets",
+    "without_user_only_keys",
+]
 
 USER_ONLY_KEYS = {
     "trust": "only your own config can trust a project's server",
@@ -59,3 +67,17 @@ def unallowed_secrets(uses: Iterable[VariableUse], allowed: Iterable[str]) -> tu
     patterns = tuple(allowed)
     names = (u.name for u in uses if looks_secret(u.name) and not is_allowed(u.name, patterns))
     return tuple(dict.fromkeys(names))
+
+
+def refuse_secrets_in_query(
+    value: Mapping[str, object], variables: Mapping[str, str], where: str
+) -> None:
+    """Raise `InvalidConfig` when a secret-looking variable would be expanded into the query
+    string of `value`'s `url` (whatever the user's config allows: it is about logs)."""
+    secrets = [name for name in in_query(value.get("url"), variables) if looks_secret(name)]
+    if secrets:
+        names = ", ".join(f"${{{name}}}" for name in secrets)
+        raise InvalidConfig(
+            f"{where}: 'url' puts {names} in the URL's query string, which servers and "
+            "proxies log; a repository's server must take it in a header"
+        )

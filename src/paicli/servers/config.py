@@ -30,15 +30,15 @@ tried again (`retry`).
 (`_limits_config`; a repository's server can only tighten them).
 
 Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
-in `_expand`, names in `_names`, a repository's limits in `_repository`, and editing
+in `_expand`, the options paicli reads itself (`restart`, `start`, tool filters, ...) in
+`_entry_options`, names in `_names`, a repository's limits in `_repository`, and editing
 (`add_server`, `remove_server`, `ConfigWriteError`, re-exported here) in `_config_edit`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -49,13 +49,19 @@ from paicli.user_config import UserConfig, load_user_config
 
 from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from ._config_file import InvalidConfig, kind, read_document
+from ._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, with_options
 from ._expand import VariableUse, expanded, references
 from ._limits_config import DefaultLimits, default_limits, limited
 from ._names import name_problem, project_name, shown_name
 from ._project_rules import ProjectRules, project_rules
-from ._repository import cwd_inside_project, unallowed_secrets, without_user_only_keys
+from ._repository import (
+    cwd_inside_project,
+    refuse_secrets_in_query,
+    unallowed_secrets,
+    without_user_only_keys,
+)
 from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
-from .retry import RetryPolicy, retry_policy_from
+from .retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",
@@ -83,12 +89,8 @@ Scope = Literal["user", "project", "claude", "local", "cli"]
 # user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
 # files) are the user's own, like "user".
 REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
-RestartPolicy = Literal["never", "on-failure"]
 
 _PROJECT_CONFIG = Path(".paicli", "mcp.json")
-# Enough to ride out a server that crashes now and then, few enough that one crashing at
-# every start gives up quickly (the manager's backoff spaces the attempts).
-DEFAULT_MAX_RESTARTS = 3
 
 # Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
 APP_KEYS = frozenset(
@@ -128,8 +130,10 @@ class ServerEntry:
     exactly as written in its file, never expanded: the trust prompt shows it and the trust
     store hashes it. `variables` are the `${VAR}` references it reads; `unallowed_secrets`
     the secret-looking ones among them that the user's config does not allow for this
-    project (always empty for the user's own servers); `ignored` the warnings about keys of a
-    repository's entry that paicli ignored.
+    project (always empty for the user's own servers), and `withheld` those of them `spec`
+    does not pass (all of them, until `LoadedConfig.passing` rebuilds the entry with the ones
+    the user agreed to, `trust`); `ignored` the warnings about keys of a repository's entry
+    that paicli ignored.
     """
 
     name: str
@@ -151,6 +155,7 @@ class ServerEntry:
     oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
     variables: tuple[VariableUse, ...] = ()
     unallowed_secrets: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
 
 
@@ -161,6 +166,17 @@ class LoadedConfig:
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     errors: list[ConfigProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # What the entries were loaded with, to load one again (`passing`).
+    _context: _Context | None = field(default=None, repr=False, compare=False)
+
+    def passing(self, entry: ServerEntry, names: Collection[str]) -> ServerEntry:
+        """`entry` loaded again with the withheld variables among `names` passed (the user
+        agreed to each one, `trust`); `entry` itself when none of them is withheld."""
+        if self._context is None or not set(names) & set(entry.withheld):
+            return entry
+        base = ServerEntry(name=entry.name, source=entry.source, scope=entry.scope)
+        shown = _shown(entry.source, self._context.home_folder)
+        return _load_server(base, entry.raw, shown, self._context, LoadedConfig(), passed=names)
 
 
 def load_config(
@@ -198,13 +214,11 @@ def load_config(
     if only_extra:
         layers = []
     layers += [(path, "cli") for path in extra_files]
-    config = LoadedConfig()
-    config.warnings.extend(rules.problems)
     limits = default_limits(settings)
-    config.warnings.extend(limits.warnings)
-    context = _Context(
-        variables, project_dir, rules, limits, SystemTokenStore(paicli_home.oauth_tokens)
-    )
+    tokens = SystemTokenStore(paicli_home.oauth_tokens)
+    context = _Context(variables, project_dir, rules, limits, tokens, home_folder)
+    config = LoadedConfig(_context=context)
+    config.warnings.extend([*rules.problems, *limits.warnings])
     files: list[_File] = []
     for path, scope in layers:
         shown = _shown(path, home_folder)
@@ -268,6 +282,7 @@ def check_entry(
         ProjectRules(),
         default_limits(settings),
         SystemTokenStore(home.oauth_tokens),
+        user_home(env),
     )
     checked = LoadedConfig()
     shown = _shown(source, user_home(env))
@@ -311,6 +326,7 @@ class _Context:
     rules: ProjectRules
     limits: DefaultLimits
     tokens: SystemTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
+    home_folder: Path  # how files are named in messages (`~/...`)
 
 
 def _name_for(
@@ -368,7 +384,11 @@ def _load_server(
     shown: str,
     context: _Context,
     config: LoadedConfig,
+    *,
+    passed: Collection[str] = (),
 ) -> ServerEntry:
+    """The entry `value` of a file (`shown`), with the secret-looking variables a repository's
+    entry reads withheld except those `passed`."""
     where = f"{shown}: server {entry.name!r}"
     if not isinstance(value, dict):
         return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
@@ -382,13 +402,16 @@ def _load_server(
     entry = replace(entry, variables=uses)
     if repository:
         secrets = unallowed_secrets(uses, context.rules.allow_secrets)
-        entry = replace(entry, unallowed_secrets=secrets)
+        withheld = tuple(name for name in secrets if name not in passed)
+        entry = replace(entry, unallowed_secrets=secrets, withheld=withheld)
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
-        entry = _with_options(entry, usable, where, config.warnings)
+        entry = with_options(entry, usable, where, config.warnings)
         if repository:
             entry = replace(entry, trust=entry.name in context.rules.trust)
-        resolved = expanded(usable, context.variables, where)
+        if repository:
+            refuse_secrets_in_query(usable, context.variables, where)
+        resolved = expanded(usable, context.variables, where, entry.withheld)
         if repository:
             resolved, notice = cwd_inside_project(resolved, where, context.project_dir)
             if notice is not None:
@@ -418,62 +441,3 @@ def _load_server(
 def _with_ignored(entry: ServerEntry, config: LoadedConfig) -> ServerEntry:
     config.warnings.extend(entry.ignored)
     return entry
-
-
-def _with_options(
-    entry: ServerEntry, value: dict[str, object], where: str, warnings: list[str]
-) -> ServerEntry:
-    disabled = value.get("disabled", False)
-    trust = value.get("trust", False)
-    trace = value.get("trace", False)
-    for key, flag in (("disabled", disabled), ("trust", trust), ("trace", trace)):
-        if not isinstance(flag, bool):
-            raise InvalidConfig(f"{where}: {key!r} must be true or false, got {kind(flag)}")
-    restart, max_restarts = _restart(value.get("restart", "never"), where, warnings)
-    start = value.get("start", "eager")
-    if start not in ("eager", "lazy"):
-        raise InvalidConfig(f'{where}: \'start\' must be "eager" or "lazy", got {start!r}')
-    try:
-        retry = None if value.get("retry") is None else retry_policy_from(value["retry"])
-    except InvalidConfig as exc:  # the message names the key, not the server
-        raise InvalidConfig(f"{where}: {exc}") from None
-    return replace(
-        entry,
-        lazy=start == "lazy",
-        disabled=bool(disabled),
-        trust=bool(trust),
-        trace=bool(trace),
-        include_tools=_patterns(value, "includeTools", where),
-        exclude_tools=_patterns(value, "excludeTools", where),
-        restart=restart,
-        max_restarts=max_restarts,
-        retry=retry,
-        retry_tools=_patterns(value, "retryTools", where) or (),
-    )
-
-
-def _patterns(value: dict[str, object], key: str, where: str) -> tuple[str, ...] | None:
-    patterns = value.get(key)
-    if patterns is None:
-        return None
-    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
-        raise InvalidConfig(f"{where}: {key!r} must be a list of tool names or glob patterns")
-    return tuple(patterns)
-
-
-def _restart(value: object, where: str, warnings: list[str]) -> tuple[RestartPolicy, int]:
-    policy, limit = value, DEFAULT_MAX_RESTARTS
-    if isinstance(value, dict):
-        for key in sorted(value.keys() - {"policy", "maxRestarts"}):
-            warnings.append(f"{where}: restart: ignoring unknown key {key!r}")
-        policy, limit = value.get("policy", "on-failure"), value.get("maxRestarts", limit)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise InvalidConfig(f"{where}: restart.maxRestarts must be a whole number >= 0")
-    if policy == "never":
-        return "never", limit
-    if policy == "on-failure":
-        return "on-failure", limit
-    raise InvalidConfig(
-        f'{where}: \'restart\' must be "never", "on-failure" or '
-        f'{{"policy": ..., "maxRestarts": N}}, got {json.dumps(policy)}'
-    )

@@ -1,10 +1,11 @@
 """Reading a message trace (`paicli --trace`, `"trace": true`): records, request/response
 pairs, and what a replay answers.
 
-A trace may come from someone else (a bug report), so it is read as hostile: each line is
-read with a size cap, a line that is not a well-formed record is counted and skipped, and
-nothing in it is trusted beyond its JSON types. The records' shape is the library's
-(`paicli.mcp.TraceRecorder`).
+A trace may come from someone else (a bug report), so it is read as hostile: through
+`paicli.config_files` (a regular file only, opened without blocking, at most
+`MAX_TRACE_BYTES`), each line with a size cap; a line that is not a well-formed record is
+counted and skipped, and nothing in it is trusted beyond its JSON types. The records' shape
+is the library's (`paicli.mcp.TraceRecorder`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any, Literal
 
 import orjson
 
+from paicli.config_files import ConfigFileError, open_regular
 from paicli.errors import PaicliError
 
 __all__ = [
+    "MAX_TRACE_BYTES",
     "Exchange",
     "Record",
     "Trace",
@@ -31,6 +34,9 @@ __all__ = [
 
 # The library reads messages up to 64 MiB; a record adds its head to that.
 MAX_LINE = 65 * 1024 * 1024
+# Every record is held in memory (several times its size once parsed): far above a session
+# worth reading, far below what would exhaust the machine.
+MAX_TRACE_BYTES = 256 * 1024 * 1024
 DIRECTIONS = frozenset({"out", "in", "stderr", "http", "event"})
 
 Outcome = Literal["ok", "error", "timeout", "cancelled", "unanswered"]
@@ -71,15 +77,18 @@ def read_trace(path: Path, *, server: str | None = None) -> Trace:
     """The records of the trace at `path` (of `server` only, if given), in file order."""
     trace = Trace()
     try:
-        with path.open("rb") as file:
+        file = open_regular(path, str(path), max_bytes=MAX_TRACE_BYTES)
+        if file is None:
+            raise TraceError(f"{path}: cannot read: no such file")
+        with file:
             for line in _lines(file):
                 record = _record(line)
                 if record is None:
                     trace.skipped += 1
                 elif server is None or record.server == server:
                     trace.records.append(record)
-    except OSError as exc:
-        raise TraceError(f"cannot read the trace {path}: {exc.strerror or exc}") from exc
+    except ConfigFileError as exc:
+        raise TraceError(str(exc)) from exc
     return trace
 
 

@@ -5,10 +5,14 @@ What is approved is the whole entry exactly as written in its file (never expand
 name and scope: any change to any key asks again, and the question shows what changed since
 the last approval. Approvals live in `$PAICLI_HOME/trusted-servers.json`, per project folder.
 The question names every `${VAR}` the entry reads, flags the secret-looking ones
-(`_secret_names`) and warns when a value lands on a command line that `ps` shows to every
-local user. `--trust-project` runs unapproved project servers without asking, except one
-reading a secret-looking variable its project is not allowed (the user's config.toml,
-`[projects."<path>"] allow_secrets`): that one still needs the user's own "yes".
+(`_secret_names`), warns when a value lands on a command line that `ps` shows to every
+local user and when the command runs a shell line or downloaded code (`_launchers`).
+A secret-looking variable its project is not allowed (the user's config.toml,
+`[projects."<path>"] allow_secrets`) is a question of its own, one per variable, default no:
+the server runs without it (`ServerEntry.withheld`) until the user agrees to pass it, and
+the answers are kept with the approved entry. `--trust-project` runs unapproved project
+servers without asking, except one reading such a variable: that one still needs the user's
+own "yes".
 A "no" is remembered too, per entry as written: the next run does not ask about that entry
 again (until it changes, or `paicli mcp approve NAME` approves it). Several new servers are
 asked about in one question. User-level servers are the user's own and need no approval.
@@ -22,15 +26,18 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from paicli.private_files import write_atomically
 
+from ._launchers import launcher_warnings
 from ._secret_names import looks_secret
 from .config import REPOSITORY_SCOPES, ServerEntry
 
 __all__ = [
+    "Passing",
+    "TrustAnswer",
     "TrustAsk",
     "TrustRequest",
     "TrustStore",
@@ -41,6 +48,7 @@ __all__ = [
     "skip_reason",
     "target_line",
     "trust_request",
+    "withheld_reason",
 ]
 
 # Older versions of a server stay approved (switching branches need not ask again), up to
@@ -98,7 +106,10 @@ class TrustRequest:
     none); `variables` every `${VAR}` it reads, `secrets` those that look secret,
     `on_command_line` those expanded into a command line (visible to local users); `ignored`
     the keys paicli ignores; `changes` a diff of the entry against its last approved version
-    (empty when it was never approved).
+    (empty when it was never approved); `launchers` warnings about its command (a shell
+    line, downloaded code). `confirm` are the secrets asked about one by one, each passed
+    only on its own yes; with `approved` the server itself was approved before and only they
+    are asked.
     """
 
     entry: ServerEntry
@@ -109,10 +120,20 @@ class TrustRequest:
     on_command_line: tuple[str, ...]
     ignored: tuple[str, ...]
     changes: tuple[str, ...]
+    launchers: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+    approved: bool = False
 
 
-def trust_request(entry: ServerEntry, previous: Mapping[str, object] | None) -> TrustRequest:
-    """The question for `entry`; `previous` is its last approved entry, if any."""
+def trust_request(
+    entry: ServerEntry,
+    previous: Mapping[str, object] | None,
+    *,
+    confirm: Sequence[str] | None = None,
+    approved: bool = False,
+) -> TrustRequest:
+    """The question for `entry`; `previous` is its last approved entry, if any; `confirm`
+    the secrets to ask about (default: all it does not pass yet, `entry.withheld`)."""
     names = tuple(dict.fromkeys(use.name for use in entry.variables))
     visible = dict.fromkeys(use.name for use in entry.variables if use.on_command_line)
     others = {k: v for k, v in entry.raw.items() if k not in _TARGET_KEYS}
@@ -129,6 +150,9 @@ def trust_request(entry: ServerEntry, previous: Mapping[str, object] | None) -> 
         on_command_line=tuple(visible),
         ignored=entry.ignored,
         changes=changes,
+        launchers=launcher_warnings(entry.raw),
+        confirm=tuple(entry.withheld if confirm is None else confirm),
+        approved=approved,
     )
 
 
@@ -148,6 +172,18 @@ def skip_reason(entry: ServerEntry, project: Path, store: TrustStore | None = No
             f'config.toml: [projects."{project.resolve()}"] allow_secrets)'
         )
     return f"skipping unapproved project server {entry.name!r} (pass --trust-project)"
+
+
+def withheld_reason(entry: ServerEntry) -> str:
+    """Which secrets a project server runs without, and how to pass them, on one line."""
+    names = ", ".join(entry.withheld)
+    flags = " ".join(f"--secret {name}" for name in entry.withheld)
+    one = len(entry.withheld) == 1
+    return (
+        f"project server {entry.name!r} runs without {names}, which "
+        f"{'looks' if one else 'look'} secret and you have not agreed to pass (paicli mcp "
+        f"approve {entry.name} {flags} passes {'it' if one else 'them'})"
+    )
 
 
 class TrustStore:
@@ -201,16 +237,41 @@ class TrustStore:
         folder = str(project.resolve())
         records = data["projects"].setdefault(folder, [])
         wanted = fingerprint(entry)
+        answers = _secret_answers(records, wanted)  # approving again keeps them
         records[:] = [r for r in records if r.get("sha256") != wanted]
-        records.append(
-            {"server": entry.name, "scope": entry.scope, "sha256": wanted, "entry": entry.raw}
-        )
+        record: dict[str, object] = {
+            "server": entry.name,
+            "scope": entry.scope,
+            "sha256": wanted,
+            "entry": entry.raw,
+        }
+        records.append({**record, "secrets": answers} if answers else record)
         mine = [r for r in records if _same_server(r, entry)]
         for stale in mine[:-MAX_VERSIONS]:
             records.remove(stale)
         declined = data["declined"].get(folder, [])
         declined[:] = [r for r in declined if r.get("sha256") != wanted]
         self._save(data)
+
+    def secret_answers(self, project: Path, entry: ServerEntry) -> dict[str, bool]:
+        """The user's answers about passing each secret-looking variable to this very entry
+        (True: pass it), kept with its approval."""
+        return _secret_answers(self._records(project, entry), fingerprint(entry))
+
+    def answer_secrets(
+        self, project: Path, entry: ServerEntry, answers: Mapping[str, bool]
+    ) -> None:
+        """Remember whether to pass each secret in `answers` to the entry as it is (which must
+        be approved: the answers are kept with its approval)."""
+        data = self._load()
+        wanted = fingerprint(entry)
+        for record in data["projects"].get(str(project.resolve()), []):
+            if record.get("sha256") == wanted and _same_server(record, entry):
+                kept = record.get("secrets")
+                record["secrets"] = {**(kept if isinstance(kept, dict) else {}), **answers}
+                self._save(data)
+                return
+        raise ValueError(f"{entry.name!r} is not approved as it is")
 
     def decline(self, project: Path, entry: ServerEntry) -> None:
         """Remember the user's no to the entry as it is, so it is not asked again."""
@@ -227,10 +288,22 @@ class TrustStore:
         return [r for r in records if _same_server(r, entry)]
 
 
-# Asked once for every unapproved project server that was not declined, all at once: the
-# names the user lets run (the others are remembered as declined), or None when there was
-# no answer (end of input: nothing is remembered).
-TrustAsk = Callable[[Sequence[TrustRequest]], Collection[str] | None]
+@dataclass(frozen=True, slots=True)
+class TrustAnswer:
+    """The user's answer to a trust question: the project servers that may run (the others
+    asked about are declined) and, by server, the secrets it may be given (the others asked
+    about are not passed, and that is remembered as well)."""
+
+    servers: frozenset[str] = frozenset()
+    secrets: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+# Asked once, all at once, about every unapproved project server that was not declined and
+# every approved one with secrets not answered yet; None when there was no answer (end of
+# input: nothing is remembered).
+TrustAsk = Callable[[Sequence[TrustRequest]], TrustAnswer | None]
+# `LoadedConfig.passing`: an entry loaded again with the secrets the user agreed to passed.
+Passing = Callable[[ServerEntry, Collection[str]], ServerEntry]
 
 
 def approve_servers(
@@ -240,12 +313,15 @@ def approve_servers(
     *,
     trust_all: bool,
     ask: TrustAsk | None,
+    passing: Passing,
 ) -> tuple[list[ServerEntry], list[str]]:
-    """The entries allowed to run, and the names of unapproved project servers skipped.
+    """The entries allowed to run, each passing the secrets the user agreed to, and the
+    names of unapproved project servers skipped.
 
     `trust_all` is `--trust-project`: it runs unapproved project servers without asking,
     but not one reading a secret-looking variable its project is not allowed; `ask` is None
-    in non-interactive runs. An entry the user declined before is not asked about again
+    in non-interactive runs, where a secret not agreed to is simply not passed
+    (`withheld_reason` says so). An entry the user declined before is not asked about again
     (`skip_reason` says so, and how to approve it).
     """
     allowed: list[ServerEntry] = []
@@ -260,17 +336,53 @@ def approve_servers(
             skipped.append(entry.name)
         else:
             pending.append(entry)
-    if pending and ask is not None:
-        answer = ask([trust_request(e, store.previous(project, e)) for e in pending])
-        for entry in pending:
-            if answer is not None and entry.name in answer:
-                store.approve(project, entry)
-                allowed.append(entry)
-                continue
-            if answer is not None:
-                store.decline(project, entry)
-            skipped.append(entry.name)
-    return allowed, skipped
+    requests = [
+        trust_request(e, store.previous(project, e), confirm=_unanswered(e, project, store))
+        for e in pending
+    ]
+    for entry in allowed:
+        if not entry.disabled and entry.spec is not None and entry.withheld:
+            unanswered = _unanswered(entry, project, store)
+            if unanswered:
+                requests.append(trust_request(entry, None, confirm=unanswered, approved=True))
+    answer = ask(requests) if requests and ask is not None else None
+    for entry in pending:
+        if answer is not None and entry.name in answer.servers:
+            store.approve(project, entry)
+            allowed.append(entry)
+            continue
+        if answer is not None:
+            store.decline(project, entry)
+        skipped.append(entry.name)
+    if answer is not None:
+        _remember_secrets(requests, answer, project, store)
+    return [_with_agreed(e, project, store, passing) for e in allowed], skipped
+
+
+def _unanswered(entry: ServerEntry, project: Path, store: TrustStore) -> tuple[str, ...]:
+    answered = store.secret_answers(project, entry)
+    return tuple(name for name in entry.withheld if name not in answered)
+
+
+def _remember_secrets(
+    requests: Iterable[TrustRequest], answer: TrustAnswer, project: Path, store: TrustStore
+) -> None:
+    """Keep the answer about each secret asked, for the servers that now run."""
+    for request in requests:
+        name = request.entry.name
+        if request.confirm and (request.approved or name in answer.servers):
+            agreed = answer.secrets.get(name, frozenset())
+            said = {secret: secret in agreed for secret in request.confirm}
+            store.answer_secrets(project, request.entry, said)
+
+
+def _with_agreed(
+    entry: ServerEntry, project: Path, store: TrustStore, passing: Passing
+) -> ServerEntry:
+    if not entry.withheld:
+        return entry
+    answers = store.secret_answers(project, entry)
+    return passing(entry, [name for name in entry.withheld if answers.get(name) is True])
 
 
 def _by_folder(value: object) -> dict[str, list[dict[str, object]]]:
@@ -281,6 +393,14 @@ def _by_folder(value: object) -> dict[str, list[dict[str, object]]]:
         for folder, records in value.items()
         if isinstance(records, list)
     }
+
+
+def _secret_answers(records: Iterable[Mapping[str, object]], wanted: str) -> dict[str, bool]:
+    for record in records:
+        answers = record.get("secrets")
+        if record.get("sha256") == wanted and isinstance(answers, dict):
+            return {str(k): v for k, v in answers.items() if isinstance(v, bool)}
+    return {}
 
 
 def _same_server(record: Mapping[str, object], entry: ServerEntry) -> bool:

@@ -19,7 +19,7 @@ from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
-from paicli.servers.trust import TrustStore
+from paicli.servers.trust import TrustStore, withheld_reason
 from paicli.tools.escape import one_line, terminal_safe
 from paicli.tools.naming import model_tool_name
 
@@ -260,11 +260,17 @@ async def _approve(runtime: Runtime, console: Console, name: str) -> None:
         why = "it is not waiting for approval" if known else "no such project server"
         console.print(Text(f"/mcp approve {terminal_safe(name)!r}: {why}", "yellow"))
         return
-    TrustStore(runtime.home.trust_store).approve(runtime.project or runtime.root, entry)
+    store, project = TrustStore(runtime.home.trust_store), runtime.project or runtime.root
+    store.approve(project, entry)
+    # Secrets stay withheld unless agreed to for this entry (paicli mcp approve --secret).
+    agreed = [secret for secret, yes in store.secret_answers(project, entry).items() if yes]
+    entry = runtime.config.passing(entry, agreed)
     runtime.skipped.remove(name)
     defaults, _ = call_defaults(runtime.environ, runtime.user_config)
     server = runtime.manager.add(entry, limits_by_server([entry], defaults).get(name))
     console.print(f"Approved {terminal_safe(name)} as it is now; starting it.")
+    if entry.withheld:
+        console.print(Text(terminal_safe(withheld_reason(entry)), "yellow"))
     with console.status(Text(f"starting {terminal_safe(name)}…")):
         await _settle(runtime, name)
     _report(console, server)

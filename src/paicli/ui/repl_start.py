@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -16,7 +16,7 @@ from rich.text import Text
 
 from paicli.answered_projects import remember
 from paicli.runtime import RulesAsk, Runtime, open_runtime
-from paicli.servers.trust import TrustAsk, TrustRequest
+from paicli.servers.trust import TrustAnswer, TrustAsk, TrustRequest
 from paicli.tools.approval import ProjectSettings
 from paicli.tools.escape import one_line, terminal_safe
 
@@ -81,7 +81,7 @@ class _Answers:
         self.kept = True
 
     def trust(self, ask: TrustAsk) -> TrustAsk:
-        def asking(requests: Sequence[TrustRequest]) -> Collection[str] | None:
+        def asking(requests: Sequence[TrustRequest]) -> TrustAnswer | None:
             answer = ask(requests)
             self.kept = self.kept and answer is not None
             return answer

@@ -1,15 +1,18 @@
 """The trust prompt for a project's MCP servers: shows each entry as written (every `${VAR}`
-it reads named, secret-looking ones flagged, what changed since the last approval) and reads
-the answer from stdin: y/N for one server; for several, one question (all, choose one by one,
-or none). Used when stdin is a terminal, by the REPL and by the `paicli mcp` commands alike.
-Every line goes through `err`, which escapes what the repository wrote."""
+it reads named, secret-looking ones flagged, shell lines and downloaded code warned about,
+what changed since the last approval) and reads the answer from stdin: y/N for one server;
+for several, one question (all, choose one by one, or none). Then, for each server that
+runs, one y/N per secret it would be handed (default no: one yes to a server is not consent
+to hand it `AWS_SECRET_ACCESS_KEY`). Used when stdin is a terminal, by the REPL and by the
+`paicli mcp` commands alike. Every line goes through `err`, which escapes what the
+repository wrote."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 
-from paicli.servers.trust import TrustRequest
+from paicli.servers.trust import TrustAnswer, TrustRequest
 
 from .output import err
 
@@ -18,6 +21,8 @@ def prompt_lines(request: TrustRequest) -> list[str]:
     """What the user reads before answering, one item per line."""
     entry = request.entry
     verb = "changed since you approved it" if request.changes else "wants to run"
+    if request.approved:
+        verb = "(approved) reads variables that look secret"
     lines = [f"Project server {entry.name!r} ({entry.source}) {verb}:", f"  {request.target}"]
     if request.settings:
         lines.append(f"  with {request.settings}")
@@ -27,10 +32,18 @@ def prompt_lines(request: TrustRequest) -> list[str]:
             for name in request.variables
         )
         lines.append(f"Variables it reads: {named}")
-    if request.secrets:
+    if request.confirm:
+        names = ", ".join(request.confirm)
+        lines.append(
+            f"It reads {names}, which {'looks' if len(request.confirm) == 1 else 'look'} "
+            "secret: each is passed only if you agree to it below (default no)"
+        )
+    passed = [name for name in request.secrets if name not in request.confirm]
+    if passed:
+        # Secrets the user's config.toml allows, or already agreed to: they go with a yes.
         lines.append(
             "Warning: it would receive the values of "
-            + ", ".join(f"${{{name}}}" for name in request.secrets)
+            + ", ".join(f"${{{name}}}" for name in passed)
         )
     if request.on_command_line:
         names = ", ".join(f"${{{name}}}" for name in request.on_command_line)
@@ -38,6 +51,7 @@ def prompt_lines(request: TrustRequest) -> list[str]:
             f"Warning: {names} goes on its command line, which every user of this machine "
             "can read (ps)"
         )
+    lines += [f"Warning: it {warning}" for warning in request.launchers]
     lines += [f"Ignored: {notice}" for notice in request.ignored]
     if request.changes:
         lines.append("Changes to its entry:")
@@ -45,9 +59,35 @@ def prompt_lines(request: TrustRequest) -> list[str]:
     return lines
 
 
-def ask_on_terminal(requests: Sequence[TrustRequest]) -> set[str] | None:
-    """The names of the project servers the user lets run (the rest are declined), or None
-    when stdin ended before an answer."""
+def ask_on_terminal(requests: Sequence[TrustRequest]) -> TrustAnswer | None:
+    """The project servers the user lets run (the rest are declined) and the secrets each may
+    be given, or None when stdin ended before an answer."""
+    servers = _servers([r for r in requests if not r.approved])
+    if servers is None:
+        return None
+    secrets: dict[str, frozenset[str]] = {}
+    for request in requests:
+        name = request.entry.name
+        if not request.confirm or not (request.approved or name in servers):
+            continue
+        if request.approved:
+            for line in prompt_lines(request):
+                err(line)
+        agreed: set[str] = set()
+        for secret in request.confirm:
+            answer = _yes(f"Pass ${{{secret}}} to {name!r}? [y/N] ")
+            if answer is None:
+                return None
+            if answer:
+                agreed.add(secret)
+        secrets[name] = frozenset(agreed)
+    return TrustAnswer(frozenset(servers), secrets)
+
+
+def _servers(requests: Sequence[TrustRequest]) -> set[str] | None:
+    """The servers among `requests` the user lets run (None: stdin ended)."""
+    if not requests:
+        return set()
     if len(requests) == 1:
         (request,) = requests
         for line in prompt_lines(request):
@@ -77,11 +117,17 @@ def ask_on_terminal(requests: Sequence[TrustRequest]) -> set[str] | None:
 
 
 def _one(request: TrustRequest, question: str) -> set[str] | None:
-    err(question)
-    answer = _answer()
+    answer = _yes(question)
     if answer is None:
         return None
-    return {request.entry.name} if answer in ("y", "yes") else set()
+    return {request.entry.name} if answer else set()
+
+
+def _yes(question: str) -> bool | None:
+    """Whether the answer to `question` is yes (None: stdin ended)."""
+    err(question)
+    answer = _answer()
+    return None if answer is None else answer in ("y", "yes")
 
 
 def _answer() -> str | None:
