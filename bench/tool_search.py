@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.tools.search_data import HELD_OUT, TUNED, evaluate, reference_specs
 
-from paicli.tools.offer import definition_tokens
-from paicli.tools.search import ToolIndex
+from paicli.tools.search.index import ToolIndex
+from paicli.tools.search.offer import definition_tokens
 
 
 def main() -> None:

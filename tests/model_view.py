@@ -1,5 +1,5 @@
 """What the model reads of an MCP tool's result, with paicli's fence taken off (see
-`paicli.tools.results.for_model`): for tests that check the server's text exactly."""
+`paicli.tools.mcp.results.for_model`): for tests that check the server's text exactly."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
+from paicli.permissions.approval import Approver
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ChangeCallback, Connector
-from paicli.tools.approval import Approver
 from tests.llm_memory import MemoryLlm
 from tests.memory_connect import memory_connector
 

@@ -10,7 +10,7 @@ from paicli.errors import PaicliError
 from tests.imports import APP_SRC, python_modules
 
 # Run as programs, never imported: `python -m paicli.cli` and the command reaper.
-SCRIPTS = {"paicli.cli.__main__", "paicli.tools._reaper"}
+SCRIPTS = {"paicli.cli.__main__", "paicli.tools.builtin._reaper"}
 
 
 def test_every_application_exception_is_a_paicli_error() -> None:

@@ -1,8 +1,9 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
-    cli ─► ui ─► runtime ─► agent ─► tools ─► servers, llm, user_config
-        ─► errors, home, project_root, private_files, config_files ─► mcp
-    langchain (the LangChain bridge, beside the agent) ─► tools ─► ...
+    cli ─► ui ─► runtime ─► agent ─► asks ─► permissions, audit, doctor ─► tools, observe
+        ─► servers, llm, user_config ─► errors, home, project_root, private_files,
+        config_files, secret_names, redact, escape ─► mcp
+    langchain (the LangChain bridge, beside the agent) ─► permissions, audit ─► ...
 
 rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
 client alone; langchain_core (an optional extra) to the bridge alone. Only the UI writes to
@@ -25,22 +26,31 @@ RANKS = {
     "paicli.answered_projects": 1,
     "paicli.private_files": 1,
     "paicli.config_files": 1,
+    # Text on the ground floor: secret names, redaction and terminal escaping.
+    "paicli.secret_names": 1,
+    "paicli.redact": 1,
+    "paicli.escape": 1,
     "paicli.user_config": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,
     "paicli.tools": 3,
-    "paicli.agent": 4,
-    # The LangChain bridge uses paicli's approval and audit (tools); nothing imports it.
-    "paicli.langchain": 4,
-    "paicli.runtime": 5,
-    "paicli.ui": 6,
-    "paicli.cli": 7,
+    "paicli.observe": 3,
+    "paicli.permissions": 4,
+    "paicli.audit": 4,
+    "paicli.doctor": 4,
+    "paicli.asks": 5,
+    "paicli.agent": 6,
+    # The LangChain bridge uses paicli's approval and audit; nothing imports it.
+    "paicli.langchain": 6,
+    "paicli.runtime": 7,
+    "paicli.ui": 8,
+    "paicli.cli": 9,
 }
 UI_LIBRARIES = ("rich", "prompt_toolkit")
 STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")
 # A program of its own (`python -I -S _reaper.py -- ARGV`, standard library only): it cannot
 # import paicli, and what it writes is the command's stderr, which paicli reads as tool output.
-OWN_PROGRAMS = {"paicli.tools._reaper"}
+OWN_PROGRAMS = {"paicli.tools.builtin._reaper"}
 
 
 def layer(module: str) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from paicli.tools.tracing import recording
+from paicli.observe.tracing import recording
 
 from . import paicli_client
 from .paicli_client import PaicliSession

@@ -18,9 +18,9 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     ├── TraceError               paicli.servers.traces: a trace file cannot be read
     ├── PromptProblem            paicli.servers.prompts: an MCP prompt command cannot run
     │                            (unknown, missing or too many arguments, the server failed)
-    ├── FormError                paicli.tools.elicitation: a server's form cannot be shown,
+    ├── FormError                paicli.asks.elicitation: a server's form cannot be shown,
     │                            or an answer does not fit its field (asked again)
-    ├── MetricsUnavailable       paicli.tools.metrics: --metrics-port without prometheus-client
+    ├── MetricsUnavailable       paicli.observe.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
     │   └── RequestRejected, ServiceUnavailable

@@ -8,11 +8,11 @@
     config.toml, config.json  settings: model, permissions (paicli.user_config)
     trusted-servers.json      approved project servers (paicli.servers.trust)
     permissions.json          "always allow" answers (paicli.tools approval)
-    audit/YYYY-MM-DD.jsonl    one line per tool call (paicli.tools.audit)
+    audit/YYYY-MM-DD.jsonl    one line per tool call (paicli.audit.log)
     tool-results/             MCP results too long for the model, saved whole
     logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
     catalogue/HASH.json       each server's tools at its last start (paicli.servers.catalogue)
-    traces/DATE-TIME-PID.jsonl  messages of servers with "trace": true (paicli.tools.tracing)
+    traces/DATE-TIME-PID.jsonl  messages of servers with "trace": true (paicli.observe.tracing)
     tool-pins.json            the tool definitions the user accepted (paicli.servers.tool_pins)
     history                   the REPL's prompt history
 

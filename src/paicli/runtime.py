@@ -21,21 +21,24 @@ from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block, system_prompt
 from paicli.agent.sessions import SavedSession, SessionStore
+from paicli.asks.server_asks import (
+    Elicitor,
+    SampleReviewer,
+    SamplingApprover,
+    ServerAsks,
+    model_sampler,
+    unattended_elicitation,
+)
+from paicli.audit.log import AuditingToolbox, AuditLog
 from paicli.home import PaicliHome, user_home
 from paicli.llm.deferred import DeferredClient, StreamingClient
 from paicli.llm.errors import LlmError
 from paicli.llm.schema import Profile
 from paicli.llm.settings import ModelSettings, resolve_settings, switch_model
 from paicli.mcp import HttpServer, StdioServer, connect
-from paicli.project_root import project_root
-from paicli.servers.call_limits import call_defaults, limits_by_server
-from paicli.servers.catalogue import Catalogue
-from paicli.servers.config import LoadedConfig, load_config
-from paicli.servers.manager import ChangeCallback, Connector, ServerManager, ServerState
-from paicli.servers.tool_pins import ToolPins
-from paicli.servers.trust import TrustAsk, TrustStore, approve_servers, withheld_reason
-from paicli.tools import metrics
-from paicli.tools.approval import (
+from paicli.observe import metrics
+from paicli.observe.tracing import configured
+from paicli.permissions.approval import (
     Approver,
     ApprovingToolbox,
     Mode,
@@ -45,23 +48,20 @@ from paicli.tools.approval import (
     flag_rules,
     project_settings,
 )
-from paicli.tools.audit import AuditingToolbox, AuditLog
+from paicli.project_root import project_root
+from paicli.redact import Redactor, environment_secrets
+from paicli.servers.call_limits import call_defaults, limits_by_server
+from paicli.servers.catalogue import Catalogue
+from paicli.servers.config import LoadedConfig, load_config
+from paicli.servers.manager import ChangeCallback, Connector, ServerManager, ServerState
+from paicli.servers.tool_pins import ToolPins
+from paicli.servers.trust import TrustAsk, TrustStore, approve_servers, withheld_reason
 from paicli.tools.base import Toolbox
-from paicli.tools.builtin import BuiltinToolbox, project_root_warning
-from paicli.tools.mcp_toolbox import McpToolbox
-from paicli.tools.offer import SearchToolbox, ToolOffer
-from paicli.tools.redact import Redactor, environment_secrets
+from paicli.tools.builtin.toolbox import BuiltinToolbox, project_root_warning
+from paicli.tools.combined import CombinedToolbox
+from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.tools.redacting import RedactingModel, RedactingToolbox
-from paicli.tools.registry import CombinedToolbox
-from paicli.tools.server_asks import (
-    Elicitor,
-    SampleReviewer,
-    SamplingApprover,
-    ServerAsks,
-    model_sampler,
-    unattended_elicitation,
-)
-from paicli.tools.tracing import configured
+from paicli.tools.search.offer import SearchToolbox, ToolOffer
 from paicli.user_config import UserConfig, load_user_config
 
 if TYPE_CHECKING:

@@ -30,9 +30,9 @@ from paicli.agent.events import (
 )
 from paicli.agent.loop import Agent
 from paicli.mcp import TextContent
+from paicli.permissions.approval import Answer, ApprovalRequest, Choice
 from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer, ServerState
-from paicli.tools.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from paicli.agent.events import Notice
+from paicli.permissions.approval import Answer, Choice
 from paicli.runtime import Runtime
-from paicli.tools.approval import Answer, Choice
-from paicli.tools.offer import CHARS_PER_TOKEN, budget_tokens
+from paicli.tools.search.offer import CHARS_PER_TOKEN, budget_tokens
 from tests.agent.test_loop import Approvals, Events, audit_lines, project, tool_messages
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from paicli.mcp import ClientHandlers, ClientSession, EraCache, HttpServer, StdioServer, Tool
+from paicli.permissions.approval import Answer, Choice
 from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.manager import ServerManager, ServerState
-from paicli.tools.approval import Answer, Choice
 from tests.agent.test_loop import Approvals, Events, project, tool_messages
 from tests.app.test_manager import FAULT, fault, load
 from tests.llm_memory import MemoryLlm

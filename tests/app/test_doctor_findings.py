@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from paicli.doctor import ServerReport
+from paicli.doctor._stdout import MAX_LINE, StdoutWatch
+from paicli.doctor._tools import check_tools
 from paicli.mcp import Tool
-from paicli.tools.doctor import ServerReport
-from paicli.tools.doctor._stdout import MAX_LINE, StdoutWatch
-from paicli.tools.doctor._tools import check_tools
 from paicli.ui import doctor_view
 
 OBJECT = {"type": "object"}

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from paicli.audit.log import AuditingToolbox, AuditLog
+from paicli.redact import Redactor
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
-from paicli.tools.audit import AuditingToolbox, AuditLog
-from paicli.tools.mcp_toolbox import McpToolbox
-from paicli.tools.redact import Redactor
+from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.ui.mcp_view import server_table
 from tests.app.test_manager import fault, load
 from tests.conftest import SERVERS

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from paicli.audit.log import AuditingToolbox, AuditLog
+from paicli.redact import Redactor
 from paicli.servers.manager import ServerManager
 from paicli.servers.retry import Attempt, listening
-from paicli.tools.audit import AuditingToolbox, AuditLog
 from paicli.tools.base import ToolOutcome
-from paicli.tools.mcp_toolbox import McpToolbox
-from paicli.tools.redact import Redactor
+from paicli.tools.mcp.toolbox import McpToolbox
 from tests.app.test_manager import load
 from tests.conftest import SERVERS
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from paicli.asks.server_asks import ServerAsks
+from paicli.audit.log import AuditLog
+from paicli.redact import Redactor
 from paicli.servers.manager import ServerManager
 from paicli.servers.prompts import PromptIndex, PromptProblem, split_command
-from paicli.tools.audit import AuditLog
-from paicli.tools.redact import Redactor
-from paicli.tools.server_asks import ServerAsks
 from tests.app.test_manager import fault, in_memory, load
 from tests.servers.fault_server import HOSTILE_PROMPT
 

@@ -12,7 +12,7 @@ from langchain_core.tools import ToolException
 
 from paicli.langchain import McpToolset
 from paicli.mcp import StdioServer
-from paicli.tools.approval import Answer, ApprovalRequest, Choice
+from paicli.permissions.approval import Answer, ApprovalRequest, Choice
 from tests.conftest import sdk_server
 from tests.memory_connect import memory_connector
 

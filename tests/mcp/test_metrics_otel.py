@@ -72,7 +72,7 @@ async def test_a_new_connection_after_one_ended_counts_a_restart_with_its_reason
 
 @pytest.mark.real
 async def test_a_crash_is_the_reason_of_the_next_restart_and_metrics_scrape_over_http() -> None:
-    from paicli.tools.metrics import serve  # noqa: PLC0415 - the app's endpoint
+    from paicli.observe.metrics import serve  # noqa: PLC0415 - the app's endpoint
 
     metrics, port = serve("127.0.0.1", 0)
     try:

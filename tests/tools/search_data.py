@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paicli.tools.base import ToolSpec
-from paicli.tools.naming import model_tool_name
-from paicli.tools.search import ToolIndex
+from paicli.tools.mcp.naming import model_tool_name
+from paicli.tools.search.index import ToolIndex
 
 DATA = Path(__file__).resolve().parent / "data"
 TUNED = DATA / "tool_queries.json"  # the ranking's synonyms were chosen looking at these

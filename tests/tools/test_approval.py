@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paicli.home import PaicliHome
-from paicli.tools.approval import (
+from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
     Approver,

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from paicli.mcp import Tool
+from paicli.permissions.approval import Answer, ApprovalRequest, Choice, Policy
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.manager import ManagedServer
 from paicli.servers.tool_definition import definition, definition_hash
-from paicli.tools.approval import Answer, ApprovalRequest, Choice, Policy
 from paicli.user_config import UserConfig
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools import approval, audit
-from paicli.tools.approval import Answer, ApprovingToolbox, Choice, PermissionStore, Policy
-from paicli.tools.audit import AuditingToolbox, AuditLog
+from paicli.audit import log as audit
+from paicli.audit.log import AuditingToolbox, AuditLog
+from paicli.permissions import approval
+from paicli.permissions.approval import Answer, ApprovingToolbox, Choice, PermissionStore, Policy
+from paicli.redact import Redactor
 from paicli.tools.base import ToolOutcome, ToolSpec
-from paicli.tools.redact import Redactor
 
 WRITE = ToolSpec("write_file", "Write a file", {"type": "object"}, "write")
 READ = ToolSpec("read_file", "Read a file", {"type": "object"}, "read")
@@ -252,7 +253,7 @@ def test_a_write_failure_never_raises_and_is_logged_once(
 ) -> None:
     (tmp_path / "audit").write_text("a file where the folder should be")
     log = AuditLog(tmp_path / "audit", Redactor())
-    with caplog.at_level(logging.WARNING, logger="paicli.tools.audit"):
+    with caplog.at_level(logging.WARNING, logger="paicli.audit.log"):
         log.write({"n": 1})
         log.write({"n": 2})
     assert log.failures == 2

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools import _files
-from paicli.tools._files import NotRegularFile, open_regular
-from paicli.tools._walk import SearchLimits
-from paicli.tools._writes import MAX_WRITE_BYTES, replace_at
 from paicli.tools.base import ToolOutcome
-from paicli.tools.builtin import BuiltinToolbox
+from paicli.tools.builtin import files as _files
+from paicli.tools.builtin.files import NotRegularFile, open_regular
+from paicli.tools.builtin.toolbox import BuiltinToolbox
+from paicli.tools.builtin.walk import SearchLimits
+from paicli.tools.builtin.writes import MAX_WRITE_BYTES, replace_at
 
 
 async def run(toolbox: BuiltinToolbox, name: str, arguments: Mapping[str, object]) -> ToolOutcome:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools._command import OutputCapture
-from paicli.tools._refusal import refusal_reason
 from paicli.tools.base import ToolOutcome, ToolSpec
-from paicli.tools.builtin import BuiltinToolbox
+from paicli.tools.builtin.command import OutputCapture
+from paicli.tools.builtin.refusal import refusal_reason
+from paicli.tools.builtin.toolbox import BuiltinToolbox
 from tests.processes import gone
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from paicli.tools.elicitation import FormError, form_fields, form_problem
+from paicli.asks.elicitation import FormError, form_fields, form_problem
 from tests.servers.fault_server import FORM_SCHEMA
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from paicli.tools.escape import json_for_terminal, one_line, terminal_safe
+from paicli.escape import json_for_terminal, one_line, terminal_safe
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from paicli.servers.manager import ServerManager
-from paicli.tools import mcp_toolbox
 from paicli.tools.base import ToolSpec
-from paicli.tools.mcp_toolbox import McpToolbox
-from paicli.tools.results import for_model
+from paicli.tools.mcp import toolbox as mcp_toolbox
+from paicli.tools.mcp.results import for_model
+from paicli.tools.mcp.toolbox import McpToolbox
 from tests.app.test_manager import fault, in_memory, load
 from tests.conftest import SERVERS
 from tests.model_view import unfenced

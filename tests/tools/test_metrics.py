@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 from paicli.llm.client import LlmClient
 from paicli.llm.settings import ModelSettings
 from paicli.mcp.metrics import McpMetrics
-from paicli.tools.metrics import AppMetrics
+from paicli.observe.metrics import AppMetrics
 from tests.llm_memory import MemoryLlm
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from paicli.tools.naming import (
+from paicli.tools.mcp.naming import (
     MAX_NAME_LENGTH,
     ToolNameCollision,
     ToolNameRegistry,

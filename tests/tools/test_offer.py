@@ -1,4 +1,4 @@
-"""The tool budget (paicli.tools.offer): deferred, the MCP tools still offered and a search's
+"""The tool budget (paicli.tools.search.offer): deferred, the MCP tools still offered and a search's
 answer keep to 10% of the context window, whatever the servers define and however often the
 model searches; `max_tools` never lets definitions fill half the window."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from paicli.tools.base import ToolSpec
-from paicli.tools.offer import (
+from paicli.tools.search.offer import (
     BUDGET_SHARE,
     SearchToolbox,
     ToolOffer,

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools import _files, _writes
-from paicli.tools._paths import Confinement, PathRefused
 from paicli.tools.base import ToolSpec
-from paicli.tools.builtin import BuiltinToolbox
+from paicli.tools.builtin import files as _files
+from paicli.tools.builtin import writes as _writes
+from paicli.tools.builtin.paths import Confinement, PathRefused
+from paicli.tools.builtin.toolbox import BuiltinToolbox
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from paicli.home import PaicliHome
-from paicli.runtime import configured_mode, permission_policy
-from paicli.tools.approval import (
+from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
     ApprovingToolbox,
@@ -20,8 +19,9 @@ from paicli.tools.approval import (
     Policy,
     project_settings,
 )
-from paicli.tools.builtin import BuiltinToolbox
-from paicli.tools.registry import CombinedToolbox
+from paicli.runtime import configured_mode, permission_policy
+from paicli.tools.builtin.toolbox import BuiltinToolbox
+from paicli.tools.combined import CombinedToolbox
 from paicli.ui.approval_prompt import question, request_text
 from paicli.user_config import UserConfig
 

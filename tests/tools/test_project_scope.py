@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from paicli.permissions.approval import Answer, Choice, ProjectSettings, project_settings
+from paicli.permissions.rules import parse_rule
 from paicli.runtime import open_runtime
-from paicli.tools.approval import Answer, Choice, ProjectSettings, project_settings
 from paicli.tools.base import ToolOutcome
-from paicli.tools.rules import parse_rule
 from tests.llm_server import ScriptedLlm
 
 from .test_approval import ScriptedApprover

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from paicli.home import PaicliHome
-from paicli.tools._protected import ProtectedPaths
-from paicli.tools.approval import (
+from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
     ApprovingToolbox,
@@ -23,7 +22,8 @@ from paicli.tools.approval import (
     Policy,
 )
 from paicli.tools.base import ToolOutcome
-from paicli.tools.builtin import BuiltinToolbox, project_root_warning
+from paicli.tools.builtin.toolbox import BuiltinToolbox, project_root_warning
+from paicli.tools.protected import ProtectedPaths
 
 
 class Approver:

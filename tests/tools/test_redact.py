@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paicli.tools.redact import REDACTED, Redactor, environment_secrets, is_secret_key
+from paicli.redact import REDACTED, Redactor, environment_secrets, is_secret_key
 
 SHAPES = [
     "sk-proj-abcdefghijklmnopqrstuvwx1234",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from paicli.mcp import CallToolResult
-from paicli.tools.results import (
+from paicli.tools.mcp.results import (
     DEFAULT_MAX_CHARS,
     Attachment,
     ModelResult,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools.rules import RuleError, command_prefix, parse_rule
+from paicli.permissions.rules import RuleError, command_prefix, parse_rule
 
 ROOT = Path("/work/project")
 

@@ -1,9 +1,9 @@
-"""The tool-search ranking (paicli.tools.search) on real tool definitions."""
+"""The tool-search ranking (paicli.tools.search.index) on real tool definitions."""
 
 from __future__ import annotations
 
 from paicli.tools.base import ToolSpec
-from paicli.tools.search import ToolIndex, tokens
+from paicli.tools.search.index import ToolIndex, tokens
 from tests.tools.search_data import HELD_OUT, TUNED, evaluate, reference_specs
 
 

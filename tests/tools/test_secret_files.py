@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.tools._secret_files import MAX_VALUES, secrets_shown
-from paicli.tools.approval import (
+from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
     ApprovingToolbox,
@@ -19,9 +18,10 @@ from paicli.tools.approval import (
     PermissionStore,
     Policy,
 )
+from paicli.redact import REDACTED, Redactor
 from paicli.tools.base import ToolOutcome
-from paicli.tools.builtin import BuiltinToolbox
-from paicli.tools.redact import REDACTED, Redactor
+from paicli.tools.builtin.secret_files import MAX_VALUES, secrets_shown
+from paicli.tools.builtin.toolbox import BuiltinToolbox
 from paicli.tools.redacting import RedactingToolbox
 
 KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "x" * 12

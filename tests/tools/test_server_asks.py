@@ -11,12 +11,7 @@ from typing import Any
 
 import pytest
 
-from paicli.llm.messages import Message, SystemMessage, UserMessage
-from paicli.llm.settings import ModelSettings
-from paicli.mcp import RpcError
-from paicli.tools.audit import AuditLog
-from paicli.tools.redact import Redactor
-from paicli.tools.server_asks import (
+from paicli.asks.server_asks import (
     ElicitAnswer,
     ElicitationRequest,
     Sampled,
@@ -24,6 +19,11 @@ from paicli.tools.server_asks import (
     ServerAsks,
     model_sampler,
 )
+from paicli.audit.log import AuditLog
+from paicli.llm.messages import Message, SystemMessage, UserMessage
+from paicli.llm.settings import ModelSettings
+from paicli.mcp import RpcError
+from paicli.redact import Redactor
 from tests.llm_memory import MemoryLlm
 
 

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from paicli.tools.redact import Redactor
+from paicli.redact import Redactor
 from paicli.ui.console import SafeConsole
 from paicli.ui.screen_secrets import redacting
 

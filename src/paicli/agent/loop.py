@@ -17,6 +17,16 @@ import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Protocol
 
+from paicli.agent import context
+from paicli.agent.events import (
+    EventSink,
+    Notice,
+    ToolFinished,
+    ToolProgress,
+    ToolRetrying,
+    ToolStarted,
+    TurnEnded,
+)
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
 from paicli.llm.messages import (
@@ -29,19 +39,8 @@ from paicli.llm.messages import (
 )
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
-from paicli.tools.offer import SEARCH_TOOL, Deferral, ToolOffer
-from paicli.tools.results import for_model
-
-from . import context
-from .events import (
-    EventSink,
-    Notice,
-    ToolFinished,
-    ToolProgress,
-    ToolRetrying,
-    ToolStarted,
-    TurnEnded,
-)
+from paicli.tools.mcp.results import for_model
+from paicli.tools.search.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 DEFAULT_MAX_STEPS = 40
 # The model's raw arguments are quoted back to it when they do not parse, up to this much.

@@ -10,8 +10,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ._add_args import split_server_command
-from ._parser import NO_SERVERS, build_parser, config_files_before_command
+from paicli.cli._add_args import split_server_command
+from paicli.cli._parser import NO_SERVERS, build_parser, config_files_before_command
 
 __all__ = ["build_parser", "config_files_before_command", "main"]
 
@@ -69,7 +69,7 @@ def traced(options: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         if trace:
-            from paicli.tools.tracing import recording  # noqa: PLC0415
+            from paicli.observe.tracing import recording  # noqa: PLC0415
 
             try:
                 stack.enter_context(recording(Path(trace)))
@@ -77,7 +77,7 @@ def traced(options: argparse.Namespace) -> int:
                 err(f"paicli: cannot write the trace {trace}: {exc.strerror or exc}")
                 return 2
         if options.metrics_port is not None:
-            from paicli.tools.metrics import MetricsUnavailable, serve  # noqa: PLC0415
+            from paicli.observe.metrics import MetricsUnavailable, serve  # noqa: PLC0415
 
             where = f"{options.metrics_host}:{options.metrics_port}"
             try:
@@ -116,15 +116,15 @@ def dispatch(options: argparse.Namespace) -> int:
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast
 
-            from .probe import probe  # noqa: PLC0415
+            from paicli.cli.probe import probe  # noqa: PLC0415
 
             return asyncio.run(probe(options))
         if options.mcp_command == "replay":
-            from .replay import replay  # noqa: PLC0415 - a server starts with few imports
+            from paicli.cli.replay import replay  # noqa: PLC0415 - a server starts with few imports
 
             return replay(options)
         if options.mcp_command == "doctor":
-            from .doctor import run as run_doctor  # noqa: PLC0415
+            from paicli.cli.doctor import run as run_doctor  # noqa: PLC0415
 
             return run_doctor(options)
         if options.mcp_command == "list" and not config_files_exist():
@@ -133,7 +133,7 @@ def dispatch(options: argparse.Namespace) -> int:
 
             out(NO_SERVERS)
             return 0
-        from .mcp_commands import run  # noqa: PLC0415
+        from paicli.cli.mcp_commands import run  # noqa: PLC0415
 
         return run(options)
     flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
@@ -144,9 +144,9 @@ def dispatch(options: argparse.Namespace) -> int:
         return 2
     config_problem = mcp_config_problem(options)
     if options.print is not None:
-        from ._signals import run_until_signalled  # noqa: PLC0415
-        from .errors import UsageError  # noqa: PLC0415
-        from .oneshot import no_prompt, read_prompt, run_once  # noqa: PLC0415
+        from paicli.cli._signals import run_until_signalled  # noqa: PLC0415
+        from paicli.cli.errors import UsageError  # noqa: PLC0415
+        from paicli.cli.oneshot import no_prompt, read_prompt, run_once  # noqa: PLC0415
 
         if config_problem is not None:
             return no_prompt(options, config_problem, 2)
@@ -164,7 +164,7 @@ def dispatch(options: argparse.Namespace) -> int:
 
         err(f"paicli: {config_problem}")
         return 2
-    from ._signals import run_until_signalled  # noqa: PLC0415
+    from paicli.cli._signals import run_until_signalled  # noqa: PLC0415
 
     if quick_start(options):
         from paicli.ui.prompt_line import quick_repl  # noqa: PLC0415 - prompt_toolkit alone
@@ -200,7 +200,7 @@ def check_permission_mode(options: argparse.Namespace) -> str | None:
     options.mode = None
     if options.permission_mode is None:
         return None
-    from paicli.tools.approval import Mode  # noqa: PLC0415
+    from paicli.permissions.approval import Mode  # noqa: PLC0415
 
     try:
         options.mode = Mode.parse(options.permission_mode)

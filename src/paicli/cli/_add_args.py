@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from .errors import UsageError
+from paicli.cli.errors import UsageError
 
 # Where `add`, `add-json`, `import` and `remove` may write.
 SCOPES = ("user", "project", "local")

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from paicli.cli._add_args import parse_rest
+from paicli.cli.errors import UsageError
 from paicli.mcp import ServerConfigError, server_from_dict
 from paicli.servers.config import ConfigWriteError, ServerExists, add_server, name_problem
 from paicli.ui.output import err, out
-
-from ._add_args import parse_rest
-from .errors import UsageError
 
 # A name a shell can export: anything else would never reach the server as written.
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -11,11 +11,10 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from paicli.cli._mcp_add import save
 from paicli.config_files import ConfigFileError, parse_json
 from paicli.servers.config import Scope, check_entry, name_problem, shown_name
 from paicli.ui.output import err
-
-from ._mcp_add import save
 
 
 def add_json(

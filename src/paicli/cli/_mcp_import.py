@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
+from paicli.redact import Redactor, environment_secrets
 from paicli.servers.claude_import import SOURCES, Found, found
 from paicli.servers.config import (
     ConfigWriteError,
@@ -27,7 +28,6 @@ from paicli.servers.config import (
     shown_name,
 )
 from paicli.servers.trust import target_line
-from paicli.tools.redact import Redactor, environment_secrets
 from paicli.ui.output import err, out
 from paicli.ui.screen_secrets import redacting
 

@@ -8,8 +8,7 @@ import argparse
 import textwrap
 
 from paicli._version import __version__
-
-from ._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
+from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
 
 PROTOCOLS = (
     "auto",

@@ -15,17 +15,16 @@ import os
 import sys
 from pathlib import Path
 
+from paicli.cli._signals import run_until_signalled
+from paicli.doctor import SLOW_START, Limits, ServerReport, examine
 from paicli.home import PaicliHome
 from paicli.mcp import StdioServer
 from paicli.project_root import project_root
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore, approve_servers, skip_reason, withheld_reason
-from paicli.tools.doctor import SLOW_START, Limits, ServerReport, examine
 from paicli.ui.doctor_view import show_reports
 from paicli.ui.output import err
 from paicli.ui.trust_prompt import ask_on_terminal
-
-from ._signals import run_until_signalled
 
 OPTIONS_WITH_VALUE = ("--timeout", "--slow")
 

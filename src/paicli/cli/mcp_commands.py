@@ -16,8 +16,16 @@ import time
 import uuid
 from pathlib import Path
 
+from paicli.audit.log import AuditLog
+from paicli.cli._mcp_add import add as add_entry
+from paicli.cli._mcp_add_json import add_json
+from paicli.cli._mcp_import import import_servers
+from paicli.cli._parser import NO_SERVERS
+from paicli.cli._signals import run_until_signalled
 from paicli.home import PaicliHome
+from paicli.observe.tracing import configured
 from paicli.project_root import project_root
+from paicli.redact import Redactor, environment_secrets
 from paicli.runtime import config_secrets
 from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.catalogue import Catalogue, catalogue_key
@@ -43,10 +51,7 @@ from paicli.servers.trust import (
     skip_reason,
     withheld_reason,
 )
-from paicli.tools.audit import AuditLog
-from paicli.tools.redact import Redactor, environment_secrets
-from paicli.tools.results import to_model_result
-from paicli.tools.tracing import configured
+from paicli.tools.mcp.results import to_model_result
 from paicli.ui import mcp_shell
 from paicli.ui.mcp_view import log_lines
 from paicli.ui.output import err, out
@@ -54,12 +59,6 @@ from paicli.ui.screen_secrets import redacting
 from paicli.ui.trace_view import show_trace
 from paicli.ui.trust_prompt import ask_on_terminal
 from paicli.user_config import load_user_config
-
-from ._mcp_add import add as add_entry
-from ._mcp_add_json import add_json
-from ._mcp_import import import_servers
-from ._parser import NO_SERVERS
-from ._signals import run_until_signalled
 
 
 def run(options: argparse.Namespace) -> int:

@@ -17,14 +17,13 @@ import stat
 import sys
 from pathlib import Path
 
+from paicli.cli.errors import UsageError
+from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustStore, skip_reason
-from paicli.tools.approval import YOLO_WARNING, Mode
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
-
-from .errors import UsageError
 
 EXIT_CODES = {"done": 0, "error": 1, "step_budget": 3, "cancelled": 130}
 

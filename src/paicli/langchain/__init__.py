@@ -14,9 +14,9 @@ Errors follow LangChain's habits: a tool's error result raises `ToolException`, 
 after which the next call starts the server again.
 """
 
-from .errors import BridgeError, ExecutableProblem, ServerUnavailable, ToolTimeout
-from .tool import MCPTool
-from .toolset import McpToolset, load_tools
+from paicli.langchain.errors import BridgeError, ExecutableProblem, ServerUnavailable, ToolTimeout
+from paicli.langchain.tool import MCPTool
+from paicli.langchain.toolset import McpToolset, load_tools
 
 __all__ = [
     "BridgeError",

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paicli.audit.log import AuditingToolbox, AuditLog
 from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
 from paicli.mcp import CallToolResult, TextContent
-from paicli.tools.approval import (
+from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
     ApprovingToolbox,
@@ -31,14 +32,13 @@ from paicli.tools.approval import (
     PermissionStore,
     Policy,
 )
-from paicli.tools.audit import AuditingToolbox, AuditLog
+from paicli.redact import Redactor
 from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
-from paicli.tools.naming import model_tool_name
-from paicli.tools.redact import Redactor
+from paicli.tools.mcp.naming import model_tool_name
 from paicli.user_config import load_user_config
 
 if TYPE_CHECKING:
-    from .tool import MCPTool
+    from paicli.langchain.tool import MCPTool
 
 __all__ = ["ApproveCallback", "CallGuard"]
 

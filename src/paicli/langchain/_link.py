@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
+from paicli.langchain.errors import BridgeError, ServerUnavailable, ToolTimeout
 from paicli.mcp import (
     CallToolResult,
     ClientSession,
@@ -31,8 +32,6 @@ from paicli.mcp import (
     Tool,
     connect,
 )
-
-from .errors import BridgeError, ServerUnavailable, ToolTimeout
 
 if TYPE_CHECKING:
     from paicli.servers.manager import Connector

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from .errors import BridgeError
+from paicli.langchain.errors import BridgeError
 
 __all__ = ["Closable", "private_loop", "run_on", "wait_on"]
 

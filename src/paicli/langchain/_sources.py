@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from paicli.langchain.errors import BridgeError
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
-
-from .errors import BridgeError
 
 __all__ = ["ServerSource", "servers_of"]
 

@@ -19,15 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import PrivateAttr
 
+from paicli.langchain._content import error_text, to_langchain
+from paicli.langchain._link import ServerLink
+from paicli.langchain._loop import private_loop, run_on, wait_on
+from paicli.langchain.errors import BridgeError, ExecutableProblem
 from paicli.mcp import CallToolResult, HttpServer, StdioServer, Tool, check_command
 
-from ._content import error_text, to_langchain
-from ._link import ServerLink
-from ._loop import private_loop, run_on, wait_on
-from .errors import BridgeError, ExecutableProblem
-
 if TYPE_CHECKING:
-    from ._guard import ApproveCallback, CallGuard
+    from paicli.langchain._guard import ApproveCallback, CallGuard
 
 __all__ = ["MCPTool", "langchain_name"]
 
@@ -152,7 +151,7 @@ class MCPTool(BaseTool):
             made = cls.bound(link, found, timeout=timeout, description=description)
             made._owns_link = True
             if approve is not None or audit:
-                from ._guard import CallGuard  # noqa: PLC0415 - paicli's tools layer, when asked
+                from paicli.langchain._guard import CallGuard  # noqa: PLC0415 - paicli's tools layer, when asked
 
                 made._guard = CallGuard([made], approve=approve, audit=audit)
         except BaseException:

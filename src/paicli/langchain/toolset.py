@@ -14,18 +14,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, overload
 
+from paicli.langchain._link import ServerLink
+from paicli.langchain._loop import private_loop, run_on, wait_on
+from paicli.langchain._sources import ServerSource, servers_of
+from paicli.langchain.errors import BridgeError
+from paicli.langchain.tool import MCPTool
 from paicli.mcp import HttpServer, StdioServer
 
-from ._link import ServerLink
-from ._loop import private_loop, run_on, wait_on
-from ._sources import ServerSource, servers_of
-from .errors import BridgeError
-from .tool import MCPTool
-
 if TYPE_CHECKING:
+    from paicli.langchain._guard import ApproveCallback
     from paicli.servers.manager import Connector
-
-    from ._guard import ApproveCallback
 
 __all__ = ["McpToolset", "load_tools"]
 
@@ -127,7 +125,7 @@ class McpToolset(Sequence[MCPTool]):
                 taken[made.name] = link.label
                 tools.append(made)
         if self._approve is not None or self._audit:
-            from ._guard import CallGuard  # noqa: PLC0415 - paicli's tools layer, when asked
+            from paicli.langchain._guard import CallGuard  # noqa: PLC0415 - paicli's tools layer, when asked
 
             guard = CallGuard(tools, approve=self._approve, audit=self._audit)
             for made in tools:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from ._schema_text import one_line
+from paicli.llm._schema_text import one_line
 
 Json = dict[str, object]
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ._schema_normalize import Normal, Normalizer
-from ._schema_text import describe, keyword_text, one_line
+from paicli.llm._schema_normalize import Normal, Normalizer
+from paicli.llm._schema_text import describe, keyword_text, one_line
 
 Json = dict[str, object]
 ProfileName = Literal["default", "openai_strict", "gemini"]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
-from ._schema_render import Cleaner
+from paicli.llm._schema_render import Cleaner
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

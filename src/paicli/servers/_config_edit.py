@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from paicli.private_files import write_atomically
-
-from ._config_file import InvalidConfig, read_document
-from ._names import name_problem
-from .errors import ConfigError
+from paicli.servers._config_file import InvalidConfig, read_document
+from paicli.servers._names import name_problem
+from paicli.servers.errors import ConfigError
 
 __all__ = ["ConfigWriteError", "ServerExists", "add_server", "remove_server"]
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
-
-from .errors import ConfigError
+from paicli.servers.errors import ConfigError
 
 __all__ = ["InvalidConfig", "kind", "read_document"]
 

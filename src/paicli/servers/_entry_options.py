@@ -10,11 +10,11 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
-from ._config_file import InvalidConfig, kind
-from .retry import retry_policy_from
+from paicli.servers._config_file import InvalidConfig, kind
+from paicli.servers.retry import retry_policy_from
 
 if TYPE_CHECKING:
-    from .config import ServerEntry
+    from paicli.servers.config import ServerEntry
 
 __all__ = ["DEFAULT_MAX_RESTARTS", "RestartPolicy", "with_options"]
 

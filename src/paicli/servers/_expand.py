@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from ._config_file import InvalidConfig
+from paicli.servers._config_file import InvalidConfig
 
 __all__ = ["VariableUse", "expanded", "in_query", "references"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ._config_file import InvalidConfig
-from ._expand import VariableUse, in_query
-from ._secret_names import is_allowed, looks_secret
+from paicli.secret_names import is_allowed, looks_secret
+from paicli.servers._config_file import InvalidConfig
+from paicli.servers._expand import VariableUse, in_query
 
 __all__ = [
     "USER_ONLY_KEYS",

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from paicli.mcp import RequestTimeout
+from paicli.servers.config import ServerEntry
 from paicli.user_config import UserConfig
-
-from .config import ServerEntry
 
 __all__ = [
     "CallDefaults",

@@ -45,23 +45,22 @@ from typing import Literal
 
 from paicli.home import PaicliHome, user_home
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
-from paicli.user_config import UserConfig, load_user_config
-
-from ._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
-from ._config_file import InvalidConfig, kind, read_document
-from ._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, with_options
-from ._expand import VariableUse, expanded, references
-from ._limits_config import DefaultLimits, default_limits, limited
-from ._names import name_problem, project_name, shown_name
-from ._project_rules import ProjectRules, project_rules
-from ._repository import (
+from paicli.servers._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
+from paicli.servers._config_file import InvalidConfig, kind, read_document
+from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, with_options
+from paicli.servers._expand import VariableUse, expanded, references
+from paicli.servers._limits_config import DefaultLimits, default_limits, limited
+from paicli.servers._names import name_problem, project_name, shown_name
+from paicli.servers._project_rules import ProjectRules, project_rules
+from paicli.servers._repository import (
     cwd_inside_project,
     refuse_secrets_in_query,
     unallowed_secrets,
     without_user_only_keys,
 )
-from .oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
-from .retry import RetryPolicy
+from paicli.servers.oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
+from paicli.servers.retry import RetryPolicy
+from paicli.user_config import UserConfig, load_user_config
 
 __all__ = [
     "DEFAULT_MAX_RESTARTS",

@@ -43,12 +43,11 @@ from paicli.mcp import (
     connect,
 )
 from paicli.private_files import make_private_dir
-
-from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
-from .catalogue import Catalogue, catalogue_key
-from .errors import ServerCallFailed, ServerNotReady, UnknownServer
-from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
-from .tool_definition import definition, definition_hash, still_offered
+from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
+from paicli.servers.catalogue import Catalogue, catalogue_key
+from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
+from paicli.servers.retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
 __all__ = [
     "Connector",

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 
 from paicli.mcp import BlobResourceContents, McpError, TextResourceContents
-
-from .manager import ServerManager, ServerState
+from paicli.servers.manager import ServerManager, ServerState
 
 log = logging.getLogger("paicli.servers")
 

@@ -34,8 +34,7 @@ from paicli.errors import PaicliError
 from paicli.mcp import HttpServer, McpError, connect
 from paicli.mcp.auth import OAuth
 from paicli.private_files import make_private_dir, write_atomically
-
-from ._config_file import InvalidConfig
+from paicli.servers._config_file import InvalidConfig
 
 __all__ = [
     "FileTokenStore",

@@ -32,8 +32,7 @@ from paicli.mcp import (
     TextContent,
     TextResourceContents,
 )
-
-from .manager import ServerManager, ServerState
+from paicli.servers.manager import ServerManager, ServerState
 
 __all__ = ["PromptCommand", "PromptIndex", "PromptProblem", "PromptTurn", "split_command"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .traces import Exchange, Record, label_of, pair
+from paicli.servers.traces import Exchange, Record, label_of, pair
 
 __all__ = ["NOT_RECORDED", "Replay"]
 

@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from paicli.mcp import ConnectionClosed, McpError, RequestTimeout, Tool
-
-from ._config_file import InvalidConfig
+from paicli.servers._config_file import InvalidConfig
 
 __all__ = [
     "Attempt",

@@ -17,8 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from paicli.mcp import Tool
-
-from .errors import ServerCallFailed
+from paicli.servers.errors import ServerCallFailed
 
 __all__ = [
     "MAX_CHANGE_LINES",

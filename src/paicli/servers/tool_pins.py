@@ -27,9 +27,8 @@ from pathlib import Path
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.mcp import Tool
 from paicli.private_files import write_atomically
-
-from .config import REPOSITORY_SCOPES
-from .tool_definition import definition, definition_hash, describe_change
+from paicli.servers.config import REPOSITORY_SCOPES
+from paicli.servers.tool_definition import definition, definition_hash, describe_change
 
 __all__ = ["PinReview", "ToolChange", "ToolPins", "from_project"]
 

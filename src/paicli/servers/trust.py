@@ -30,10 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paicli.private_files import write_atomically
-
-from ._launchers import launcher_warnings
-from ._secret_names import looks_secret
-from .config import REPOSITORY_SCOPES, ServerEntry
+from paicli.secret_names import looks_secret
+from paicli.servers._launchers import launcher_warnings
+from paicli.servers.config import REPOSITORY_SCOPES, ServerEntry
 
 __all__ = [
     "Passing",

@@ -1,7 +1,7 @@
 """The toolbox interface: what every tool source and every wrapper around one implements.
 
 A toolbox lists `ToolSpec`s and runs calls. Wrappers (approval, audit) take a toolbox and are
-one themselves, composed in one place (`paicli.tools.registry`), audit outermost. A call never
+one themselves, composed in one place (`paicli.tools.combined`), audit outermost. A call never
 raises for a tool failure: it returns a `ToolOutcome` with `is_error` set, which the model
 reads (only cancellation escapes).
 """

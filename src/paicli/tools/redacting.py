@@ -21,9 +21,8 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 
 from paicli.llm.deferred import StreamingClient
 from paicli.llm.messages import Message, ToolDefinition
-
-from .base import Toolbox, ToolOutcome, ToolSpec
-from .redact import Redactor
+from paicli.redact import Redactor
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 
 __all__ = ["RedactingModel", "RedactingToolbox"]
 

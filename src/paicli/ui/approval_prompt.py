@@ -16,10 +16,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from paicli.tools.approval import Answer, ApprovalRequest, Choice
-from paicli.tools.escape import one_line
-
-from .line_input import LineInput
+from paicli.escape import one_line
+from paicli.permissions.approval import Answer, ApprovalRequest, Choice
+from paicli.ui.line_input import LineInput
 
 CHOICES = {
     "y": Choice.ALLOW_ONCE,

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from paicli.escape import one_line
 from paicli.llm.presets import PRESETS
-from paicli.tools.escape import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -126,7 +126,7 @@ MODE_HELP = {
 
 
 async def _mode(context: SlashContext, words: list[str]) -> None:
-    from paicli.tools.approval import Mode  # noqa: PLC0415
+    from paicli.permissions.approval import Mode  # noqa: PLC0415
 
     approvals = context.runtime.approvals
     if approvals is None:
@@ -189,7 +189,7 @@ MCP_ACTIONS = (
 
 
 async def _mcp(context: SlashContext, words: list[str]) -> None:
-    from .mcp_view import mcp_command  # noqa: PLC0415 - rich stays out of `paicli --help`
+    from paicli.ui.mcp_view import mcp_command  # noqa: PLC0415 - rich stays out of `paicli --help`
 
     await mcp_command(context.runtime, context.console, words)
 

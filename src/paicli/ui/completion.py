@@ -12,10 +12,9 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from paicli.escape import one_line, terminal_safe
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
-from paicli.tools.escape import one_line, terminal_safe
-
-from .commands import BY_NAME, COMMANDS
+from paicli.ui.commands import BY_NAME, COMMANDS
 
 
 class ReplCompleter(Completer):

@@ -19,9 +19,8 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from paicli.tools.escape import terminal_safe
-
-from .screen_secrets import screen_text
+from paicli.escape import terminal_safe
+from paicli.ui.screen_secrets import screen_text
 
 
 class SafeConsole(Console):

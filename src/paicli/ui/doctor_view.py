@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paicli.tools.doctor import Finding, ServerReport
-
-from .output import QUOTE_MARK, out, out_json
+from paicli.doctor import Finding, ServerReport
+from paicli.ui.output import QUOTE_MARK, out, out_json
 
 __all__ = ["report_lines", "show_reports"]
 

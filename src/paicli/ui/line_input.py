@@ -14,7 +14,7 @@ from typing import Protocol
 
 from prompt_toolkit import PromptSession
 
-from .output import out
+from paicli.ui.output import out
 
 
 class LineInput(Protocol):

@@ -24,7 +24,7 @@ class _EscapingHandler(logging.Handler):
         self._log_file = log_file
 
     def emit(self, record: logging.LogRecord) -> None:
-        from .output import err  # noqa: PLC0415 - loaded with the first record, see module
+        from paicli.ui.output import err  # noqa: PLC0415 - loaded with the first record, see module
 
         try:
             line = record.getMessage()
@@ -43,8 +43,7 @@ class _EscapingHandler(logging.Handler):
         import traceback  # noqa: PLC0415
 
         from paicli.private_files import make_private_dir  # noqa: PLC0415
-
-        from .screen_secrets import screen_text  # noqa: PLC0415
+        from paicli.ui.screen_secrets import screen_text  # noqa: PLC0415
 
         assert self._log_file is not None and record.exc_info is not None
         text = "".join(traceback.format_exception(*record.exc_info))

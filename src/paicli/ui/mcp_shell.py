@@ -11,15 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from paicli.escape import one_line
 from paicli.mcp import ClientSession, Implementation, Tool
 from paicli.servers.config import ServerEntry
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.tool_pins import PinReview
 from paicli.servers.trust import describe
-from paicli.tools.escape import one_line
-from paicli.tools.naming import model_tool_name
-
-from .mcp_view import (
+from paicli.tools.mcp.naming import model_tool_name
+from paicli.ui.mcp_view import (
     left_out_lines,
     protocol_of,
     server_change_line,
@@ -27,7 +26,7 @@ from .mcp_view import (
     tool_details,
     tool_line,
 )
-from .output import err, out, out_json, quoted, show
+from paicli.ui.output import err, out, out_json, quoted, show
 
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
 STDERR_LINES = 10

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from paicli.escape import one_line, terminal_safe
 from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
 from paicli.servers.call_limits import call_defaults, limits_by_server
@@ -20,11 +21,9 @@ from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.servers.trust import TrustStore, withheld_reason
-from paicli.tools.escape import one_line, terminal_safe
-from paicli.tools.naming import model_tool_name
-
-from .commands import MCP_ACTIONS
-from .output import quoted_lines
+from paicli.tools.mcp.naming import model_tool_name
+from paicli.ui.commands import MCP_ACTIONS
+from paicli.ui.output import quoted_lines
 
 MARKS = {
     ServerState.READY: ("●", "green"),

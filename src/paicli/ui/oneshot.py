@@ -21,11 +21,10 @@ from paicli.agent.events import (
     ToolStarted,
     TurnEnded,
 )
+from paicli.escape import one_line
 from paicli.servers.manager import ManagedServer, ServerState
-from paicli.tools.escape import one_line
-
-from .output import answer, err, out, out_json
-from .tool_progress import progress_text
+from paicli.ui.output import answer, err, out, out_json
+from paicli.ui.tool_progress import progress_text
 
 # Seconds between two progress lines of one call on stderr.
 PROGRESS_INTERVAL = 1.0

@@ -17,15 +17,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from paicli.tools.escape import json_for_terminal, terminal_safe
-
-from . import screen_secrets
-from .screen_secrets import screen_text, screen_value
+from paicli.escape import json_for_terminal, terminal_safe
+from paicli.ui import screen_secrets
+from paicli.ui.screen_secrets import screen_text, screen_value
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from .console import SafeConsole
+    from paicli.ui.console import SafeConsole
 
 # rich is imported only when a renderable is shown: `paicli mcp list` with nothing
 # configured, or a one-shot answer, need plain lines alone.
@@ -80,7 +79,7 @@ def answer(text: str) -> None:
 def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = False) -> None:
     """A rich renderable (a table, a styled line) on stdout, or on stderr, through a
     `SafeConsole`; `soft_wrap` leaves long lines to the terminal, unbroken in a pipe."""
-    from .console import SafeConsole  # noqa: PLC0415 - see `_consoles`
+    from paicli.ui.console import SafeConsole  # noqa: PLC0415 - see `_consoles`
 
     console = _consoles.get(stderr)
     if console is None:

@@ -34,8 +34,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from paicli.errors import PaicliError
 from paicli.home import PaicliHome
 from paicli.private_files import make_private_dir
-
-from .above_prompt import above_prompt
+from paicli.ui.above_prompt import above_prompt
 
 PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
 
@@ -46,7 +45,8 @@ class ArmExit(PaicliError):
 
 
 class ModeSwitch(Protocol):
-    """The permission modes (`paicli.tools.approval.ApprovingToolbox`), as the line sees them."""
+    """The permission modes (`paicli.permissions.approval.ApprovingToolbox`), as the line sees
+    them."""
 
     @property
     def mode(self) -> _Named: ...
@@ -103,7 +103,7 @@ class SafeFileHistory(FileHistory):
     def _warn(self, exc: OSError) -> None:
         if not self._warned:
             self._warned = True
-            from .output import err  # noqa: PLC0415 - not before the prompt is drawn
+            from paicli.ui.output import err  # noqa: PLC0415 - not before the prompt is drawn
 
             err(f"History not saved: {exc}")
 
@@ -228,7 +228,7 @@ class LiveLine:
             saved = termios.tcgetattr(fd)
             termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved, line_editing=False))
             self._saved = saved
-        from .output import out  # noqa: PLC0415 - after the prompt, not before it
+        from paicli.ui.output import out  # noqa: PLC0415 - after the prompt, not before it
 
         if ended is None:
             out("⋯ paicli is still loading; your line goes once it is ready (Ctrl+C takes it back)")

@@ -23,9 +23,8 @@ from paicli.agent.events import (
     ToolStarted,
     TurnEnded,
 )
-from paicli.tools.escape import one_line, terminal_safe
-
-from .tool_progress import progress_text
+from paicli.escape import one_line, terminal_safe
+from paicli.ui.tool_progress import progress_text
 
 RESULT_LINES = 3
 ARGUMENTS_CHARS = 160

@@ -23,22 +23,21 @@ from rich.text import Text
 
 from paicli._version import __version__
 from paicli.agent.loop import Agent
+from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
+from paicli.escape import one_line, terminal_safe
 from paicli.llm.messages import AssistantMessage, Message, UserMessage
+from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
 from paicli.servers.trust import TrustStore, skip_reason
-from paicli.tools.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
-from paicli.tools.escape import one_line, terminal_safe
-from paicli.tools.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
-
-from .approval_prompt import TerminalApprover
-from .commands import BY_NAME, SlashContext
-from .completion import ReplCompleter
-from .line_input import LineInput, PipeInput, TerminalInput
-from .mcp_view import server_change_line, status_line
-from .prompt_line import (
+from paicli.ui.approval_prompt import TerminalApprover
+from paicli.ui.commands import BY_NAME, SlashContext
+from paicli.ui.completion import ReplCompleter
+from paicli.ui.line_input import LineInput, PipeInput, TerminalInput
+from paicli.ui.mcp_view import server_change_line, status_line
+from paicli.ui.prompt_line import (
     PROMPT,
     ArmExit,
     LineState,
@@ -47,8 +46,8 @@ from .prompt_line import (
     prompt_session,
     read_line,
 )
-from .render import TurnRenderer
-from .server_asks_prompt import TerminalAsks
+from paicli.ui.render import TurnRenderer
+from paicli.ui.server_asks_prompt import TerminalAsks
 
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).

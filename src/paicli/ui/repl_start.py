@@ -15,16 +15,15 @@ from rich.console import Console
 from rich.text import Text
 
 from paicli.answered_projects import remember
+from paicli.escape import one_line, terminal_safe
+from paicli.permissions.approval import ProjectSettings
 from paicli.runtime import RulesAsk, Runtime, open_runtime
 from paicli.servers.trust import TrustAnswer, TrustAsk, TrustRequest
-from paicli.tools.approval import ProjectSettings
-from paicli.tools.escape import one_line, terminal_safe
-
-from .console import SafeConsole
-from .prompt_line import LiveLine
-from .repl import Repl
-from .rules_prompt import ask_rules
-from .screen_secrets import redacting
+from paicli.ui.console import SafeConsole
+from paicli.ui.prompt_line import LiveLine
+from paicli.ui.repl import Repl
+from paicli.ui.rules_prompt import ask_rules
+from paicli.ui.screen_secrets import redacting
 
 
 async def repl_main(

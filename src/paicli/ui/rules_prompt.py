@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from paicli.tools.approval import ProjectSettings
-
-from .output import err
+from paicli.permissions.approval import ProjectSettings
+from paicli.ui.output import err
 
 
 def ask_rules(settings: ProjectSettings) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from paicli.tools.redact import Redactor
+from paicli.redact import Redactor
 
 __all__ = ["known_only", "redacting", "screen_text", "screen_value"]
 

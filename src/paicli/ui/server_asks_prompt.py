@@ -17,16 +17,15 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from paicli.tools.elicitation import FormError, FormField
-from paicli.tools.escape import json_for_terminal, one_line, terminal_safe
-from paicli.tools.server_asks import (
+from paicli.asks.elicitation import FormError, FormField
+from paicli.asks.server_asks import (
     MAX_SHOWN_MESSAGES,
     ElicitAnswer,
     ElicitationRequest,
     SamplingRequest,
 )
-
-from .line_input import LineInput
+from paicli.escape import json_for_terminal, one_line, terminal_safe
+from paicli.ui.line_input import LineInput
 
 START = "Fill in the form? [y] yes  [d] decline  [c] cancel: "
 SEND = "Send these answers? [y] send  [d] decline  [c] cancel: "

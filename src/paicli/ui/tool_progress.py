@@ -5,7 +5,7 @@ Plain text, made safe here; no rich, so one-shot mode does not load it."""
 from __future__ import annotations
 
 from paicli.agent.events import ToolProgress
-from paicli.tools.escape import one_line, terminal_safe
+from paicli.escape import one_line, terminal_safe
 
 BAR_WIDTH = 20
 MESSAGE_CHARS = 80

@@ -15,10 +15,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from paicli.escape import one_line
 from paicli.servers.traces import Exchange, Record, Trace, label_of, pair
-from paicli.tools.escape import one_line
-
-from .output import show
+from paicli.ui.output import show
 
 QUOTE_LIMIT = 160
 ARROWS = {"out": "→", "in": "←"}

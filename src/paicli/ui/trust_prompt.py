@@ -13,8 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from paicli.servers.trust import TrustAnswer, TrustRequest
-
-from .output import err
+from paicli.ui.output import err
 
 
 def prompt_lines(request: TrustRequest) -> list[str]:

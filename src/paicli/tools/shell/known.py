@@ -10,8 +10,8 @@ short; growing one is a data change, never a code change.
 
 from __future__ import annotations
 
-from .known_git import GIT
-from .options import CONFIG, OUTSIDE, RUNS, WRITES, Command, never, opts
+from paicli.tools.shell.known_git import GIT
+from paicli.tools.shell.options import CONFIG, OUTSIDE, RUNS, WRITES, Command, never, opts
 
 __all__ = ["COMMANDS"]
 

@@ -3,7 +3,7 @@ subcommand's, with those that write a file, run a program or set configuration."
 
 from __future__ import annotations
 
-from .options import CONFIG, RUNS, WRITES, Command, never, opts
+from paicli.tools.shell.options import CONFIG, RUNS, WRITES, Command, never, opts
 
 __all__ = ["GIT"]
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from .._protected import ProtectedPaths
-from .known import COMMANDS
-from .options import GENERIC, Command, Options
-from .sed import sed_reason
+from paicli.tools.protected import ProtectedPaths
+from paicli.tools.shell.known import COMMANDS
+from paicli.tools.shell.options import GENERIC, Command, Options
+from paicli.tools.shell.sed import sed_reason
 
 __all__ = ["canonical", "rule_prefix", "uncovered"]
 

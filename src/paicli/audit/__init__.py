@@ -1,0 +1,1 @@
+"""The audit log of tool calls and the auditing wrapper (`log`)."""

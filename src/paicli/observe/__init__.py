@@ -1,0 +1,1 @@
+"""Observing a run: message traces (`tracing`) and Prometheus metrics (`metrics`)."""

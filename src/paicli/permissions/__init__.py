@@ -1,0 +1,2 @@
+"""Who decides whether a tool call runs: rules, the saved and project answers (`policy`), and
+the approving wrapper with its modes (`approval`)."""

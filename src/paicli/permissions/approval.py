@@ -1,0 +1,507 @@
+"""The approving wrapper: decides, per call, whether a tool runs, and who decided.
+
+Order: the inner toolbox's precheck, deny rules (config, project, `--deny`), plan mode (only
+read-only tools run), read-only tools, allow rules and saved answers, this session's answers,
+the mode (accept-edits: file edits; yolo: everything), the command-line flags, and last the
+injected approver. A call the inner toolbox says `must_ask` about (a protected path) skips
+everything between plan mode and the approver: it is always asked, the answer counts for that
+call only, and with no approver (`paicli -p`) it is denied whatever --allow, --yes and the mode
+say. The approver is asked one call at a time; the arguments it is shown are a frozen copy, and
+exactly that copy is what runs. Saved and session answers for an MCP tool cover the tool's
+definition as it was when the user said yes (`ToolSpec.definition_hash`): a tool its server
+redefined is asked about again, the question shows what changed, and so does the call's audit
+record. This module never prints: the UI supplies the approver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import difflib
+import enum
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+
+from paicli.escape import json_for_terminal, terminal_safe
+from paicli.permissions.policy import (
+    PermissionStore,
+    Policy,
+    ProjectSettings,
+    flag_rules,
+    project_settings,
+)
+from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
+from paicli.servers.tool_definition import definition_hash, describe_change
+from paicli.tools.base import APPROVED, VERDICT, DecidedBy, Preview, Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.mcp.naming import unsanitised_tool_name
+
+__all__ = [
+    "EDIT_TOOLS",
+    "YOLO_WARNING",
+    "Answer",
+    "ApprovalRequest",
+    "Approver",
+    "ApprovingToolbox",
+    "Choice",
+    "Mode",
+    "PermissionStore",
+    "Policy",
+    "ProjectSettings",
+    "flag_rules",
+    "project_settings",
+]
+
+# The tools accept-edits mode lets run: they change files in the project only.
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+MAX_PREVIEW_LINES = 400
+
+
+class Mode(enum.Enum):
+    """How much runs without asking: `default` asks, `accept-edits` lets file edits in the
+    project run, `plan` runs read-only tools only (the model proposes), `yolo` runs
+    everything but what a deny rule names or a protected path."""
+
+    DEFAULT = "default"
+    ACCEPT_EDITS = "accept-edits"
+    PLAN = "plan"
+    YOLO = "yolo"
+
+    @classmethod
+    def parse(cls, text: str) -> Mode:
+        """A mode from its name (`bypass` and Claude Code's names too), or ValueError."""
+        key = text.strip().lower().replace("_", "-")
+        aliases = {
+            "acceptedits": "accept-edits",
+            "bypass": "yolo",
+            "bypasspermissions": "yolo",
+            "ask": "default",
+        }
+        try:
+            return cls(aliases.get(key.replace("-", ""), key))
+        except ValueError:
+            names = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown permission mode {text!r}; use one of: {names}") from None
+
+
+class Choice(enum.Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"  # this tool (or command prefix), until paicli exits
+    ALLOW_ALWAYS = "allow_always"  # saved in permissions.json, for every project
+    ALLOW_PROJECT = "allow_project"  # saved in permissions.json, for this project
+    DENY = "deny"
+    DENY_WITH_MESSAGE = "deny_with_message"  # the message goes to the model
+
+
+@dataclass(frozen=True)
+class Answer:
+    choice: Choice
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call waiting for the user's answer. `arguments` is the approver's own copy;
+    `protected` says why this call is asked about whatever was allowed before; `changed`
+    what changed in an MCP tool the user allowed before in another definition."""
+
+    spec: ToolSpec
+    arguments: Mapping[str, object]
+    protected: str | None = None
+    changed: tuple[str, ...] = ()
+    # What "for the session" and "always" cover: the tool, or a command prefix rule
+    # (`execute_command(git diff:*)`); None: this call only (a line of several commands).
+    covers: str | None = None
+    preview: Preview | None = None
+    # For a command: why no allow rule can cover it (`--output` writes a file), shown so the
+    # user knows why a rule they set did not let it run.
+    limit: str | None = None
+
+    def diff(self) -> list[str]:
+        """The preview as unified diff lines (`+`, `-`, ` `, `@@`), safe to print; a new file
+        is all `+` lines. Empty without a preview."""
+        return list(self._diff)
+
+    @cached_property
+    def _diff(self) -> tuple[str, ...]:
+        # Computed once: the prompt shows it and colours it (up to 5 MB of text each time).
+        if self.preview is None:
+            return ()
+        before = (self.preview.before or "").splitlines()
+        after = self.preview.after.splitlines()
+        lines = list(difflib.unified_diff(before, after, lineterm="", n=3))[2:]
+        if self.preview.before is None:
+            lines = [f"+{line}" for line in after]
+        if not lines:
+            lines = [" (no change)"]
+        shown = [terminal_safe(line) for line in lines[:MAX_PREVIEW_LINES]]
+        if len(lines) > MAX_PREVIEW_LINES:
+            shown.append(f"… {len(lines) - MAX_PREVIEW_LINES} more lines")
+        return tuple(shown)
+
+    def headline(self) -> str:
+        """One line on what the preview does (`Edit src/a.py`, `Create b.txt (3 lines)`)."""
+        if self.preview is None:
+            return ""
+        path = terminal_safe(self.preview.path)
+        if self.preview.before is None:
+            count = len(self.preview.after.splitlines())
+            return f"Create {path} ({count} line{'s' if count != 1 else ''})"
+        verb = "Overwrite" if self.spec.name == "write_file" else "Edit"
+        return f"{verb} {path}"
+
+    def display(self) -> str:
+        """A warning line for a protected path, then tool, server (MCP) and the full
+        arguments as indented JSON, safe to print: it decodes back to exactly the arguments
+        that run. A file edit shows its diff instead of the arguments."""
+        lines: list[str] = []
+        if self.protected is not None:
+            lines.append(
+                f"Warning: {terminal_safe(self.protected)}. Saved and session answers never "
+                "cover a protected path: s and a allow this call only."
+            )
+        if self.changed:
+            lines.append(
+                "Warning: the server changed this tool since you allowed it; your earlier "
+                f"answer does not cover the new definition ({terminal_safe(self.changed[0])}):"
+            )
+            lines.extend(f"  {terminal_safe(line)}" for line in self.changed[1:])
+        if self.limit is not None:
+            lines.append(f"Note: no permission rule covers this call: {terminal_safe(self.limit)}")
+        lines.append(f"Tool: {terminal_safe(self.spec.name)}")
+        if self.spec.server is not None:
+            tool = terminal_safe(self.spec.tool or self.spec.name)
+            lines.append(f"Server: {terminal_safe(self.spec.server)} (tool {tool})")
+        if self.preview is not None:
+            lines.append(self.headline())
+            lines.extend(self.diff())
+        else:
+            lines.append("Arguments:")
+            lines.append(json_for_terminal(self.arguments))
+        return "\n".join(lines)
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+def _denied(text: str, decided_by: DecidedBy, waited_ms: int | None = None) -> ToolOutcome:
+    return ToolOutcome(
+        text=text, is_error=True, decision="denied", decided_by=decided_by, waited_ms=waited_ms
+    )
+
+
+Previewer = Callable[[ToolSpec, Mapping[str, object]], Preview | None]
+
+YOLO_WARNING = (
+    "YOLO MODE: every tool call runs without asking, commands and file writes included "
+    "(deny rules and protected paths still apply)"
+)
+PLAN_REFUSAL = (
+    "The tool {name} was not run: paicli is in plan mode, where only read-only tools run. "
+    "Do not try to change anything now: finish exploring, then present your plan (the "
+    "changes and commands you would make) for the user to approve. The user leaves plan mode "
+    "with Shift+Tab or /mode."
+)
+
+
+class ApprovingToolbox:
+    """A toolbox that runs `inner`'s calls only when rules, the mode, flags or the user allow
+    them. `root` is the folder the file tools work in (a call's path is relative to it);
+    `project` the project root it lies in (default `root`): a relative path rule of `policy`
+    (config and project settings) or of a saved answer is anchored there, one of `flag_allow`
+    and `flag_deny` (`--allow`, `--deny`, typed in `root`) or of a session answer at `root`.
+    `previewer` computes what a file edit would change, to show it (and run it only if the
+    file is unchanged)."""
+
+    def __init__(
+        self,
+        inner: Toolbox,
+        *,
+        policy: Policy,
+        store: PermissionStore,
+        approver: Approver | None,
+        flag_allow: tuple[str, ...] = (),
+        flag_deny: tuple[str, ...] = (),
+        yes: bool = False,
+        mode: Mode = Mode.DEFAULT,
+        root: Path | None = None,
+        project: Path | None = None,
+        previewer: Previewer | None = None,
+    ) -> None:
+        self._inner = inner
+        self._policy = policy
+        self._store = store
+        self._approver = approver
+        self._flags = Policy(allow=flag_allow, deny=flag_deny)
+        self._yes = yes
+        self.mode = mode
+        # yolo is chosen when paicli starts; switching modes later never reaches it otherwise.
+        self.yolo_allowed = mode is Mode.YOLO
+        self._root = root or Path.cwd()
+        self._project = project or self._root
+        self._previewer = previewer
+        # Session answers: tool name → the definition hash allowed (None: a built-in tool).
+        self._session: dict[str, str | None] = {}
+        # Session answers about commands: prefix rules (`execute_command(git diff:*)`).
+        self._session_rules = Policy()
+        # The definitions of MCP tools allowed this session, to show what changed.
+        self._session_definitions: dict[str, Mapping[str, object]] = {}
+        # One prompt at a time: parallel tool calls would otherwise talk over each other.
+        self._asking = asyncio.Lock()
+
+    def switch(self, wanted: Mode | None = None) -> Mode:
+        """Switch to `wanted`, or to the next mode of the cycle (default, accept-edits, plan,
+        and yolo when paicli started in it); ValueError for yolo when it did not."""
+        cycle = [Mode.DEFAULT, Mode.ACCEPT_EDITS, Mode.PLAN]
+        if self.yolo_allowed:
+            cycle.append(Mode.YOLO)
+        if wanted is None:
+            wanted = cycle[(cycle.index(self.mode) + 1) % len(cycle)]
+        if wanted not in cycle:
+            raise ValueError(
+                "yolo mode is chosen when paicli starts (paicli --permission-mode yolo), "
+                "never switched on mid-session"
+            )
+        self.mode = wanted
+        return wanted
+
+    def rules(self) -> dict[str, tuple[str, ...]]:
+        """The rules in force, by where they come from, for `/permissions`."""
+        return {
+            "allow (config and project)": self._policy.allow,
+            "deny (config and project)": self._policy.deny,
+            "--allow": self._flags.allow,
+            "--deny": self._flags.deny,
+            "saved, every project": self._store.patterns,
+            "saved, this project": self._store.project_patterns,
+            "this session": self.session_rules,
+        }
+
+    @property
+    def session_rules(self) -> tuple[str, ...]:
+        """What the user allowed for this session, as rules."""
+        return (*self._session, *self._session_rules.allow)
+
+    def specs(self) -> list[ToolSpec]:
+        # Denied tools stay listed: the model learns why at call time instead of guessing.
+        return self._inner.specs()
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        return self._inner.precheck(spec, arguments)
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return self._inner.must_ask(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        refusal = self._inner.precheck(spec, arguments)
+        if refusal is not None:
+            return refusal
+        written = spec.name
+        if spec.server and spec.tool:
+            written = unsanitised_tool_name(spec.server, spec.tool)
+        if self._policy.denies(
+            spec.name, written, arguments=arguments, root=self._root, anchor=self._project
+        ):
+            return _denied(
+                f"The user's rules deny this call of {spec.name} (permissions.deny in the "
+                "paicli config or the project's .paicli/settings.json); it was not run.",
+                "policy",
+            )
+        if self._flags.denies(spec.name, written, arguments=arguments, root=self._root):
+            return _denied(f"This call of {spec.name} is denied by --deny; it was not run.", "flag")
+        if self.mode is Mode.PLAN and not self._read_only(spec):
+            return _denied(PLAN_REFUSAL.format(name=spec.name), "mode")
+        protected = self._inner.must_ask(spec, arguments)
+        if protected is None:
+            decided_by = self._decided_without_asking(spec, arguments)
+            if decided_by is not None:
+                return await self._run(spec, arguments, decided_by)
+            if self._flags_allow(spec, arguments):
+                return await self._run(spec, arguments, "flag")
+        if self._approver is None and protected is not None:
+            return _denied(
+                f"The tool {spec.name} was not run: {protected}. paicli -p never runs a call "
+                "on a protected path, whatever --allow, --yes and the permission mode say; the "
+                "user can do it by hand or approve it in an interactive paicli "
+                "session.",
+                "policy",
+            )
+        if self._approver is None:
+            limit = self._limit(spec, arguments)
+            if limit is not None:
+                return _denied(
+                    f"The tool {spec.name} was not run: paicli -p does not ask for approval, "
+                    f"and no permission rule covers this call: {limit}.",
+                    "flag",
+                )
+            return _denied(
+                f"The tool {spec.name} was not run: paicli -p does not ask for approval. "
+                f"Pass --allow {spec.name} or --yes to let it run.",
+                "flag",
+            )
+        return await self._ask(self._approver, spec, arguments, protected)
+
+    @staticmethod
+    def _read_only(spec: ToolSpec) -> bool:
+        return spec.kind == "read" or (spec.kind == "mcp" and spec.read_only_hint)
+
+    def _decided_without_asking(
+        self, spec: ToolSpec, arguments: Mapping[str, object]
+    ) -> DecidedBy | None:
+        if spec.kind == "read":
+            return "policy"
+        # A server's readOnlyHint is its own claim: believed only when the user trusts it.
+        if spec.kind == "mcp" and spec.read_only_hint and spec.trusted_server:
+            return "policy"
+        # A rule never covers an MCP tool the user allowed in another definition: saved
+        # answers for those are bound to the definition.
+        if self._policy.allows(spec.name, arguments, self._root, self._project):
+            return "policy"
+        if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
+            return "policy"
+        if spec.name in self._session and self._session[spec.name] == spec.definition_hash:
+            return "session"
+        if spec.kind != "mcp" and self._session_rules.allows(spec.name, arguments, self._root):
+            return "session"
+        if self.mode is Mode.YOLO:
+            return "mode"
+        if self.mode is Mode.ACCEPT_EDITS and spec.name in EDIT_TOOLS and spec.kind == "write":
+            return "mode"
+        return None
+
+    def _change(self, spec: ToolSpec) -> tuple[str, ...]:
+        """What changed in an MCP tool since an answer that no longer covers it."""
+        if spec.definition is None:
+            return ()
+        before = self._session_definitions.get(spec.name)
+        grant = self._store.grant(spec.name)
+        if before is None and grant is not None:
+            before = grant.definition
+        if before is None or definition_hash(before) == spec.definition_hash:
+            return ()
+        return tuple(describe_change(before, spec.definition))
+
+    def _flags_allow(self, spec: ToolSpec, arguments: Mapping[str, object]) -> bool:
+        return self._yes or self._flags.allows(spec.name, arguments, self._root)
+
+    def _limit(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        if spec.name != COMMAND_TOOL or spec.kind == "mcp":
+            return None
+        return command_limit(arguments, self._root, self._project)
+
+    def _covers(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        if spec.name != COMMAND_TOOL or spec.kind == "mcp":
+            return spec.name
+        if self._limit(spec, arguments) is not None:
+            return None  # no rule could cover it: a saved one would never apply
+        prefix = command_prefix(arguments, self._root, self._project)
+        return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
+
+    async def _ask(
+        self,
+        approver: Approver,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        protected: str | None,
+    ) -> ToolOutcome:
+        asked = time.monotonic()
+        preview: Preview | None = None
+        async with self._asking:
+            # While this call waited, the user may have allowed the tool for the session
+            # (which never covers a protected path).
+            decided_by = None if protected else self._decided_without_asking(spec, arguments)
+            if decided_by is None:
+                # Two copies of one snapshot: the approver may do what it likes with its
+                # own, the other is what runs, so the call is exactly what was shown.
+                frozen = copy.deepcopy(dict(arguments))
+                if self._previewer is not None:
+                    preview = await asyncio.to_thread(self._previewer, spec, frozen)
+                request = ApprovalRequest(
+                    spec,
+                    copy.deepcopy(frozen),
+                    protected,
+                    self._change(spec),
+                    covers=None if protected else self._covers(spec, frozen),
+                    preview=preview,
+                    limit=self._limit(spec, frozen),
+                )
+                if (verdict := VERDICT.get()) is not None:
+                    verdict.changed = request.changed  # the audit record keeps what was shown
+                answer = await self._prompt(approver, request)
+                # Remembered before the lock is released, so waiting calls see it; an answer
+                # about a protected path is for that call only.
+                warning = None if protected else self._remember(request, answer)
+        # How long the call waited for the user (and for other prompts): the audit log keeps
+        # it apart from how long the tool ran.
+        waited = round((time.monotonic() - asked) * 1000)
+        # The lock serialises questions, not tool calls: the call runs outside it.
+        if decided_by is not None:
+            return await self._run(spec, arguments, decided_by, waited)
+        if isinstance(answer, ToolOutcome):
+            return replace(answer, waited_ms=waited)
+        if answer.choice is Choice.DENY:
+            return _denied("The user denied this tool call.", "user", waited)
+        if answer.choice is Choice.DENY_WITH_MESSAGE:
+            if not answer.message or not answer.message.strip():
+                return _denied("The user denied this tool call.", "user", waited)
+            said = f"The user denied this tool call and said: {answer.message}"
+            return _denied(said, "user", waited)
+        token = APPROVED.set(preview)
+        try:
+            return await self._run(spec, frozen, "user", waited, warning)
+        finally:
+            APPROVED.reset(token)
+
+    @staticmethod
+    async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:
+        """The user's answer, or a denial when asking failed."""
+        try:
+            return await approver(request)
+        except Exception as exc:  # CancelledError is a BaseException and propagates
+            failed = f"The tool {request.spec.name} was not run: asking the user failed"
+            return _denied(f"{failed} ({type(exc).__name__}: {exc}).", "user")
+
+    def _remember(self, request: ApprovalRequest, answer: Answer | ToolOutcome) -> str | None:
+        if not isinstance(answer, Answer):
+            return None
+        spec, covers = request.spec, request.covers
+        keeps = (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS, Choice.ALLOW_PROJECT)
+        if answer.choice in keeps and covers is None:
+            why = request.limit or "a rule cannot say what this call runs"
+            return f"allowed this once only: no permission rule can cover this call ({why})"
+        if answer.choice is Choice.ALLOW_SESSION:
+            if covers is not None and covers != spec.name:
+                self._session_rules = self._session_rules | Policy(allow=(covers,))
+                return None
+            self._session[spec.name] = spec.definition_hash
+            if spec.definition is not None:
+                self._session_definitions[spec.name] = spec.definition
+        elif answer.choice in (Choice.ALLOW_ALWAYS, Choice.ALLOW_PROJECT):
+            self._session.pop(spec.name, None)  # the saved answer is the newer one
+            self._session_definitions.pop(spec.name, None)
+            # The store remembers the answer for this process even when saving fails.
+            project = answer.choice is Choice.ALLOW_PROJECT
+            return self._store.add(
+                covers or spec.name, spec.definition_hash, spec.definition, project=project
+            )
+        return None
+
+    async def _run(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        decided_by: DecidedBy,
+        waited_ms: int | None = None,
+        warning: str | None = None,
+    ) -> ToolOutcome:
+        verdict = VERDICT.get()
+        if verdict is not None:
+            verdict.decided_by, verdict.waited_ms = decided_by, waited_ms
+        outcome = await self._inner.call(spec, arguments)
+        if waited_ms is not None:
+            outcome = replace(outcome, waited_ms=waited_ms, approval_warning=warning)
+        if outcome.decision != "allowed":
+            return outcome  # the inner toolbox refused at call time; its verdict stands
+        return replace(outcome, decided_by=decided_by)

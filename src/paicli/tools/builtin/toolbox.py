@@ -1,0 +1,171 @@
+"""The built-in tools: files, search and commands in one project directory.
+
+`BuiltinToolbox` confines every path to its root (in `precheck`, again in `call`, and for good
+as the file is opened through the root's descriptor), refuses a short list of destructive
+commands before anyone is asked, validates arguments against each tool's schema, and turns
+every failure into an error outcome: `call` never raises but for cancellation. `must_ask`
+names the calls approval must always put to the user: writes to protected paths and reads of
+credential stores and secret files (`_protected`); a symlink leading into one from a name that
+is not is refused. What an approved read shows of such a file goes to `learn_secrets` before
+the result is returned (`_secret_files`), so its values are redacted from it and from
+everything after. Each tool is one record in `_catalog` (spec, path argument, check, handler); this
+class only applies them.
+File work runs in a thread so the event loop stays free; commands run as subprocesses that
+never outlive the call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from paicli.home import PaicliHome
+from paicli.llm.schema import validate_arguments
+from paicli.tools.base import Preview, ToolOutcome, ToolSpec
+from paicli.tools.builtin import writes
+from paicli.tools.builtin.catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
+from paicli.tools.builtin.command import command_environment
+from paicli.tools.builtin.paths import Confinement, PathRefused
+from paicli.tools.builtin.secret_files import secrets_shown
+from paicli.tools.builtin.walk import SearchLimits
+from paicli.tools.protected import ProtectedPaths, project_root_warning
+
+__all__ = ["BuiltinToolbox", "SearchLimits", "project_root_warning"]
+
+
+class BuiltinToolbox:
+    """read_file, write_file, edit_file, list_dir, glob, grep and execute_command, confined
+    to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is.
+    Commands get `environ` (default the process's) without the model keys and without any
+    variable holding one of `secret_values`. `learn_secrets` is told the values a read of a
+    secret file showed (the run's `Redactor.learn`)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        home: PaicliHome | None = None,
+        command_timeout: float = 60.0,
+        max_output_chars: int = 30_000,
+        search_limits: SearchLimits | None = None,
+        environ: Mapping[str, str] | None = None,
+        secret_values: Iterable[str] = (),
+        learn_secrets: Callable[[Iterable[str]], None] | None = None,
+    ) -> None:
+        self.paths = Confinement(root)
+        self.command_env = command_environment(
+            os.environ if environ is None else environ, secret_values
+        )
+        self.protected = ProtectedPaths(home.root if home is not None else None)
+        self.command_timeout = command_timeout
+        self.max_output_chars = max_output_chars
+        self.search_limits = search_limits or SearchLimits()
+        self._tools = {tool.spec.name: tool for tool in BUILTIN_TOOLS}
+        self._learn_secrets = learn_secrets
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self._tools.values()]
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        tool = self._tools.get(spec.name)
+        if tool is None:
+            return ToolOutcome.refused(f"unknown built-in tool {spec.name!r}")
+        arguments = _without_nulls(arguments)
+        problem = validate_arguments(tool.spec.parameters, arguments)
+        if problem:
+            return ToolOutcome.refused(problem)
+        if tool.check is not None and (refusal := tool.check(arguments)) is not None:
+            return refusal
+        try:
+            self._path(tool, arguments)
+        except PathRefused as exc:
+            return ToolOutcome.refused(str(exc), "refusal")
+        return None
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        """Why this call must be put to the user whatever was allowed before, or None: it
+        writes a protected path, or reads a credential store. Decided on the path as written
+        (which does not change under the call); `_path` refuses a link leading into one."""
+        tool = self._tools.get(spec.name)
+        if tool is None or tool.path is None:
+            return None
+        raw = str(_without_nulls(arguments).get(tool.path.name, tool.path.default))
+        path = self.paths.lexical(raw)
+        writing = spec.kind == "write"
+        what = self.protected.reason(path, writing=writing)
+        if what is None:
+            return None
+        verb = "writes" if writing else "reads"
+        return f"{spec.name} {verb} {self.paths.display(path)}, which is protected: {what}"
+
+    def preview(self, spec: ToolSpec, arguments: Mapping[str, object]) -> Preview | None:
+        """What a write_file or edit_file call would change, for its approval (blocking: file
+        reads); None for other tools and for what cannot be shown as text."""
+        tool = self._tools.get(spec.name)
+        if tool is None or spec.name not in ("write_file", "edit_file"):
+            return None
+        if self.precheck(spec, arguments) is not None:
+            return None
+        arguments = _without_nulls(arguments)
+        try:
+            path = self._path(tool, arguments)
+        except PathRefused:
+            return None
+        assert path is not None
+        return writes.preview(self.paths, path, arguments, spec.name)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        early = self.precheck(spec, arguments)
+        if early is not None:
+            return early
+        tool = self._tools[spec.name]
+        arguments = _without_nulls(arguments)
+        try:
+            # Confined again right before the use: the tree may have changed since precheck.
+            path = self._path(tool, arguments)
+        except PathRefused as exc:
+            return ToolOutcome.refused(str(exc), "refusal")
+        call = BuiltinCall(
+            name=spec.name,
+            arguments=arguments,
+            path=path,
+            paths=self.paths,
+            max_output_chars=self.max_output_chars,
+            command_timeout=self.command_timeout,
+            command_env=self.command_env,
+            search_limits=self.search_limits,
+            protected=self.protected,
+        )
+        outcome = await tool.run(call)
+        if self._learn_secrets is not None and spec.name in _SHOWS_CONTENT:
+            raw = str(arguments.get("path", "."))
+            if self.protected.reason(self.paths.lexical(raw), writing=False) is not None:
+                self._learn_secrets(secrets_shown(spec.name, outcome.text))
+        return outcome
+
+    def _path(self, tool: BuiltinTool, arguments: Mapping[str, object]) -> Path | None:
+        if tool.path is None:
+            return None
+        raw = str(arguments.get(tool.path.name, tool.path.default))
+        real = self.paths.resolve(raw)
+        writing = tool.spec.kind == "write"
+        what = self.protected.reason(real, writing=writing)
+        if what is not None and not self.protected.reason(self.paths.lexical(raw), writing=writing):
+            # Approval asked about the name as written; the file it reaches must not be a
+            # protected one the user was never asked about.
+            raise PathRefused(
+                f"refused path {raw!r}: it leads through a symlink to "
+                f"{self.paths.display(real)}, which is protected ({what}); give that path "
+                "itself so the user is asked"
+            )
+        return real
+
+
+# The tools whose result shows a file's content (list_dir and glob show names only).
+_SHOWS_CONTENT = ("read_file", "grep")
+
+
+def _without_nulls(arguments: Mapping[str, object]) -> dict[str, object]:
+    # Strict-mode providers send null for an optional argument the model left out.
+    return {key: value for key, value in arguments.items() if value is not None}

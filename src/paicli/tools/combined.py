@@ -1,0 +1,55 @@
+"""Toolboxes are composed as Audit( Redact( Approve( Builtin + MCP ) ) ) (`paicli.runtime`).
+
+Audit is outermost so that denied and refused calls are recorded too; approval sits between
+the model and every source, so the REPL, one-shot mode and the LangChain adapter all get the
+same policy by calling this registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+
+
+class CombinedToolbox:
+    """Several toolboxes as one; a name offered by two sources goes to the first."""
+
+    def __init__(self, *toolboxes: Toolbox) -> None:
+        self._toolboxes = toolboxes
+        self._owner: dict[str, Toolbox] = {}
+        # Every name offered this session and by whom: a call to a name that is gone goes to
+        # the toolbox that offered it, which can say why (a crashed server, say).
+        self._offered_by: dict[str, Toolbox] = {}
+
+    def specs(self) -> list[ToolSpec]:
+        owner: dict[str, Toolbox] = {}
+        specs: list[ToolSpec] = []
+        for toolbox in self._toolboxes:
+            for spec in toolbox.specs():
+                if spec.name not in owner:
+                    owner[spec.name] = toolbox
+                    specs.append(spec)
+        self._owner = owner
+        self._offered_by.update(owner)
+        return specs
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        owner = self._owner.get(spec.name)
+        if owner is None:
+            earlier = self._offered_by.get(spec.name)
+            refused = None if earlier is None else earlier.precheck(spec, arguments)
+            return refused or ToolOutcome.refused(f"Error: there is no tool named {spec.name!r}.")
+        return owner.precheck(spec, arguments)
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        owner = self._owner.get(spec.name)
+        return None if owner is None else owner.must_ask(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        owner = self._owner.get(spec.name)
+        if owner is None:
+            refused = self.precheck(spec, arguments)
+            assert refused is not None
+            return refused
+        return await owner.call(spec, arguments)

@@ -1,0 +1,1 @@
+"""The MCP servers' tools as one toolbox: model-facing names, results, the toolbox itself."""

@@ -1,0 +1,2 @@
+"""Which tool definitions a request carries (`offer`) and finding tools by what they do
+(`index`)."""
