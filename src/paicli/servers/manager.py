@@ -14,14 +14,13 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
-import enum
 import fnmatch
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,11 +47,15 @@ from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from .catalogue import Catalogue, catalogue_key
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from .server_record import ServerRecord, StartTimes
+from .server_view import ChangeCallback, ManagedServer, ServerEntryLike, ServerState
 from .tool_definition import definition
 
 __all__ = [
+    "ChangeCallback",
     "Connector",
     "ManagedServer",
+    "ServerEntryLike",
     "ServerManager",
     "ServerState",
     "StartTimes",
@@ -69,35 +72,6 @@ BACKOFF_MAX = 30.0
 # an npx download, the handshake), so the bound is wide: it keeps a config of hundreds of
 # servers from forking them all in one go, while dozens of slow ones start together.
 DEFAULT_CONCURRENCY = 64
-
-
-class ServerEntryLike(Protocol):
-    """What the manager needs from a configured server (see `paicli.servers.config`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def spec(self) -> StdioServer | HttpServer | None: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def disabled(self) -> bool: ...
-    @property
-    def include_tools(self) -> tuple[str, ...] | None: ...
-    @property
-    def exclude_tools(self) -> tuple[str, ...] | None: ...
-    @property
-    def restart(self) -> str: ...
-    @property
-    def max_restarts(self) -> int: ...
-    @property
-    def lazy(self) -> bool: ...
-    @property
-    def trust(self) -> bool: ...
-    @property
-    def retry(self) -> RetryPolicy | None: ...
-    @property
-    def retry_tools(self) -> tuple[str, ...]: ...
 
 
 class Connector(Protocol):
@@ -122,15 +96,6 @@ def _unwatched(progress: Progress) -> None:
     """Progress nobody shows still restarts the call's timeout: always asked for."""
 
 
-class ServerState(enum.Enum):
-    STARTING = "starting"
-    READY = "ready"
-    ERROR = "error"
-    DISABLED = "disabled"
-    STOPPED = "stopped"
-    IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
-
-
 # A tool whose input and output schemas together are over this much JSON, or nest deeper,
 # is left out (`screen`): no model needs it, and one such tool can fill a request. The
 # largest schemas of real servers are a few tens of KiB and about ten levels deep.
@@ -141,177 +106,6 @@ MAX_SCHEMA_DEPTH = 48
 MAX_LEFT_OUT_WARNINGS = 5
 # A tool name in a warning line is cut to this many characters (a name can be megabytes).
 SHOWN_NAME_CHARS = 80
-# A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
-SLOW_START = 1.0
-
-
-@dataclass(frozen=True)
-class StartTimes:
-    """Where a start's seconds went: waiting for a start slot, spawning and negotiating
-    (of which `probe` on a discovery probe before the handshake), listing the tools."""
-
-    queued: float
-    connect: float
-    probe: float | None
-    tools: float
-
-    def why_slow(self, concurrency: int) -> str | None:
-        """The biggest part of a slow start, in words (None: the start was not slow)."""
-        total = self.queued + self.connect + self.tools
-        if total < SLOW_START:
-            return None
-        probe = self.probe or 0.0
-        parts = {
-            "queued": self.queued,
-            "probe": probe,
-            "connect": self.connect - probe,
-            "tools": self.tools,
-        }
-        biggest = max(parts, key=lambda k: parts[k])
-        seconds = parts[biggest]
-        if biggest == "queued":
-            return f"waited {seconds:.1f}s for a start slot ({concurrency} servers start at once)"
-        if biggest == "probe":
-            return (
-                f"{seconds:.1f}s went on the 2026 discovery probe before the initialize "
-                'handshake ("protocol": "legacy" skips it)'
-            )
-        if biggest == "tools":
-            return f"the server took {seconds:.1f}s to list its tools"
-        return f"the server took {seconds:.1f}s to start and answer the handshake"
-
-
-@dataclass
-class ManagedServer:
-    """One server's live state, as `paicli mcp list` and `/mcp` show it."""
-
-    entry: ServerEntryLike
-    state: ServerState = ServerState.STOPPED
-    error: str | None = None
-    tools: list[Tool] = field(default_factory=list)
-    session: ClientSession | None = None
-    started_at: float | None = None
-    ready_after: float | None = None
-    restarts: int = 0
-    stderr_tail: list[str] = field(default_factory=list)
-    # While it starts for the first time: its tools as the catalogue recorded them last run
-    # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
-    cached_tools: list[Tool] | None = None
-    # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
-    restarting: bool = False
-    # Where its last start's seconds went, and why it was slow in words (None: it was not).
-    start_times: StartTimes | None = None
-    slow_start: str | None = None
-    # Tools it lists that are not offered, and why (`screen`): unreadable, too large, ...
-    left_out: dict[str, str] = field(default_factory=dict)
-    # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
-    needs_login: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.entry.name
-
-    @property
-    def will_restart(self) -> bool:
-        """Failed, and paicli is going to start it again by itself."""
-        if self.state is not ServerState.ERROR or self.entry.spec is None:
-            return False
-        if self.restarting:
-            return True
-        return self.entry.restart == "on-failure" and self.restarts < self.entry.max_restarts
-
-    def failure(self) -> str | None:
-        """A failed server's error as one line, with what became of the restarts: the one
-        summary `/mcp`, `paicli mcp list` and the change lines show (None: not failed)."""
-        if self.state is not ServerState.ERROR:
-            return None
-        if self.needs_login:
-            return f"⚠ needs login: paicli mcp login {self.name}"
-        error = _one_line(self.error or "failed")
-        if self.will_restart:
-            attempt = self.restarts + (0 if self.restarting else 1)
-            return f"{error} (restarting: {attempt} of {self.entry.max_restarts})"
-        if self.entry.restart == "on-failure" and self.restarts:
-            plural = "" if self.restarts == 1 else "s"
-            return f"failed after {self.restarts} restart{plural}: {error}"
-        return error
-
-    @property
-    def settled_news(self) -> bool:
-        """Whether this change is worth a line of its own: the first start and the first
-        recovery, the first failure and the last one; a crash loop's attempts in between
-        are summed up by the last (`failure()`)."""
-        if self.state is ServerState.READY:
-            return self.restarts <= 1
-        if self.state is ServerState.ERROR:
-            return self.restarts == 0 or not self.will_restart
-        return False
-
-    def unavailable(self) -> str:
-        """Why this server cannot take a call now, in one sentence for the model and the
-        user: what happened to it and whether it comes back by itself."""
-        name = repr(self.name)
-        state = self.state
-        if state is ServerState.ERROR and self.needs_login:
-            return (
-                f"MCP server {name} needs the user to log in (paicli mcp login {self.name}); "
-                "its tools are not available until then."
-            )
-        if state is ServerState.ERROR:
-            reason = _one_line(self.error or "it failed")
-            if self.will_restart:
-                return (
-                    f"MCP server {name} failed ({reason}); paicli is restarting it "
-                    f"(restart {self.restarts + (0 if self.restarting else 1)} of "
-                    f"{self.entry.max_restarts}), so its tools may return shortly."
-                )
-            if self.entry.restart == "on-failure" and self.restarts:
-                plural = "" if self.restarts == 1 else "s"
-                why = f"it failed again after {self.restarts} restart{plural}"
-            else:
-                why = "it is not restarted automatically"
-            return (
-                f"MCP server {name} failed ({reason}) and {why}; its tools are gone until "
-                f"the user restarts it (/mcp restart {self.name})."
-            )
-        if state is ServerState.DISABLED:
-            return f"MCP server {name} was disabled by the user; its tools are gone."
-        if state is ServerState.STARTING:
-            return f"MCP server {name} is still starting; try again shortly."
-        if state is ServerState.READY:
-            return f"MCP server {name} is running but no longer offers this tool."
-        return f"MCP server {name} is {state.value}; its tools are not available."
-
-    @property
-    def transport(self) -> str:
-        """What carries its messages: the live connection's (a plain `url` may have fallen
-        back to legacy SSE), else what the config asks for."""
-        if self.session is not None and self.session.transport.kind in ("stdio", "http", "sse"):
-            return self.session.transport.kind
-        spec = self.entry.spec
-        if isinstance(spec, StdioServer):
-            return "stdio"
-        if isinstance(spec, HttpServer):
-            return "sse" if spec.transport == "sse" else "http"
-        return "?"
-
-    @property
-    def pid(self) -> int | None:
-        return self.session.pid if self.session is not None else None
-
-    @property
-    def skipped_lines(self) -> int:
-        """Lines its connection skipped as no message (banners, logs on stdout)."""
-        return self.session.transport.skipped_lines() if self.session is not None else 0
-
-    @property
-    def uptime(self) -> float | None:
-        if self.state is not ServerState.READY or self.started_at is None:
-            return None
-        return time.monotonic() - self.started_at
-
-
-ChangeCallback = Callable[[ManagedServer], object]
 
 
 class ServerManager:
@@ -333,7 +127,7 @@ class ServerManager:
         """`held`: entering starts no server process; `start()` (or the first wait for a
         server, or call to one) does. The caller's first work then has the machine to itself
         (a REPL draws its prompt, a one-shot sends its first request)."""
-        self._servers = {e.name: ManagedServer(e) for e in entries}
+        self._servers = {e.name: ServerRecord(e) for e in entries}
         # One set for every server, or one per server name (who asks is shown to the user).
         self._handlers = handlers
         self._connect = connector  # tests pass one that serves in memory
@@ -435,6 +229,9 @@ class ServerManager:
 
     def get(self, name: str) -> ManagedServer:
         """The server called `name`; `UnknownServer` when none is."""
+        return self._record(name)
+
+    def _record(self, name: str) -> ServerRecord:
         try:
             return self._servers[name]
         except KeyError:
@@ -470,7 +267,7 @@ class ServerManager:
         Raises `UnknownServer`, `ServerNotReady`, or `ServerCallFailed` (an error reply, a
         timeout naming the limit hit and how to raise it, the connection lost, a tool the
         server no longer offers)."""
-        managed = self.get(server)
+        managed = self._record(server)
         if managed.state is ServerState.IDLE:  # a lazy server's first use
             self._start_owner(managed)
         if server in self._held:
@@ -531,7 +328,7 @@ class ServerManager:
 
     async def _call_with_retries(
         self,
-        managed: ManagedServer,
+        managed: ServerRecord,
         policy: RetryPolicy,
         each: float,
         once: Callable[[ClientSession, float], Awaitable[CallToolResult]],
@@ -561,7 +358,7 @@ class ServerManager:
 
         return await with_retries(policy, attempt, recover, deadline=deadline)
 
-    async def _replaced(self, managed: ManagedServer, old: ClientSession) -> None:
+    async def _replaced(self, managed: ServerRecord, old: ClientSession) -> None:
         """Wait until `managed` is ready on a session other than `old`, starting it again
         if its owner has given up (its restart policy said never)."""
         while not (managed.state is ServerState.READY and managed.session not in (None, old)):
@@ -579,7 +376,7 @@ class ServerManager:
         approved during the session); `limits` are its calls' limits (default: its own)."""
         if entry.name in self._servers:
             raise ValueError(f"server {entry.name!r} is already managed")
-        server = self._servers[entry.name] = ManagedServer(entry)
+        server = self._servers[entry.name] = ServerRecord(entry)
         self._settled[entry.name] = asyncio.Event()
         if limits is not None:
             self._call_limits[entry.name] = limits
@@ -592,19 +389,19 @@ class ServerManager:
         return server
 
     async def restart(self, name: str) -> None:
-        server = self.get(name)
+        server = self._record(name)
         await self._stop_owner(name)
         server.restarts = 0
         self._start_owner(server)
 
     async def disable(self, name: str) -> None:
         """Stop the server and withdraw its tools at once."""
-        server = self.get(name)
+        server = self._record(name)
         await self._stop_owner(name)
         self._set(server, ServerState.DISABLED)
 
     async def enable(self, name: str) -> None:
-        server = self.get(name)
+        server = self._record(name)
         if server.entry.spec is None:
             self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
             return
@@ -613,7 +410,7 @@ class ServerManager:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _start_owner(self, server: ManagedServer) -> None:
+    def _start_owner(self, server: ServerRecord) -> None:
         self._held.discard(server.name)
         if self._closed:
             return
@@ -631,7 +428,7 @@ class ServerManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _own(self, server: ManagedServer) -> None:
+    async def _own(self, server: ServerRecord) -> None:
         """Run one server for as long as it should run: start, watch, restart."""
         spec = server.entry.spec
         assert spec is not None
@@ -659,7 +456,7 @@ class ServerManager:
                 server.restarting = False
             self._set(server, ServerState.STARTING)
 
-    async def _run_once(self, server: ManagedServer, spec: StdioServer | HttpServer) -> str | None:
+    async def _run_once(self, server: ServerRecord, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
         started = time.monotonic()
         if isinstance(spec, StdioServer) and spec.stderr_file is not None:
@@ -714,7 +511,7 @@ class ServerManager:
             self._set(server, ServerState.ERROR, f"internal error: {exc}")
             return str(exc)
 
-    def _on_notification(self, server: ManagedServer, notification: Notification) -> None:
+    def _on_notification(self, server: ServerRecord, notification: Notification) -> None:
         if notification.method != "notifications/tools/list_changed" or not server.session:
             return
         # Coalesced: while a refresh runs, any number of notices make one more refresh.
@@ -726,7 +523,7 @@ class ServerManager:
         self._refreshes.add(task)
         task.add_done_callback(self._refreshes.discard)
 
-    async def _refresh_while_stale(self, server: ManagedServer) -> None:
+    async def _refresh_while_stale(self, server: ServerRecord) -> None:
         try:
             while server.name in self._stale:
                 self._stale.discard(server.name)
@@ -734,7 +531,7 @@ class ServerManager:
         finally:
             self._refreshing.discard(server.name)
 
-    async def _refresh_tools(self, server: ManagedServer) -> None:
+    async def _refresh_tools(self, server: ServerRecord) -> None:
         session = server.session
         if session is None:
             return
@@ -747,7 +544,7 @@ class ServerManager:
         server.tools = self._screened(server, offered)
         self._notify(server)
 
-    def _screened(self, server: ManagedServer, offered: list[Tool]) -> list[Tool]:
+    def _screened(self, server: ServerRecord, offered: list[Tool]) -> list[Tool]:
         """`offered` as `screen` accepts it (so recorded in the catalogue: one tool too deep
         or too large for the catalogue file never costs the others their entry) and the
         config filters it. Each tool newly left out is one warning naming the server, the
@@ -769,7 +566,7 @@ class ServerManager:
         server.left_out = left_out
         return kept
 
-    def _load_catalogue(self, server: ManagedServer) -> None:
+    def _load_catalogue(self, server: ServerRecord) -> None:
         key = catalogue_key(server.entry)
         if self._catalogue is not None and key is not None:
             cached = self._catalogue.load(key)
@@ -777,12 +574,12 @@ class ServerManager:
                 None if cached is None else screen(_filter(cached, server.entry))[0]
             )
 
-    def _save_catalogue(self, server: ManagedServer, tools: list[Tool]) -> None:
+    def _save_catalogue(self, server: ServerRecord, tools: list[Tool]) -> None:
         key = catalogue_key(server.entry)
         if self._catalogue is not None and key is not None:
             self._catalogue.save(key, server.name, tools)
 
-    def _set(self, server: ManagedServer, state: ServerState, error: str | None = None) -> None:
+    def _set(self, server: ServerRecord, state: ServerState, error: str | None = None) -> None:
         server.state = state
         server.error = error
         if state is not ServerState.READY:
@@ -793,7 +590,7 @@ class ServerManager:
             self._settled[server.name].set()
         self._notify(server)
 
-    def _notify(self, server: ManagedServer) -> None:
+    def _notify(self, server: ServerRecord) -> None:
         # Wake whoever waits for a change (a retry waiting for its server), once.
         self._changed.set()
         self._changed = asyncio.Event()
@@ -811,7 +608,7 @@ def _shown_name(name: str) -> str:
     return repr(name[:SHOWN_NAME_CHARS]) + f"… ({len(name):,} characters)"
 
 
-def _mark_run(log_file: Path, server: ManagedServer) -> None:
+def _mark_run(log_file: Path, server: ServerRecord) -> None:
     """A line in the server's stderr log where this start begins, with the time, so
     `paicli mcp logs` tells one run from the next."""
     when = datetime.datetime.now().isoformat(sep=" ", timespec="seconds")
@@ -821,11 +618,6 @@ def _mark_run(log_file: Path, server: ManagedServer) -> None:
         fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as file:
             file.write(line)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
