@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import datetime
-import fnmatch
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
-
-import orjson
 
 from paicli.mcp import (
     CallToolResult,
@@ -41,14 +35,15 @@ from paicli.mcp import (
     Tool,
     connect,
 )
-from paicli.private_files import make_private_dir
 
 from .call_limits import MAX_FACTOR, CallLimits, timeout_advice
-from .catalogue import Catalogue, catalogue_key
+from .catalogue import Catalogue
 from .errors import ServerCallFailed, ServerNotReady, UnknownServer
 from .retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from .screening import ToolScreen
 from .server_record import ServerRecord, StartTimes
 from .server_view import ChangeCallback, ManagedServer, ServerEntryLike, ServerState
+from .stderr_log import mark_run, with_log_file
 from .tool_definition import definition
 
 __all__ = [
@@ -59,7 +54,6 @@ __all__ = [
     "ServerManager",
     "ServerState",
     "StartTimes",
-    "screen",
 ]
 
 log = logging.getLogger("paicli.servers")
@@ -96,18 +90,6 @@ def _unwatched(progress: Progress) -> None:
     """Progress nobody shows still restarts the call's timeout: always asked for."""
 
 
-# A tool whose input and output schemas together are over this much JSON, or nest deeper,
-# is left out (`screen`): no model needs it, and one such tool can fill a request. The
-# largest schemas of real servers are a few tens of KiB and about ten levels deep.
-MAX_SCHEMA_BYTES = 256 * 1024
-MAX_SCHEMA_DEPTH = 48
-# A server whose listing leaves out many tools at once (a hostile one: thousands) gets this
-# many warning lines, and one more for the rest; `paicli mcp tools NAME` lists them all.
-MAX_LEFT_OUT_WARNINGS = 5
-# A tool name in a warning line is cut to this many characters (a name can be megabytes).
-SHOWN_NAME_CHARS = 80
-
-
 class ServerManager:
     """Owns the configured servers. Use as `async with ServerManager(entries) as manager`."""
 
@@ -139,7 +121,7 @@ class ServerManager:
         # stdio servers' stderr is mirrored to {log_dir}/{name}.log (for `paicli mcp logs`).
         self._log_dir = log_dir
         # What each server offered last run (paicli.servers.catalogue), so a run need not wait.
-        self._catalogue = catalogue
+        self._screen = ToolScreen(catalogue)
         # Per server: the timeout and the maximum progress may extend a call to.
         self._call_limits = dict(call_limits or {})
         self._owners: dict[str, asyncio.Task[None]] = {}
@@ -164,7 +146,7 @@ class ServerManager:
             elif server.entry.spec is None:
                 self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
             else:
-                self._load_catalogue(server)
+                server.cached_tools = self._screen.cached(server.entry)
                 if server.entry.lazy and server.cached_tools is not None:
                     self._set(server, ServerState.IDLE)
                 elif self._holding:
@@ -430,16 +412,8 @@ class ServerManager:
 
     async def _own(self, server: ServerRecord) -> None:
         """Run one server for as long as it should run: start, watch, restart."""
-        spec = server.entry.spec
-        assert spec is not None
-        if isinstance(spec, StdioServer) and self._log_dir and spec.stderr_file is None:
-            log_file = self._log_dir / f"{server.name}.log"
-            with contextlib.suppress(OSError):  # the library then reports the unusable folder
-                make_private_dir(self._log_dir)
-                # A log an earlier paicli left readable to others becomes private now.
-                if log_file.exists():
-                    log_file.chmod(0o600)
-            spec = dataclasses.replace(spec, stderr_file=str(log_file))
+        assert server.entry.spec is not None
+        spec = with_log_file(server.entry.spec, self._log_dir, server.name)
         while True:
             failure = await self._run_once(server, spec)
             if failure is None:
@@ -459,8 +433,7 @@ class ServerManager:
     async def _run_once(self, server: ServerRecord, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
         started = time.monotonic()
-        if isinstance(spec, StdioServer) and spec.stderr_file is not None:
-            _mark_run(Path(spec.stderr_file), server)
+        mark_run(spec, server.name, server.restarts)
         try:
             async with self._startup_slots:
                 slotted = time.monotonic()
@@ -475,7 +448,9 @@ class ServerManager:
                 server.session = session
                 connected = time.monotonic()
                 offered = await session.list_tools()
-                server.tools = self._screened(server, offered)
+                server.tools, server.left_out = self._screen.listing(
+                    server.entry, offered, server.left_out
+                )
                 session.subscribe(lambda n: self._on_notification(server, n))
                 server.needs_login = False
                 server.started_at = time.monotonic()
@@ -541,43 +516,8 @@ class ServerManager:
             log.warning("%s: could not refresh tools: %s", server.name, exc)
             return
         # One assignment: readers see the old list or the new one.
-        server.tools = self._screened(server, offered)
+        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
         self._notify(server)
-
-    def _screened(self, server: ServerRecord, offered: list[Tool]) -> list[Tool]:
-        """`offered` as `screen` accepts it (so recorded in the catalogue: one tool too deep
-        or too large for the catalogue file never costs the others their entry) and the
-        config filters it. Each tool newly left out is one warning naming the server, the
-        tool and why (the first `MAX_LEFT_OUT_WARNINGS`, then one line for the rest)."""
-        fit, unfit = screen(offered)
-        self._save_catalogue(server, fit)
-        kept = _filter(fit, server.entry)
-        left_out = {name: why for name, why in unfit.items() if _wanted(name, server.entry)}
-        news = [(name, why) for name, why in left_out.items() if server.left_out.get(name) != why]
-        for name, why in news[:MAX_LEFT_OUT_WARNINGS]:
-            log.warning("%s: tool %s is left out: %s", server.name, _shown_name(name), why)
-        if (more := len(news) - MAX_LEFT_OUT_WARNINGS) > 0:
-            log.warning(
-                "%s: %d more tools are left out (paicli mcp tools %s)",
-                server.name,
-                more,
-                server.name,
-            )
-        server.left_out = left_out
-        return kept
-
-    def _load_catalogue(self, server: ServerRecord) -> None:
-        key = catalogue_key(server.entry)
-        if self._catalogue is not None and key is not None:
-            cached = self._catalogue.load(key)
-            server.cached_tools = (
-                None if cached is None else screen(_filter(cached, server.entry))[0]
-            )
-
-    def _save_catalogue(self, server: ServerRecord, tools: list[Tool]) -> None:
-        key = catalogue_key(server.entry)
-        if self._catalogue is not None and key is not None:
-            self._catalogue.save(key, server.name, tools)
 
     def _set(self, server: ServerRecord, state: ServerState, error: str | None = None) -> None:
         server.state = state
@@ -599,86 +539,3 @@ class ServerManager:
                 self._on_change(server)
             except Exception:
                 log.exception("server change callback failed")
-
-
-def _shown_name(name: str) -> str:
-    """A tool's name for a log line: quoted with escapes (`repr`), cut if very long."""
-    if len(name) <= SHOWN_NAME_CHARS:
-        return repr(name)
-    return repr(name[:SHOWN_NAME_CHARS]) + f"… ({len(name):,} characters)"
-
-
-def _mark_run(log_file: Path, server: ServerRecord) -> None:
-    """A line in the server's stderr log where this start begins, with the time, so
-    `paicli mcp logs` tells one run from the next."""
-    when = datetime.datetime.now().isoformat(sep=" ", timespec="seconds")
-    attempt = f", restart {server.restarts}" if server.restarts else ""
-    line = f"----- paicli: {server.name} started {when}{attempt} -----\n"
-    with contextlib.suppress(OSError):  # the library reports an unusable log file itself
-        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as file:
-            file.write(line)
-
-
-def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
-    """The tools `entry`'s include/exclude patterns let through."""
-    return [t for t in tools if _wanted(t.name, entry)]
-
-
-def _wanted(name: str, entry: ServerEntryLike) -> bool:
-    """Whether `entry`'s include/exclude patterns let the tool `name` through."""
-    include, exclude = entry.include_tools, entry.exclude_tools
-    return (include is None or any(fnmatch.fnmatchcase(name, p) for p in include)) and not (
-        exclude and any(fnmatch.fnmatchcase(name, p) for p in exclude)
-    )
-
-
-def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:
-    """The tools fit to offer, and why each other one is left out: a definition that could
-    not be read, schemas over `MAX_SCHEMA_BYTES` of JSON or nested over `MAX_SCHEMA_DEPTH`
-    levels, a name listed again (the first definition is kept)."""
-    kept: list[Tool] = []
-    left_out: dict[str, str] = {}
-    seen: set[str] = set()
-    for tool in tools:
-        if tool.name in seen:
-            left_out.setdefault(tool.name, "listed more than once; the first definition is used")
-            continue
-        seen.add(tool.name)
-        problem = tool.unreadable or _schema_problem(tool)
-        if problem is None:
-            kept.append(tool)
-        else:
-            left_out[tool.name] = problem
-    return kept, left_out
-
-
-def _schema_problem(tool: Tool) -> str | None:
-    schemas = [s for s in (tool.input_schema, tool.output_schema) if s is not None]
-    if any(_deeper_than(s, MAX_SCHEMA_DEPTH) for s in schemas):
-        return f"its schemas nest more than {MAX_SCHEMA_DEPTH} levels deep"
-    try:
-        size = sum(len(orjson.dumps(s)) for s in schemas)
-    except orjson.JSONEncodeError as exc:  # only a tool built in Python can hold a non-JSON value
-        return f"its schemas are not JSON ({exc})"
-    if size > MAX_SCHEMA_BYTES:
-        limit = MAX_SCHEMA_BYTES // 1024
-        return f"its schemas are {size // 1024:,} KiB of JSON (the limit is {limit} KiB)"
-    return None
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` nests more than `limit` levels of objects and arrays (no recursion:
-    a hostile schema may be thousands of levels deep)."""
-    level: list[object] = [value]
-    for _ in range(limit + 1):
-        level = [
-            child
-            for item in level
-            for child in (
-                item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-            )
-        ]
-        if not level:
-            return False
-    return True
