@@ -24,8 +24,7 @@ from paicli.mcp import CallToolResult, ClientHandlers, Tool, connect
 from .call_limits import CallLimits
 from .catalogue import Catalogue
 from .screening import ToolScreen
-from .server_record import StartTimes
-from .server_view import ChangeCallback, ManagedServer, ServerEntryLike, ServerState
+from .server_view import ChangeCallback, ManagedServer, ServerEntryLike, ServerState, StartTimes
 from .supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
 from .tool_caller import ProgressCallback, ToolCaller
 

@@ -12,48 +12,9 @@ from dataclasses import dataclass, field
 
 from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
 
-from .server_view import ServerEntryLike, ServerState
+from .server_view import ServerEntryLike, ServerState, StartTimes
 
-__all__ = ["ServerRecord", "StartTimes"]
-
-# A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
-SLOW_START = 1.0
-
-
-@dataclass(frozen=True)
-class StartTimes:
-    """Where a start's seconds went: waiting for a start slot, spawning and negotiating
-    (of which `probe` on a discovery probe before the handshake), listing the tools."""
-
-    queued: float
-    connect: float
-    probe: float | None
-    tools: float
-
-    def why_slow(self, concurrency: int) -> str | None:
-        """The biggest part of a slow start, in words (None: the start was not slow)."""
-        total = self.queued + self.connect + self.tools
-        if total < SLOW_START:
-            return None
-        probe = self.probe or 0.0
-        parts = {
-            "queued": self.queued,
-            "probe": probe,
-            "connect": self.connect - probe,
-            "tools": self.tools,
-        }
-        biggest = max(parts, key=lambda k: parts[k])
-        seconds = parts[biggest]
-        if biggest == "queued":
-            return f"waited {seconds:.1f}s for a start slot ({concurrency} servers start at once)"
-        if biggest == "probe":
-            return (
-                f"{seconds:.1f}s went on the 2026 discovery probe before the initialize "
-                'handshake ("protocol": "legacy" skips it)'
-            )
-        if biggest == "tools":
-            return f"the server took {seconds:.1f}s to list its tools"
-        return f"the server took {seconds:.1f}s to start and answer the handshake"
+__all__ = ["ServerRecord"]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The servers as callers see them: a configured entry, a state, and a read-only view.
+"""The servers as callers see them: the configured entry, the state, where a start went, a view.
 
 `ManagedServer` is what `ServerManager.get()`/`servers()` hand out and what change callbacks
 receive: the live record the supervisor keeps (`server_record.ServerRecord`), typed so that
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
@@ -17,9 +18,8 @@ from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
 if TYPE_CHECKING:
     from .oauth import OAuthSettings
     from .retry import RetryPolicy
-    from .server_record import StartTimes
 
-__all__ = ["ChangeCallback", "ManagedServer", "ServerEntryLike", "ServerState"]
+__all__ = ["ChangeCallback", "ManagedServer", "ServerEntryLike", "ServerState", "StartTimes"]
 
 
 class ServerEntryLike(Protocol):
@@ -62,6 +62,46 @@ class ServerState(enum.Enum):
     DISABLED = "disabled"
     STOPPED = "stopped"
     IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
+
+
+# A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
+SLOW_START = 1.0
+
+
+@dataclass(frozen=True)
+class StartTimes:
+    """Where a start's seconds went: waiting for a start slot, spawning and negotiating
+    (of which `probe` on a discovery probe before the handshake), listing the tools."""
+
+    queued: float
+    connect: float
+    probe: float | None
+    tools: float
+
+    def why_slow(self, concurrency: int) -> str | None:
+        """The biggest part of a slow start, in words (None: the start was not slow)."""
+        total = self.queued + self.connect + self.tools
+        if total < SLOW_START:
+            return None
+        probe = self.probe or 0.0
+        parts = {
+            "queued": self.queued,
+            "probe": probe,
+            "connect": self.connect - probe,
+            "tools": self.tools,
+        }
+        biggest = max(parts, key=lambda k: parts[k])
+        seconds = parts[biggest]
+        if biggest == "queued":
+            return f"waited {seconds:.1f}s for a start slot ({concurrency} servers start at once)"
+        if biggest == "probe":
+            return (
+                f"{seconds:.1f}s went on the 2026 discovery probe before the initialize "
+                'handshake ("protocol": "legacy" skips it)'
+            )
+        if biggest == "tools":
+            return f"the server took {seconds:.1f}s to list its tools"
+        return f"the server took {seconds:.1f}s to start and answer the handshake"
 
 
 class ManagedServer(Protocol):

@@ -33,8 +33,8 @@ from paicli.mcp import (
 from .errors import ServerNotReady, UnknownServer
 from .relisting import relisting
 from .screening import ToolScreen
-from .server_record import ServerRecord, StartTimes
-from .server_view import ChangeCallback, ServerEntryLike, ServerState
+from .server_record import ServerRecord
+from .server_view import ChangeCallback, ServerEntryLike, ServerState, StartTimes
 from .stderr_log import mark_run, with_log_file
 
 __all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor"]
