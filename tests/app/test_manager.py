@@ -22,7 +22,7 @@ from rich.console import Console
 
 from paicli.home import PaicliHome
 from paicli.mcp import ConnectionClosed, Transport, TransportWrapper
-from paicli.servers import manager as manager_module
+from paicli.servers import supervisor
 from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
@@ -204,9 +204,10 @@ async def test_include_filter_keeps_only_matching_tools(tmp_path: Path) -> None:
 async def test_list_changed_refreshes_the_tools(tmp_path: Path) -> None:
     entries = load(tmp_path, {"fs": fault()})
     refreshed = asyncio.Event()
-    async with asyncio.timeout(30), in_memory(entries) as manager:
+    manager_ = in_memory(entries, on_change=lambda s: refreshed.set())
+    async with asyncio.timeout(30), manager_ as manager:
         await manager.wait_ready()
-        manager._on_change = lambda s: refreshed.set()
+        refreshed.clear()  # the start's changes are in: only the refresh sets it again
         await manager.call_tool("fs", "notify", {"kinds": ["notifications/tools/list_changed"]})
         await refreshed.wait()
         assert manager.get("fs").state is ServerState.READY
@@ -266,6 +267,49 @@ async def test_a_flood_of_list_changed_notices_never_lists_twice_at_once(
     assert counted.sent < 1001
 
 
+class HeldRelisting(TransportWrapper):
+    """Lets the start's tools/list through and holds every later one until cancelled."""
+
+    def __init__(self, inner: Transport) -> None:
+        super().__init__(inner)
+        self.lists = 0
+        self.holding = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "tools/list":
+            self.lists += 1
+            if self.lists > 1:
+                self.holding.set()
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    self.cancelled.set()
+                    raise
+        await super().send(message)
+
+
+async def test_a_refresh_in_flight_ends_with_its_connection(tmp_path: Path) -> None:
+    """A relisting belongs to the connection it lists: stopping the server cancels it, so it
+    can never hand a stopped server its tools back."""
+    entries = load(tmp_path, {"fs": fault()})
+    wrappers: list[HeldRelisting] = []
+
+    def wrap(transport: Transport) -> Transport:
+        wrappers.append(HeldRelisting(transport))
+        return wrappers[-1]
+
+    connector = functools.partial(memory_connector, wrap=wrap)
+    async with asyncio.timeout(30), ServerManager(entries, connector=connector) as manager:
+        await manager.wait_ready()
+        await manager.call_tool("fs", "notify", {"kinds": [LIST_CHANGED]})
+        (held,) = wrappers
+        await held.holding.wait()
+        await manager.disable("fs")
+        assert held.cancelled.is_set()
+        assert manager.get("fs").tools == []
+
+
 @pytest.mark.real
 @pytest.mark.usefixtures("short_shutdown_waits")
 async def test_disabling_or_closing_leaves_no_process_behind(tmp_path: Path) -> None:
@@ -300,7 +344,7 @@ async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(
 ) -> None:
     """It fails every start: the user reads the first failure (restarting) and the last
     (given up, with the count), not a line per attempt; /mcp's table says the same."""
-    monkeypatch.setattr(manager_module, "BACKOFF_START", 0.001)
+    monkeypatch.setattr(supervisor, "BACKOFF_START", 0.001)
     policy = {"policy": "on-failure", "maxRestarts": 3}
     entries = load(tmp_path, {"loop": fault("exit_during_handshake", restart=policy)})
     lines: list[str] = []
@@ -393,9 +437,10 @@ async def test_many_tools_left_out_at_once_are_a_few_warning_lines_said_once(
     entries = load(tmp_path, {"crowd": {"command": sys.executable, "args": crowded}})
     relisted = asyncio.Event()
     with caplog.at_level(logging.WARNING, logger="paicli.servers"):
-        async with asyncio.timeout(30), in_memory(entries) as manager:
+        manager_ = in_memory(entries, on_change=lambda s: relisted.set())
+        async with asyncio.timeout(30), manager_ as manager:
             await manager.wait_ready()
-            manager._on_change = lambda s: relisted.set()
+            relisted.clear()  # the start's changes are in: only the relisting sets it again
             await manager.call_tool("crowd", "notify", {"kinds": [LIST_CHANGED]})
             await relisted.wait()
             server = manager.get("crowd")

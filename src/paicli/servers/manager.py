@@ -6,311 +6,42 @@ server's state (starting, ready, error, disabled, stopped) is observable; a cras
 its tools and, with `restart: on-failure`, restarts it with exponential backoff. `aclose()`
 stops every server with the bounded stdio shutdown ladder. Callers get `ServerError`s
 (`paicli.servers.errors`), never the library's `McpError` or a bare `KeyError`.
+
+This is a facade: the owner tasks and states are the `Supervisor`'s (`supervisor.py`), a
+call's policy is the `ToolCaller`'s (`tool_caller.py`), what is offered of a listing is
+`screening.py`'s. Callers read servers as `ManagedServer`s (`server_view.py`), never change
+them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
-import datetime
-import enum
-import fnmatch
-import logging
-import os
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import orjson
-
-from paicli.mcp import (
-    CallToolResult,
-    ClientHandlers,
-    ClientSession,
-    EraCache,
-    HttpServer,
-    LoginRequired,
-    McpError,
-    Notification,
-    Progress,
-    RequestTimeout,
-    StdioServer,
-    Tool,
-    connect,
+from paicli.mcp import CallToolResult, ClientHandlers, Tool, connect
+from paicli.servers.call_limits import CallLimits
+from paicli.servers.catalogue import Catalogue
+from paicli.servers.screening import ToolScreen
+from paicli.servers.server_view import (
+    ChangeCallback,
+    ManagedServer,
+    ServerEntryLike,
+    ServerState,
+    StartTimes,
 )
-from paicli.private_files import make_private_dir
-from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
-from paicli.servers.catalogue import Catalogue, catalogue_key
-from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
-from paicli.servers.retry import RetryPolicy, default_deadline, retry_safe, with_retries
-from paicli.servers.tool_definition import definition, definition_hash, still_offered
+from paicli.servers.supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
+from paicli.servers.tool_caller import ProgressCallback, ToolCaller
 
 __all__ = [
+    "ChangeCallback",
     "Connector",
     "ManagedServer",
+    "ServerEntryLike",
     "ServerManager",
     "ServerState",
     "StartTimes",
-    "screen",
 ]
-
-log = logging.getLogger("paicli.servers")
-
-# Restart backoff: 0.5 s, 1 s, 2 s, ... capped at 30 s, so a crash-looping server costs
-# little while a transient failure recovers quickly.
-BACKOFF_START = 0.5
-BACKOFF_MAX = 30.0
-# How many servers may be starting at once. Starting is mostly waiting (a server's imports,
-# an npx download, the handshake), so the bound is wide: it keeps a config of hundreds of
-# servers from forking them all in one go, while dozens of slow ones start together.
-DEFAULT_CONCURRENCY = 64
-
-
-class ServerEntryLike(Protocol):
-    """What the manager needs from a configured server (see `paicli.servers.config`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def spec(self) -> StdioServer | HttpServer | None: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def disabled(self) -> bool: ...
-    @property
-    def include_tools(self) -> tuple[str, ...] | None: ...
-    @property
-    def exclude_tools(self) -> tuple[str, ...] | None: ...
-    @property
-    def restart(self) -> str: ...
-    @property
-    def max_restarts(self) -> int: ...
-    @property
-    def lazy(self) -> bool: ...
-    @property
-    def trust(self) -> bool: ...
-    @property
-    def retry(self) -> RetryPolicy | None: ...
-    @property
-    def retry_tools(self) -> tuple[str, ...]: ...
-
-
-class Connector(Protocol):
-    """Opens one server's session: `paicli.mcp.connect`, or (in tests) a server run in the
-    same process on an in-memory transport."""
-
-    def __call__(
-        self,
-        spec: StdioServer | HttpServer,
-        /,
-        *,
-        name: str,
-        handlers: ClientHandlers | None,
-        era_cache: EraCache,
-    ) -> AbstractAsyncContextManager[ClientSession]: ...
-
-
-ProgressCallback = Callable[[Progress], object]
-
-
-def _unwatched(progress: Progress) -> None:
-    """Progress nobody shows still restarts the call's timeout: always asked for."""
-
-
-class ServerState(enum.Enum):
-    STARTING = "starting"
-    READY = "ready"
-    ERROR = "error"
-    DISABLED = "disabled"
-    STOPPED = "stopped"
-    IDLE = "idle"  # "start": "lazy", its tools known from the catalogue: starts on first use
-
-
-# A tool whose input and output schemas together are over this much JSON, or nest deeper,
-# is left out (`screen`): no model needs it, and one such tool can fill a request. The
-# largest schemas of real servers are a few tens of KiB and about ten levels deep.
-MAX_SCHEMA_BYTES = 256 * 1024
-MAX_SCHEMA_DEPTH = 48
-# A server whose listing leaves out many tools at once (a hostile one: thousands) gets this
-# many warning lines, and one more for the rest; `paicli mcp tools NAME` lists them all.
-MAX_LEFT_OUT_WARNINGS = 5
-# A tool name in a warning line is cut to this many characters (a name can be megabytes).
-SHOWN_NAME_CHARS = 80
-# A start that takes this long (seconds) is explained in `/mcp`: what it was spent on.
-SLOW_START = 1.0
-
-
-@dataclass(frozen=True)
-class StartTimes:
-    """Where a start's seconds went: waiting for a start slot, spawning and negotiating
-    (of which `probe` on a discovery probe before the handshake), listing the tools."""
-
-    queued: float
-    connect: float
-    probe: float | None
-    tools: float
-
-    def why_slow(self, concurrency: int) -> str | None:
-        """The biggest part of a slow start, in words (None: the start was not slow)."""
-        total = self.queued + self.connect + self.tools
-        if total < SLOW_START:
-            return None
-        probe = self.probe or 0.0
-        parts = {
-            "queued": self.queued,
-            "probe": probe,
-            "connect": self.connect - probe,
-            "tools": self.tools,
-        }
-        biggest = max(parts, key=lambda k: parts[k])
-        seconds = parts[biggest]
-        if biggest == "queued":
-            return f"waited {seconds:.1f}s for a start slot ({concurrency} servers start at once)"
-        if biggest == "probe":
-            return (
-                f"{seconds:.1f}s went on the 2026 discovery probe before the initialize "
-                'handshake ("protocol": "legacy" skips it)'
-            )
-        if biggest == "tools":
-            return f"the server took {seconds:.1f}s to list its tools"
-        return f"the server took {seconds:.1f}s to start and answer the handshake"
-
-
-@dataclass
-class ManagedServer:
-    """One server's live state, as `paicli mcp list` and `/mcp` show it."""
-
-    entry: ServerEntryLike
-    state: ServerState = ServerState.STOPPED
-    error: str | None = None
-    tools: list[Tool] = field(default_factory=list)
-    session: ClientSession | None = None
-    started_at: float | None = None
-    ready_after: float | None = None
-    restarts: int = 0
-    stderr_tail: list[str] = field(default_factory=list)
-    # While it starts for the first time: its tools as the catalogue recorded them last run
-    # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
-    cached_tools: list[Tool] | None = None
-    # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
-    restarting: bool = False
-    # Where its last start's seconds went, and why it was slow in words (None: it was not).
-    start_times: StartTimes | None = None
-    slow_start: str | None = None
-    # Tools it lists that are not offered, and why (`screen`): unreadable, too large, ...
-    left_out: dict[str, str] = field(default_factory=dict)
-    # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
-    needs_login: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.entry.name
-
-    @property
-    def will_restart(self) -> bool:
-        """Failed, and paicli is going to start it again by itself."""
-        if self.state is not ServerState.ERROR or self.entry.spec is None:
-            return False
-        if self.restarting:
-            return True
-        return self.entry.restart == "on-failure" and self.restarts < self.entry.max_restarts
-
-    def failure(self) -> str | None:
-        """A failed server's error as one line, with what became of the restarts: the one
-        summary `/mcp`, `paicli mcp list` and the change lines show (None: not failed)."""
-        if self.state is not ServerState.ERROR:
-            return None
-        if self.needs_login:
-            return f"⚠ needs login: paicli mcp login {self.name}"
-        error = _one_line(self.error or "failed")
-        if self.will_restart:
-            attempt = self.restarts + (0 if self.restarting else 1)
-            return f"{error} (restarting: {attempt} of {self.entry.max_restarts})"
-        if self.entry.restart == "on-failure" and self.restarts:
-            plural = "" if self.restarts == 1 else "s"
-            return f"failed after {self.restarts} restart{plural}: {error}"
-        return error
-
-    @property
-    def settled_news(self) -> bool:
-        """Whether this change is worth a line of its own: the first start and the first
-        recovery, the first failure and the last one; a crash loop's attempts in between
-        are summed up by the last (`failure()`)."""
-        if self.state is ServerState.READY:
-            return self.restarts <= 1
-        if self.state is ServerState.ERROR:
-            return self.restarts == 0 or not self.will_restart
-        return False
-
-    def unavailable(self) -> str:
-        """Why this server cannot take a call now, in one sentence for the model and the
-        user: what happened to it and whether it comes back by itself."""
-        name = repr(self.name)
-        state = self.state
-        if state is ServerState.ERROR and self.needs_login:
-            return (
-                f"MCP server {name} needs the user to log in (paicli mcp login {self.name}); "
-                "its tools are not available until then."
-            )
-        if state is ServerState.ERROR:
-            reason = _one_line(self.error or "it failed")
-            if self.will_restart:
-                return (
-                    f"MCP server {name} failed ({reason}); paicli is restarting it "
-                    f"(restart {self.restarts + (0 if self.restarting else 1)} of "
-                    f"{self.entry.max_restarts}), so its tools may return shortly."
-                )
-            if self.entry.restart == "on-failure" and self.restarts:
-                plural = "" if self.restarts == 1 else "s"
-                why = f"it failed again after {self.restarts} restart{plural}"
-            else:
-                why = "it is not restarted automatically"
-            return (
-                f"MCP server {name} failed ({reason}) and {why}; its tools are gone until "
-                f"the user restarts it (/mcp restart {self.name})."
-            )
-        if state is ServerState.DISABLED:
-            return f"MCP server {name} was disabled by the user; its tools are gone."
-        if state is ServerState.STARTING:
-            return f"MCP server {name} is still starting; try again shortly."
-        if state is ServerState.READY:
-            return f"MCP server {name} is running but no longer offers this tool."
-        return f"MCP server {name} is {state.value}; its tools are not available."
-
-    @property
-    def transport(self) -> str:
-        """What carries its messages: the live connection's (a plain `url` may have fallen
-        back to legacy SSE), else what the config asks for."""
-        if self.session is not None and self.session.transport.kind in ("stdio", "http", "sse"):
-            return self.session.transport.kind
-        spec = self.entry.spec
-        if isinstance(spec, StdioServer):
-            return "stdio"
-        if isinstance(spec, HttpServer):
-            return "sse" if spec.transport == "sse" else "http"
-        return "?"
-
-    @property
-    def pid(self) -> int | None:
-        return self.session.pid if self.session is not None else None
-
-    @property
-    def skipped_lines(self) -> int:
-        """Lines its connection skipped as no message (banners, logs on stdout)."""
-        return self.session.transport.skipped_lines() if self.session is not None else 0
-
-    @property
-    def uptime(self) -> float | None:
-        if self.state is not ServerState.READY or self.started_at is None:
-            return None
-        return time.monotonic() - self.started_at
-
-
-ChangeCallback = Callable[[ManagedServer], object]
 
 
 class ServerManager:
@@ -331,125 +62,81 @@ class ServerManager:
     ) -> None:
         """`held`: entering starts no server process; `start()` (or the first wait for a
         server, or call to one) does. The caller's first work then has the machine to itself
-        (a REPL draws its prompt, a one-shot sends its first request)."""
-        self._servers = {e.name: ManagedServer(e) for e in entries}
-        # One set for every server, or one per server name (who asks is shown to the user).
-        self._handlers = handlers
-        self._connect = connector  # tests pass one that serves in memory
-        self._concurrency = concurrency
-        self._startup_slots = asyncio.Semaphore(concurrency)
-        # Protocol verdicts of this manager's servers, so a restart skips a useless probe.
-        self._era_cache = EraCache()
-        self._on_change = on_change
-        # stdio servers' stderr is mirrored to {log_dir}/{name}.log (for `paicli mcp logs`).
-        self._log_dir = log_dir
-        # What each server offered last run (paicli.servers.catalogue), so a run need not wait.
-        self._catalogue = catalogue
-        # Per server: the timeout and the maximum progress may extend a call to.
-        self._call_limits = dict(call_limits or {})
-        self._owners: dict[str, asyncio.Task[None]] = {}
-        self._settled: dict[str, asyncio.Event] = {n: asyncio.Event() for n in self._servers}
-        self._changed = asyncio.Event()  # set (and replaced) at every change of any server
-        self._closed = False
-        # Tool-list refreshes in flight (list_changed); owned here, cancelled on close.
-        self._refreshes: set[asyncio.Task[None]] = set()
-        # Servers with a refresh running, and those told of a change since it began.
-        self._refreshing: set[str] = set()
-        self._stale: set[str] = set()
-        # Servers shown as starting whose owners wait for `start()` (see `held`).
-        self._held: set[str] = set()
-        self._holding = held
+        (a REPL draws its prompt, a one-shot sends its first request).
+
+        `handlers`: one set for every server, or one per server name. `log_dir`: stdio
+        servers' stderr is mirrored to `{log_dir}/{name}.log`. `catalogue`: what each server
+        offered last run, so a run need not wait. `call_limits`: per server, the timeout and
+        the maximum progress may extend a call to."""
+        self._supervisor = Supervisor(
+            entries,
+            handlers=handlers,
+            concurrency=concurrency,
+            on_change=on_change,
+            log_dir=log_dir,
+            connector=connector,
+            screen=ToolScreen(catalogue),
+            held=held,
+        )
+        self._caller = ToolCaller(self._supervisor, call_limits or {})
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> ServerManager:
-        for server in self._servers.values():
-            if server.entry.disabled:
-                self._set(server, ServerState.DISABLED)
-            elif server.entry.spec is None:
-                self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
-            else:
-                self._load_catalogue(server)
-                if server.entry.lazy and server.cached_tools is not None:
-                    self._set(server, ServerState.IDLE)
-                elif self._holding:
-                    self._held.add(server.name)
-                    self._settled[server.name].clear()
-                    self._set(server, ServerState.STARTING)
-                else:
-                    self._start_owner(server)
+        self._supervisor.open()
         return self
 
     def start(self) -> None:
         """Start the servers a `held` manager has kept back (idempotent)."""
-        self._holding = False
-        for name in sorted(self._held):
-            self._start_owner(self._servers[name])
+        self._supervisor.release()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
         """Stop every server; each stop is bounded (the stdio shutdown ladder)."""
-        self._closed = True
-        for name in sorted(self._held):  # never started: nothing to stop
-            self._held.discard(name)
-            self._set(self._servers[name], ServerState.STOPPED)
-        owners = [*self._owners.values(), *self._refreshes]
-        for task in owners:
-            task.cancel()
-        # Every owner closes its own session on cancellation; wait for all of them.
-        await asyncio.gather(*owners, return_exceptions=True)
-        self._owners.clear()
+        await self._supervisor.aclose()
 
     async def wait_ready(
         self, names: Iterable[str] | None = None, *, timeout: float | None = None
     ) -> bool:
         """Wait until the given servers (default: all) have left the starting state, or
         `timeout` seconds pass; True when they all settled."""
-        wanted = list(names) if names is not None else list(self._servers)
-        if self._held.intersection(wanted):
-            self.start()  # waiting for a held server: nothing else comes first any more
-        try:
-            async with asyncio.timeout(timeout):
-                await asyncio.gather(*(self._settled[n].wait() for n in wanted))
-        except TimeoutError:
-            return False
-        return True
+        wanted = list(names) if names is not None else [s.name for s in self._supervisor.records()]
+        return await self._supervisor.wait_ready(wanted, timeout)
 
     # -- queries -----------------------------------------------------------------------------
 
     def servers(self) -> list[ManagedServer]:
-        return list(self._servers.values())
+        return list(self._supervisor.records())
 
     def starting(self, *, without_catalogue: bool = False) -> list[str]:
         """The names of the servers still starting (only those whose tools are not known
         from the catalogue, with `without_catalogue`: the ones worth waiting for)."""
         return [
             s.name
-            for s in self._servers.values()
+            for s in self._supervisor.records()
             if s.state is ServerState.STARTING
             and not (without_catalogue and s.cached_tools is not None)
         ]
 
     def get(self, name: str) -> ManagedServer:
         """The server called `name`; `UnknownServer` when none is."""
-        try:
-            return self._servers[name]
-        except KeyError:
-            raise UnknownServer(name) from None
+        return self._supervisor.get(name)
 
     def ready_tools(self) -> dict[str, list[Tool]]:
         """The tools of every ready server, after include/exclude filters."""
         return {
-            s.name: list(s.tools) for s in self._servers.values() if s.state is ServerState.READY
+            s.name: list(s.tools)
+            for s in self._supervisor.records()
+            if s.state is ServerState.READY
         }
 
     def offered_tools(self) -> dict[str, list[Tool]]:
         """What the model may call: the tools of every ready server, and those the catalogue
         recorded for servers still starting (a call to one of them waits for its server)."""
         offered = self.ready_tools()
-        for s in self._servers.values():
+        for s in self._supervisor.records():
             if s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools is not None:
                 offered[s.name] = list(s.cached_tools)
         return offered
@@ -472,418 +159,26 @@ class ServerManager:
         defines the tool so. Raises `UnknownServer`, `ServerNotReady`, or `ServerCallFailed`
         (an error reply, a timeout naming the limit hit and how to raise it, the connection
         lost, a tool the server no longer offers or defines otherwise than offered)."""
-        managed = self.get(server)
-        if managed.state is ServerState.IDLE:  # a lazy server's first use
-            self._start_owner(managed)
-        if server in self._held:
-            self.start()
-        waited = managed.state is ServerState.STARTING
-        # What the caller was offered from the catalogue: the live tool must still be that.
-        promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
-        if offered is None and promised is not None:
-            offered = definition_hash(definition(promised))
-        if waited:
-            spec = managed.entry.spec
-            limit = spec.handshake_timeout if spec is not None else None
-            await self.wait_ready([server], timeout=limit)
-        session = managed.session
-        if managed.state is not ServerState.READY or session is None:
-            raise ServerNotReady(server, managed.state.value)
-        if waited or offered is not None:
-            still_offered(server, managed.tools, tool, offered)
-        limits = self._call_limits.get(server)
-        if limits is None:
-            spec = managed.entry.spec
-            limits = CallLimits(spec.request_timeout) if spec is not None else CallLimits()
-            limits = replace(limits, maximum=limits.timeout * MAX_FACTOR)
-        if timeout is not None:
-            limits = replace(limits, timeout=timeout, maximum=max(limits.maximum, timeout))
-        entry = managed.entry
-        listed = next((t for t in managed.tools if t.name == tool), None)
-        safe = retry_safe(listed, tool, trusted=entry.trust, patterns=entry.retry_tools)
-        progress = on_progress or _unwatched
-
-        async def once(current: ClientSession, seconds: float) -> CallToolResult:
-            # Checked again right before each attempt: a relist (or a restart between
-            # retries) may have redefined the tool since.
-            if offered is not None:
-                still_offered(server, managed.tools, tool, offered)
-            return await current.call_tool(
-                tool,
-                arguments,
-                timeout=seconds,
-                on_progress=progress,
-                progress_extends_deadline=True,
-                max_timeout=max(limits.maximum, seconds),
-            )
-
-        try:
-            if entry.retry is None or not safe:
-                return await once(session, limits.timeout)
-            return await self._call_with_retries(managed, entry.retry, limits.timeout, once)
-        except RequestTimeout as exc:
-            raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
-        except McpError as exc:
-            raise ServerCallFailed(server, tool, str(exc)) from exc
-
-    async def _call_with_retries(
-        self,
-        managed: ManagedServer,
-        policy: RetryPolicy,
-        each: float,
-        once: Callable[[ClientSession, float], Awaitable[CallToolResult]],
-    ) -> CallToolResult:
-        """`once` on the server's current session, tried again after a timeout or a crash
-        (see `retry`); a crashed server is brought back first."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + (policy.deadline or default_deadline(policy, each))
-        used: list[ClientSession] = []
-
-        async def attempt(left: float) -> CallToolResult:
-            session = managed.session
-            if managed.state is not ServerState.READY or session is None:
-                raise ServerNotReady(managed.name, managed.state.value)
-            used.append(session)
-            # Only a deadline the config sets cuts an attempt short (to the millisecond);
-            # the default one leaves each attempt its full timeout.
-            seconds = each if policy.deadline is None else max(round(min(each, left), 3), 0.001)
-            return await once(session, seconds)
-
-        async def recover(left: float) -> None:
-            try:
-                async with asyncio.timeout(max(left, 0)):
-                    await self._replaced(managed, used[-1])
-            except TimeoutError:
-                raise ServerNotReady(managed.name, "not back before the call's deadline") from None
-
-        return await with_retries(policy, attempt, recover, deadline=deadline)
-
-    async def _replaced(self, managed: ManagedServer, old: ClientSession) -> None:
-        """Wait until `managed` is ready on a session other than `old`, starting it again
-        if its owner has given up (its restart policy said never)."""
-        while not (managed.state is ServerState.READY and managed.session not in (None, old)):
-            if managed.state is ServerState.DISABLED or self._closed:
-                raise ServerNotReady(managed.name, managed.state.value)
-            owner = self._owners.get(managed.name)
-            if (owner is None or owner.done()) and managed.state is ServerState.ERROR:
-                self._start_owner(managed)
-            await self._changed.wait()
+        return await self._caller.call_tool(
+            server, tool, arguments, timeout=timeout, on_progress=on_progress, offered=offered
+        )
 
     # -- control -----------------------------------------------------------------------------
 
     def add(self, entry: ServerEntryLike, limits: CallLimits | None = None) -> ManagedServer:
         """Start a server that was not among the entries at first (a project server the user
         approved during the session); `limits` are its calls' limits (default: its own)."""
-        if entry.name in self._servers:
-            raise ValueError(f"server {entry.name!r} is already managed")
-        server = self._servers[entry.name] = ManagedServer(entry)
-        self._settled[entry.name] = asyncio.Event()
+        server = self._supervisor.add(entry)
         if limits is not None:
-            self._call_limits[entry.name] = limits
-        if entry.disabled:
-            self._set(server, ServerState.DISABLED)
-        elif entry.spec is None:
-            self._set(server, ServerState.ERROR, entry.error or "invalid config")
-        else:
-            self._start_owner(server)
+            self._caller.limits[entry.name] = limits
         return server
 
     async def restart(self, name: str) -> None:
-        server = self.get(name)
-        await self._stop_owner(name)
-        server.restarts = 0
-        self._start_owner(server)
+        await self._supervisor.restart(name)
 
     async def disable(self, name: str) -> None:
         """Stop the server and withdraw its tools at once."""
-        server = self.get(name)
-        await self._stop_owner(name)
-        self._set(server, ServerState.DISABLED)
+        await self._supervisor.disable(name)
 
     async def enable(self, name: str) -> None:
-        server = self.get(name)
-        if server.entry.spec is None:
-            self._set(server, ServerState.ERROR, server.entry.error or "invalid config")
-            return
-        if name not in self._owners:
-            self._start_owner(server)
-
-    # -- internals ---------------------------------------------------------------------------
-
-    def _start_owner(self, server: ManagedServer) -> None:
-        self._held.discard(server.name)
-        if self._closed:
-            return
-        self._settled[server.name].clear()
-        self._set(server, ServerState.STARTING)
-        self._owners[server.name] = asyncio.get_running_loop().create_task(
-            self._own(server), name=f"mcp:{server.name}"
-        )
-
-    async def _stop_owner(self, name: str) -> None:
-        self._held.discard(name)
-        task = self._owners.pop(name, None)
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def _own(self, server: ManagedServer) -> None:
-        """Run one server for as long as it should run: start, watch, restart."""
-        spec = server.entry.spec
-        assert spec is not None
-        if isinstance(spec, StdioServer) and self._log_dir and spec.stderr_file is None:
-            log_file = self._log_dir / f"{server.name}.log"
-            with contextlib.suppress(OSError):  # the library then reports the unusable folder
-                make_private_dir(self._log_dir)
-                # A log an earlier paicli left readable to others becomes private now.
-                if log_file.exists():
-                    log_file.chmod(0o600)
-            spec = dataclasses.replace(spec, stderr_file=str(log_file))
-        while True:
-            failure = await self._run_once(server, spec)
-            if failure is None:
-                return
-            if server.entry.restart != "on-failure" or server.restarts >= server.entry.max_restarts:
-                return
-            delay = min(BACKOFF_START * 2**server.restarts, BACKOFF_MAX)
-            server.restarts += 1
-            log.info("%s: restarting in %.1fs (%s)", server.name, delay, failure)
-            server.restarting = True
-            try:
-                await asyncio.sleep(delay)
-            finally:
-                server.restarting = False
-            self._set(server, ServerState.STARTING)
-
-    async def _run_once(self, server: ManagedServer, spec: StdioServer | HttpServer) -> str | None:
-        """Connect, serve until the connection ends; return why it failed (None: stopped)."""
-        started = time.monotonic()
-        if isinstance(spec, StdioServer) and spec.stderr_file is not None:
-            _mark_run(Path(spec.stderr_file), server)
-        try:
-            async with self._startup_slots:
-                slotted = time.monotonic()
-                handlers = self._handlers
-                if callable(handlers):
-                    handlers = handlers(server.name)
-                context = self._connect(
-                    spec, name=server.name, handlers=handlers, era_cache=self._era_cache
-                )
-                session = await context.__aenter__()
-            try:
-                server.session = session
-                connected = time.monotonic()
-                offered = await session.list_tools()
-                server.tools = self._screened(server, offered)
-                session.subscribe(lambda n: self._on_notification(server, n))
-                server.needs_login = False
-                server.started_at = time.monotonic()
-                server.ready_after = server.started_at - started
-                server.start_times = StartTimes(
-                    queued=slotted - started,
-                    connect=connected - slotted,
-                    probe=session.probe_fallback,
-                    tools=server.started_at - connected,
-                )
-                server.slow_start = server.start_times.why_slow(self._concurrency)
-                self._set(server, ServerState.READY)
-                reason = await session.wait_closed()
-                server.stderr_tail = session.stderr_lines()
-                self._set(server, ServerState.ERROR, str(reason))
-                return str(reason)
-            finally:
-                server.session = None
-                server.tools = []
-                await context.__aexit__(None, None, None)
-        except asyncio.CancelledError:
-            self._set(server, ServerState.STOPPED)
-            raise
-        except LoginRequired as exc:
-            server.needs_login = True
-            self._set(server, ServerState.ERROR, str(exc))
-            return None  # restarting cannot help: the user has to log in
-        except McpError as exc:
-            self._set(server, ServerState.ERROR, str(exc))
-            return str(exc)
-        except Exception as exc:  # A bug must cost one server, never the app.
-            log.exception("%s: unexpected failure", server.name)
-            self._set(server, ServerState.ERROR, f"internal error: {exc}")
-            return str(exc)
-
-    def _on_notification(self, server: ManagedServer, notification: Notification) -> None:
-        if notification.method != "notifications/tools/list_changed" or not server.session:
-            return
-        # Coalesced: while a refresh runs, any number of notices make one more refresh.
-        self._stale.add(server.name)
-        if server.name in self._refreshing:
-            return
-        task = asyncio.get_running_loop().create_task(self._refresh_while_stale(server))
-        self._refreshing.add(server.name)
-        self._refreshes.add(task)
-        task.add_done_callback(self._refreshes.discard)
-
-    async def _refresh_while_stale(self, server: ManagedServer) -> None:
-        try:
-            while server.name in self._stale:
-                self._stale.discard(server.name)
-                await self._refresh_tools(server)
-        finally:
-            self._refreshing.discard(server.name)
-
-    async def _refresh_tools(self, server: ManagedServer) -> None:
-        session = server.session
-        if session is None:
-            return
-        try:
-            offered = await session.list_tools()
-        except McpError as exc:
-            log.warning("%s: could not refresh tools: %s", server.name, exc)
-            return
-        # One assignment: readers see the old list or the new one.
-        server.tools = self._screened(server, offered)
-        self._notify(server)
-
-    def _screened(self, server: ManagedServer, offered: list[Tool]) -> list[Tool]:
-        """`offered` as `screen` accepts it (so recorded in the catalogue: one tool too deep
-        or too large for the catalogue file never costs the others their entry) and the
-        config filters it. Each tool newly left out is one warning naming the server, the
-        tool and why (the first `MAX_LEFT_OUT_WARNINGS`, then one line for the rest)."""
-        fit, unfit = screen(offered)
-        self._save_catalogue(server, fit)
-        kept = _filter(fit, server.entry)
-        left_out = {name: why for name, why in unfit.items() if _wanted(name, server.entry)}
-        news = [(name, why) for name, why in left_out.items() if server.left_out.get(name) != why]
-        for name, why in news[:MAX_LEFT_OUT_WARNINGS]:
-            log.warning("%s: tool %s is left out: %s", server.name, _shown_name(name), why)
-        if (more := len(news) - MAX_LEFT_OUT_WARNINGS) > 0:
-            log.warning(
-                "%s: %d more tools are left out (paicli mcp tools %s)",
-                server.name,
-                more,
-                server.name,
-            )
-        server.left_out = left_out
-        return kept
-
-    def _load_catalogue(self, server: ManagedServer) -> None:
-        key = catalogue_key(server.entry)
-        if self._catalogue is not None and key is not None:
-            cached = self._catalogue.load(key)
-            server.cached_tools = (
-                None if cached is None else screen(_filter(cached, server.entry))[0]
-            )
-
-    def _save_catalogue(self, server: ManagedServer, tools: list[Tool]) -> None:
-        key = catalogue_key(server.entry)
-        if self._catalogue is not None and key is not None:
-            self._catalogue.save(key, server.name, tools)
-
-    def _set(self, server: ManagedServer, state: ServerState, error: str | None = None) -> None:
-        server.state = state
-        server.error = error
-        if state is not ServerState.READY:
-            server.tools = []
-        if state not in (ServerState.STARTING, ServerState.IDLE):
-            server.cached_tools = None  # up (its live list wins) or failed: never again
-        if state is not ServerState.STARTING:
-            self._settled[server.name].set()
-        self._notify(server)
-
-    def _notify(self, server: ManagedServer) -> None:
-        # Wake whoever waits for a change (a retry waiting for its server), once.
-        self._changed.set()
-        self._changed = asyncio.Event()
-        if self._on_change is not None:
-            try:
-                self._on_change(server)
-            except Exception:
-                log.exception("server change callback failed")
-
-
-def _shown_name(name: str) -> str:
-    """A tool's name for a log line: quoted with escapes (`repr`), cut if very long."""
-    if len(name) <= SHOWN_NAME_CHARS:
-        return repr(name)
-    return repr(name[:SHOWN_NAME_CHARS]) + f"… ({len(name):,} characters)"
-
-
-def _mark_run(log_file: Path, server: ManagedServer) -> None:
-    """A line in the server's stderr log where this start begins, with the time, so
-    `paicli mcp logs` tells one run from the next."""
-    when = datetime.datetime.now().isoformat(sep=" ", timespec="seconds")
-    attempt = f", restart {server.restarts}" if server.restarts else ""
-    line = f"----- paicli: {server.name} started {when}{attempt} -----\n"
-    with contextlib.suppress(OSError):  # the library reports an unusable log file itself
-        fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as file:
-            file.write(line)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _filter(tools: list[Tool], entry: ServerEntryLike) -> list[Tool]:
-    """The tools `entry`'s include/exclude patterns let through."""
-    return [t for t in tools if _wanted(t.name, entry)]
-
-
-def _wanted(name: str, entry: ServerEntryLike) -> bool:
-    """Whether `entry`'s include/exclude patterns let the tool `name` through."""
-    include, exclude = entry.include_tools, entry.exclude_tools
-    return (include is None or any(fnmatch.fnmatchcase(name, p) for p in include)) and not (
-        exclude and any(fnmatch.fnmatchcase(name, p) for p in exclude)
-    )
-
-
-def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:
-    """The tools fit to offer, and why each other one is left out: a definition that could
-    not be read, schemas over `MAX_SCHEMA_BYTES` of JSON or nested over `MAX_SCHEMA_DEPTH`
-    levels, a name listed again (the first definition is kept)."""
-    kept: list[Tool] = []
-    left_out: dict[str, str] = {}
-    seen: set[str] = set()
-    for tool in tools:
-        if tool.name in seen:
-            left_out.setdefault(tool.name, "listed more than once; the first definition is used")
-            continue
-        seen.add(tool.name)
-        problem = tool.unreadable or _schema_problem(tool)
-        if problem is None:
-            kept.append(tool)
-        else:
-            left_out[tool.name] = problem
-    return kept, left_out
-
-
-def _schema_problem(tool: Tool) -> str | None:
-    schemas = [s for s in (tool.input_schema, tool.output_schema) if s is not None]
-    if any(_deeper_than(s, MAX_SCHEMA_DEPTH) for s in schemas):
-        return f"its schemas nest more than {MAX_SCHEMA_DEPTH} levels deep"
-    try:
-        size = sum(len(orjson.dumps(s)) for s in schemas)
-    except orjson.JSONEncodeError as exc:  # only a tool built in Python can hold a non-JSON value
-        return f"its schemas are not JSON ({exc})"
-    if size > MAX_SCHEMA_BYTES:
-        limit = MAX_SCHEMA_BYTES // 1024
-        return f"its schemas are {size // 1024:,} KiB of JSON (the limit is {limit} KiB)"
-    return None
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` nests more than `limit` levels of objects and arrays (no recursion:
-    a hostile schema may be thousands of levels deep)."""
-    level: list[object] = [value]
-    for _ in range(limit + 1):
-        level = [
-            child
-            for item in level
-            for child in (
-                item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-            )
-        ]
-        if not level:
-            return False
-    return True
+        await self._supervisor.enable(name)

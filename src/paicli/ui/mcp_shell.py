@@ -72,7 +72,7 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "slow_start": server.slow_start,
         "skipped_stdout_lines": server.skipped_lines,
         "left_out_tools": dict(server.left_out),
-        "scope": getattr(server.entry, "scope", None),
+        "scope": server.entry.scope,
         "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
     }
 

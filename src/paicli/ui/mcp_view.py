@@ -124,7 +124,7 @@ def _name(server: ManagedServer) -> Text:
     """The server's name, marked `(local)` or `(cli)` when it comes from neither a file of
     the user's nor of the project (`mcp get` and `--json` name every scope)."""
     name = Text(terminal_safe(server.name))
-    scope = getattr(server.entry, "scope", "user")
+    scope = server.entry.scope
     if scope in ("local", "cli"):
         name.append(f" ({scope})", "dim")
     return name
@@ -283,7 +283,7 @@ async def _login(runtime: Runtime, console: Console, server: ManagedServer) -> N
         console.print(f"Log in to {name} in your browser. If it does not open, visit:")
         console.print(Text("  " + terminal_safe(url)), soft_wrap=True)
 
-    settings = getattr(server.entry, "oauth", None)
+    settings = server.entry.oauth
     port = settings.callback_port if settings is not None else None
     try:
         with console.status(Text(f"waiting for the login to {name} (Ctrl+C gives up)…")):

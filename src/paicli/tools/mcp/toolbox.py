@@ -97,7 +97,7 @@ class McpToolbox:
         originals: dict[str, Tool] = {}
         pending: list[ToolChange] = []
         for server, live in self._manager.offered_tools().items():
-            trusted = bool(getattr(self._manager.get(server).entry, "trust", False))
+            trusted = self._manager.get(server).entry.trust
             tools = self._pinned(server, live, pending)
             for tool in tools:
                 try:

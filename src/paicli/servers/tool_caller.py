@@ -1,0 +1,147 @@
+"""The tool caller: one tool call on a managed server, with the policy around it.
+
+A call to a server still starting (or idle, or held back) starts it and waits, bounded by its
+startup timeout; a tool offered from the catalogue must then still exist and be defined as it
+was offered (never a silent drift). Each call has its server's limits (timeout, and how far
+progress may extend it), is retried only when safe (`retry.retry_safe`), and fails with a
+`ServerError`, never the library's `McpError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from paicli.mcp import CallToolResult, ClientSession, McpError, Progress, RequestTimeout
+from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
+from paicli.servers.errors import ServerCallFailed, ServerNotReady
+from paicli.servers.retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from paicli.servers.server_record import ServerRecord
+from paicli.servers.server_view import ServerState
+from paicli.servers.supervisor import Supervisor
+from paicli.servers.tool_definition import definition, definition_hash, still_offered
+
+__all__ = ["ProgressCallback", "ToolCaller"]
+
+ProgressCallback = Callable[[Progress], object]
+Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
+
+
+def _unwatched(progress: Progress) -> None:
+    """Progress nobody shows still restarts the call's timeout: always asked for."""
+
+
+class ToolCaller:
+    """Calls tools on the supervisor's servers; `limits` are per server (default: the
+    server's own request timeout, extended by progress up to `MAX_FACTOR` times)."""
+
+    def __init__(self, supervisor: Supervisor, limits: Mapping[str, CallLimits]) -> None:
+        self._supervisor = supervisor
+        self.limits = dict(limits)
+
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        offered: str | None = None,
+    ) -> CallToolResult:
+        """`offered`: the hash of the tool's definition as the caller offered it; the call is
+        sent only while the server still defines the tool so (checked before each attempt)."""
+        managed = self._supervisor.get(server)
+        self._supervisor.wake(server)
+        session, offered = await self._ready_session(managed, tool, offered)
+        limits = self._limits(managed, timeout)
+        entry = managed.entry
+        listed = next((t for t in managed.tools if t.name == tool), None)
+        safe = retry_safe(listed, tool, trusted=entry.trust, patterns=entry.retry_tools)
+        progress = on_progress or _unwatched
+
+        async def once(current: ClientSession, seconds: float) -> CallToolResult:
+            # Checked again right before each attempt: a relist (or a restart between
+            # retries) may have redefined the tool since.
+            if offered is not None:
+                still_offered(server, managed.tools, tool, offered)
+            return await current.call_tool(
+                tool,
+                arguments,
+                timeout=seconds,
+                on_progress=progress,
+                progress_extends_deadline=True,
+                max_timeout=max(limits.maximum, seconds),
+            )
+
+        try:
+            if entry.retry is None or not safe:
+                return await once(session, limits.timeout)
+            return await self._call_with_retries(managed, entry.retry, limits.timeout, once)
+        except RequestTimeout as exc:
+            raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
+        except McpError as exc:
+            raise ServerCallFailed(server, tool, str(exc)) from exc
+
+    async def _ready_session(
+        self, managed: ServerRecord, tool: str, offered: str | None
+    ) -> tuple[ClientSession, str | None]:
+        """The session of `managed`, waited for while it starts, and the definition hash the
+        call must meet: the caller's `offered`, else what the catalogue promised. A server
+        that was waited for must still offer `tool`."""
+        waited = managed.state is ServerState.STARTING
+        # What the caller was offered from the catalogue: the live tool must still be that.
+        promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
+        if offered is None and promised is not None:
+            offered = definition_hash(definition(promised))
+        if waited:
+            spec = managed.entry.spec
+            limit = spec.handshake_timeout if spec is not None else None
+            await self._supervisor.wait_ready([managed.name], limit)
+        session = managed.session
+        if managed.state is not ServerState.READY or session is None:
+            raise ServerNotReady(managed.name, managed.state.value)
+        if waited or offered is not None:
+            still_offered(managed.name, managed.tools, tool, offered)
+        return session, offered
+
+    def _limits(self, managed: ServerRecord, timeout: float | None) -> CallLimits:
+        """The call's limits: its server's, with a timeout the caller gave instead."""
+        limits = self.limits.get(managed.name)
+        if limits is None:
+            spec = managed.entry.spec
+            limits = CallLimits(spec.request_timeout) if spec is not None else CallLimits()
+            limits = replace(limits, maximum=limits.timeout * MAX_FACTOR)
+        if timeout is not None:
+            limits = replace(limits, timeout=timeout, maximum=max(limits.maximum, timeout))
+        return limits
+
+    async def _call_with_retries(
+        self, managed: ServerRecord, policy: RetryPolicy, each: float, once: Once
+    ) -> CallToolResult:
+        """`once` on the server's current session, tried again after a timeout or a crash
+        (see `retry`); a crashed server is brought back first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (policy.deadline or default_deadline(policy, each))
+        used: list[ClientSession] = []
+
+        async def attempt(left: float) -> CallToolResult:
+            session = managed.session
+            if managed.state is not ServerState.READY or session is None:
+                raise ServerNotReady(managed.name, managed.state.value)
+            used.append(session)
+            # Only a deadline the config sets cuts an attempt short (to the millisecond);
+            # the default one leaves each attempt its full timeout.
+            seconds = each if policy.deadline is None else max(round(min(each, left), 3), 0.001)
+            return await once(session, seconds)
+
+        async def recover(left: float) -> None:
+            try:
+                async with asyncio.timeout(max(left, 0)):
+                    await self._supervisor.replaced(managed, used[-1])
+            except TimeoutError:
+                raise ServerNotReady(managed.name, "not back before the call's deadline") from None
+
+        return await with_retries(policy, attempt, recover, deadline=deadline)
