@@ -258,10 +258,12 @@ mark("import the one-shot path (runtime, agent, tools, servers, MCP library, ric
 import paicli.llm.client; mark("import the openai SDK (paicli.llm.client)")
 import asyncio
 from pathlib import Path
+from paicli.run_settings import StartOptions, load_run_settings
 from paicli.runtime import open_runtime
 from paicli.ui.oneshot import EventPrinter
 async def main():
-    async with open_runtime(root=Path.cwd(), flags={}, approver=None, hold_servers=True) as rt:
+    settings = load_run_settings(Path.cwd(), StartOptions(hold_servers=True))
+    async with open_runtime(settings) as rt:
         mark("open_runtime: config files, settings, toolbox")
         await rt.agent.llm.client(); mark("build the model client (AsyncOpenAI)")
         await rt.agent.run("hi", EventPrinter("text"))

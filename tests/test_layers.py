@@ -1,6 +1,6 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
-    cli ─► ui ─► runtime ─► agent ─► asks ─► permissions, audit, doctor ─► tools, observe
+    cli ─► ui ─► runtime ─► run_settings, agent ─► asks ─► permissions, audit, doctor ─► tools, observe
         ─► servers, llm, user_config ─► errors, home, project_root, private_files,
         config_files, secret_names, redact, escape ─► mcp
     langchain (the LangChain bridge, beside the agent) ─► permissions, audit ─► ...
@@ -39,6 +39,8 @@ RANKS = {
     "paicli.audit": 4,
     "paicli.doctor": 4,
     "paicli.asks": 5,
+    # The composition root's frozen input (flags, environment, config files as one value).
+    "paicli.run_settings": 6,
     "paicli.agent": 6,
     # The LangChain bridge uses paicli's approval and audit; nothing imports it.
     "paicli.langchain": 6,
@@ -135,3 +137,54 @@ def test_only_the_ui_s_output_path_writes_to_the_terminal() -> None:
             continue
         writes += [f"{module}: {where}" for where in terminal_writes(path)]
     assert writes == []
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    """Every import counts, lazy and type-only ones too: a circle is two modules that cannot
+    be understood (or split) apart."""
+    graph: dict[str, set[str]] = {}
+    for root, path, module in modules():
+        graph[module] = {m for m in imported_modules(root, path) if m.startswith("paicli")}
+    circles = [sorted(group) for group in _strongly_connected(graph) if len(group) > 1]
+    assert circles == []
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iteratively: the groups of modules that reach one another."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start] & graph.keys())))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step] & graph.keys()))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                groups.append(group)
+    return groups

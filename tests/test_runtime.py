@@ -13,8 +13,9 @@ import pytest
 
 from paicli.agent.events import AgentEvent
 from paicli.llm.settings import ModelSettings
-from paicli.runtime import open_runtime, schema_profile
+from paicli.runtime import schema_profile
 from tests.llm_memory import MemoryLlm
+from tests.runtimes import runtime_for
 
 
 def environ(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -33,7 +34,7 @@ def ignore(event: AgentEvent) -> None:
 async def test_switching_the_model_keeps_the_conversation(tmp_path: Path) -> None:
     async with MemoryLlm([{"text": "one"}, {"text": "two"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
-        async with open_runtime(
+        async with runtime_for(
             root=tmp_path,
             flags=flags,
             approver=None,
@@ -51,7 +52,7 @@ async def test_switching_the_model_keeps_the_conversation(tmp_path: Path) -> Non
 
 
 async def test_a_runtime_without_a_model_gets_one_from_model_command(tmp_path: Path) -> None:
-    async with open_runtime(
+    async with runtime_for(
         root=tmp_path, flags={}, approver=None, environ=environ(tmp_path)
     ) as runtime:
         assert runtime.agent is None
@@ -67,7 +68,7 @@ async def test_a_key_picked_up_by_model_command_is_redacted_from_the_audit_log(
     key = "sk-switched-key-0123456789"
     env = environ(tmp_path, DEEPSEEK_API_KEY=key)
     flags = {"base_url": "http://127.0.0.1:9/v1", "model": "local", "provider": None}
-    async with open_runtime(root=tmp_path, flags=flags, approver=None, environ=env) as runtime:
+    async with runtime_for(root=tmp_path, flags=flags, approver=None, environ=env) as runtime:
         assert runtime.settings.api_key is None  # a plain base URL never borrows a key
         settings = await runtime.set_model("deepseek")
         assert settings.api_key == key
@@ -80,7 +81,7 @@ async def test_a_broken_config_file_is_one_problem_naming_the_file_once(tmp_path
     (tmp_path / ".paicli").mkdir()
     (tmp_path / ".paicli" / "mcp.json").write_text('{"mcpServers": {"a": {"command": "x",}}}')
     (tmp_path / "elsewhere").mkdir()
-    async with open_runtime(
+    async with runtime_for(
         root=tmp_path / "elsewhere", flags={}, approver=None, environ=environ(tmp_path)
     ) as runtime:
         (problem,) = runtime.problems
@@ -103,7 +104,7 @@ def test_gemini_models_get_the_gemini_schema_profile() -> None:
 async def test_a_preset_without_a_key_is_refused_and_the_model_stays(tmp_path: Path) -> None:
     async with MemoryLlm([{"text": "still me"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "first-model", "provider": None}
-        async with open_runtime(
+        async with runtime_for(
             root=tmp_path,
             flags=flags,
             approver=None,
@@ -122,7 +123,7 @@ async def test_starting_in_the_home_folder_warns_and_the_tools_protect_paicli_ho
     tmp_path: Path,
 ) -> None:
     state = tmp_path / "state"  # PAICLI_HOME inside the project, not named .paicli
-    async with open_runtime(
+    async with runtime_for(
         root=tmp_path,
         flags={},
         approver=None,
@@ -159,7 +160,7 @@ async def test_an_approved_env_command_sends_no_secret_to_the_model(
     call = {"name": "execute_command", "arguments": json.dumps({"command": "env"})}
     async with MemoryLlm([{"tool_calls": [call]}, {"text": "done"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "m", "provider": "deepseek"}
-        async with open_runtime(
+        async with runtime_for(
             root=tmp_path,
             flags=flags,
             approver=None,
@@ -198,7 +199,7 @@ async def test_a_known_secret_in_a_tool_result_never_reaches_the_model(tmp_path:
     call = {"name": "read_file", "arguments": json.dumps({"path": "notes.txt"})}
     async with MemoryLlm([{"tool_calls": [call]}, {"text": "done"}]) as llm:
         flags = {"base_url": llm.base_url, "model": "m", "provider": None}
-        async with open_runtime(
+        async with runtime_for(
             root=tmp_path,
             flags=flags,
             approver=None,

@@ -88,13 +88,13 @@ async def test_closing_waits_for_a_build_under_way_and_closes_what_it_made() -> 
 OPEN_RUNTIME = """
 import asyncio, sys, tempfile
 from pathlib import Path
-from paicli.runtime import open_runtime
+from tests.runtimes import runtime_for
 
 async def main():
     with tempfile.TemporaryDirectory() as home:
         env = {"PAICLI_HOME": home, "HOME": home, "PAICLI_API_KEY": "sk-dummy"}
         flags = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
-        async with open_runtime(
+        async with runtime_for(
             root=Path(home), flags=flags, approver=None, environ=env, hold_servers=True
         ) as runtime:
             assert runtime.agent is not None

@@ -18,13 +18,14 @@ import pytest
 
 from paicli.mcp import Tool
 from paicli.permissions.approval import Answer, ApprovalRequest, Choice, Policy
-from paicli.runtime import Runtime, open_runtime
+from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer
 from paicli.servers.tool_definition import definition, definition_hash
 from paicli.user_config import UserConfig
 from tests.conftest import SERVERS
 from tests.llm_memory import MemoryLlm
 from tests.memory_connect import memory_connector
+from tests.runtimes import runtime_for
 
 ECHO = "mcp__f__echo"
 
@@ -63,7 +64,7 @@ async def running(
 
     environ = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
     environ["PAICLI_HOME"] = str(tmp_path / "home")
-    async with open_runtime(
+    async with runtime_for(
         root=tmp_path,
         flags={"base_url": llm.base_url, "model": "m", "provider": None},
         approver=approvals,

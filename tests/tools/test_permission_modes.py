@@ -19,7 +19,8 @@ from paicli.permissions.approval import (
     Policy,
     project_settings,
 )
-from paicli.runtime import configured_mode, permission_policy
+from paicli.permissions.policy import permission_policy
+from paicli.run_settings import configured_mode
 from paicli.tools.builtin.toolbox import BuiltinToolbox
 from paicli.tools.combined import CombinedToolbox
 from paicli.ui.approval_prompt import question, request_text

@@ -18,9 +18,9 @@ import pytest
 
 from paicli.permissions.approval import Answer, Choice, ProjectSettings, project_settings
 from paicli.permissions.rules import parse_rule
-from paicli.runtime import open_runtime
 from paicli.tools.base import ToolOutcome
 from tests.llm_server import ScriptedLlm
+from tests.runtimes import runtime_for
 
 from .test_approval import ScriptedApprover
 
@@ -77,7 +77,7 @@ async def call(
     flag_deny: tuple[str, ...] = (),
 ) -> list[ToolOutcome]:
     """Start paicli in `cwd` and make the built-in tool `calls` through its toolbox."""
-    async with open_runtime(
+    async with runtime_for(
         root=cwd,
         flags={},
         approver=approver,
@@ -254,7 +254,7 @@ async def test_a_settings_file_above_the_project_root_is_never_read(
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "a.txt").write_text("hello")
     ask = RulesAsked()
-    async with open_runtime(
+    async with runtime_for(
         root=cwd, flags={}, approver=None, ask_rules=ask, environ=environ(home)
     ) as runtime:
         assert runtime.approvals is not None

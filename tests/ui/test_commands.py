@@ -8,8 +8,9 @@ from prompt_toolkit.document import Document
 
 from paicli.cli import build_parser
 from paicli.llm.presets import PRESETS
-from paicli.ui.commands import BY_NAME, COMMANDS, MCP_ACTIONS, help_text
+from paicli.ui.commands import BY_NAME, COMMANDS, help_text
 from paicli.ui.completion import ReplCompleter
+from paicli.ui.mcp_actions import MCP_ACTIONS
 
 
 def completions(text: str) -> list[str]:

@@ -95,6 +95,13 @@ class Agent:
         if self.messages[0].get("content") != content:
             self.messages[0] = SystemMessage(role="system", content=content)
 
+    def switch_model(self, llm: ModelClient, context_window: int) -> ModelClient:
+        """Talk to `llm` from the next request on, keeping the conversation; the client it
+        replaces is returned for the caller to close."""
+        old, self.llm = self.llm, llm
+        self.context_window = context_window
+        return old
+
     def restore(self, messages: Sequence[Message]) -> None:
         """Continue a saved conversation: its messages after this run's system prompt."""
         self.messages = [

@@ -26,9 +26,9 @@ from paicli.home import PaicliHome
 from paicli.observe.tracing import configured
 from paicli.project_root import project_root
 from paicli.redact import Redactor, environment_secrets
-from paicli.runtime import config_secrets
-from paicli.servers.call_limits import call_defaults, limits_by_server
-from paicli.servers.catalogue import Catalogue, catalogue_key
+from paicli.run_settings import config_secrets
+from paicli.servers.call_limits import call_defaults
+from paicli.servers.catalogue import catalogue_key
 from paicli.servers.config import (
     ConfigWriteError,
     LoadedConfig,
@@ -39,7 +39,7 @@ from paicli.servers.config import (
     shown_name,
 )
 from paicli.servers.errors import ServerError
-from paicli.servers.manager import ManagedServer, ServerManager, ServerState
+from paicli.servers.manager import ManagedServer, ServerManager, ServerState, build_manager
 from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.servers.tool_pins import ToolPins, from_project
 from paicli.servers.traces import TraceError, read_trace
@@ -298,12 +298,12 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
         err(f"paicli: {limit_problem}")
     async with (
         configured(traced, config_secrets(config), home),
-        ServerManager(
+        build_manager(
             entries,
-            call_limits=limits_by_server(entries, defaults),
+            home=home,
+            calls=defaults,
             on_change=mcp_shell.Progress(),
-            log_dir=home.mcp_logs_dir,
-            catalogue=Catalogue(home.catalogue_dir, read=False),
+            read_catalogue=False,
         ) as manager,
     ):
         await manager.wait_ready()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from paicli.cli.errors import UsageError
 from paicli.permissions.approval import YOLO_WARNING, Mode
+from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.oneshot import EventPrinter, report_server
@@ -99,20 +100,11 @@ async def _answer(
     prompt: str,
     printer: EventPrinter,
 ) -> int:
+    # The servers start at the first wait for them, or at the model's answer.
+    settings = load_run_settings(Path.cwd(), start_options(options, flags, hold_servers=True))
     async with open_runtime(
-        root=Path.cwd(),
-        flags=flags,
-        approver=None,
-        hold_servers=True,  # started by the first wait for them, or the model's answer
-        flag_allow=tuple(options.allow),
-        flag_deny=tuple(options.deny),
-        mode=options.mode,
-        yes=options.yes,
-        trust_project=options.trust_project,
-        on_server_change=report_server,
-        max_steps=options.max_steps or None,
-        mcp_config=[Path(f) for f in options.mcp_config],
-        strict_mcp_config=options.strict_mcp_config,
+        settings,
+        RunIO(on_server_change=report_server),
     ) as runtime:
         with redacting(runtime.redactor):
             problem = _resume(runtime, options)

@@ -1,11 +1,12 @@
-"""Bridged calls through paicli's own approval and audit wrappers.
+"""Bridged calls through paicli's own approval, redaction and audit wrappers.
 
-The same `ApprovingToolbox` and `AuditingToolbox` as paicli's agent, composed the same way
-(audit outermost, so denials are recorded), around a small toolbox whose tools are the
-bridged `MCPTool`s. Each is named `mcp__{server}__{tool}` as in paicli, so the user's allow
-and deny patterns (`[permissions]` in `~/.paicli/config.toml`) and "always allow" answers
-apply unchanged. A denial or refusal comes back as an error result, which the tool raises as
-`ToolException`; a timeout or a dead server passes through (recorded) as its exception.
+The same `ApprovingToolbox` as paicli's agent, inside the same `audit.guard.guard` stack
+(audit outermost, so denials are recorded; what the agent reads is redacted), around a small
+toolbox whose tools are the bridged `MCPTool`s (seen here as `BridgedTool`). Each is named
+`mcp__{server}__{tool}` as in paicli, so the user's allow and deny patterns (`[permissions]`
+in `~/.paicli/config.toml`) and "always allow" answers apply unchanged. A denial or refusal
+comes back as an error result, which the tool raises as `ToolException`; a timeout or a dead
+server passes through (recorded) as its exception.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from paicli.audit.log import AuditingToolbox, AuditLog
+from paicli.audit.guard import guard
+from paicli.audit.log import AuditLog
 from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
-from paicli.mcp import CallToolResult, TextContent
+from paicli.mcp import CallToolResult, HttpServer, StdioServer, TextContent
 from paicli.permissions.approval import (
     Answer,
     ApprovalRequest,
@@ -32,13 +34,10 @@ from paicli.permissions.approval import (
     PermissionStore,
     Policy,
 )
-from paicli.redact import Redactor
+from paicli.redact import Redactor, environment_secrets
 from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.mcp.naming import model_tool_name
 from paicli.user_config import load_user_config
-
-if TYPE_CHECKING:
-    from paicli.langchain.tool import MCPTool
 
 __all__ = ["ApproveCallback", "CallGuard"]
 
@@ -47,6 +46,20 @@ log = logging.getLogger("paicli.langchain")
 ApproveCallback = Callable[[ApprovalRequest], "bool | Answer | Awaitable[bool | Answer]"]
 """Asked before a call the user's policy does not already allow: True (or an `Answer`)
 lets it run. A plain function runs in a worker thread, so it may block on a prompt."""
+
+
+class BridgedTool(Protocol):
+    """What the guard reads of a bridged tool (`langchain.tool.BridgedTool`)."""
+
+    server: str
+    remote_name: str
+    description: str
+    args_schema: Any
+    metadata: dict[str, Any] | None
+
+    def link_spec(self) -> StdioServer | HttpServer: ...
+
+    async def call_server(self, arguments: Mapping[str, Any]) -> CallToolResult: ...
 
 
 @dataclass(frozen=True)
@@ -59,10 +72,10 @@ class _Ran(ToolOutcome):
 class _BridgedTools:
     """The bridged tools as a paicli `Toolbox`."""
 
-    def __init__(self, tools: Sequence[MCPTool]) -> None:
+    def __init__(self, tools: Sequence[BridgedTool]) -> None:
         self._tools = {model_tool_name(t.server, t.remote_name): t for t in tools}
 
-    def spec(self, tool: MCPTool) -> ToolSpec:
+    def spec(self, tool: BridgedTool) -> ToolSpec:
         annotations = tool.metadata.get("annotations") if tool.metadata else None
         read_only = isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
         return ToolSpec(
@@ -100,7 +113,7 @@ class CallGuard:
 
     def __init__(
         self,
-        tools: Sequence[MCPTool],
+        tools: Sequence[BridgedTool],
         *,
         approve: ApproveCallback | None,
         audit: bool | str | os.PathLike[str] | None,
@@ -117,21 +130,24 @@ class CallGuard:
             toolbox = ApprovingToolbox(
                 toolbox, policy=policy, store=store, approver=_approver(approve)
             )
+        secrets = [*environment_secrets(environ or os.environ)]
+        secrets += [v for t in tools for v in _secrets_of(t)]
+        redactor = Redactor(secrets)
+        log_file = None
         if audit:
             folder = home.audit_dir if audit is True else Path(audit).expanduser()
-            secrets = [v for t in tools for v in _secrets_of(t)]
-            log_file = AuditLog(folder, Redactor(secrets))
-            toolbox = AuditingToolbox(toolbox, log_file, session_id=uuid.uuid4().hex[:12])
-        self._toolbox = toolbox
+            log_file = AuditLog(folder, redactor)
+        session_id = uuid.uuid4().hex[:12]
+        self._toolbox = guard(toolbox, redactor=redactor, audit=log_file, session_id=session_id)
 
-    async def call(self, tool: MCPTool, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(self, tool: BridgedTool, arguments: Mapping[str, Any]) -> CallToolResult:
         outcome = await self._toolbox.call(self._tools.spec(tool), arguments)
         if isinstance(outcome, _Ran) and outcome.result is not None:
             return outcome.result
         return CallToolResult([TextContent(outcome.text)], is_error=True)
 
 
-def _secrets_of(tool: MCPTool) -> list[str]:
+def _secrets_of(tool: BridgedTool) -> list[str]:
     """Values of the server's description that must never reach the log."""
     spec = tool.link_spec()
     values = getattr(spec, "env", None) or getattr(spec, "headers", None) or {}

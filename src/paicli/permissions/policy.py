@@ -401,3 +401,32 @@ def _grants(value: object) -> dict[str, ToolGrant]:
         if isinstance(hashed, str) and isinstance(defined, dict):
             grants[name] = ToolGrant(hashed, defined)
     return grants
+
+
+def permission_policy(
+    user_config: UserConfig,
+    project: ProjectSettings,
+    store: PermissionStore,
+    *,
+    trust: bool,
+    ask: Callable[[ProjectSettings], bool] | None,
+) -> tuple[Policy, list[str]]:
+    """The user's rules plus the project's: its deny rules always, its allow rules once the
+    user accepted exactly these (asked through `ask`, remembered) or with `trust`."""
+    policy, problems = Policy.from_config(user_config)
+    problems += project.problems
+    policy = policy | Policy(deny=project.policy.deny)
+    allow = project.policy.allow
+    if not allow:
+        return policy, problems
+    if trust or store.settings_accepted(project.digest):
+        return policy | Policy(allow=allow), problems
+    if ask is not None and ask(project):
+        if (problem := store.accept_settings(project.digest)) is not None:
+            problems.append(problem)
+        return policy | Policy(allow=allow), problems
+    problems.append(
+        f"{project.path}: its {len(allow)} allow rule(s) are not applied until you accept "
+        "them (paicli asks in a terminal; --trust-project applies them for one run)"
+    )
+    return policy, problems

@@ -7,16 +7,12 @@ unknown key inside `restart` is a warning.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
 from paicli.servers._config_file import InvalidConfig, kind
 from paicli.servers.retry import retry_policy_from
 
-if TYPE_CHECKING:
-    from paicli.servers.config import ServerEntry
-
-__all__ = ["DEFAULT_MAX_RESTARTS", "RestartPolicy", "with_options"]
+__all__ = ["DEFAULT_MAX_RESTARTS", "RestartPolicy", "entry_options"]
 
 RestartPolicy = Literal["never", "on-failure"]
 # Enough to ride out a server that crashes now and then, few enough that one crashing at
@@ -24,10 +20,9 @@ RestartPolicy = Literal["never", "on-failure"]
 DEFAULT_MAX_RESTARTS = 3
 
 
-def with_options(
-    entry: ServerEntry, value: dict[str, object], where: str, warnings: list[str]
-) -> ServerEntry:
-    """`entry` with the options of `value` (its entry as written, `where` naming it)."""
+def entry_options(value: dict[str, object], where: str, warnings: list[str]) -> dict[str, Any]:
+    """The options of `value` (an entry as written, `where` naming it), by the name of the
+    `ServerEntry` field each sets."""
     disabled = value.get("disabled", False)
     trust = value.get("trust", False)
     trace = value.get("trace", False)
@@ -42,8 +37,7 @@ def with_options(
         retry = None if value.get("retry") is None else retry_policy_from(value["retry"])
     except InvalidConfig as exc:  # the message names the key, not the server
         raise InvalidConfig(f"{where}: {exc}") from None
-    return replace(
-        entry,
+    return dict(
         lazy=start == "lazy",
         disabled=bool(disabled),
         trust=bool(trust),

@@ -47,7 +47,7 @@ from paicli.home import PaicliHome, user_home
 from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
 from paicli.servers._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from paicli.servers._config_file import InvalidConfig, kind, read_document
-from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, with_options
+from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, entry_options
 from paicli.servers._expand import VariableUse, expanded, references
 from paicli.servers._limits_config import DefaultLimits, default_limits, limited
 from paicli.servers._names import name_problem, project_name, shown_name
@@ -405,7 +405,7 @@ def _load_server(
         entry = replace(entry, unallowed_secrets=secrets, withheld=withheld)
     try:
         # Options first, so a disabled server whose variables are missing still says disabled.
-        entry = with_options(entry, usable, where, config.warnings)
+        entry = replace(entry, **entry_options(usable, where, config.warnings))
         if repository:
             entry = replace(entry, trust=entry.name in context.rules.trust)
         if repository:

@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from paicli.home import PaicliHome
 from paicli.mcp import CallToolResult, ClientHandlers, Tool, connect
-from paicli.servers.call_limits import CallLimits
+from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
+from paicli.servers.config import ServerEntry
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_view import (
     ChangeCallback,
@@ -41,6 +43,7 @@ __all__ = [
     "ServerManager",
     "ServerState",
     "StartTimes",
+    "build_manager",
 ]
 
 
@@ -182,3 +185,31 @@ class ServerManager:
 
     async def enable(self, name: str) -> None:
         await self._supervisor.enable(name)
+
+
+def build_manager(
+    entries: Iterable[ServerEntry],
+    *,
+    home: PaicliHome,
+    calls: CallDefaults,
+    handlers: ClientHandlers | Callable[[str], ClientHandlers] | None = None,
+    on_change: ChangeCallback | None = None,
+    connector: Connector | None = None,
+    held: bool = False,
+    read_catalogue: bool = True,
+) -> ServerManager:
+    """The manager of a run's approved `entries`: stderr logs and the catalogue under `home`,
+    each server's call limits from its entry and `calls` (the run's defaults). With
+    `read_catalogue` false the catalogue is written, not read (`paicli mcp ...` shows live
+    servers only)."""
+    entries = list(entries)
+    return ServerManager(
+        entries,
+        handlers=handlers,
+        call_limits=limits_by_server(entries, calls),
+        on_change=on_change,
+        log_dir=home.mcp_logs_dir,
+        connector=connector or connect,
+        catalogue=Catalogue(home.catalogue_dir, read=read_catalogue),
+        held=held,
+    )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from paicli.escape import one_line
 from paicli.llm.presets import PRESETS
+from paicli.ui.mcp_actions import MCP_ACTIONS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -171,21 +172,6 @@ async def _permissions(context: SlashContext, words: list[str]) -> None:
 
 def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
     return list(PRESETS) if not earlier else ()
-
-
-MCP_ACTIONS = (
-    "approve",
-    "restart",
-    "logs",
-    "disable",
-    "enable",
-    "tools",
-    "schema",
-    "resources",
-    "prompts",
-    "login",
-    "logout",
-)
 
 
 async def _mcp(context: SlashContext, words: list[str]) -> None:

@@ -22,7 +22,7 @@ from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
 from paicli.servers.trust import TrustStore, withheld_reason
 from paicli.tools.mcp.naming import model_tool_name
-from paicli.ui.commands import MCP_ACTIONS
+from paicli.ui.mcp_actions import MCP_ACTIONS
 from paicli.ui.output import quoted_lines
 
 MARKS = {

@@ -17,7 +17,8 @@ from rich.text import Text
 from paicli.answered_projects import remember
 from paicli.escape import one_line, terminal_safe
 from paicli.permissions.approval import ProjectSettings
-from paicli.runtime import RulesAsk, Runtime, open_runtime
+from paicli.run_settings import RulesAsk, RunIO, load_run_settings, start_options
+from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustAnswer, TrustAsk, TrustRequest
 from paicli.ui.console import SafeConsole
 from paicli.ui.prompt_line import LiveLine
@@ -40,30 +41,29 @@ async def repl_main(
     console = SafeConsole(force_terminal=sys.stdout.isatty() or None)
     repl = Repl(console, interactive=sys.stdin.isatty(), line=line)
     answers = _Answers()
-    async with open_runtime(
-        root=Path.cwd(),
-        flags=flags,
+    settings = load_run_settings(
+        Path.cwd(),
+        # The servers start once the prompt is drawn (Repl.run).
+        start_options(options, flags, hold_servers=True),
+    )
+    io = RunIO(
         approver=repl.approve,
-        hold_servers=True,  # started once the prompt is drawn (Repl.run)
-        flag_allow=tuple(options.allow),
-        flag_deny=tuple(options.deny),
-        mode=options.mode,
         ask_rules=answers.rules(ask_rules) if ask_trust is not None else None,
-        trust_project=options.trust_project,
         ask_trust=None if ask_trust is None else answers.trust(ask_trust),
         on_server_change=repl.server_changed,
-        max_steps=options.max_steps or None,
         elicit=repl.elicit,
         approve_sampling=repl.approve_sampling,
         review_sample=repl.review_sample,
-        mcp_config=[Path(f) for f in options.mcp_config],
-        strict_mcp_config=options.strict_mcp_config,
+    )
+    async with open_runtime(
+        settings,
+        io,
     ) as runtime:
         flagged = options.trust_project or options.mcp_config  # (they change what is asked)
         if ask_trust is not None and answers.kept and not flagged:
             # Every question of this start is answered and saved: the next one with the
             # same files asks nothing, and draws its prompt first.
-            await asyncio.to_thread(remember, runtime.project or runtime.root, runtime.home)
+            await asyncio.to_thread(remember, runtime.project, runtime.home)
         with redacting(runtime.redactor):
             resumed = await pick_session(runtime, options, console, interactive=repl.interactive)
             if resumed is None:

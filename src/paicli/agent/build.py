@@ -1,0 +1,36 @@
+"""Building the agent for a run: its system prompt from the project folder, its limits from
+the model settings and the command line (`build_agent`, used by the REPL, `-p` and `/model`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
+from paicli.agent.prompt import system_prompt
+from paicli.tools.base import Toolbox
+from paicli.tools.search.offer import ToolOffer
+
+__all__ = ["build_agent"]
+
+
+def build_agent(
+    llm: ModelClient,
+    toolbox: Toolbox,
+    *,
+    root: Path,
+    context_window: int,
+    max_steps: int | None,
+    offer: ToolOffer | None,
+    context: Callable[[], str] | None = None,
+) -> Agent:
+    """The agent working in `root` through `toolbox`; `max_steps` None is the default."""
+    return Agent(
+        llm,
+        toolbox,
+        system_prompt=system_prompt(root),
+        context_window=context_window,
+        max_steps=max_steps or DEFAULT_MAX_STEPS,
+        offer=offer,
+        context=context,
+    )

@@ -1,0 +1,153 @@
+"""`Runtime`: the objects of one run, built by `open_runtime` from its `RunSettings`.
+
+What was loaded at the start is `run` (frozen). What changes during the run changes only
+through `Runtime`'s own methods: the model in use (`set_model`), the conversation's file
+(`resume`, `save_session`), the tokens used (`add_usage`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from paicli.agent.build import build_agent
+from paicli.agent.loop import Agent
+from paicli.agent.memory import ProjectMemory
+from paicli.agent.sessions import SavedSession, SessionStore
+from paicli.audit.log import AuditLog
+from paicli.home import PaicliHome
+from paicli.llm.deferred import DeferredClient
+from paicli.llm.settings import ModelSettings, switch_model
+from paicli.permissions.approval import ApprovingToolbox
+from paicli.redact import Redactor
+from paicli.run_settings import RunSettings
+from paicli.runtime.context import schema_profile
+from paicli.runtime.model import model_client
+from paicli.servers.config import LoadedConfig
+from paicli.servers.manager import ServerManager
+from paicli.tools.base import Toolbox
+from paicli.tools.mcp.toolbox import McpToolbox
+from paicli.tools.search.offer import ToolOffer
+from paicli.user_config import UserConfig
+
+if TYPE_CHECKING:
+    from paicli.llm.client import HttpClient
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger("paicli.runtime")
+
+
+@dataclass
+class Runtime:
+    run: RunSettings
+    settings: ModelSettings  # the model in use (`/model` switches it)
+    manager: ServerManager
+    mcp: McpToolbox
+    audit: AuditLog
+    toolbox: Toolbox
+    agent: Agent | None
+    offer: ToolOffer
+    # The run's secrets: the audit log, tool results, the model and the screen share them.
+    redactor: Redactor
+    approvals: ApprovingToolbox  # the permission mode and session answers
+    memory: ProjectMemory  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
+    sessions: SessionStore  # saved conversations (--continue, --resume)
+    context: Callable[[], str]  # what the system prompt adds before each request
+    skipped: list[str] = field(default_factory=list)  # unapproved project servers
+    problems: list[str] = field(default_factory=list)  # config problems, one line each
+    http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
+    session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
+    usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
+
+    @property
+    def root(self) -> Path:
+        """The folder paicli started in: the file tools work there."""
+        return self.run.root
+
+    @property
+    def project(self) -> Path:
+        """The project root: its MCP servers, settings.json and saved answers."""
+        return self.run.project
+
+    @property
+    def home(self) -> PaicliHome:
+        return self.run.home
+
+    @property
+    def user_config(self) -> UserConfig:
+        return self.run.user_config
+
+    @property
+    def config(self) -> LoadedConfig:
+        return self.run.config
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self.run.environ
+
+    @property
+    def max_steps(self) -> int | None:
+        """--max-steps (None: the agent's default)."""
+        return self.run.options.max_steps
+
+    def add_usage(self, usage: Mapping[str, int]) -> None:
+        for key, value in usage.items():
+            if isinstance(value, int):
+                self.usage[key] = self.usage.get(key, 0) + value
+
+    def load_model(self) -> None:
+        """Start loading the model client in the background (the openai SDK), if not yet."""
+        if self.agent is not None and isinstance(self.agent.llm, DeferredClient):
+            self.agent.llm.load()
+
+    def start_background(self) -> None:
+        """What the first prompt did not wait for: the held servers start, the model loads."""
+        self.manager.start()
+        self.load_model()
+
+    def resume(self, session: SavedSession) -> None:
+        """Carry on the saved conversation `session`: its messages, saved to its file."""
+        self.session_id = session.id
+        if self.agent is not None:
+            self.agent.restore(session.messages)
+
+    def save_session(self) -> None:
+        """Write the conversation to its session file (blocking: run it off the loop)."""
+        if self.agent is None:
+            return
+        if not self.session_id:
+            self.session_id = SessionStore.new_id()
+        try:
+            self.sessions.save(self.session_id, self.agent.messages, self.settings.model or "")
+        except OSError as exc:
+            log.warning("the conversation could not be saved: %s", exc)
+
+    async def set_model(self, name: str) -> ModelSettings:
+        """`/model NAME`: switch the model or preset, keeping the conversation. Settings that
+        are not usable (a preset with no key) are returned and not applied: the current
+        model stays."""
+        settings = switch_model(self.settings, name, self.environ, self.user_config)
+        if settings.api_key:  # a new key must never reach the model, the screen or the log
+            self.redactor.learn([settings.api_key])
+        if not settings.configured:
+            return settings
+        self.settings = settings
+        self.mcp.profile = schema_profile(settings)
+        llm = model_client(settings, self.http_client, self.redactor, self.manager.start)
+        if self.agent is None:
+            self.agent = build_agent(
+                llm,
+                self.toolbox,
+                root=self.root,
+                context_window=settings.context_window,
+                max_steps=self.max_steps,
+                offer=self.offer,
+                context=self.context,
+            )
+        else:
+            await self.agent.switch_model(llm, settings.context_window).aclose()
+        return settings
