@@ -1,8 +1,8 @@
 """Layers import downward only (house style 1): a walk over every module's imports.
 
-    cli ─► ui ─► runtime ─► run_settings, agent ─► asks ─► permissions, audit, doctor ─► tools, observe
-        ─► servers, llm, user_config ─► errors, home, project_root, private_files,
-        config_files, secret_names, redact, escape ─► mcp
+    cli ─► ui ─► runtime ─► run_settings, agent ─► asks ─► permissions, audit, doctor
+        ─► tools, observe ─► servers, llm, user_config ─► errors, home, project_root,
+        private_files, config_files, secret_names, redact, escape ─► mcp
     langchain (the LangChain bridge, beside the agent) ─► permissions, audit ─► ...
 
 rich and prompt_toolkit belong to the UI; openai (and httpx2, its HTTP library) to the model
@@ -156,10 +156,10 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     groups: list[set[str]] = []
-    for start in graph:
+    for start, targets in graph.items():
         if start in index:
             continue
-        work = [(start, iter(sorted(graph[start] & graph.keys())))]
+        work = [(start, iter(sorted(targets & graph.keys())))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
