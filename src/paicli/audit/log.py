@@ -25,7 +25,15 @@ from paicli.private_files import make_private_dir
 from paicli.redact import Redactor
 from paicli.servers.retry import Attempt, listening
 from paicli.servers.tool_pins import ToolChange
-from paicli.tools.base import VERDICT, DecidedBy, Toolbox, ToolOutcome, ToolSpec, Verdict
+from paicli.tools.base import (
+    VERDICT,
+    DecidedBy,
+    Toolbox,
+    ToolboxWrapper,
+    ToolOutcome,
+    ToolSpec,
+    Verdict,
+)
 from paicli.tools.mcp.naming import model_tool_name
 
 __all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
@@ -158,24 +166,15 @@ def _first_line(text: str) -> str:
     return line[:_ERROR_LIMIT]
 
 
-class AuditingToolbox:
-    """Records every call `inner` receives, including denied, refused and cancelled ones."""
+class AuditingToolbox(ToolboxWrapper):
+    """Records every call `inner` receives, including denied, refused and cancelled ones.
+    (A precheck is not recorded on its own: `call` runs it again inside the approving
+    wrapper, and that refusal is what the log records.)"""
 
     def __init__(self, inner: Toolbox, log: AuditLog, *, session_id: str) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._log = log
         self._session_id = session_id
-
-    def specs(self) -> list[ToolSpec]:
-        return self._inner.specs()
-
-    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
-        # Not recorded here: `call` runs the precheck again inside the approving wrapper, and
-        # that refusal is what the log records.
-        return self._inner.precheck(spec, arguments)
-
-    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
-        return self._inner.must_ask(spec, arguments)
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         started = self._log.clock()

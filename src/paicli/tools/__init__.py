@@ -1,3 +1,6 @@
-"""Tools the agent can call: built-ins (one record each in `_catalog`), MCP servers' tools
-(`mcp_toolbox`, with their model-facing names in `naming` and results in `results`), and the
-wrappers around them (approval, audit), composed in `registry`."""
+"""Tool sources the agent can call and what they share: the toolbox interface and the
+`ToolboxWrapper` base (`base`), the built-in tools (`builtin/`, one record each in
+`builtin/catalog`), MCP servers' tools (`mcp/`: the toolbox, model-facing names, results),
+tool search (`search/`), reading shell commands (`shell/`), the paths that always ask
+(`protected`), the combination of sources (`combined`) and redaction of what reaches the
+model (`redacting`). Approval (`paicli.permissions`) and audit (`paicli.audit`) wrap them."""

@@ -154,3 +154,23 @@ class Toolbox(Protocol):
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         """Run the call. Never raises for a tool failure (only on cancellation)."""
         ...
+
+
+class ToolboxWrapper:
+    """A toolbox around `inner` that passes everything through: a cross-cutting wrapper
+    (approval, redaction, audit) subclasses it and overrides only what it changes."""
+
+    def __init__(self, inner: Toolbox) -> None:
+        self._inner = inner
+
+    def specs(self) -> list[ToolSpec]:
+        return self._inner.specs()
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        return self._inner.precheck(spec, arguments)
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return self._inner.must_ask(spec, arguments)
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        return await self._inner.call(spec, arguments)

@@ -1,8 +1,9 @@
-"""Toolboxes are composed as Audit( Redact( Approve( Builtin + MCP ) ) ) (`paicli.runtime`).
+"""Several tool sources as one toolbox (`CombinedToolbox`): the built-in tools, the MCP
+servers' tools and tool search, each call routed to the source that offers its tool.
 
-Audit is outermost so that denied and refused calls are recorded too; approval sits between
-the model and every source, so the REPL, one-shot mode and the LangChain adapter all get the
-same policy by calling this registry.
+The wrappers go around the combination, in one place (`paicli.audit.guard`, called by
+`runtime.open.build_toolbox` and by the LangChain bridge): `Audit( Redact( Approve(
+Builtin + MCP + search ) ) )`, audit outermost so denied and refused calls are recorded too.
 """
 
 from __future__ import annotations

@@ -22,27 +22,21 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from paicli.llm.deferred import StreamingClient
 from paicli.llm.messages import Message, ToolDefinition
 from paicli.redact import Redactor
-from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.base import Toolbox, ToolboxWrapper, ToolOutcome, ToolSpec
 
 __all__ = ["RedactingModel", "RedactingToolbox"]
 
 
-class RedactingToolbox:
+class RedactingToolbox(ToolboxWrapper):
     """`inner`, with the known secrets taken out of every outcome's text."""
 
     def __init__(self, inner: Toolbox, redactor: Redactor) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._redactor = redactor
-
-    def specs(self) -> list[ToolSpec]:
-        return self._inner.specs()
 
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
         outcome = self._inner.precheck(spec, arguments)
         return None if outcome is None else self._redacted(outcome)
-
-    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
-        return self._inner.must_ask(spec, arguments)
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         return self._redacted(await self._inner.call(spec, arguments))
