@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paicli.agent.build import build_agent
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block
 from paicli.agent.sessions import SessionStore
@@ -26,8 +25,8 @@ from paicli.project_root import project_root
 from paicli.redact import Redactor
 from paicli.run_settings import RunIO, RunSettings
 from paicli.runtime.context import mode_note, schema_profile, server_instructions
-from paicli.runtime.model import model_client
 from paicli.runtime.run import Runtime
+from paicli.servers.config import ServerEntry
 from paicli.servers.manager import Connector, ServerManager, build_manager
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustStore, approve_servers, withheld_reason
@@ -55,40 +54,23 @@ async def open_runtime(
     `connector` reaches the MCP servers (default `paicli.mcp.connect`) and `http_client`
     carries the model's requests (default: the SDK's own); tests pass in-memory ones."""
     io = io or RunIO()
-    problems = list(settings.problems)
-    entries, skipped = approve_servers(
-        settings.config.servers.values(),
-        settings.project,
-        TrustStore(settings.home.trust_store),
-        trust_all=settings.options.trust_project,
-        ask=io.ask_trust,
-        passing=settings.config.passing,
-    )
-    problems += [withheld_reason(e) for e in entries if e.withheld and not e.disabled]
+    entries, skipped, problems = _approved_servers(settings, io)
     redactor = Redactor(settings.secrets)
     record = Record(redactor, AuditLog(settings.home.audit_dir, redactor), uuid.uuid4().hex[:12])
     model = _ModelInUse(settings.model)
-    asks = _asks(settings, io, record, model, http_client)
     manager = build_manager(
         entries,
         home=settings.home,
         calls=settings.calls,
-        handlers=asks.handlers,
+        handlers=_asks(settings, io, record, model, http_client).handlers,
         on_change=io.on_server_change,
         connector=connector,
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
     mcp, approvals, toolbox, toolbox_problems = build_toolbox(settings, io, manager, offer, record)
-    problems += toolbox_problems
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
-    if memory.text():
-        problems += memory.problems
-
-    def context() -> str:
-        block = context_block(memory.text(), server_instructions(manager))
-        return "\n\n".join(filter(None, [block, mode_note(approvals.mode)]))
-
+    problems += [*toolbox_problems, *(memory.problems if memory.text() else ())]
     traced = [e.name for e in entries if e.trace]
     async with configured(traced, list(settings.secrets), settings.home), manager:
         runtime = Runtime(
@@ -104,29 +86,53 @@ async def open_runtime(
             approvals=approvals,
             memory=memory,
             sessions=SessionStore(settings.home.sessions_dir, settings.root),
-            context=context,
+            context=_Context(memory, manager, approvals),
             skipped=skipped,
             problems=problems,
             http_client=http_client,
         )
         model.runtime = runtime
         if settings.model.configured:
-            llm = model_client(settings.model, http_client, redactor, on_answer=manager.start)
-            runtime.agent = build_agent(
-                llm,
-                toolbox,
-                root=settings.root,
-                context_window=settings.model.context_window,
-                max_steps=settings.options.max_steps,
-                offer=offer,
-                context=context,
-            )
+            await runtime.use_model(settings.model)
         try:
             yield runtime
         finally:
             if runtime.agent is not None:
                 with contextlib.suppress(Exception):
                     await runtime.agent.llm.aclose()
+
+
+def _approved_servers(
+    settings: RunSettings, io: RunIO
+) -> tuple[list[ServerEntry], list[str], list[str]]:
+    """The servers the run may start (the user's, and the project's the user approved,
+    asked through `io`), the names of those skipped, and the run's problems so far."""
+    entries, skipped = approve_servers(
+        settings.config.servers.values(),
+        settings.project,
+        TrustStore(settings.home.trust_store),
+        trust_all=settings.options.trust_project,
+        ask=io.ask_trust,
+        passing=settings.config.passing,
+    )
+    withheld = [withheld_reason(e) for e in entries if e.withheld and not e.disabled]
+    return entries, skipped, [*settings.problems, *withheld]
+
+
+class _Context:
+    """What the system prompt adds before each request: the project's memory, the ready
+    servers' instructions, and the permission mode's note."""
+
+    def __init__(
+        self, memory: ProjectMemory, manager: ServerManager, approvals: ApprovingToolbox
+    ) -> None:
+        self._memory = memory
+        self._manager = manager
+        self._approvals = approvals
+
+    def __call__(self) -> str:
+        block = context_block(self._memory.text(), server_instructions(self._manager))
+        return "\n\n".join(filter(None, [block, mode_note(self._approvals.mode)]))
 
 
 @dataclass(frozen=True)

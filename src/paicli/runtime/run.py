@@ -133,8 +133,13 @@ class Runtime:
         settings = switch_model(self.settings, name, self.environ, self.user_config)
         if settings.api_key:  # a new key must never reach the model, the screen or the log
             self.redactor.learn([settings.api_key])
-        if not settings.configured:
-            return settings
+        if settings.configured:
+            await self.use_model(settings)
+        return settings
+
+    async def use_model(self, settings: ModelSettings) -> None:
+        """Talk to the model `settings` name (configured) from the next request on: the
+        agent is built on the first one, and keeps its conversation on a switch."""
         self.settings = settings
         self.mcp.profile = schema_profile(settings)
         llm = model_client(settings, self.http_client, self.redactor, self.manager.start)
@@ -150,4 +155,3 @@ class Runtime:
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
-        return settings
