@@ -13,14 +13,13 @@ import pytest
 import paicli.mcp as m
 from paicli.mcp._sandbox import bwrap, seatbelt, seccomp
 from paicli.mcp._sandbox.landlock import cover
-from paicli.mcp._sandbox.profile import SECRET_STORES, Sandbox, check_host
-from paicli.mcp._sandbox.support import SandboxSupport
+from paicli.mcp._sandbox.profile import SECRET_STORES, check_host
 
 HOME = "/home/ada"
 
 
 def test_a_profile_hides_the_users_secret_stores_unless_told_otherwise() -> None:
-    profile = Sandbox.for_project("/work/app", home=HOME, network="loopback")
+    profile = m.Sandbox.for_project("/work/app", home=HOME, network="loopback")
     assert profile.read == ("/",)
     assert profile.write == ("/work/app",)
     assert profile.network == "loopback"
@@ -28,17 +27,17 @@ def test_a_profile_hides_the_users_secret_stores_unless_told_otherwise() -> None
         assert f"{HOME}/{store}" in profile.hide
     assert f"{HOME}/.paicli" in profile.hide and "/run" in profile.hide
     assert profile.read_only == ("/work/app/.git/hooks", "/work/app/.git/config")
-    assert Sandbox(hide=()).hide == ()
-    assert len(Sandbox().hide) == len(SECRET_STORES) + 2  # the default hides them too
+    assert m.Sandbox(hide=()).hide == ()
+    assert len(m.Sandbox().hide) == len(SECRET_STORES) + 2  # the default hides them too
 
 
 def test_paths_are_normalised_and_must_be_absolute() -> None:
     listed = ["/a/b/../c/", "/a/c"]  # a list, as a config file gives it, is accepted too
-    assert Sandbox(write=listed).write == ("/a/c",)  # type: ignore[arg-type]
+    assert m.Sandbox(write=listed).write == ("/a/c",)  # type: ignore[arg-type]
     with pytest.raises(m.ServerConfigError, match="'write': 'relative' is not an absolute"):
-        Sandbox(write=("relative",))
+        m.Sandbox(write=("relative",))
     with pytest.raises(m.ServerConfigError, match="'read' must be a list of paths"):
-        Sandbox(read="/")  # type: ignore[arg-type]
+        m.Sandbox(read="/")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -61,11 +60,32 @@ def test_a_bad_allowed_host_is_refused_by_name(entry: str) -> None:
 
 
 def test_the_network_is_none_loopback_or_hosts() -> None:
-    assert Sandbox(network=("a.com", "A.com")).network == ("a.com",)
-    assert Sandbox(network=("a.com",)).hosts == ("a.com",)
-    assert Sandbox(network=()).network == "none"
+    assert m.Sandbox(network=("a.com", "A.com")).network == ("a.com",)
+    assert m.Sandbox(network=("a.com",)).hosts == ("a.com",)
+    assert m.Sandbox(network=()).network == "none"
     with pytest.raises(m.ServerConfigError, match="'network' must be"):
-        Sandbox(network="everything")  # type: ignore[arg-type]
+        m.Sandbox(network="everything")  # type: ignore[arg-type]
+
+
+def test_the_sandbox_key_of_a_server_entry(tmp_path: Path) -> None:
+    def spec(value: object) -> m.StdioServer:
+        entry = {"command": "srv", "cwd": str(tmp_path), "sandbox": value}
+        server = m.server_from_dict(entry, name="s")
+        assert isinstance(server, m.StdioServer)
+        return server
+
+    assert spec(False).sandbox is None
+    assert m.server_from_dict({"command": "srv"}).sandbox is None  # type: ignore[union-attr]
+    whole = spec(True).sandbox
+    assert whole is not None and whole.write == (str(tmp_path),)
+    narrow = spec({"write": ["out", "~/cache"], "network": ["pypi.org"], "env": ["PATH"]}).sandbox
+    assert narrow is not None
+    assert narrow.write == (str(tmp_path / "out"), os.path.expanduser("~/cache"))
+    assert (narrow.hosts, narrow.env) == (("pypi.org",), ("PATH",))
+    with pytest.raises(m.ServerConfigError, match="server 's': sandbox: unknown key 'hosts'"):
+        spec({"hosts": []})
+    with pytest.raises(m.ServerConfigError, match="server 's': 'sandbox' must be true, false"):
+        spec("yes")
 
 
 def test_bwrap_mounts_in_an_order_where_the_later_mount_wins(tmp_path: Path) -> None:
@@ -73,7 +93,7 @@ def test_bwrap_mounts_in_an_order_where_the_later_mount_wins(tmp_path: Path) -> 
     (project / ".git" / "hooks").mkdir(parents=True)
     (project / ".env").write_text("SECRET=1")
     secret_dir, secret_file = "/usr", "/etc/hostname"  # exist everywhere this runs
-    profile = Sandbox(
+    profile = m.Sandbox(
         write=(str(project),),
         read_only=(str(project / ".git" / "hooks"), str(project / ".git" / "config")),
         hide=(secret_dir, secret_file, str(project / ".env"), str(tmp_path / "other")),
@@ -101,7 +121,7 @@ def test_bwrap_reports_a_signal_as_128_plus_n() -> None:
 
 
 def test_the_seatbelt_profile_denies_writes_secrets_and_the_network() -> None:
-    profile = Sandbox.for_project('/Users/ada/my "app"', home="/Users/ada")
+    profile = m.Sandbox.for_project('/Users/ada/my "app"', home="/Users/ada")
     text = seatbelt.seatbelt_profile(profile, temp="/var/folders/xy/T")
     lines = text.splitlines()
     assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
@@ -111,11 +131,11 @@ def test_the_seatbelt_profile_denies_writes_secrets_and_the_network() -> None:
     assert '(subpath "/Users/ada/.ssh")' in hidden
     assert "(deny network*)" in lines and "(allow network" not in text
     assert lines[-1] == '(deny mach-lookup (global-name "com.apple.SecurityServer"))'
-    proxied = seatbelt.seatbelt_profile(Sandbox(network=("pypi.org",)), proxy_port=4321)
+    proxied = seatbelt.seatbelt_profile(m.Sandbox(network=("pypi.org",)), proxy_port=4321)
     assert '(allow network-outbound (remote ip "localhost:4321"))' in proxied
-    loopback = seatbelt.seatbelt_profile(Sandbox(network="loopback"))
+    loopback = seatbelt.seatbelt_profile(m.Sandbox(network="loopback"))
     assert '(allow network-outbound (remote ip "localhost:*"))' in loopback
-    argv = seatbelt.seatbelt_argv(Sandbox(), ["ls", "-l"])
+    argv = seatbelt.seatbelt_argv(m.Sandbox(), ["ls", "-l"])
     assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[-2:] == ["ls", "-l"]
 
 
@@ -177,12 +197,12 @@ def test_landlock_grants_a_folder_whole_unless_a_hidden_path_is_inside(tmp_path:
 
 
 def test_support_picks_a_mechanism_and_says_in_one_line_why_none_fits() -> None:
-    works = SandboxSupport(None, None, None, "macOS only")
-    assert works.mechanism(Sandbox(network=("a.com",))) == "bubblewrap"
-    landlock_only = SandboxSupport("bwrap is not installed", None, None, "macOS only")
-    assert landlock_only.mechanism(Sandbox()) == "landlock"
-    assert landlock_only.mechanism(Sandbox(network="loopback")) is None
-    assert landlock_only.missing(Sandbox(network="loopback")) == (
+    works = m.SandboxSupport(None, None, None, "macOS only")
+    assert works.mechanism(m.Sandbox(network=("a.com",))) == "bubblewrap"
+    landlock_only = m.SandboxSupport("bwrap is not installed", None, None, "macOS only")
+    assert landlock_only.mechanism(m.Sandbox()) == "landlock"
+    assert landlock_only.mechanism(m.Sandbox(network="loopback")) is None
+    assert landlock_only.missing(m.Sandbox(network="loopback")) == (
         "no sandbox works here (bubblewrap: bwrap is not installed; "
         "Landlock cannot give network loopback: that needs bubblewrap)"
     )

@@ -10,30 +10,10 @@ from contextlib import asynccontextmanager
 import pytest
 
 from paicli.mcp._sandbox.proxy import HEAD_LIMIT, FilteringProxy, HostRules
+from tests.sandboxes import listener
 
 pytestmark = pytest.mark.real
 ALIASES = {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}
-
-
-@asynccontextmanager
-async def listener() -> AsyncIterator[tuple[int, list[str]]]:
-    """A tiny HTTP server on 127.0.0.1: its port, and the request lines it saw."""
-    seen: list[str] = []
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            seen.append(head.decode().split("\r\n")[0])
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            seen.append("(connected)")
-        finally:
-            writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    async with server:
-        yield server.sockets[0].getsockname()[1], seen
 
 
 @asynccontextmanager

@@ -14,7 +14,8 @@ import os
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any
 
 from ._confine import Confinement, LimitUnavailable
 from ._executable import check_command
@@ -26,6 +27,10 @@ from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
 from ._stderr import StderrLog, StderrTail
 from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
+
+if TYPE_CHECKING:
+    from ._sandbox.prepare import PreparedSandbox
+    from ._sandbox.profile import Sandbox
 
 __all__ = ["StdioTransport"]
 
@@ -64,14 +69,17 @@ Message = dict[str, Any]
 StdoutTap = Callable[[bytes], None]
 
 
-def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The child's environment: a minimal inherited set plus the server's own variables.
+def build_env(extra: Mapping[str, str] | None, keep: Sequence[str] | None = None) -> dict[str, str]:
+    """The child's environment: a minimal inherited set (only the names matching `keep`,
+    when given: a sandbox's `env`) plus the server's own variables.
     An inherited value that is an exported shell function (`() { ...`, what bash exports
     with `export -f` and what Shellshock abused) is dropped: no locale or path looks so."""
     env = {
         k: v
         for k in INHERITED_ENV
-        if (v := os.environ.get(k)) is not None and not v.lstrip().startswith("()")
+        if (v := os.environ.get(k)) is not None
+        and not v.lstrip().startswith("()")
+        and (keep is None or any(fnmatchcase(k, pattern) for pattern in keep))
     }
     if extra:
         env.update(extra)
@@ -113,6 +121,7 @@ class StdioTransport(Transport):
         self._skipped = 0  # stdout lines that were not messages
         self._process: ServerProcess | None = None
         self._confinement: Confinement | None = None
+        self._sandbox: PreparedSandbox | None = None
         self._messages: deque[Message] = deque()
         # When set, messages go straight to it from the read callback (see deliver_to).
         self._sink: MessageSink | None = None
@@ -141,6 +150,7 @@ class StdioTransport(Transport):
         label: str | None = None,
         stdout_tap: StdoutTap | None = None,
         limits: Limits | None = None,
+        sandbox: Sandbox | None = None,
     ) -> StdioTransport:
         """Spawn `command args...` (no shell) in a new process group. `label` names the
         server in errors (default: the command). `stdout_tap`, if given, sees every chunk
@@ -148,13 +158,26 @@ class StdioTransport(Transport):
         server wrote: lines without a newline, text that is not JSON, invalid UTF-8).
         `limits` are applied to the group before the command runs (see `_confine` for
         how); one that cannot be applied raises `ConnectionClosed` unless the limits are
-        not strict."""
+        not strict. With `sandbox`, the server runs in it (see `Sandbox`), limits still
+        applying inside; when no sandbox works here, `ConnectionClosed` again, unless the
+        profile is not strict."""
         name = label or command
+        prepared = None
+        if sandbox is not None:
+            from ._sandbox.prepare import open_for_server  # noqa: PLC0415 - when sandboxed
+
+            prepared = await open_for_server(name, sandbox)
         confinement: Confinement | None = None
-        if limits is not None and not limits.empty:
+        track = prepared is not None and prepared.needs_cgroup
+        if (limits is not None and not limits.empty) or track:
+            extra = prepared.overhead_tasks if prepared is not None else 0
             try:
-                confinement = Confinement.prepare(limits)
+                confinement = Confinement.prepare(
+                    limits or Limits(), extra_tasks=extra, track=track
+                )
             except LimitUnavailable as exc:
+                if prepared is not None:
+                    await prepared.aclose()
                 raise ConnectionClosed(f"{name}: not started: {exc}") from None
         mirror: StderrLog | None = None
         if stderr_file is not None:
@@ -166,27 +189,32 @@ class StdioTransport(Transport):
             mirror = StderrLog(os.fspath(stderr_file))
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
-        child_env = build_env(env)
+        transport._sandbox = prepared
+        keep = sandbox.env if sandbox is not None and prepared is not None else None
+        child_env = build_env(env, keep=keep)
         transport._spawn_args = ([command, *args], child_env, cwd)
         try:
             transport._process = await transport._spawn()
         except OSError as exc:
-            transport._failed_start()
+            await transport._failed_start()
             reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
             raise ConnectionClosed(f"cannot start {reason}") from exc
         except subprocess.SubprocessError as exc:
             # Raised for an exception in the child's preexec: a limit did not take.
-            transport._failed_start()
-            raise ConnectionClosed(f"{name}: not started: cannot apply its limits ({exc})") from exc
+            await transport._failed_start()
+            what = "its limits or sandbox" if prepared is not None else "its limits"
+            raise ConnectionClosed(f"{name}: not started: cannot apply {what} ({exc})") from exc
         except BaseException:
-            transport._failed_start()
+            await transport._failed_start()
             raise
         return transport
 
-    def _failed_start(self) -> None:
+    async def _failed_start(self) -> None:
         self._stderr.close()
         if self._confinement is not None:
             self._confinement.release()
+        if self._sandbox is not None:
+            await self._sandbox.aclose()
 
     async def _spawn(self) -> ServerProcess:
         """Start the server process; what a replaced process still writes is ignored."""
@@ -208,17 +236,27 @@ class StdioTransport(Transport):
             if current():
                 self._stderr.eof()
 
-        return await ServerProcess.spawn(
-            argv,
-            env=env,
-            cwd=cwd,
-            on_stdout=on_stdout,
-            on_stdout_eof=on_stdout_eof,
-            # A replaced process's last words (a traceback) still reach the tail.
-            on_stderr=self._stderr.feed,
-            on_stderr_eof=on_stderr_eof,
-            preexec=self._confinement.preexec() if self._confinement is not None else None,
-        )
+        preexec = self._confinement.preexec() if self._confinement is not None else None
+        launch = None
+        if self._sandbox is not None:
+            launch = self._sandbox.launch(argv, env, cwd=cwd)
+            argv, env, preexec = launch.argv, launch.env, launch.preexec_after(preexec)
+        try:
+            return await ServerProcess.spawn(
+                argv,
+                env=env,
+                cwd=cwd,
+                on_stdout=on_stdout,
+                on_stdout_eof=on_stdout_eof,
+                # A replaced process's last words (a traceback) still reach the tail.
+                on_stderr=self._stderr.feed,
+                on_stderr_eof=on_stderr_eof,
+                preexec=preexec,
+                pass_fds=launch.pass_fds if launch is not None else (),
+            )
+        finally:
+            if launch is not None:
+                launch.close()
 
     async def restart(self) -> bool:
         """Replace the server process with a new one; the old one is stopped with the
@@ -384,6 +422,8 @@ class StdioTransport(Transport):
             waits: set[asyncio.Future[Any]] = {process.exited, self._stderr.done}
             await asyncio.wait(waits, timeout=EOF_EXIT_GRACE)
         code = process.returncode
+        if code is not None and self._sandbox is not None:
+            code = self._sandbox.exit_status(code)
         tail = tuple(self._stderr.lines)[-10:]
         limit = None
         if self._confinement is not None and not process.signalled:
@@ -462,6 +502,8 @@ class StdioTransport(Transport):
                 except asyncio.CancelledError:
                     cancelled = True  # every ladder still runs to its end
             await self._release_cgroup()
+            if self._sandbox is not None:
+                await self._sandbox.aclose()
         finally:
             if self._confinement is not None:
                 self._confinement.release()  # one last try when cancelled
