@@ -52,7 +52,9 @@ UI_LIBRARIES = ("rich", "prompt_toolkit")
 STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")
 # A program of its own (`python -I -S _reaper.py -- ARGV`, standard library only): it cannot
 # import paicli, and what it writes is the command's stderr, which paicli reads as tool output.
-OWN_PROGRAMS = {"paicli.tools.builtin._reaper"}
+# The sandbox's forwarder (`python -I -S forward.py ...`) is one too: it runs inside the
+# sandbox, and what it writes is the sandboxed command's stderr.
+OWN_PROGRAMS = {"paicli.tools.builtin._reaper", "paicli.mcp._sandbox.forward"}
 
 
 def layer(module: str) -> str | None:

@@ -25,7 +25,7 @@ from paicli.mcp import (
     TextResourceContents,
     connect,
 )
-from paicli.mcp._stdio import StderrTail
+from paicli.mcp._stderr import StderrTail
 from paicli.servers.config import LoadedConfig, load_config
 from tests.conftest import REPO, Inbox
 

@@ -58,6 +58,10 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "ResourceTemplate",
         "Root",
         "RpcError",
+        "Sandbox",
+        "SandboxSupport",
+        "SandboxUnavailable",
+        "SandboxedCommand",
         "ServerConfigError",
         "StdioServer",
         "StdioTransport",
@@ -73,8 +77,10 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "UnknownContent",
         "UnsupportedVersion",
         "check_command",
+        "check_sandbox",
         "connect",
         "instrument",
+        "sandbox_command",
         "server_from_dict",
     ]
     for name in paicli.mcp.__all__:

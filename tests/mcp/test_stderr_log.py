@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from paicli.mcp._stdio import StderrLog, log_time
+from paicli.mcp._stderr import StderrLog, log_time
 
 
 def clock() -> Callable[[], bytes]:

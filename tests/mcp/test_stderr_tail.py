@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from paicli.mcp._stdio import STDERR_MAX_LINE, StderrTail
+from paicli.mcp._stderr import STDERR_MAX_LINE, StderrTail
 
 LONG = b"a" * STDERR_MAX_LINE + b"b" * STDERR_MAX_LINE + b"c" * 100
 

@@ -22,7 +22,7 @@ from paicli.mcp import (
     StdioTransport,
     connect,
 )
-from paicli.mcp._stdio import STDERR_FILE_MAX
+from paicli.mcp._stderr import STDERR_FILE_MAX
 from tests.conftest import fault_server
 from tests.processes import alive, in_group, processes_with, until
 from tests.servers.fault_server import CHATTY_LINES

@@ -8,6 +8,8 @@ A session runs over any `Transport`: `StdioTransport`, `StreamableHttpTransport`
 `LegacySseTransport`, the in-memory `MemoryTransport.pair()` for tests, or your own (subclass
 `Transport`, or `TransportWrapper` to observe another one). `instrument(wrap)` wraps the
 transport of every session created afterwards: `TraceRecorder` records every message.
+`StdioServer(sandbox=Sandbox.for_project(root))` runs a server in an OS sandbox;
+`sandbox_command` wraps any command the same way, and `check_sandbox()` says what works here.
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """
@@ -22,6 +24,7 @@ from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
 from ._rpc import Progress
+from ._sandbox.profile import Sandbox
 from ._server_spec import HttpServer, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._trace import TraceRecorder
@@ -38,6 +41,7 @@ from .errors import (
     ProtocolError,
     RequestTimeout,
     RpcError,
+    SandboxUnavailable,
     ServerConfigError,
     UnsupportedVersion,
 )
@@ -71,6 +75,16 @@ from .types import (
 if TYPE_CHECKING:
     from ._http import StreamableHttpTransport
     from ._legacy_sse import LegacySseTransport
+    from ._sandbox.command import SandboxedCommand, sandbox_command
+    from ._sandbox.support import SandboxSupport, check_sandbox
+
+# Loaded on first use: a session that never sandboxes anything does not pay for them.
+_SANDBOX_NAMES = {
+    "SandboxedCommand": "command",
+    "sandbox_command": "command",
+    "SandboxSupport": "support",
+    "check_sandbox": "support",
+}
 
 __all__ = [
     "AudioContent",
@@ -113,6 +127,10 @@ __all__ = [
     "ResourceTemplate",
     "Root",
     "RpcError",
+    "Sandbox",
+    "SandboxSupport",
+    "SandboxUnavailable",
+    "SandboxedCommand",
     "ServerConfigError",
     "StdioServer",
     "StdioTransport",
@@ -128,8 +146,10 @@ __all__ = [
     "UnknownContent",
     "UnsupportedVersion",
     "check_command",
+    "check_sandbox",
     "connect",
     "instrument",
+    "sandbox_command",
     "server_from_dict",
 ]
 
@@ -144,4 +164,9 @@ def __getattr__(name: str) -> object:
         from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
 
         return LegacySseTransport
+    if name in _SANDBOX_NAMES:
+        import importlib  # noqa: PLC0415
+
+        module = importlib.import_module(f"._sandbox.{_SANDBOX_NAMES[name]}", __name__)
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

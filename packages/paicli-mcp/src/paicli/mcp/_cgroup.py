@@ -89,8 +89,9 @@ class Cgroup:
         self.path = path
 
     @classmethod
-    def create(cls, *, max_tasks: int) -> Cgroup:
-        """Make the cgroup with `pids.max` set; raises CgroupUnavailable."""
+    def create(cls, *, max_tasks: int | None) -> Cgroup:
+        """Make the cgroup with `pids.max` set (None: no limit, only a group to kill);
+        raises CgroupUnavailable."""
         parent, v2 = _parent_for("pids")
         try:
             if v2 and "pids" not in (parent / "cgroup.subtree_control").read_text().split():
@@ -100,6 +101,8 @@ class Cgroup:
         except OSError as exc:
             raise CgroupUnavailable(f"cannot create a cgroup in {parent}: {exc.strerror}") from exc
         group = cls(path)
+        if max_tasks is None:
+            return group
         try:
             (path / "pids.max").write_text(str(max_tasks))
             # Read back: a limit that did not take must not pass for one that did.

@@ -67,14 +67,18 @@ class Confinement:
     cgroup: Cgroup | None = None
 
     @classmethod
-    def prepare(cls, limits: Limits) -> Confinement:
-        """Work out how to apply `limits`; raises LimitUnavailable (strict limits)."""
+    def prepare(cls, limits: Limits, *, extra_tasks: int = 0, track: bool = False) -> Confinement:
+        """Work out how to apply `limits`; raises LimitUnavailable (strict limits).
+        `extra_tasks` are processes of a sandbox's own (bwrap's) that the process limit
+        must leave room for. `track`: a cgroup even without a process limit, so whatever
+        the server leaves behind (a double fork, setsid) is killed with it, where no PID
+        namespace does that (a Landlock sandbox, from which the cgroup cannot be left)."""
         confinement = cls(limits)
         for kind in ("memory", "cpu", "files", "processes"):
             if getattr(limits, kind) is None:
                 continue
             try:
-                confinement._add(kind)
+                confinement._add(kind, extra_tasks)
             except LimitUnavailable as exc:
                 if limits.strict:
                     confinement.release()
@@ -83,18 +87,23 @@ class Confinement:
                         '(set "strict": false in "limits" to run without it)'
                     ) from None
                 log.warning("%s not applied: %s", limits.describe(kind), exc)
+        if track and confinement.cgroup is None and sys.platform.startswith("linux"):
+            try:
+                confinement.cgroup = Cgroup.create(max_tasks=None)
+            except CgroupUnavailable as exc:
+                log.info("no cgroup to gather a sandboxed server's processes: %s", exc)
         if confinement.rlimits and resource is not None:
             # A limited server that dies leaves no core file (it may be gigabytes).
             confinement.rlimits.append((resource.RLIMIT_CORE, 0, 0))
         return confinement
 
-    def _add(self, kind: str) -> None:
+    def _add(self, kind: str, extra_tasks: int) -> None:
         value: int = getattr(self.limits, kind)
         if kind == "processes":
             if not sys.platform.startswith("linux"):
                 raise LimitUnavailable("needs Linux cgroups")
             try:
-                self.cgroup = Cgroup.create(max_tasks=value)
+                self.cgroup = Cgroup.create(max_tasks=value + extra_tasks)
             except CgroupUnavailable as exc:
                 raise LimitUnavailable(str(exc)) from None
             return

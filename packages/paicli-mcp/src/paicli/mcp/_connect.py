@@ -71,6 +71,7 @@ async def connect(
             stderr_file=spec.stderr_file,
             label=spec.label,
             limits=spec.limits,
+            sandbox=spec.sandbox,
         )
         async with ClientSession(transport, **options) as session:
             yield session

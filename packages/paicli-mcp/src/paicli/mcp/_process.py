@@ -107,9 +107,11 @@ class ServerProcess:
         on_stderr: Callable[[bytes], None],
         on_stderr_eof: Callable[[], None],
         preexec: Callable[[], None] | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> ServerProcess:
         """Start `argv` (no shell); raises OSError when it cannot be started, and
-        SubprocessError when `preexec` (run in the child before exec) fails."""
+        SubprocessError when `preexec` (run in the child before exec) fails. `pass_fds`
+        are inherited by the child (a sandbox's seccomp program)."""
         # fork/exec is quick and is what asyncio's own subprocess_exec does inline too.
         popen = subprocess.Popen(  # noqa: ASYNC220
             list(argv),
@@ -123,6 +125,7 @@ class ServerProcess:
             # Only given with limits (it costs the fast vfork path). It makes system calls
             # only, on values computed beforehand, so the threads caveat does not bite.
             preexec_fn=preexec,  # noqa: PLW1509
+            pass_fds=tuple(pass_fds),
         )
         process = cls(popen)
         process._watch_exit()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._limits import Limits, limits_from_dict
+from ._sandbox.profile import Sandbox, sandbox_from_dict
 from ._versions import KNOWN_VERSIONS
 from .errors import ServerConfigError
 
@@ -59,7 +60,8 @@ class StdioServer:
 
     `protocol` pins the era (`"legacy"`, `"modern"`) or an exact version; `"auto"` probes
     once and remembers the verdict for this command line. `limits` bound what the
-    server's process group may use (see `Limits`).
+    server's process group may use (see `Limits`); `sandbox` is what it may read, write
+    and reach (see `Sandbox`), limits applying inside it.
     """
 
     command: str
@@ -73,11 +75,14 @@ class StdioServer:
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     stderr_file: str | None = None
     limits: Limits | None = None
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         where = f"server {self.name!r}" if self.name else "stdio server"
         if self.limits is not None and not isinstance(self.limits, Limits):
             raise ServerConfigError(f"{where}: 'limits' must be a Limits")
+        if self.sandbox is not None and not isinstance(self.sandbox, Sandbox):
+            raise ServerConfigError(f"{where}: 'sandbox' must be a Sandbox")
         if not isinstance(self.command, str) or not self.command:
             raise ServerConfigError(f"{where}: 'command' must be a non-empty string")
         if isinstance(self.args, str) or not all(isinstance(a, str) for a in self.args):
@@ -139,7 +144,7 @@ class HttpServer:
 ServerSpec = StdioServer | HttpServer
 
 _COMMON_KEYS = {"type", "protocol", "startupTimeout", "timeout", "maxMessageSize"}
-_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile", "limits"}
+_STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile", "limits", "sandbox"}
 _HTTP_KEYS = _COMMON_KEYS | {"url", "headers"}
 
 
@@ -212,6 +217,7 @@ def _stdio_from_dict(where: str, entry: Mapping[str, Any], common: dict[str, Any
     if stderr_file is not None and not isinstance(stderr_file, str):
         raise ServerConfigError(f"{where}: 'stderrFile' must be a string")
     limits = entry.get("limits")
+    sandbox = entry.get("sandbox", False)
     return StdioServer(
         command=entry["command"],
         args=tuple(args),
@@ -219,5 +225,6 @@ def _stdio_from_dict(where: str, entry: Mapping[str, Any], common: dict[str, Any
         cwd=cwd,
         stderr_file=stderr_file,
         limits=None if limits is None else limits_from_dict(limits, where),
+        sandbox=sandbox_from_dict(sandbox, where, cwd=cwd),
         **common,
     )

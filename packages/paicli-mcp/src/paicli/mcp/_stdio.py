@@ -9,13 +9,13 @@ the caller is cancelled, and kills the whole group so wrapper grandchildren die 
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import os
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, Any
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any
 
 from ._confine import Confinement, LimitUnavailable
 from ._executable import check_command
@@ -24,8 +24,13 @@ from ._limits import Limits
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
+from ._stderr import StderrLog, StderrTail
 from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
+
+if TYPE_CHECKING:
+    from ._sandbox.prepare import PreparedSandbox
+    from ._sandbox.profile import Sandbox
 
 __all__ = ["StdioTransport"]
 
@@ -55,14 +60,6 @@ CGROUP_EMPTY_GRACE = 1.0
 CGROUP_POLL_INTERVAL = 0.02
 # After stdout EOF, how long to wait for the exit status and stderr tail to build the error.
 EOF_EXIT_GRACE = 0.5
-STDERR_RING_LINES = 200
-# A stderr "line" longer than this is split, so a server that never writes a newline to
-# stderr cannot grow our memory. The pieces are marked, so a reader knows a line was cut.
-STDERR_MAX_LINE = 8192
-CUT_MARK = " …[cut]"
-# A server's stderr log file rotates past this size (one older file is kept).
-STDERR_FILE_MAX = 4 * 1024 * 1024
-CONTINUED_MARK = "[cont] "
 # Messages per write in a burst. One write per message costs a syscall each; one write per
 # burst leaves the server idle until the whole burst is encoded. Measured with 64 calls in
 # flight on two cores: 32 per write about doubles throughput over either extreme.
@@ -72,168 +69,21 @@ Message = dict[str, Any]
 StdoutTap = Callable[[bytes], None]
 
 
-def build_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The child's environment: a minimal inherited set plus the server's own variables.
+def build_env(extra: Mapping[str, str] | None, keep: Sequence[str] | None = None) -> dict[str, str]:
+    """The child's environment: a minimal inherited set (only the names matching `keep`,
+    when given: a sandbox's `env`) plus the server's own variables.
     An inherited value that is an exported shell function (`() { ...`, what bash exports
     with `export -f` and what Shellshock abused) is dropped: no locale or path looks so."""
     env = {
         k: v
         for k in INHERITED_ENV
-        if (v := os.environ.get(k)) is not None and not v.lstrip().startswith("()")
+        if (v := os.environ.get(k)) is not None
+        and not v.lstrip().startswith("()")
+        and (keep is None or any(fnmatchcase(k, pattern) for pattern in keep))
     }
     if extra:
         env.update(extra)
     return env
-
-
-def log_time() -> bytes:
-    """The local time a log line starts with, to the millisecond, and a space."""
-    return datetime.datetime.now().isoformat(sep=" ", timespec="milliseconds").encode() + b" "
-
-
-class StderrLog:
-    """A server's stderr log file, appended to and rotated: past `max_bytes` it becomes
-    `NAME.1` (replacing the one before) and a new file starts, so a chatty server keeps at
-    most two files' worth. Files are created private (0600). Each line starts with the
-    time its first bytes arrived (`clock`), so a reader can tell when a server said what;
-    a line that arrives in pieces is stamped once."""
-
-    def __init__(
-        self, path: str, max_bytes: int = STDERR_FILE_MAX, clock: Callable[[], bytes] = log_time
-    ) -> None:
-        self.path = path
-        self.max_bytes = max_bytes
-        self._clock = clock
-        self._file = self._open()
-        self._size = os.fstat(self._file.fileno()).st_size
-        # Whether the next byte starts a line, and whether a line break must come first: a
-        # file an earlier run left mid-line, so this run's first stamp starts a line too.
-        self._line_start = True
-        self._break_first = not self._ends_a_line()
-        if self._size > max_bytes:  # what an earlier run left past the limit
-            self._rotate()
-
-    def _open(self) -> IO[bytes]:
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        return os.fdopen(os.open(self.path, flags, 0o600), "ab")
-
-    def _ends_a_line(self) -> bool:
-        if self._size == 0:
-            return True
-        with open(self.path, "rb") as file:
-            file.seek(-1, os.SEEK_END)
-            return file.read(1) == b"\n"
-
-    def write(self, data: bytes) -> None:
-        data = self._stamped(data)
-        self._file.write(data)
-        self._file.flush()
-        self._size += len(data)
-        if self._size > self.max_bytes:
-            self._rotate()
-
-    def _stamped(self, data: bytes) -> bytes:
-        """`data` with the time in front of each line it starts."""
-        if not data:
-            return data
-        stamp = self._clock()
-        lines = data.split(b"\n")
-        pieces: list[bytes] = [b"\n"] if self._break_first else []
-        self._break_first = False
-        for line in lines[:-1]:  # each ends with a line break
-            pieces += [stamp, line, b"\n"] if self._line_start else [line, b"\n"]
-            self._line_start = True
-        if lines[-1]:  # a line begun, its end still to come
-            pieces += [stamp, lines[-1]] if self._line_start else [lines[-1]]
-            self._line_start = False
-        return b"".join(pieces)
-
-    def _rotate(self) -> None:
-        self._file.close()
-        os.replace(self.path, self.path + ".1")
-        self._file = self._open()
-        self._size = 0
-        self._break_first = False
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class StderrTail:
-    """The last lines of a server's stderr, optionally mirrored raw to a file."""
-
-    def __init__(self, mirror: StderrLog | None) -> None:
-        self.lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._mirror = mirror
-        # Told each line as it is kept (message tracing).
-        self.watcher: TransportWatcher | None = None
-        self._partial = b""
-        # Whether the line being read continues one that was cut.
-        self._continued = False
-
-    def feed(self, data: bytes) -> None:
-        self.feed_mirror(data)
-        lines = (self._partial + data).split(b"\n")
-        self._partial = lines.pop()
-        for line in lines:
-            self._add(line)
-        self._partial = self._cut(self._partial)
-
-    def feed_mirror(self, data: bytes) -> None:
-        if self._mirror is None:
-            return
-        try:
-            self._mirror.write(data)
-        except OSError as exc:
-            log.warning("cannot mirror server stderr to file: %s", exc)
-            self._mirror = None
-
-    def kept_in(self) -> str | None:
-        """The file this stderr is mirrored to, if any."""
-        return self._mirror.path if self._mirror is not None else None
-
-    def note(self, text: str) -> None:
-        """A line of paicli's own in the mirror file only (what became of stdout noise)."""
-        if self._mirror is not None:
-            self.feed_mirror(text.encode("utf-8", "replace") + b"\n")
-
-    def eof(self) -> None:
-        if self._partial:
-            self._add(self._partial)
-            self._partial = b""
-        if not self.done.done():
-            self.done.set_result(None)
-
-    def close(self) -> None:
-        if self._mirror is not None:
-            self._mirror.close()
-            self._mirror = None
-
-    def _add(self, line: bytes) -> None:
-        """Keep a complete line (cut into marked pieces if it is too long)."""
-        self._keep(self._cut(line), cut=False)
-
-    def _cut(self, line: bytes) -> bytes:
-        """Keep the full-size pieces of a long line, each marked as cut; return the rest."""
-        while len(line) > STDERR_MAX_LINE:
-            end = STDERR_MAX_LINE
-            # Cut between characters: step back over UTF-8 continuation bytes (at most 3).
-            while end > STDERR_MAX_LINE - 3 and line[end] & 0xC0 == 0x80:
-                end -= 1
-            self._keep(line[:end], cut=True)
-            line = line[end:]
-        return line
-
-    def _keep(self, piece: bytes, *, cut: bool) -> None:
-        text = piece.decode("utf-8", "replace").rstrip("\r")
-        if self._continued:
-            text = CONTINUED_MARK + text
-        line = text + CUT_MARK if cut else text
-        self.lines.append(line)
-        self._continued = cut
-        if self.watcher is not None:
-            self.watcher.stderr_line(line)
 
 
 def _start_failure(
@@ -271,6 +121,7 @@ class StdioTransport(Transport):
         self._skipped = 0  # stdout lines that were not messages
         self._process: ServerProcess | None = None
         self._confinement: Confinement | None = None
+        self._sandbox: PreparedSandbox | None = None
         self._messages: deque[Message] = deque()
         # When set, messages go straight to it from the read callback (see deliver_to).
         self._sink: MessageSink | None = None
@@ -299,6 +150,7 @@ class StdioTransport(Transport):
         label: str | None = None,
         stdout_tap: StdoutTap | None = None,
         limits: Limits | None = None,
+        sandbox: Sandbox | None = None,
     ) -> StdioTransport:
         """Spawn `command args...` (no shell) in a new process group. `label` names the
         server in errors (default: the command). `stdout_tap`, if given, sees every chunk
@@ -306,13 +158,26 @@ class StdioTransport(Transport):
         server wrote: lines without a newline, text that is not JSON, invalid UTF-8).
         `limits` are applied to the group before the command runs (see `_confine` for
         how); one that cannot be applied raises `ConnectionClosed` unless the limits are
-        not strict."""
+        not strict. With `sandbox`, the server runs in it (see `Sandbox`), limits still
+        applying inside; when no sandbox works here, `ConnectionClosed` again, unless the
+        profile is not strict."""
         name = label or command
+        prepared = None
+        if sandbox is not None:
+            from ._sandbox.prepare import open_for_server  # noqa: PLC0415 - when sandboxed
+
+            prepared = await open_for_server(name, sandbox)
         confinement: Confinement | None = None
-        if limits is not None and not limits.empty:
+        track = prepared is not None and prepared.needs_cgroup
+        if (limits is not None and not limits.empty) or track:
+            extra = prepared.overhead_tasks if prepared is not None else 0
             try:
-                confinement = Confinement.prepare(limits)
+                confinement = Confinement.prepare(
+                    limits or Limits(), extra_tasks=extra, track=track
+                )
             except LimitUnavailable as exc:
+                if prepared is not None:
+                    await prepared.aclose()
                 raise ConnectionClosed(f"{name}: not started: {exc}") from None
         mirror: StderrLog | None = None
         if stderr_file is not None:
@@ -324,27 +189,32 @@ class StdioTransport(Transport):
             mirror = StderrLog(os.fspath(stderr_file))
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
-        child_env = build_env(env)
+        transport._sandbox = prepared
+        keep = sandbox.env if sandbox is not None and prepared is not None else None
+        child_env = build_env(env, keep=keep)
         transport._spawn_args = ([command, *args], child_env, cwd)
         try:
             transport._process = await transport._spawn()
         except OSError as exc:
-            transport._failed_start()
+            await transport._failed_start()
             reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
             raise ConnectionClosed(f"cannot start {reason}") from exc
         except subprocess.SubprocessError as exc:
             # Raised for an exception in the child's preexec: a limit did not take.
-            transport._failed_start()
-            raise ConnectionClosed(f"{name}: not started: cannot apply its limits ({exc})") from exc
+            await transport._failed_start()
+            what = "its limits or sandbox" if prepared is not None else "its limits"
+            raise ConnectionClosed(f"{name}: not started: cannot apply {what} ({exc})") from exc
         except BaseException:
-            transport._failed_start()
+            await transport._failed_start()
             raise
         return transport
 
-    def _failed_start(self) -> None:
+    async def _failed_start(self) -> None:
         self._stderr.close()
         if self._confinement is not None:
             self._confinement.release()
+        if self._sandbox is not None:
+            await self._sandbox.aclose()
 
     async def _spawn(self) -> ServerProcess:
         """Start the server process; what a replaced process still writes is ignored."""
@@ -366,17 +236,27 @@ class StdioTransport(Transport):
             if current():
                 self._stderr.eof()
 
-        return await ServerProcess.spawn(
-            argv,
-            env=env,
-            cwd=cwd,
-            on_stdout=on_stdout,
-            on_stdout_eof=on_stdout_eof,
-            # A replaced process's last words (a traceback) still reach the tail.
-            on_stderr=self._stderr.feed,
-            on_stderr_eof=on_stderr_eof,
-            preexec=self._confinement.preexec() if self._confinement is not None else None,
-        )
+        preexec = self._confinement.preexec() if self._confinement is not None else None
+        launch = None
+        if self._sandbox is not None:
+            launch = self._sandbox.launch(argv, env, cwd=cwd)
+            argv, env, preexec = launch.argv, launch.env, launch.preexec_after(preexec)
+        try:
+            return await ServerProcess.spawn(
+                argv,
+                env=env,
+                cwd=cwd,
+                on_stdout=on_stdout,
+                on_stdout_eof=on_stdout_eof,
+                # A replaced process's last words (a traceback) still reach the tail.
+                on_stderr=self._stderr.feed,
+                on_stderr_eof=on_stderr_eof,
+                preexec=preexec,
+                pass_fds=launch.pass_fds if launch is not None else (),
+            )
+        finally:
+            if launch is not None:
+                launch.close()
 
     async def restart(self) -> bool:
         """Replace the server process with a new one; the old one is stopped with the
@@ -542,6 +422,8 @@ class StdioTransport(Transport):
             waits: set[asyncio.Future[Any]] = {process.exited, self._stderr.done}
             await asyncio.wait(waits, timeout=EOF_EXIT_GRACE)
         code = process.returncode
+        if code is not None and self._sandbox is not None:
+            code = self._sandbox.exit_status(code)
         tail = tuple(self._stderr.lines)[-10:]
         limit = None
         if self._confinement is not None and not process.signalled:
@@ -620,6 +502,8 @@ class StdioTransport(Transport):
                 except asyncio.CancelledError:
                     cancelled = True  # every ladder still runs to its end
             await self._release_cgroup()
+            if self._sandbox is not None:
+                await self._sandbox.aclose()
         finally:
             if self._confinement is not None:
                 self._confinement.release()  # one last try when cancelled

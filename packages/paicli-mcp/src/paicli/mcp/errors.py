@@ -14,8 +14,9 @@ Every error the library raises derives from `McpError`:
     ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
     │   └── UnsupportedVersion   -32022: the server does not speak the requested version
     ├── ProtocolError            the server broke the protocol (bad version, malformed result)
-    └── HandlerError             a 2026 server asked for input (roots, sampling, elicitation)
-                                 and the client could not give it (no handler, or it failed)
+    ├── HandlerError             a 2026 server asked for input (roots, sampling, elicitation)
+    │                            and the client could not give it (no handler, or it failed)
+    └── SandboxUnavailable       no sandbox mechanism here can enforce a strict profile
 
 Errors raised locally (timeouts, closed connections) are distinct types from errors the
 peer sent (`RpcError`), so callers never confuse the two. Caller cancellation stays a plain
@@ -38,6 +39,7 @@ __all__ = [
     "ProtocolError",
     "RequestTimeout",
     "RpcError",
+    "SandboxUnavailable",
     "ServerConfigError",
     "UnsupportedVersion",
 ]
@@ -188,3 +190,8 @@ class ProtocolError(McpError):
 
 class HandlerError(McpError):
     """A server's ask for input could not be answered: no handler, or the handler failed."""
+
+
+class SandboxUnavailable(McpError):
+    """No sandbox mechanism on this machine can enforce the profile (and it is strict); the
+    message is one line saying what is missing (`bwrap` not installed, no Landlock, ...)."""

