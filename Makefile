@@ -1,7 +1,7 @@
 # paicli developer entry points.
 #
-#   make setup   install uv (if missing), the Python env (.venv), the npm test servers and
-#                the MCP conformance runner
+#   make setup   install uv (if missing), the Python env (.venv), the npm test servers, the
+#                MCP conformance runner and bubblewrap (the OS sandbox; where it can)
 #   make test    setup + ruff format --check + ruff check + mypy + pytest + conformance  (CI)
 #   make test-fast  the in-memory tier: every test not marked `real` (no process, socket or
 #                terminal; about 25 s on two cores, in two pytest workers)
@@ -58,12 +58,29 @@ SDK1_VENV := .venv-sdk1
 SDK1_STAMP := $(SDK1_VENV)/.paicli-installed
 UVRUN := $(UV) run --frozen
 
-.PHONY: help setup test test-fast lint fmt run bench conformance clean distclean
+.PHONY: help setup bubblewrap test test-fast lint fmt run bench conformance clean distclean
 
 help:
 	@sed -n '3,15p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
-setup: $(UV_SYNC_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP)
+setup: $(UV_SYNC_STAMP) $(NPM_STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) bubblewrap
+
+# The OS sandbox's preferred mechanism (commands and MCP servers run in it). Installed where
+# this can (Debian/Ubuntu as root, or with passwordless sudo); elsewhere a note, never a
+# failure: Landlock is the fallback, and the sandbox tests skip with a reason when none works.
+bubblewrap:
+	@if command -v bwrap >/dev/null; then exit 0; fi; \
+	if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) \
+	  || echo "note: could not install bubblewrap; the sandbox falls back to Landlock"; \
+	elif command -v apt-get >/dev/null && sudo -n true 2>/dev/null; then \
+	  sudo -n apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+	  || echo "note: could not install bubblewrap; the sandbox falls back to Landlock"; \
+	else \
+	  echo "note: bubblewrap (bwrap) is not installed; the sandbox falls back to Landlock" \
+	    "(install it: apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap)"; \
+	fi
 
 # Bootstrap uv only when it is not on PATH: a venv with pip; if the venv module is
 # unavailable (Debian without python3-venv), fall back to `pip install --target`.

@@ -40,6 +40,7 @@ from paicli.servers.call_limits import CallDefaults, call_defaults
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback
 from paicli.servers.trust import TrustAsk
+from paicli.tools.builtin.sandboxing import SandboxMode, SandboxSettings, sandbox_settings
 from paicli.tools.builtin.toolbox import project_root_warning
 from paicli.user_config import UserConfig, load_user_config
 
@@ -74,6 +75,7 @@ class StartOptions:
     # No server process starts until the first prompt is drawn, a wait for a server, or the
     # model's first answer (so none competes with them for the machine).
     hold_servers: bool = False
+    sandbox: SandboxMode | None = None  # --sandbox (None: config.toml's, else on)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class RunSettings:
     max_tools: int | None
     tool_search: bool
     secrets: tuple[str, ...]  # what must never reach a log, the screen or the model
+    sandbox: SandboxSettings  # where commands run (the user's config and --sandbox only)
     options: StartOptions
     problems: tuple[str, ...] = ()  # one line each, naming its file where there is one
 
@@ -131,6 +134,7 @@ def start_options(
         mcp_config=tuple(Path(f) for f in arguments.mcp_config),
         strict_mcp_config=bool(arguments.strict_mcp_config),
         hold_servers=hold_servers,
+        sandbox=getattr(arguments, "sandbox", None),
     )
 
 
@@ -161,11 +165,15 @@ def load_run_settings(
         (options.mode, []) if options.mode is not None else configured_mode(user_config)
     )
     calls, limit_problems = call_defaults(env, user_config)
+    where = str(user_config.source or "config.toml")
+    sandbox, sandbox_problems = sandbox_settings(
+        user_config.values.get("sandbox"), where, options.sandbox
+    )
     unattended, ask_problems = unattended_elicitation(user_config)
     problems += [*offer_problems, *allow_problems, *deny_problems, *mode_problems]
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
-    problems += [*limit_problems, *ask_problems]
+    problems += [*limit_problems, *ask_problems, *sandbox_problems]
     secrets = [*config_secrets(config), *environment_secrets(env)]
     if model.api_key:
         secrets.append(model.api_key)
@@ -186,6 +194,7 @@ def load_run_settings(
         max_tools=max_tools,
         tool_search=tool_search,
         secrets=tuple(secrets),
+        sandbox=sandbox,
         options=options,
         problems=tuple(problems),
     )

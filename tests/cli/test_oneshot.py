@@ -343,6 +343,9 @@ async def test_rules_with_arguments_and_modes_decide_which_calls_run(project: Pa
             "accept-edits",
             "--deny",
             "write_file(b.txt)",
+            # (in accept-edits a sandboxed command runs unasked: test_command_sandbox.py)
+            "--sandbox",
+            "off",
             llm=llm,
         )
     assert run.code == 0, run.stderr

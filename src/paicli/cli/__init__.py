@@ -112,6 +112,10 @@ def mcp_config_problem(options: argparse.Namespace) -> str | None:
 
 def dispatch(options: argparse.Namespace) -> int:
     """Run the command `options` names."""
+    if options.command == "sandbox":
+        from paicli.cli.sandbox import run as run_sandbox  # noqa: PLC0415
+
+        return run_sandbox(options)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

@@ -114,6 +114,12 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     )
     acting.add_argument("--yes", action="store_true", help="with -p: let every tool run")
     acting.add_argument(
+        "--sandbox",
+        choices=("on", "off", "required"),
+        help="run commands in the OS sandbox: on (default; where none works, each command "
+        "is asked about), required (no command runs uncontained), off",
+    )
+    acting.add_argument(
         "--max-steps", type=positive_int, default=0, help="model calls per prompt (at least 1)"
     )
     parser.add_argument(
@@ -159,6 +165,7 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="the address --metrics-port listens on (default 127.0.0.1: this machine only)",
     )
     commands = parser.add_subparsers(dest="command")
+    _sandbox_command(commands)
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     starts = argparse.ArgumentParser(add_help=False)
@@ -316,3 +323,27 @@ def config_files_before_command(args: list[str]) -> list[str]:
             out.append(word)  # argparse says what is missing
         out += [f"--mcp-config={name}" for name in files]
     return out
+
+
+def _sandbox_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`paicli sandbox [--profile NAME] [--network ...] -- CMD ...` and `paicli sandbox --check`."""
+    sandbox = commands.add_parser(
+        "sandbox",
+        help="run one command in the OS sandbox as execute_command would, or --check what works",
+    )
+    sandbox.add_argument(
+        "--check", action="store_true", help="say which sandbox mechanisms work here"
+    )
+    sandbox.add_argument(
+        "--profile",
+        choices=("command", "server"),
+        default="command",
+        help="command: as execute_command runs (the default); server: as a project's MCP "
+        "server runs",
+    )
+    sandbox.add_argument(
+        "--network",
+        metavar="none|loopback|HOST,...",
+        help="the network the command may reach (default: [sandbox] allow_hosts, else none)",
+    )
+    sandbox.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ARGS")

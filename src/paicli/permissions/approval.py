@@ -2,8 +2,9 @@
 
 Order: the inner toolbox's precheck, deny rules (config, project, `--deny`), plan mode (only
 read-only tools run), read-only tools, allow rules and saved answers, this session's answers,
-the mode (accept-edits: file edits; yolo: everything), the command-line flags, and last the
-injected approver. A call the inner toolbox says `must_ask` about (a protected path) skips
+the mode (accept-edits: file edits and sandboxed commands; yolo: everything), the
+command-line flags, and last the injected approver. A call the inner toolbox says `must_ask`
+about (a protected path, a command no sandbox here can contain) skips
 everything between plan mode and the approver: it is always asked, the answer counts for that
 call only, and with no approver (`paicli -p`) it is denied whatever --allow, --yes and the mode
 say. The approver is asked one call at a time; the arguments it is shown are a frozen copy, and
@@ -107,6 +108,7 @@ class ApprovingToolbox(ToolboxWrapper):
         root: Path | None = None,
         project: Path | None = None,
         previewer: Previewer | None = None,
+        contained: Callable[[ToolSpec], bool] | None = None,
     ) -> None:
         super().__init__(inner)
         self._policy = policy
@@ -120,6 +122,8 @@ class ApprovingToolbox(ToolboxWrapper):
         self._root = root or Path.cwd()
         self._project = project or self._root
         self._previewer = previewer
+        # Whether a call runs in the OS sandbox (accept-edits lets those commands run).
+        self._contained = contained
         # Session answers: tool name → the definition hash allowed (None: a built-in tool).
         self._session: dict[str, str | None] = {}
         # Session answers about commands: prefix rules (`execute_command(git diff:*)`).
@@ -199,9 +203,10 @@ class ApprovingToolbox(ToolboxWrapper):
             if self._flags_allow(spec, arguments):
                 return await self._run(spec, arguments, "flag")
         if self._approver is None and protected is not None:
+            what = "an uncontained command" if spec.name == COMMAND_TOOL else "a protected path"
             return _denied(
                 f"The tool {spec.name} was not run: {protected}. paicli -p never runs a call "
-                "on a protected path, whatever --allow, --yes and the permission mode say; the "
+                f"on {what}, whatever --allow, --yes and the permission mode say; the "
                 "user can do it by hand or approve it in an interactive paicli "
                 "session.",
                 "policy",
@@ -246,6 +251,10 @@ class ApprovingToolbox(ToolboxWrapper):
         if self.mode is Mode.YOLO:
             return "mode"
         if self.mode is Mode.ACCEPT_EDITS and spec.name in EDIT_TOOLS and spec.kind == "write":
+            return "mode"
+        # A command the OS sandbox contains can write the project only, like an edit.
+        contained = self._contained is not None and self._contained(spec)
+        if self.mode is Mode.ACCEPT_EDITS and spec.kind != "mcp" and contained:
             return "mode"
         return None
 

@@ -119,7 +119,7 @@ class ApprovalRequest:
         if self.protected is not None:
             lines.append(
                 f"Warning: {terminal_safe(self.protected)}. Saved and session answers never "
-                "cover a protected path: s and a allow this call only."
+                "cover such a call: s and a allow this call only."
             )
         if self.changed:
             lines.append(

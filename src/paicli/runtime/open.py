@@ -17,6 +17,7 @@ from paicli.agent.sessions import SessionStore
 from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
+from paicli.home import user_home
 from paicli.llm.settings import ModelSettings
 from paicli.observe.tracing import configured
 from paicli.permissions.approval import ApprovingToolbox, PermissionStore
@@ -31,6 +32,7 @@ from paicli.servers.manager import Connector, ServerManager, build_manager
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustStore, approve_servers, withheld_reason
 from paicli.tools.base import Toolbox
+from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.toolbox import BuiltinToolbox
 from paicli.tools.combined import CombinedToolbox
 from paicli.tools.mcp.toolbox import McpToolbox
@@ -221,12 +223,15 @@ def build_toolbox(
         audit=record.audit,
         session_id=record.session_id,
     )
+    sandbox = CommandSandbox(settings.sandbox, settings.project, home=user_home(settings.environ))
+    sandbox.prefetch()
     builtin = BuiltinToolbox(
         settings.root,
         home=settings.home,
         environ=settings.environ,
         secret_values=[settings.model.api_key or ""],
         learn_secrets=record.redactor.learn,
+        sandbox=sandbox,
     )
     approvals = ApprovingToolbox(
         CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
@@ -240,6 +245,7 @@ def build_toolbox(
         root=settings.root,
         project=project,
         previewer=builtin.preview,
+        contained=builtin.contained,
     )
     toolbox = guard(
         approvals, redactor=record.redactor, audit=record.audit, session_id=record.session_id

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from paicli.mcp import Sandbox
 from paicli.tools.base import ToolKind, ToolOutcome, ToolSpec
 from paicli.tools.builtin import files, look, writes
 from paicli.tools.builtin.command import MAX_COMMAND_TIMEOUT, check_command, execute_command
@@ -46,6 +47,7 @@ class BuiltinCall:
     command_env: Mapping[str, str]  # execute_command's environment (no model keys)
     search_limits: SearchLimits  # glob's and grep's budget
     protected: ProtectedPaths  # what glob and grep leave out below their path
+    sandbox: Sandbox | None = None  # where execute_command runs (None: uncontained)
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             default_timeout=call.command_timeout,
             max_output_chars=call.max_output_chars,
             env=call.command_env,
+            sandbox=call.sandbox,
         ),
         check=check_command,
     ),

@@ -20,10 +20,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from paicli.llm.presets import PRESETS
+from paicli.mcp import Sandbox, SandboxUnavailable, sandbox_command
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin.refusal import refusal_reason
 
@@ -150,8 +151,10 @@ async def execute_command(
     default_timeout: float,
     max_output_chars: int,
     env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ToolOutcome:
-    """Run the checked `command` (through /bin/sh) or `argv` in `cwd`."""
+    """Run the checked `command` (through /bin/sh) or `argv` in `cwd`, in `sandbox` if given
+    (it must be enforceable here: the caller checked)."""
     command, argv = arguments.get("command"), arguments.get("argv")
     if isinstance(command, str):
         full, shown = ["/bin/sh", "-c", command], command
@@ -167,8 +170,15 @@ async def execute_command(
     )
     try:
         result = await run_command(
-            full, cwd=cwd, timeout=timeout, max_output_chars=max_output_chars, env=env
+            full,
+            cwd=cwd,
+            timeout=timeout,
+            max_output_chars=max_output_chars,
+            env=env,
+            sandbox=sandbox,
         )
+    except SandboxUnavailable as exc:
+        return ToolOutcome(text=f"the command was not run: {exc}", is_error=True)
     except OSError as exc:
         return ToolOutcome(
             text=f"could not start {full[0]!r}: {exc.strerror or exc}", is_error=True
@@ -183,22 +193,48 @@ async def run_command(
     timeout: float,
     max_output_chars: int,
     env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CommandResult:
     """Run `argv` in `cwd` with `env` (default: `command_environment(os.environ)`) until it
-    exits or `timeout` passes; raises OSError when it cannot start. On cancellation the
-    process group is ended before CancelledError propagates."""
+    exits or `timeout` passes, in `sandbox` if given; raises OSError when it cannot start,
+    SandboxUnavailable when the sandbox cannot be set up. On cancellation the process group
+    is ended before CancelledError propagates."""
     full = list(argv)
     if sys.platform == "linux":
         full = [sys.executable, "-I", "-S", str(_REAPER), "--", *full]
-    process = await asyncio.create_subprocess_exec(
-        *full,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=dict(env) if env is not None else command_environment(os.environ),
-        start_new_session=True,
+    environment = dict(env) if env is not None else command_environment(os.environ)
+    contained = None
+    if sandbox is not None:
+        contained = await sandbox_command(full, sandbox, cwd=cwd, env=environment)
+        full, environment = contained.argv, contained.env
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *full,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=environment,
+            start_new_session=True,
+            preexec_fn=contained.preexec if contained is not None else None,
+            pass_fds=contained.pass_fds if contained is not None else (),
+        )
+        result = await _collect(process, timeout, max_output_chars)
+    finally:
+        if contained is not None:
+            await contained.aclose()
+    if contained is None or result.exit_code is None:
+        return result
+    refused = "".join(f"\n[sandbox] {line}" for line in contained.refused)
+    return replace(
+        result, output=result.output + refused, exit_code=contained.exit_status(result.exit_code)
     )
+
+
+async def _collect(
+    process: asyncio.subprocess.Process, timeout: float, max_output_chars: int
+) -> CommandResult:
+    """The output and end of `process`, stopped at `timeout` (or when cancelled)."""
     capture = OutputCapture(max_output_chars)
     timed_out = False
     try:

@@ -16,17 +16,20 @@ never outlive the call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from paicli.home import PaicliHome
 from paicli.llm.schema import validate_arguments
+from paicli.mcp import Sandbox
 from paicli.tools.base import Preview, ToolOutcome, ToolSpec
 from paicli.tools.builtin import writes
 from paicli.tools.builtin.catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from paicli.tools.builtin.command import command_environment
 from paicli.tools.builtin.paths import Confinement, PathRefused
+from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.secret_files import secrets_shown
 from paicli.tools.builtin.walk import SearchLimits
 from paicli.tools.protected import ProtectedPaths, project_root_warning
@@ -52,6 +55,7 @@ class BuiltinToolbox:
         environ: Mapping[str, str] | None = None,
         secret_values: Iterable[str] = (),
         learn_secrets: Callable[[Iterable[str]], None] | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         self.paths = Confinement(root)
         self.command_env = command_environment(
@@ -63,6 +67,8 @@ class BuiltinToolbox:
         self.search_limits = search_limits or SearchLimits()
         self._tools = {tool.spec.name: tool for tool in BUILTIN_TOOLS}
         self._learn_secrets = learn_secrets
+        # Where commands run: the OS sandbox (None or mode off: uncontained).
+        self.sandbox = sandbox
 
     def specs(self) -> list[ToolSpec]:
         return [tool.spec for tool in self._tools.values()]
@@ -77,6 +83,12 @@ class BuiltinToolbox:
             return ToolOutcome.refused(problem)
         if tool.check is not None and (refusal := tool.check(arguments)) is not None:
             return refusal
+        if spec.name == COMMAND and self._uncontained() and self._required():
+            assert self.sandbox is not None
+            return ToolOutcome.refused(
+                f"the command was not run: --sandbox required, and {self.sandbox.missing()}",
+                "refusal",
+            )
         try:
             self._path(tool, arguments)
         except PathRefused as exc:
@@ -88,6 +100,12 @@ class BuiltinToolbox:
         writes a protected path, or reads a credential store. Decided on the path as written
         (which does not change under the call); `_path` refuses a link leading into one."""
         tool = self._tools.get(spec.name)
+        if spec.name == COMMAND and self._uncontained():
+            assert self.sandbox is not None
+            return (
+                "this command would run outside any sandbox: it could change or read anything "
+                f"your user can ({self.sandbox.missing()})"
+            )
         if tool is None or tool.path is None:
             return None
         raw = str(_without_nulls(arguments).get(tool.path.name, tool.path.default))
@@ -136,6 +154,7 @@ class BuiltinToolbox:
             command_env=self.command_env,
             search_limits=self.search_limits,
             protected=self.protected,
+            sandbox=await self._contained_in() if spec.name == COMMAND else None,
         )
         outcome = await tool.run(call)
         if self._learn_secrets is not None and spec.name in _SHOWS_CONTENT:
@@ -143,6 +162,28 @@ class BuiltinToolbox:
             if self.protected.reason(self.paths.lexical(raw), writing=False) is not None:
                 self._learn_secrets(secrets_shown(spec.name, outcome.text))
         return outcome
+
+    def contained(self, spec: ToolSpec) -> bool:
+        """Whether a call of `spec` runs in the OS sandbox (only commands do)."""
+        if spec.name != COMMAND or self.sandbox is None:
+            return False
+        return self.sandbox.mechanism() is not None  # None when off or none works
+
+    def _uncontained(self) -> bool:
+        """The sandbox is wanted (on or required) but nothing here can enforce it."""
+        return (
+            self.sandbox is not None and not self.sandbox.off and self.sandbox.mechanism() is None
+        )
+
+    def _required(self) -> bool:
+        return self.sandbox is not None and self.sandbox.settings.mode == "required"
+
+    async def _contained_in(self) -> Sandbox | None:
+        """The profile a command runs in now, or None (off, or none works: asked already)."""
+        if self.sandbox is None or self.sandbox.off:
+            return None
+        mechanism = await asyncio.to_thread(self.sandbox.mechanism)  # probes once
+        return self.sandbox.profile if mechanism is not None else None
 
     def _path(self, tool: BuiltinTool, arguments: Mapping[str, object]) -> Path | None:
         if tool.path is None:
@@ -162,6 +203,7 @@ class BuiltinToolbox:
         return real
 
 
+COMMAND = "execute_command"
 # The tools whose result shows a file's content (list_dir and glob show names only).
 _SHOWS_CONTENT = ("read_file", "grep")
 
