@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Protocol
@@ -27,6 +26,14 @@ from paicli.agent.events import (
     ToolStarted,
     TurnEnded,
 )
+from paicli.agent.turn_messages import (
+    add_usage,
+    assistant_message,
+    names,
+    parse_arguments,
+    tool_message,
+    with_id,
+)
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
 from paicli.llm.messages import (
@@ -34,7 +41,6 @@ from paicli.llm.messages import (
     Message,
     SystemMessage,
     ToolDefinition,
-    ToolMessage,
     UserMessage,
 )
 from paicli.servers.retry import Attempt, listening
@@ -43,8 +49,6 @@ from paicli.tools.mcp.results import for_model
 from paicli.tools.search.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 DEFAULT_MAX_STEPS = 40
-# The model's raw arguments are quoted back to it when they do not parse, up to this much.
-_QUOTE_LIMIT = 500
 
 
 class ModelClient(Protocol):
@@ -158,10 +162,10 @@ class Agent:
                 tools = [spec.openai_tool() for spec in self._offered(specs, emit)]
                 await self._fit_context(tools, emit)
                 completion = await self._ask(tools, emit)
-                _add_usage(usage, completion)
+                add_usage(usage, completion)
                 answer = completion.text or answer
-                calls = [_with_id(call, n) for n, call in enumerate(completion.tool_calls)]
-                self.messages.append(_assistant_message(completion.text, calls))
+                calls = [with_id(call, n) for n, call in enumerate(completion.tool_calls)]
+                self.messages.append(assistant_message(completion.text, calls))
                 if not calls:
                     ended = TurnEnded("done", completion.text, steps=step, usage=usage)
                     emit(ended)
@@ -228,7 +232,7 @@ class Agent:
     ) -> None:
         outcomes: list[ToolOutcome | None] = [None] * len(calls)
         self._pending = (calls, outcomes)
-        parsed = [_parse_arguments(call.arguments) for call in calls]
+        parsed = [parse_arguments(call.arguments) for call in calls]
         for call, arguments in zip(calls, parsed, strict=True):
             spec = specs.get(call.name)
             args = arguments if isinstance(arguments, dict) else None
@@ -277,7 +281,7 @@ class Agent:
         self._pending = None
         for call, outcome in zip(calls, outcomes, strict=True):
             assert outcome is not None
-            self.messages.append(_tool_message(call.id, for_model(outcome)))
+            self.messages.append(tool_message(call.id, for_model(outcome)))
 
     async def _call(
         self,
@@ -294,7 +298,7 @@ class Agent:
                 unknown, arguments if isinstance(arguments, dict) else {}
             )
             return dataclasses.replace(
-                outcome, text=f"{outcome.text} Tools available: {_names(specs)}."
+                outcome, text=f"{outcome.text} Tools available: {names(specs)}."
             )
         if isinstance(arguments, str):
             return ToolOutcome.refused(arguments)
@@ -381,7 +385,7 @@ class Agent:
                 text = (
                     for_model(outcome) if outcome else "Cancelled by the user before it finished."
                 )
-                self.messages.append(_tool_message(call.id, text))
+                self.messages.append(tool_message(call.id, text))
             self._pending = None
         partial = self._partial
         if partial:
@@ -393,74 +397,3 @@ class Agent:
             self.messages.append(
                 AssistantMessage(role="assistant", content="[interrupted by the user]")
             )
-
-
-def _parse_arguments(raw: str) -> dict[str, object] | str:
-    """The model's arguments as an object, or the error text the model reads instead."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        quoted = raw if len(raw) <= _QUOTE_LIMIT else raw[:_QUOTE_LIMIT] + "..."
-        return (
-            f"Error: the tool arguments are not valid JSON ({exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}); the tool was not run. You sent: {quoted}"
-        )
-    if not isinstance(value, dict):
-        return "Error: the tool arguments must be a JSON object; the tool was not run."
-    try:  # JSON may spell unpaired surrogates (\ud800), which no file name or pipe can carry
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return (
-            "Error: the tool arguments contain invalid Unicode (an unpaired surrogate escape "
-            "such as \\ud800); the tool was not run."
-        )
-    return value
-
-
-def _with_id(call: ToolCallRequest, index: int) -> ToolCallRequest:
-    # Some local servers send tool calls without ids; the tool message must still match one.
-    if call.id:
-        return call
-    import dataclasses  # noqa: PLC0415
-
-    return dataclasses.replace(call, id=f"call_{index}_{int(time.time() * 1000)}")
-
-
-def _assistant_message(text: str, calls: Sequence[ToolCallRequest]) -> AssistantMessage:
-    # Content may be null only next to tool calls; an empty answer is an empty string.
-    message = AssistantMessage(role="assistant", content=(text or None) if calls else text)
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments or "{}"},
-            }
-            for call in calls
-        ]
-    return message
-
-
-# How many tool names a "no such tool" answer lists before "and N more".
-LISTED_NAMES = 40
-
-
-def _names(specs: Mapping[str, ToolSpec]) -> str:
-    names = sorted(specs)
-    if len(names) <= LISTED_NAMES:
-        return ", ".join(names) or "none"
-    return ", ".join(names[:LISTED_NAMES]) + f" and {len(names) - LISTED_NAMES} more"
-
-
-def _tool_message(call_id: str, text: str) -> ToolMessage:
-    return ToolMessage(role="tool", tool_call_id=call_id, content=text)
-
-
-def _add_usage(total: dict[str, int], completion: Completion) -> None:
-    usage = completion.usage
-    if usage is None:
-        return
-    total["prompt_tokens"] = total.get("prompt_tokens", 0) + usage.prompt_tokens
-    total["completion_tokens"] = total.get("completion_tokens", 0) + usage.completion_tokens

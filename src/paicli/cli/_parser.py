@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from typing import TypeAlias
 
 from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
@@ -83,6 +84,16 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         default="text",
         help="with -p: the answer as text, one JSON object, or JSON lines of events",
     )
+    _model_and_tool_options(parser)
+    _run_options(parser)
+    commands = parser.add_subparsers(dest="command")
+    _sandbox_command(commands)
+    _mcp_commands(commands)
+    return parser
+
+
+def _model_and_tool_options(parser: argparse.ArgumentParser) -> None:
+    """The model flags and how tool calls are decided (rules, mode, --yes, --sandbox)."""
     model = parser.add_argument_group("model")
     model.add_argument("--provider", help="glm, deepseek, qwen, kimi, openai, openrouter, ollama")
     model.add_argument("--model", help="the model name (default: the provider's default)")
@@ -122,6 +133,10 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     acting.add_argument(
         "--max-steps", type=positive_int, default=0, help="model calls per prompt (at least 1)"
     )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """The project's servers, extra server files, tracing and metrics of a run."""
     parser.add_argument(
         "--trust-project",
         action="store_true",
@@ -164,8 +179,10 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         metavar="HOST",
         help="the address --metrics-port listens on (default 127.0.0.1: this machine only)",
     )
-    commands = parser.add_subparsers(dest="command")
-    _sandbox_command(commands)
+
+
+def _mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`paicli mcp ...`: one subcommand each."""
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     starts = argparse.ArgumentParser(add_help=False)
@@ -175,6 +192,17 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         help="run this project's servers without asking (non-interactive runs skip them)",
     )
 
+    _mcp_live(sub, starts)
+    _mcp_config(sub, starts)
+    _mcp_diagnostics(sub, starts)
+
+
+# (a string: argparse does not make the class subscriptable at run time)
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _mcp_live(sub: Subcommands, starts: argparse.ArgumentParser) -> None:
+    """The commands that start the servers and show or call them."""
     listing = sub.add_parser(
         "list", parents=[starts], help="start the configured servers and show their state"
     )
@@ -196,6 +224,10 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     logs = sub.add_parser("logs", help="the last stderr lines of a stdio server")
     logs.add_argument("name")
     logs.add_argument("-n", "--lines", type=int, default=50)
+
+
+def _mcp_config(sub: Subcommands, starts: argparse.ArgumentParser) -> None:
+    """The commands that change the servers' files, logins, approvals and locks."""
     add = sub.add_parser(
         "add",
         help="add a server: NAME -- CMD ARGS... or NAME URL",
@@ -268,6 +300,9 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     )
     lock.add_argument("--json", action="store_true")
 
+
+def _mcp_diagnostics(sub: Subcommands, starts: argparse.ArgumentParser) -> None:
+    """The doctor, traces, replays and probes."""
     doctor = sub.add_parser(
         "doctor",
         parents=[starts],
@@ -301,7 +336,6 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     probe.add_argument("--args", default="{}", metavar="JSON", help="arguments for --call")
     probe.add_argument("--timeout", type=float, default=30.0, help="handshake timeout (s)")
     probe.add_argument("server", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
-    return parser
 
 
 def config_files_before_command(args: list[str]) -> list[str]:

@@ -12,6 +12,7 @@ off the event loop, at the first command).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ from typing import Literal, get_args
 from paicli.mcp import Sandbox, SandboxSupport, ServerConfigError, check_sandbox
 
 __all__ = ["CommandSandbox", "SandboxMode", "SandboxSettings", "sandbox_settings"]
+
+log = logging.getLogger("paicli.sandbox")
 
 SandboxMode = Literal["on", "off", "required"]
 MODES: tuple[str, ...] = get_args(SandboxMode)
@@ -95,7 +98,9 @@ class CommandSandbox:
         """Start probing what works here in the background, so the first command does not
         wait for it (the probes are a few short processes, about 50 ms)."""
         if not self.off and self._support is None:
-            threading.Thread(target=check_sandbox, name="paicli-sandbox-probe", daemon=True).start()
+            threading.Thread(
+                target=_probe_quietly, name="paicli-sandbox-probe", daemon=True
+            ).start()
 
     def mechanism(self) -> str | None:
         """The mechanism that contains commands here (`bubblewrap`, `landlock`, ...), or None
@@ -124,3 +129,12 @@ class CommandSandbox:
             f"hidden: {', '.join(self.profile.hide)}",
             f"network: {network}",
         )
+
+
+def _probe_quietly() -> None:
+    """`check_sandbox()` ahead of time; a failure here is only logged: the first command
+    probes again and says what went wrong."""
+    try:
+        check_sandbox()
+    except Exception:
+        log.debug("probing the sandbox ahead of time failed", exc_info=True)
