@@ -22,22 +22,22 @@ from paicli.mcp import (
     _rpc,
 )
 
-SERVERS = Path(__file__).parent / "servers"
+SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
 REPO = Path(__file__).parent.parent
 
 
 def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServer:
-    """Our stdlib fault-injection server in `mode` (see tests/servers/fault_server.py)."""
+    """Our stdlib fault-injection server in `mode` (see tests/server_programs/fault_server.py)."""
     return StdioServer(
         sys.executable,
-        args=[str(SERVERS / "fault_server.py"), "--mode", mode, *extra],
+        args=[str(SERVER_PROGRAMS / "fault_server.py"), "--mode", mode, *extra],
         **options,
     )
 
 
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
-    return StdioServer(sys.executable, args=[str(SERVERS / "sdk_server.py")], **options)
+    return StdioServer(sys.executable, args=[str(SERVER_PROGRAMS / "sdk_server.py")], **options)
 
 
 @pytest.fixture

@@ -26,10 +26,10 @@ from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed
 from paicli.servers.manager import ServerManager
 from paicli.user_config import UserConfig
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.memory_connect import memory_connector
 
-FAULT = str(SERVERS / "fault_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
 
 
 async def call_progress(

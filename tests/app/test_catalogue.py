@@ -29,7 +29,7 @@ from tests.llm_server import Json
 from tests.memory_connect import memory_connector
 from tests.model_view import unfenced
 from tests.runtimes import memory_runtime
-from tests.servers.fault_server import TOOLS as FAULT_TOOLS
+from tests.server_programs.fault_server import TOOLS as FAULT_TOOLS
 
 
 class Gate:

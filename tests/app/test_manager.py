@@ -29,14 +29,14 @@ from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServe
 from paicli.servers.manager import ServerManager, ServerState, StartTimes
 from paicli.ui.mcp_shell import summary
 from paicli.ui.mcp_view import server_change_line, server_table
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.memory_connect import memory_connector
 from tests.processes import alive
-from tests.servers.fault_server import LONG_NAME
-from tests.servers.fault_server import TOOLS as FAULT_TOOLS
+from tests.server_programs.fault_server import LONG_NAME
+from tests.server_programs.fault_server import TOOLS as FAULT_TOOLS
 
-FAULT = str(SERVERS / "fault_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
 LIST_CHANGED = "notifications/tools/list_changed"
 
 

@@ -21,19 +21,19 @@ from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.prompt_line import PROMPT
 from tests.app.test_oauth_login import browse
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
-from tests.servers.auth_server import auth_world
+from tests.server_programs.auth_server import auth_world
 
 from .terminal import Terminal
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
-FAULT = str(SERVERS / "fault_server.py")
-SDK = str(SERVERS / "sdk_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
+SDK = str(SERVER_PROGRAMS / "sdk_server.py")
 MARK = PROMPT.strip()  # a new prompt: the mark is drawn alone, the cursor moved after it
 # Terminal control sequences a hostile model or server might slip into tool arguments.
 HOSTILE = "clear\x1b[2Jscreen\rreturn\u202ereversed"
