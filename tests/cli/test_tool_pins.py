@@ -68,7 +68,7 @@ def write_json(path: str, value: object) -> None:
 def forget_catalogue(project: Path) -> None:
     """Without the catalogue the next run waits for the server, so what it offers is the live
     list (with it, the recorded, pinned definitions may be offered while the server starts,
-    and a call then finds the redefinition: tests/app/test_catalogue.py)."""
+    and a call then finds the redefinition: tests/servers/test_catalogue.py)."""
     for entry in (project.parent / "home" / ".paicli" / "catalogue").glob("*.json"):
         entry.unlink()
 

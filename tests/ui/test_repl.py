@@ -20,12 +20,12 @@ import pytest
 from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.prompt_line import PROMPT
-from tests.app.test_oauth_login import browse
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
 from tests.server_programs.auth_server import auth_world
+from tests.servers.test_oauth_login import browse
 
 from .terminal import Terminal
 
@@ -166,7 +166,7 @@ async def test_the_prompt_is_drawn_before_the_model_sdk_loads(
     places: Places,
 ) -> None:
     """Issue 13: the openai SDK is most of a start's time, so it loads (in the background)
-    only once the prompt is on the screen, as the servers start (tests/app/test_catalogue.py
+    only once the prompt is on the screen, as the servers start (tests/servers/test_catalogue.py
     holds them in memory). `-X importtime` writes a line as each module finishes loading."""
     add_servers(places, "fault")
     loaded = re.compile(r"\|\s+openai\s*$", re.M)

@@ -20,7 +20,7 @@ from paicli.servers.retry import (
     retry_safe,
     with_retries,
 )
-from tests.app.test_manager import fault, load
+from tests.servers.test_manager import fault, load
 
 
 def test_retry_and_retry_tools_are_read_from_a_server_entry(tmp_path: Path) -> None:

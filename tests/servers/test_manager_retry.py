@@ -17,8 +17,8 @@ from paicli.servers.manager import ServerManager
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import ToolOutcome
 from paicli.tools.mcp.toolbox import McpToolbox
-from tests.app.test_manager import load
 from tests.conftest import SERVER_PROGRAMS
+from tests.servers.test_manager import load
 
 pytestmark = pytest.mark.real
 

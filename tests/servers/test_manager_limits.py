@@ -18,8 +18,8 @@ from paicli.redact import Redactor
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.ui.mcp_view import server_table
-from tests.app.test_manager import fault, load
 from tests.conftest import SERVER_PROGRAMS
+from tests.servers.test_manager import fault, load
 
 pytestmark = [pytest.mark.real, pytest.mark.skipif(sys.platform != "linux", reason="Linux")]
 

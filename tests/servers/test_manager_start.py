@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from paicli.servers.manager import ServerState
-from tests.app.test_manager import fault, in_memory, load
+from tests.servers.test_manager import fault, in_memory, load
 
 SLOW = 1.0  # seconds each server takes before it reads its first message
 
