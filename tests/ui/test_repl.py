@@ -1,5 +1,6 @@
 """The interactive REPL as a user meets it: `paicli` in a real pseudo-terminal (120x40), keys
-typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server processes."""
+typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server processes.
+The REPL's logic alone is tested in process as well (test_repl_in_process.py)."""
 
 from __future__ import annotations
 
@@ -380,21 +381,6 @@ async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
         assert await goodbye(term) == 0
     finally:
         await term.aclose()
-
-
-async def test_an_unusable_history_file_costs_the_history_not_the_prompt(
-    places: Places,
-) -> None:
-    (places.paicli_home / "history").mkdir(parents=True)  # neither readable nor writable
-    async with paicli(places) as term:
-        await term.expect("History not saved:")
-        await term.expect(MARK)
-        term.line("/help")
-        await term.expect(accepted("/help"))
-        await term.expect(COMMANDS[-1].help)
-        await term.expect(MARK)
-        assert await goodbye(term) == 0
-    assert term.text.count("History not saved") == 1
 
 
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
