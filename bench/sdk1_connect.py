@@ -3,7 +3,7 @@ client, the same server, in the same run.
 
     .venv/bin/python bench/sdk1_connect.py [--connects N] [--rounds R] [--out FILE]
 
-The server is tests/servers/sdk1_http_server.py (Streamable HTTP, `mcp==1.30.0`, from the
+The server is tests/server_programs/sdk1_http_server.py (Streamable HTTP, `mcp==1.30.0`, from the
 .venv-sdk1 that `make setup` makes). A connect is: open the session (paicli: the 2026
 discovery probe, which SDK 1.x refuses with HTTP 400, then `initialize`; the SDK: `initialize`
 alone), list the tools, close. Each client runs in a fresh interpreter per round and times
@@ -27,7 +27,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 SDK1_PYTHON = ROOT / ".venv-sdk1" / "bin" / "python"
-SERVER = ROOT / "tests" / "servers" / "sdk1_http_server.py"
+SERVER = ROOT / "tests" / "server_programs" / "sdk1_http_server.py"
 TARGET_SECONDS = 0.3
 CHILD_TIMEOUT = 120.0
 

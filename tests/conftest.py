@@ -6,7 +6,7 @@ import asyncio
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +21,24 @@ from paicli.mcp import (
     _process,
     _rpc,
 )
+from tests.virtual_clock import VirtualClockLoop
 
-SERVERS = Path(__file__).parent / "servers"
+SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
 REPO = Path(__file__).parent.parent
 
 
 def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServer:
-    """Our stdlib fault-injection server in `mode` (see tests/servers/fault_server.py)."""
+    """Our stdlib fault-injection server in `mode` (see tests/server_programs/fault_server.py)."""
     return StdioServer(
         sys.executable,
-        args=[str(SERVERS / "fault_server.py"), "--mode", mode, *extra],
+        args=[str(SERVER_PROGRAMS / "fault_server.py"), "--mode", mode, *extra],
         **options,
     )
 
 
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
-    return StdioServer(sys.executable, args=[str(SERVERS / "sdk_server.py")], **options)
+    return StdioServer(sys.executable, args=[str(SERVER_PROGRAMS / "sdk_server.py")], **options)
 
 
 @pytest.fixture
@@ -75,6 +76,17 @@ def _in_memory_unless_marked_real(
     monkeypatch.setattr(subprocess, "Popen", refuse)
     for name in ("connect", "connect_ex", "bind"):
         monkeypatch.setattr(socket.socket, name, refuse)
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """A test marked `virtual_time` runs on a virtual clock (tests/virtual_clock.py): its
+    deadlines, backoff and timeouts cost no real time and never depend on the machine's load.
+    Every other test runs on asyncio's own loop."""
+    if item.get_closest_marker("virtual_time"):
+        return {"virtual_time": VirtualClockLoop}
+    return {"asyncio": asyncio.new_event_loop}
 
 
 class Inbox:

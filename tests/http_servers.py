@@ -1,4 +1,4 @@
-"""Run the HTTP test servers in tests/servers/ as subprocesses for the length of a test.
+"""Run the HTTP test servers in tests/server_programs/ as subprocesses for the length of a test.
 
 Each server prints one `LISTENING <url>` line once it accepts connections; waiting for that
 line (rather than sleeping or polling the port) is what makes startup both fast and reliable.
@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
-SERVERS = Path(__file__).parent / "servers"
+SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
 READY_PREFIX = b"LISTENING "
@@ -35,13 +35,13 @@ def sdk1_python() -> str:
 async def run_http_server(
     script: str | Path, *args: str, python: str = sys.executable
 ) -> AsyncIterator[str]:
-    """Start `script` (a path, or a file name in tests/servers/) with `args` under `python`;
+    """Start `script` (a path, or a file name in tests/server_programs/) with `args` under `python`;
     yield its URL.
 
     For example `run_http_server("http_fault_server.py", "--mode", "json")`. Servers pick a
     free port unless `args` include `--port`.
     """
-    path = SERVERS / script  # an absolute `script` replaces SERVERS
+    path = SERVER_PROGRAMS / script  # an absolute `script` replaces SERVER_PROGRAMS
     process = await asyncio.create_subprocess_exec(
         python,
         str(path),

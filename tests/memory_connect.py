@@ -1,8 +1,8 @@
 """A `ServerManager` connector that runs the test servers inside the test process.
 
 A server described as config files describe it (a stdio command line) is mapped to the same
-server code on an in-memory transport: arguments that run tests/servers/fault_server.py give
-`fault_in_memory` with the same options, tests/servers/sdk_server.py gives `sdk_in_memory`.
+server code on an in-memory transport: arguments that run tests/server_programs/fault_server.py give
+`fault_in_memory` with the same options, tests/server_programs/sdk_server.py gives `sdk_in_memory`.
 The session is built as `paicli.mcp.connect` builds it from the description (label, protocol,
 timeouts, identity), so the manager, the toolboxes and the agent run unchanged. Anything
 else is refused: a test of the in-memory tier cannot quietly start a real server.
@@ -24,7 +24,7 @@ from paicli.mcp import (
     Timeouts,
     Transport,
 )
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.memory_servers import fault_in_memory
 from tests.sdk_memory import sdk_in_memory
 
@@ -71,7 +71,7 @@ def _server_for(spec: StdioServer | HttpServer) -> AbstractAsyncContextManager[M
     if script == "sdk_server.py" and isinstance(spec, StdioServer) and len(spec.args) == 1:
         return sdk_in_memory()
     raise NoMemoryServer(
-        f"{spec.label}: only tests/servers/fault_server.py and sdk_server.py run in memory "
+        f"{spec.label}: only tests/server_programs/fault_server.py and sdk_server.py run in memory "
         f"(got {spec.identity}); mark the test @pytest.mark.real to run other servers"
     )
 
@@ -81,7 +81,7 @@ def _script(spec: StdioServer | HttpServer) -> str | None:
     if not isinstance(spec, StdioServer) or not spec.args:
         return None
     script = Path(spec.args[0]).resolve()
-    return script.name if script.parent == SERVERS.resolve() else None
+    return script.name if script.parent == SERVER_PROGRAMS.resolve() else None
 
 
 def _fault_options(args: Sequence[str]) -> tuple[str, list[str]]:

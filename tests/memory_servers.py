@@ -1,11 +1,11 @@
 """Our fault server, run inside the test process on an in-memory transport.
 
-The in-memory tier of the suite: the same protocol behaviour as `tests/servers/fault_server.py`
-in a subprocess (it is the same code), without spawning anything. The server's threads read
-the messages the client sends and write bytes, which are split into lines and handed to the
-server end of a `MemoryTransport.pair()` on the event loop. Modes that are about processes,
-pipes and framing (`huge_line`, `no_newline`, `garbage_stdout`, `ignore_sigterm`,
-`stderr_flood`, `poison_lines`, `batch_replies`) run only as real processes.
+The in-memory tier of the suite: the same protocol behaviour as
+`tests/server_programs/fault_server.py` in a subprocess (it is the same code), without spawning
+anything. The server's threads read the messages the client sends and write bytes, which are split
+into lines and handed to the server end of a `MemoryTransport.pair()` on the event loop. Modes that
+are about processes, pipes and framing (`huge_line`, `no_newline`, `garbage_stdout`,
+`ignore_sigterm`, `stderr_flood`, `poison_lines`, `batch_replies`) run only as real processes.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from paicli.mcp import (
     MemoryTransport,
     Timeouts,
 )
-from tests.servers.fault_server import FaultServer, parse_options
+from tests.server_programs.fault_server import FaultServer, parse_options
 
 PROCESS_ONLY_MODES = frozenset(
     {

@@ -1,4 +1,4 @@
-"""The official SDK's server (tests/servers/sdk_server.py), run inside the test process.
+"""The official SDK's server (tests/server_programs/sdk_server.py), run inside the test process.
 
 Someone else's server implementation on our in-memory transport: the SDK serves its
 dual-era loop on its own memory streams, and two pumps carry messages between those
@@ -20,7 +20,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
 from paicli.mcp import ConnectionClosed, MemoryTransport
-from tests.servers.sdk_server import server as sdk_server
+from tests.server_programs.sdk_server import server as sdk_server
 
 __all__ = ["sdk_in_memory"]
 

@@ -33,7 +33,7 @@ from paicli.mcp import TextContent
 from paicli.permissions.approval import Answer, ApprovalRequest, Choice
 from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer, ServerState
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.runtimes import memory_runtime
@@ -79,10 +79,10 @@ def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     servers = {
         "fault": {
             "command": sys.executable,
-            "args": [str(SERVERS / "fault_server.py")],
+            "args": [str(SERVER_PROGRAMS / "fault_server.py")],
             "env": {"API_TOKEN": SECRET},
         },
-        "sdk": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
+        "sdk": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "sdk_server.py")]},
     }
     (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     home = tmp_path / "home"
@@ -585,7 +585,7 @@ async def test_a_retried_call_shows_each_attempt_and_audits_each_one(tmp_path: P
     root, environ = project(tmp_path)
     fault = {
         "command": sys.executable,
-        "args": [str(SERVERS / "fault_server.py")],
+        "args": [str(SERVER_PROGRAMS / "fault_server.py")],
         "timeout": 0.2,
         "retry": {"attempts": 2, "backoff": 0.01, "on": ["timeout"]},
         "retryTools": ["sleep"],

@@ -21,7 +21,7 @@ from paicli.permissions.approval import Answer, Choice
 from paicli.runtime import Runtime
 from paicli.tools.search.offer import CHARS_PER_TOKEN, budget_tokens
 from tests.agent.test_loop import Approvals, Events, audit_lines, project, tool_messages
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.runtimes import memory_runtime
@@ -118,7 +118,7 @@ async def test_a_server_of_thousands_of_tools_costs_a_request_little(tmp_path: P
     root, environ = project(tmp_path)
     crowd = {
         "command": sys.executable,
-        "args": [str(SERVERS / "fault_server.py"), "--mode", "crowded", "--tools", "2000"],
+        "args": [str(SERVER_PROGRAMS / "fault_server.py"), "--mode", "crowded", "--tools", "2000"],
     }
     (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"crowd": crowd}}))
     write_settings(Path(environ["PAICLI_HOME"]), "")

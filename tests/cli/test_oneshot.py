@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with
-from tests.servers.auth_server import auth_world
+from tests.server_programs.auth_server import auth_world
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -38,7 +38,9 @@ class Run:
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / ".paicli").mkdir(parents=True)
-    servers = {"fault": {"command": sys.executable, "args": [str(SERVERS / "fault_server.py")]}}
+    servers = {
+        "fault": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+    }
     (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     return root
 
@@ -260,7 +262,7 @@ async def test_a_timed_out_call_tells_the_model_and_the_user_the_limit_and_how_t
     (root / ".paicli").mkdir(parents=True)
     server = {
         "command": sys.executable,
-        "args": [str(SERVERS / "fault_server.py")],
+        "args": [str(SERVER_PROGRAMS / "fault_server.py")],
         "timeout": 0.5,
         "maxTimeout": 1.5,
     }
@@ -471,7 +473,7 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
     server = {
         "command": sys.executable,
         "args": [
-            str(SERVERS / "fault_server.py"),
+            str(SERVER_PROGRAMS / "fault_server.py"),
             "--mode",
             "stop_reading",
             "--stop-after",
@@ -492,7 +494,9 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
     tool_result = llm.requests[1]["messages"][-1]
     assert tool_result["role"] == "tool"
     assert "timed out" in tool_result["content"] or "stopped reading" in tool_result["content"]
-    assert not processes_with(str(SERVERS / "fault_server.py") + "\x00--mode\x00stop_reading")
+    assert not processes_with(
+        str(SERVER_PROGRAMS / "fault_server.py") + "\x00--mode\x00stop_reading"
+    )
 
 
 async def test_a_server_known_from_the_catalogue_is_not_waited_for(tmp_path: Path) -> None:
@@ -509,7 +513,13 @@ async def test_a_server_known_from_the_catalogue_is_not_waited_for(tmp_path: Pat
     home = PaicliHome(tmp_path / "home" / ".paicli")
     home.root.mkdir(parents=True)
     marker = f"slow-start-{os.getpid()}"
-    args = [str(SERVERS / "fault_server.py"), "--start-delay", "90", "--initial-stderr", marker]
+    args = [
+        str(SERVER_PROGRAMS / "fault_server.py"),
+        "--start-delay",
+        "90",
+        "--initial-stderr",
+        marker,
+    ]
     slow = {"command": sys.executable, "args": args, "startupTimeout": 120}
     home.mcp_config.write_text(json.dumps({"mcpServers": {"slow": slow}}))
     (entry,) = load_config(
@@ -542,7 +552,7 @@ async def test_a_project_server_that_trusts_itself_is_still_asked_about(tmp_path
     tools.write_text(json.dumps([delete_all]))
     server = {
         "command": sys.executable,
-        "args": [str(SERVERS / "rugpull_server.py"), str(tools)],
+        "args": [str(SERVER_PROGRAMS / "rugpull_server.py"), str(tools)],
         "trust": True,
     }
     (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"repo": server}}))
@@ -598,7 +608,7 @@ async def test_a_server_logging_to_stdout_is_one_warning_on_stderr_and_the_call_
     (root / ".paicli").mkdir(parents=True)
     server = {
         "command": sys.executable,
-        "args": [str(SERVERS / "fault_server.py"), "--mode", "chatty_stdout"],
+        "args": [str(SERVER_PROGRAMS / "fault_server.py"), "--mode", "chatty_stdout"],
     }
     (root / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"chatty": server}}))
     script: list[Json] = [
@@ -628,7 +638,7 @@ def servers_file(path: Path, servers: dict[str, object]) -> Path:
 async def test_mcp_config_adds_servers_for_one_run_and_strict_runs_only_those(
     project: Path,
 ) -> None:
-    fault = {"command": sys.executable, "args": [str(SERVERS / "fault_server.py")]}
+    fault = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
     extra = servers_file(project.parent / "extra.json", {"extra": fault})
     more = servers_file(project.parent / "more.json", {"more": fault})
     async with ScriptedLlm([{"text": "ok"}, {"text": "ok"}]) as llm:

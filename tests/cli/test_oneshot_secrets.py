@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_oneshot import paicli
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 
 pytestmark = pytest.mark.real
@@ -103,7 +103,7 @@ async def test_a_servers_instructions_quoting_its_token_reach_the_model_redacted
 ) -> None:
     """Not a tool result: the instructions go into the system prompt, which is redacted at
     the model client like everything else a request carries."""
-    args = [str(SERVERS / "fault_server.py"), "--instructions-from-env", "SERVICE_TOKEN"]
+    args = [str(SERVER_PROGRAMS / "fault_server.py"), "--instructions-from-env", "SERVICE_TOKEN"]
     server = {"command": sys.executable, "args": args, "env": {"SERVICE_TOKEN": SERVICE_TOKEN}}
     user_home = project.parent / "home" / ".paicli"  # the user's own servers
     user_home.mkdir(parents=True)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_tool_pins import ECHO, HIDDEN, forget_catalogue, lock, offered, run, write_json
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 
 pytestmark = pytest.mark.real
 
@@ -21,7 +21,10 @@ CHANGED: dict[str, Any] = {**ECHO, "description": "Echo text. " + HIDDEN}
 
 
 def rug(tools: Path) -> dict[str, object]:
-    return {"command": sys.executable, "args": [str(SERVERS / "rugpull_server.py"), str(tools)]}
+    return {
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "rugpull_server.py"), str(tools)],
+    }
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_oneshot import Run, paicli
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.ui.test_pipe_mode import piped
 
@@ -40,7 +40,10 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     tools.write_text(json.dumps([ECHO]))
     home = tmp_path / "home" / ".paicli"
     home.mkdir(parents=True)
-    server = {"command": sys.executable, "args": [str(SERVERS / "rugpull_server.py"), str(tools)]}
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "rugpull_server.py"), str(tools)],
+    }
     (home / "mcp.json").write_text(json.dumps({"mcpServers": {"rug": server}}))
     return project, tools
 
@@ -65,7 +68,7 @@ def write_json(path: str, value: object) -> None:
 def forget_catalogue(project: Path) -> None:
     """Without the catalogue the next run waits for the server, so what it offers is the live
     list (with it, the recorded, pinned definitions may be offered while the server starts,
-    and a call then finds the redefinition: tests/app/test_catalogue.py)."""
+    and a call then finds the redefinition: tests/servers/test_catalogue.py)."""
     for entry in (project.parent / "home" / ".paicli" / "catalogue").glob("*.json"):
         entry.unlink()
 
@@ -168,7 +171,10 @@ async def test_the_repl_shows_the_change_and_offers_the_tool_only_when_accepted(
     project.mkdir()
     tools = tmp_path / "tools.json"
     write_json(str(tools), [ECHO])
-    server = {"command": sys.executable, "args": [str(SERVERS / "rugpull_server.py"), str(tools)]}
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "rugpull_server.py"), str(tools)],
+    }
     home = tmp_path / ".paicli"  # where tests/ui/test_pipe_mode.py's `piped` keeps it
     home.mkdir()
     write_json(str(home / "mcp.json"), {"mcpServers": {"rug": server}})

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 
 from paicli.langchain import MCPTool, load_tools
 from paicli.mcp import StdioServer
-from tests.conftest import REPO, SERVERS
+from tests.conftest import REPO, SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 
 pytestmark = pytest.mark.real
@@ -53,7 +53,7 @@ def test_the_compiled_c_build_answers_sync_and_async(c_build: Path) -> None:
 def test_a_fragile_minimal_tool_gets_only_calls_and_its_errors_raise_tool_exception() -> None:
     # This tool exits on any message that is not a call of one of its tools (a notification,
     # a list, a ping, a cancellation): every call below would fail after such a message.
-    argv = [str(SERVERS / "minimal_tool.py"), "--crash-on-unexpected"]
+    argv = [str(SERVER_PROGRAMS / "minimal_tool.py"), "--crash-on-unexpected"]
     with load_tools(StdioServer(sys.executable, argv), timeout=0.3) as tools:
         by_name = {t.name: t for t in tools}
         assert by_name["nothing"].args == {}  # no input_schema: an object of no properties

@@ -44,7 +44,7 @@ SHARED_SDK_SERVER = pytest.mark.asyncio(loop_scope="module")
 
 
 class SdkServers:
-    """tests/servers/sdk_http_server.py, started on first use once per set of options."""
+    """tests/server_programs/sdk_http_server.py, started on first use once per set of options."""
 
     def __init__(self, stack: AsyncExitStack) -> None:
         self._stack = stack

@@ -1,6 +1,6 @@
 """Resource limits on real stdio servers: each hog is stopped by its limit, nothing is left.
 
-The hogs are tools of tests/servers/hog_server.py; the Node tests run the npm reference
+The hogs are tools of tests/server_programs/hog_server.py; the Node tests run the npm reference
 servers and a `node -e` allocation loop. Processes are bounded by a cgroup's `pids.max`,
 which this machine must let us create (tests that need one say so when skipped).
 """
@@ -21,7 +21,7 @@ import pytest
 
 import paicli.mcp as m
 from paicli.mcp._cgroup import Cgroup, CgroupUnavailable
-from tests.conftest import SERVERS, fault_server
+from tests.conftest import SERVER_PROGRAMS, fault_server
 from tests.processes import alive
 
 NPM = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / "@modelcontextprotocol"
@@ -52,7 +52,7 @@ needs_node = pytest.mark.skipif(
 def hog(limits: m.Limits, *extra: str) -> m.StdioServer:
     return m.StdioServer(
         sys.executable,
-        args=[str(SERVERS / "hog_server.py"), *extra],
+        args=[str(SERVER_PROGRAMS / "hog_server.py"), *extra],
         name="hog",
         limits=limits,
         request_timeout=TIMEOUT,
@@ -202,7 +202,7 @@ async def test_a_limit_that_cannot_be_applied_keeps_the_server_from_starting() -
         "for strict in (True, False):\n"
         "    asyncio.run(main(strict))\n"
     )
-    argv = [sys.executable, "-c", script, str(SERVERS / "fault_server.py")]
+    argv = [sys.executable, "-c", script, str(SERVER_PROGRAMS / "fault_server.py")]
     done = await asyncio.to_thread(
         subprocess.run,
         _without_cgroups(argv),

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_oneshot import paicli as oneshot
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.ui.test_repl import MARK, Places, goodbye, ready
@@ -23,8 +23,8 @@ from tests.ui.test_repl import paicli as repl
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
-PYTHON_TOOL = [sys.executable, str(SERVERS / "minimal_tool.py"), "--crash-on-unexpected"]
-SHELL_TOOL = ["/bin/sh", str(SERVERS / "minimal_tool.sh")]
+PYTHON_TOOL = [sys.executable, str(SERVER_PROGRAMS / "minimal_tool.py"), "--crash-on-unexpected"]
+SHELL_TOOL = ["/bin/sh", str(SERVER_PROGRAMS / "minimal_tool.sh")]
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:

@@ -29,7 +29,7 @@ from paicli.mcp import (
     TransportWrapper,
     connect,
 )
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.processes import gone
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -37,8 +37,8 @@ pytestmark = pytest.mark.real
 
 # Generous: a cold interpreter start on a loaded machine, never a real wait.
 TIMEOUT = 30
-PYTHON_TOOL = [sys.executable, str(SERVERS / "minimal_tool.py")]
-SHELL_TOOL = ["/bin/sh", str(SERVERS / "minimal_tool.sh")]
+PYTHON_TOOL = [sys.executable, str(SERVER_PROGRAMS / "minimal_tool.py")]
+SHELL_TOOL = ["/bin/sh", str(SERVER_PROGRAMS / "minimal_tool.sh")]
 
 
 class Recording(TransportWrapper):
@@ -86,7 +86,7 @@ def c_tool(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         pytest.skip("no C compiler (cc) on this machine")
     binary = tmp_path_factory.mktemp("c-tool") / "minimal_tool"
     subprocess.run(
-        [compiler, "-O2", "-o", str(binary), str(SERVERS / "minimal_tool.c")],
+        [compiler, "-O2", "-o", str(binary), str(SERVER_PROGRAMS / "minimal_tool.c")],
         check=True,
         capture_output=True,
         timeout=120,
@@ -204,7 +204,14 @@ def test_the_c_tool_builds_without_warnings(tmp_path: Path) -> None:
     if compiler is None:
         pytest.skip("no C compiler (cc) on this machine")
     built = subprocess.run(
-        [compiler, "-Wall", "-Wextra", "-o", str(tmp_path / "t"), str(SERVERS / "minimal_tool.c")],
+        [
+            compiler,
+            "-Wall",
+            "-Wextra",
+            "-o",
+            str(tmp_path / "t"),
+            str(SERVER_PROGRAMS / "minimal_tool.c"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,4 +1,4 @@
-"""OAuth against a local authorization server (tests/servers/auth_server.py): the flow end
+"""OAuth against a local authorization server (tests/server_programs/auth_server.py): the flow end
 to end, stored and refreshed tokens, a login that cannot happen, and hostile metadata."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from aiohttp import web
 
 from paicli import mcp
 from paicli.mcp.auth import LoginRequired, MemoryTokenStore, OAuth, OAuthError
-from tests.servers.auth_server import World, auth_world
+from tests.server_programs.auth_server import World, auth_world
 
 pytestmark = pytest.mark.real
 

@@ -10,10 +10,10 @@ import tomllib
 import pytest
 
 import paicli.mcp
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
 
-FAULT_SERVER = SERVERS / "fault_server.py"
+FAULT_SERVER = SERVER_PROGRAMS / "fault_server.py"
 
 
 def test_exported_names_are_exactly_the_public_api() -> None:

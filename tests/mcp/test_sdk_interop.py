@@ -1,6 +1,6 @@
 """Interop with a server built on the official `mcp` SDK, in both protocol eras.
 
-The server (tests/servers/sdk_server.py) runs in this process on the in-memory transport
+The server (tests/server_programs/sdk_server.py) runs in this process on the in-memory transport
 (tests/sdk_memory.py); the tests marked `real` run it as a subprocess over stdio. One session
 per era, with all three client handlers, is shared by the module; tests that need a
 differently configured client open their own session.

@@ -25,7 +25,7 @@ from paicli.mcp import (
 from paicli.mcp._stderr import STDERR_FILE_MAX
 from tests.conftest import fault_server
 from tests.processes import alive, in_group, processes_with, until
-from tests.servers.fault_server import CHATTY_LINES
+from tests.server_programs.fault_server import CHATTY_LINES
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real

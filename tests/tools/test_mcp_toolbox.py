@@ -21,13 +21,13 @@ from paicli.tools.base import ToolSpec
 from paicli.tools.mcp import toolbox as mcp_toolbox
 from paicli.tools.mcp.results import for_model
 from paicli.tools.mcp.toolbox import McpToolbox
-from tests.app.test_manager import fault, in_memory, load
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.model_view import unfenced
+from tests.servers.test_manager import fault, in_memory, load
 
 
 def sdk() -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]}
+    return {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "sdk_server.py")]}
 
 
 @pytest.fixture

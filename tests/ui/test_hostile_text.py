@@ -1,10 +1,10 @@
 """A hostile MCP server against every surface that shows its text: `paicli mcp list|get|tools|
 call|logs|probe`, one-shot `-p` and the REPL's `/mcp`. Real subprocesses, pipes and a real pty.
 
-The server (tests/servers/hostile_server.py) puts OSC and CSI sequences (7-bit and C1), a bidi
-override, zero-width characters and a fake prompt after a carriage return into everything it
-says. None of those characters may reach stdout or stderr as themselves; each must be shown as
-a visible escape, and JSON output must stay valid and decode to exactly what the server said.
+The server (tests/server_programs/hostile_server.py) puts OSC and CSI sequences (7-bit and C1), a
+bidi override, zero-width characters and a fake prompt after a carriage return into everything it
+says. None of those characters may reach stdout or stderr as themselves; each must be shown as a
+visible escape, and JSON output must stay valid and decode to exactly what the server said.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 
 from paicli.ui.prompt_line import PROMPT
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
-from tests.servers import hostile_server as hostile
+from tests.server_programs import hostile_server as hostile
 
 from .terminal import Terminal
 
 pytestmark = pytest.mark.real
 
-HOSTILE = [sys.executable, str(SERVERS / "hostile_server.py")]
+HOSTILE = [sys.executable, str(SERVER_PROGRAMS / "hostile_server.py")]
 # Every character of the attack that a terminal would obey rather than show.
 RAW = ("\x1b", "\x9b", "\x07", "\r", "\u202e", "\u200b", "\u2060")
 # The same attack as paicli must show it (a cut may end it early, after the fake prompt).

@@ -96,7 +96,7 @@ async def test_text_that_looks_like_rich_markup_is_printed_literally(tmp_path: P
 async def test_a_secret_typed_into_a_form_from_a_pipe_is_not_echoed(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".paicli").mkdir(parents=True)
-    fault = str(Path(__file__).parent.parent / "servers" / "fault_server.py")
+    fault = str(Path(__file__).parent.parent / "server_programs" / "fault_server.py")
     servers = {"fault": {"command": sys.executable, "args": [fault, "--mode", "features"]}}
     (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     arguments = json.dumps({"fields": "user,password"})

@@ -1,5 +1,6 @@
 """The interactive REPL as a user meets it: `paicli` in a real pseudo-terminal (120x40), keys
-typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server processes."""
+typed, the screen read back; the scripted model on 127.0.0.1 and real MCP server processes.
+The REPL's logic alone is tested in process as well (test_repl_in_process.py)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,20 @@ import pytest
 from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.prompt_line import PROMPT
-from tests.app.test_oauth_login import browse
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, state_of
-from tests.servers.auth_server import auth_world
+from tests.server_programs.auth_server import auth_world
+from tests.servers.test_oauth_login import browse
 
 from .terminal import Terminal
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
-FAULT = str(SERVERS / "fault_server.py")
-SDK = str(SERVERS / "sdk_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
+SDK = str(SERVER_PROGRAMS / "sdk_server.py")
 MARK = PROMPT.strip()  # a new prompt: the mark is drawn alone, the cursor moved after it
 # Terminal control sequences a hostile model or server might slip into tool arguments.
 HOSTILE = "clear\x1b[2Jscreen\rreturn\u202ereversed"
@@ -166,7 +167,7 @@ async def test_the_prompt_is_drawn_before_the_model_sdk_loads(
     places: Places,
 ) -> None:
     """Issue 13: the openai SDK is most of a start's time, so it loads (in the background)
-    only once the prompt is on the screen, as the servers start (tests/app/test_catalogue.py
+    only once the prompt is on the screen, as the servers start (tests/servers/test_catalogue.py
     holds them in memory). `-X importtime` writes a line as each module finishes loading."""
     add_servers(places, "fault")
     loaded = re.compile(r"\|\s+openai\s*$", re.M)
@@ -380,21 +381,6 @@ async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
         assert await goodbye(term) == 0
     finally:
         await term.aclose()
-
-
-async def test_an_unusable_history_file_costs_the_history_not_the_prompt(
-    places: Places,
-) -> None:
-    (places.paicli_home / "history").mkdir(parents=True)  # neither readable nor writable
-    async with paicli(places) as term:
-        await term.expect("History not saved:")
-        await term.expect(MARK)
-        term.line("/help")
-        await term.expect(accepted("/help"))
-        await term.expect(COMMANDS[-1].help)
-        await term.expect(MARK)
-        assert await goodbye(term) == 0
-    assert term.text.count("History not saved") == 1
 
 
 async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(

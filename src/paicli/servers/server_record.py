@@ -8,6 +8,7 @@ The supervisor (`supervisor.py`) is its only writer; everyone else reads it as a
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
@@ -26,6 +27,8 @@ class ServerRecord:
     tools: list[Tool] = field(default_factory=list)
     session: ClientSession | None = None
     started_at: float | None = None
+    # What `started_at` was read on: the supervisor's loop's clock.
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
     ready_after: float | None = None
     restarts: int = 0
     stderr_tail: list[str] = field(default_factory=list)
@@ -144,7 +147,7 @@ class ServerRecord:
     def uptime(self) -> float | None:
         if self.state is not ServerState.READY or self.started_at is None:
             return None
-        return time.monotonic() - self.started_at
+        return self.clock() - self.started_at
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -5,7 +5,9 @@ The owner enters the server's session with `async with` in an exit stack of its 
 however the owner ends (a crash, a stop, a cancelled start) its tools are withdrawn first and
 then the session is closed (for stdio the bounded shutdown ladder). At most `concurrency`
 servers are connecting at once; one server's failure, hang or slowness never touches another.
-Every state change wakes those waiting for one, then tells the change callback.
+Every state change wakes those waiting for one, then tells the change callback. Backoff and
+start times are on the running loop's clock, the one the library's deadlines use, so a test
+that runs the loop on a virtual clock times all of them (tests/virtual_clock.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -256,12 +257,13 @@ class Supervisor:
 
     async def _run_once(self, server: ServerRecord, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
-        started = time.monotonic()
+        clock = asyncio.get_running_loop().time
+        started = clock()
         mark_run(spec, server.name, server.restarts)
         try:
             async with contextlib.AsyncExitStack() as stack:
                 async with self._startup_slots:
-                    slotted = time.monotonic()
+                    slotted = clock()
                     handlers = self._handlers
                     if callable(handlers):
                         handlers = handlers(server.name)
@@ -302,7 +304,8 @@ class Supervisor:
     ) -> McpError:
         """List the tools, declare the server ready, and wait for the connection to end
         (why it ended), relisting whenever the server says its tools changed."""
-        connected = time.monotonic()
+        clock = server.clock = asyncio.get_running_loop().time
+        connected = clock()
         offered = await session.list_tools()
         server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
         # Relisted while it serves (the subscription ends before the session does).
@@ -310,7 +313,7 @@ class Supervisor:
             relisting(server.name, session, lambda tools: self._relisted(server, tools))
         )
         server.needs_login = False
-        server.started_at = time.monotonic()
+        server.started_at = clock()
         server.ready_after = server.started_at - started
         server.start_times = StartTimes(
             queued=slotted - started,

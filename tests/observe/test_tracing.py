@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 
 pytestmark = pytest.mark.real
 
-FAULT = str(SERVERS / "fault_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
 SECRET = "env-secret-value-123"
 SHAPED = "sk-proj-abcdefghijklmnopqrstuvwx1234"
 

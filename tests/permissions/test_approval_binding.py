@@ -22,7 +22,7 @@ from paicli.runtime import Runtime
 from paicli.servers.manager import ManagedServer
 from paicli.servers.tool_definition import definition, definition_hash
 from paicli.user_config import UserConfig
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_memory import MemoryLlm
 from tests.memory_connect import memory_connector
 from tests.runtimes import runtime_for
@@ -43,7 +43,7 @@ class Approvals:
 
 
 def configure(home: Path, *extra: str) -> None:
-    args = [str(SERVERS / "fault_server.py"), "--mode", "redefining", *extra]
+    args = [str(SERVER_PROGRAMS / "fault_server.py"), "--mode", "redefining", *extra]
     servers = {"f": {"command": sys.executable, "args": args}}
     home.mkdir(exist_ok=True)
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))

@@ -62,11 +62,16 @@ async def wait(seconds: float) -> str:
 
 
 @server.tool()
-async def count(steps: int, ctx: Context) -> str:
-    """Report progress `steps` times, logging each step."""
+async def count(steps: int, ctx: Context, interval: float = 0.0, then_sleep: float = 0.0) -> str:
+    """Report progress `steps` times, `interval` s apart, logging each step; then sleep
+    `then_sleep` s (for deadlines that progress extends)."""
     for i in range(1, steps + 1):
+        if interval:
+            await anyio.sleep(interval)
         await ctx.report_progress(i, steps, f"step {i}")
         await ctx.info(f"counted {i}")
+    if then_sleep:
+        await anyio.sleep(then_sleep)
     return f"counted to {steps}"
 
 

@@ -17,13 +17,13 @@ import pytest
 from paicli.home import PaicliHome
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.processes import in_group, processes_with
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
-FAULT = str(SERVERS / "fault_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
 
 
 @pytest.fixture
@@ -356,7 +356,10 @@ def rug_server(places: tuple[Path, Path], tools: list[dict[str, Any]]) -> None:
     home, project = places
     listed = project.parent / "tools.json"
     listed.write_text(json.dumps(tools))
-    server = {"command": sys.executable, "args": [str(SERVERS / "rugpull_server.py"), str(listed)]}
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "rugpull_server.py"), str(listed)],
+    }
     home.mkdir(exist_ok=True)
     (home / "mcp.json").write_text(json.dumps({"mcpServers": {"rug": server}}))
 

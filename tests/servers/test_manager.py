@@ -7,13 +7,15 @@ process left behind."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import io
+import itertools
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +24,20 @@ from rich.console import Console
 
 from paicli.home import PaicliHome
 from paicli.mcp import ConnectionClosed, Transport, TransportWrapper
-from paicli.servers import supervisor
 from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed, ServerNotReady, UnknownServer
 from paicli.servers.manager import ServerManager, ServerState, StartTimes
 from paicli.ui.mcp_shell import summary
 from paicli.ui.mcp_view import server_change_line, server_table
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.memory_connect import memory_connector
 from tests.processes import alive
-from tests.servers.fault_server import LONG_NAME
-from tests.servers.fault_server import TOOLS as FAULT_TOOLS
+from tests.server_programs.fault_server import LONG_NAME
+from tests.server_programs.fault_server import TOOLS as FAULT_TOOLS
 
-FAULT = str(SERVERS / "fault_server.py")
+FAULT = str(SERVER_PROGRAMS / "fault_server.py")
 LIST_CHANGED = "notifications/tools/list_changed"
 
 
@@ -339,14 +340,27 @@ async def test_a_bounded_wait_says_which_servers_are_still_starting(tmp_path: Pa
         assert manager.starting() == ["slow"]
 
 
-async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+class FailingStarts:
+    """A connector whose starts all fail as a server that exits during the handshake does;
+    `times` holds the loop time of each start."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, spec: Any, /, **options: Any) -> AsyncIterator[Any]:
+        self.times.append(asyncio.get_running_loop().time())
+        raise ConnectionClosed("connection closed during the handshake")
+        yield  # an async generator all the same
+
+
+@pytest.mark.virtual_time
+async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(tmp_path: Path) -> None:
     """It fails every start: the user reads the first failure (restarting) and the last
-    (given up, with the count), not a line per attempt; /mcp's table says the same."""
-    monkeypatch.setattr(supervisor, "BACKOFF_START", 0.001)
+    (given up, with the count), not a line per attempt; /mcp's table says the same. The
+    restarts back off 0.5 s, 1 s, 2 s (on the virtual clock)."""
     policy = {"policy": "on-failure", "maxRestarts": 3}
-    entries = load(tmp_path, {"loop": fault("exit_during_handshake", restart=policy)})
+    entries = load(tmp_path, {"loop": fault(restart=policy)})
     lines: list[str] = []
     given_up = asyncio.Event()
 
@@ -357,7 +371,9 @@ async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(
         if server.state is ServerState.ERROR and not server.will_restart:
             given_up.set()
 
-    async with asyncio.timeout(30), in_memory(entries, on_change=watch) as manager:
+    starts = FailingStarts()
+    manager = ServerManager(entries, connector=starts, on_change=watch)
+    async with asyncio.timeout(30), manager:
         await given_up.wait()
         server = manager.get("loop")
         assert server.restarts == 3
@@ -368,6 +384,7 @@ async def test_a_server_that_uses_up_its_restarts_is_one_summary_line(
     assert first.startswith("✗ loop") and "(restarting: 1 of 3)" in first
     assert last.startswith("✗ loop") and "failed after 3 restarts: " in last
     assert "failed after 3 restarts" in table
+    assert [b - a for a, b in itertools.pairwise(starts.times)] == [0.5, 1.0, 2.0]
 
 
 @pytest.mark.real

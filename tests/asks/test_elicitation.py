@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from paicli.asks.elicitation import FormError, form_fields, form_problem
-from tests.servers.fault_server import FORM_SCHEMA
+from tests.server_programs.fault_server import FORM_SCHEMA
 
 
 def test_fields_follow_the_schema_with_kinds_defaults_and_required() -> None:

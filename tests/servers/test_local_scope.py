@@ -118,10 +118,10 @@ def test_list_and_get_show_the_local_scope(
 ) -> None:
     import sys  # noqa: PLC0415
 
-    from tests.conftest import SERVERS  # noqa: PLC0415
+    from tests.conftest import SERVER_PROGRAMS  # noqa: PLC0415
 
     monkeypatch.chdir(project)
-    fault = {"command": sys.executable, "args": [str(SERVERS / "fault_server.py")]}
+    fault = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
     write(local_file(home, project), fault=fault)
     assert main(["mcp", "list", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)

@@ -11,7 +11,7 @@ import pytest
 
 from paicli.mcp import Limits, ServerConfigError, StdioServer, server_from_dict
 from paicli.servers.config import LoadedConfig, load_config
-from tests.app.test_project_config import home, project
+from tests.servers.test_project_config import home, project
 
 __all__ = ["home", "project"]  # the fixtures, shared with the project config tests
 

@@ -1,8 +1,9 @@
 """How long a tool call may run: the timeout restarts with each progress notification, up
 to a maximum; the limits come from the server's entry, the environment or config.toml; a
-timed-out call names the limit it hit and how to raise it. In memory, scaled down (tenths of
-a second stand for the minutes a real tool takes): the config files are real, the fault
-server runs on an in-memory transport behind the real manager."""
+timed-out call names the limit it hit and how to raise it. In memory on a virtual clock, in
+the minutes a real tool takes (they cost no real time, and the machine's load changes
+nothing): the config files are real, the official SDK's server runs on an in-memory transport
+behind the real manager."""
 
 from __future__ import annotations
 
@@ -26,77 +27,111 @@ from paicli.servers.config import load_config
 from paicli.servers.errors import ServerCallFailed
 from paicli.servers.manager import ServerManager
 from paicli.user_config import UserConfig
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.memory_connect import memory_connector
 
-FAULT = str(SERVERS / "fault_server.py")
+# The SDK's `count` logs each step, which it deprecates in the 2026 era.
+pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+
+SDK = str(SERVER_PROGRAMS / "sdk_server.py")
+# Longer than any call here runs, in virtual seconds: a hang fails at once, in real time.
+GUARD = 3600
 
 
-async def call_progress(
+class Timed:
+    """The virtual seconds a call took, set when it ends (as it returns or raises)."""
+
+    seconds: float | None = None
+
+
+async def call_counting(
     tmp_path: Path,
     entry: dict[str, Any],
     arguments: dict[str, Any],
+    *,
     defaults: CallDefaults | None = None,
     on_progress: Any = None,
+    timed: Timed | None = None,
 ) -> str:
-    """Call the fault server's `progress` tool as configured by `entry`; its text."""
+    """Call the SDK server's `count` tool as configured by `entry`; its text."""
     home = PaicliHome(tmp_path / "home")
     home.root.mkdir(parents=True, exist_ok=True)
-    server = {"command": sys.executable, "args": [FAULT], **entry}
+    server = {"command": sys.executable, "args": [SDK], **entry}
     home.mcp_config.write_text(json.dumps({"mcpServers": {"slow": server}}))
     config = load_config(None, home=home, environ={"HOME": str(tmp_path)})
     assert not config.warnings, config.warnings
     entries = list(config.servers.values())
     limits = limits_by_server(entries, defaults or CallDefaults())
+    loop = asyncio.get_running_loop()
     async with (
-        asyncio.timeout(20),
+        asyncio.timeout(GUARD),
         ServerManager(entries, connector=memory_connector, call_limits=limits) as manager,
     ):
         await manager.wait_ready()
-        result = await manager.call_tool("slow", "progress", arguments, on_progress=on_progress)
+        started = loop.time()
+        try:
+            result = await manager.call_tool("slow", "count", arguments, on_progress=on_progress)
+        finally:
+            if timed is not None:
+                timed.seconds = loop.time() - started
     return result.text
 
 
+@pytest.mark.virtual_time
 async def test_progress_keeps_a_call_alive_past_its_timeout(tmp_path: Path) -> None:
-    # The 75 s tool reporting every second, scaled: 8 reports 0.1 s apart past a 0.3 s
-    # timeout. Nobody watches the progress: it is asked for on every call all the same.
-    text = await call_progress(tmp_path, {"timeout": 0.3}, {"steps": 8, "interval": 0.1})
-    assert text == "done"
+    # A 75 s tool reporting every second, past a 60 s timeout. Nobody watches the progress:
+    # it is asked for on every call all the same.
+    timed = Timed()
+    arguments = {"steps": 75, "interval": 1}
+    text = await call_counting(tmp_path, {"timeout": 60}, arguments, timed=timed)
+    assert text == "counted to 75"
+    assert timed.seconds == 75
 
 
+@pytest.mark.virtual_time
 async def test_a_call_shows_its_progress_to_whoever_watches(tmp_path: Path) -> None:
     seen: list[Progress] = []
-    await call_progress(tmp_path, {}, {"steps": 2, "interval": 0.01}, on_progress=seen.append)
+    await call_counting(tmp_path, {}, {"steps": 2, "interval": 1}, on_progress=seen.append)
     assert [(p.progress, p.total, p.message) for p in seen] == [
         (1.0, 2.0, "step 1"),
         (2.0, 2.0, "step 2"),
     ]
 
 
+@pytest.mark.virtual_time
 async def test_a_call_stopped_at_its_maximum_says_so_and_how_to_raise_it(tmp_path: Path) -> None:
+    timed = Timed()
     with pytest.raises(ServerCallFailed) as caught:
-        await call_progress(
-            tmp_path, {"timeout": 0.3, "maxTimeout": 0.6}, {"steps": 50, "interval": 0.1}
+        await call_counting(
+            tmp_path,
+            {"timeout": 30, "maxTimeout": 60},
+            {"steps": 500, "interval": 1},
+            timed=timed,
         )
+    assert timed.seconds == 60  # not a moment sooner, though progress came every second
     message = str(caught.value)
-    assert "progress kept it going, up to its maximum of 0.6s" in message
-    assert "timed out after 0.3s" not in message  # it ran 0.6 s, and was let to
-    assert "The limit hit is the maximum of 0.6s" in message
+    assert "progress kept it going, up to its maximum of 60s" in message
+    assert "timed out after 30s" not in message  # it ran 60 s, and was let to
+    assert "The limit hit is the maximum of 60s" in message
     assert "(\"maxTimeout\" of server 'slow')" in message
     assert "PAICLI_MCP_MAX_TIMEOUT" in message
 
 
+@pytest.mark.virtual_time
 async def test_a_call_silent_after_some_progress_names_its_timeout(tmp_path: Path) -> None:
+    timed = Timed()
     with pytest.raises(ServerCallFailed) as caught:
-        await call_progress(
+        await call_counting(
             tmp_path,
             {},
-            {"steps": 2, "interval": 0.1, "then_sleep": 30},
-            CallDefaults(0.3, "PAICLI_MCP_TIMEOUT"),
+            {"steps": 2, "interval": 1, "then_sleep": 600},
+            defaults=CallDefaults(30, "PAICLI_MCP_TIMEOUT"),
+            timed=timed,
         )
+    assert timed.seconds == 2 + 30  # the timeout restarted at the last progress
     message = str(caught.value)
-    assert "no answer or progress for 0.3s" in message
-    assert "The limit hit is the timeout of 0.3s without an answer or progress" in message
+    assert "no answer or progress for 30s" in message
+    assert "The limit hit is the timeout of 30s without an answer or progress" in message
     assert "(PAICLI_MCP_TIMEOUT)" in message
     assert '"timeout" in the server\'s entry, PAICLI_MCP_TIMEOUT, or mcp_timeout' in message
 

@@ -15,8 +15,8 @@ from paicli.audit.log import AuditLog
 from paicli.redact import Redactor
 from paicli.servers.manager import ServerManager
 from paicli.servers.prompts import PromptIndex, PromptProblem, split_command
-from tests.app.test_manager import fault, in_memory, load
-from tests.servers.fault_server import HOSTILE_PROMPT
+from tests.server_programs.fault_server import HOSTILE_PROMPT
+from tests.servers.test_manager import fault, in_memory, load
 
 
 async def index_of(manager: ServerManager) -> PromptIndex:

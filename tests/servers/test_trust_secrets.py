@@ -26,7 +26,7 @@ from paicli.servers.trust import (
     withheld_reason,
 )
 from paicli.ui.trust_prompt import prompt_lines
-from tests.app.test_mcp_commands import FAULT, answering, paicli
+from tests.cli.test_mcp_commands import FAULT, answering, paicli
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.llm_server import ScriptedLlm
 

@@ -17,8 +17,8 @@ from paicli.servers.manager import ServerManager
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import ToolOutcome
 from paicli.tools.mcp.toolbox import McpToolbox
-from tests.app.test_manager import load
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
+from tests.servers.test_manager import load
 
 pytestmark = pytest.mark.real
 
@@ -26,7 +26,7 @@ FAST = {"attempts": 3, "backoff": 0.05}
 
 
 def hog(**extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(SERVERS / "hog_server.py")], **extra}
+    return {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "hog_server.py")], **extra}
 
 
 async def call(

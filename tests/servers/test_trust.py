@@ -25,7 +25,7 @@ from paicli.servers.trust import (
 from paicli.ui.trust_prompt import prompt_lines
 
 SECRET = "wJalrXUtnFEMI-very-secret"
-# These tests are about the servers; which secrets they pass is tests/app/test_trust_secrets.
+# These tests are about the servers; which secrets they pass is tests/servers/test_trust_secrets.
 PASS: Passing = lambda entry, _: entry  # noqa: E731
 ENVIRON = {"AWS_SECRET_ACCESS_KEY": SECRET, "API_KEY": "key-123", "LINT_MODE": "strict"}
 

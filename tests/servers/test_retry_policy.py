@@ -1,5 +1,6 @@
 """The retry policy in memory: config, which calls are safe to repeat, backoff with jitter,
-and the loop's bounds (attempts, the overall deadline, what counts as retryable)."""
+and the loop's bounds (attempts, the overall deadline, what counts as retryable). The retry
+loop runs on the virtual clock: its pauses are the real ones, and cost no real time."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from paicli.servers.retry import (
     retry_safe,
     with_retries,
 )
-from tests.app.test_manager import fault, load
+from tests.servers.test_manager import fault, load
 
 
 def test_retry_and_retry_tools_are_read_from_a_server_entry(tmp_path: Path) -> None:
@@ -137,15 +138,31 @@ async def test_an_error_reply_or_an_unlisted_reason_is_never_retried() -> None:
     assert (len(script.calls), len(timeouts.calls)) == (1, 1)
 
 
+@pytest.mark.virtual_time
 async def test_no_backoff_runs_past_the_overall_deadline() -> None:
     """A pause that would end after the deadline is not taken: the call fails now."""
     script = Script(ConnectionClosed("gone"))
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     with pytest.raises(ConnectionClosed):
         await run(script, RetryPolicy(3, backoff=30.0), seconds=5)
     assert len(script.calls) == 1 and script.recovered == 0
+    assert loop.time() == began
 
 
-async def test_each_attempt_is_told_the_time_left() -> None:
-    script = Script(RequestTimeout("slow", 1))
-    await run(script, RetryPolicy(2, 0.0), seconds=10)
-    assert 0 < script.calls[1] <= script.calls[0] <= 10
+@pytest.mark.virtual_time
+async def test_each_attempt_waits_out_its_backoff_and_is_told_the_time_left() -> None:
+    script = Script(RequestTimeout("slow", 1), ConnectionClosed("gone"))
+    heard: list[Attempt] = []
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    policy = RetryPolicy(3, backoff=1.0)
+    with listening(heard.append):
+        await with_retries(
+            policy, script.attempt, script.recover, deadline=began + 60, rng=random.Random(7)
+        )
+    same = random.Random(7)
+    first, second = retry_delay(1, 1.0, same), retry_delay(2, 1.0, same)
+    assert [a.delay for a in heard] == [first, second]
+    assert script.calls == pytest.approx([60, 60 - first, 60 - first - second])
+    assert loop.time() - began == pytest.approx(first + second)

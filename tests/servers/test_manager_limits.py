@@ -18,14 +18,14 @@ from paicli.redact import Redactor
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.ui.mcp_view import server_table
-from tests.app.test_manager import fault, load
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
+from tests.servers.test_manager import fault, load
 
 pytestmark = [pytest.mark.real, pytest.mark.skipif(sys.platform != "linux", reason="Linux")]
 
 
 def hog(**extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(SERVERS / "hog_server.py")], **extra}
+    return {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "hog_server.py")], **extra}
 
 
 async def test_a_server_stopped_by_its_cpu_limit_is_reported_so_and_restarted(

@@ -1,5 +1,5 @@
 """`paicli mcp login|logout` and "needs login", end to end: paicli as a process, the local
-authorization server of tests/servers/auth_server.py on 127.0.0.1 in the test process, and
+authorization server of tests/server_programs/auth_server.py on 127.0.0.1 in the test process, and
 the test as the browser (it opens the printed URL and follows the redirect to paicli's
 loopback listener)."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.servers.auth_server import World, auth_world
+from tests.server_programs.auth_server import World, auth_world
 
 pytestmark = pytest.mark.real
 

@@ -23,13 +23,13 @@ from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.manager import ServerManager, ServerState
 from tests.agent.test_loop import Approvals, Events, project, tool_messages
-from tests.app.test_manager import FAULT, fault, load
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
 from tests.memory_connect import memory_connector
 from tests.model_view import unfenced
 from tests.runtimes import memory_runtime
-from tests.servers.fault_server import TOOLS as FAULT_TOOLS
+from tests.server_programs.fault_server import TOOLS as FAULT_TOOLS
+from tests.servers.test_manager import FAULT, fault, load
 
 
 class Gate:

@@ -1,5 +1,6 @@
 """`paicli mcp doctor` as a user runs it, against servers broken one way each
-(`tests/servers/broken/`): every finding, the exit status, the JSON, and nothing left running."""
+(`tests/server_programs/broken/`): every finding, the exit status, the JSON, and nothing left
+running."""
 
 from __future__ import annotations
 
@@ -19,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.processes import alive, processes_with, until
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
-BROKEN = SERVERS / "broken"
+BROKEN = SERVER_PROGRAMS / "broken"
 # Long enough that a server on a loaded machine is always started well before it passes
 # (a start takes well under a second): what the doctor saw by then does not depend on luck.
 SILENCE = "5"
@@ -429,7 +430,7 @@ def test_a_server_that_dies_at_end_of_input() -> None:
 @pytest.mark.parametrize("tool", ["minimal_tool.py", "minimal_tool.sh"])
 def test_a_minimal_dialect_tool_is_healthy_and_its_dialect_named(tool: str) -> None:
     interpreter = sys.executable if tool.endswith(".py") else "sh"
-    code, report = doctor_json("--slow", "30", "--", interpreter, str(SERVERS / tool))
+    code, report = doctor_json("--slow", "30", "--", interpreter, str(SERVER_PROGRAMS / tool))
     found = findings(report)
     assert code == 0, report
     assert "the minimal JSON-RPC dialect" in found["protocol"]["message"]

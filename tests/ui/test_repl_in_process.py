@@ -1,0 +1,175 @@
+"""The REPL's own logic, in process (tests/ui/repl_in_process.py): Tab completion, history,
+Ctrl+C and the permission modes, typed through prompt_toolkit's pipe input and read off the
+screen. The pty tests of test_repl.py keep what only a real terminal shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.permissions.approval import Mode
+from paicli.ui.commands import COMMANDS
+from paicli.ui.prompt_line import PROMPT
+from tests.conftest import SERVER_PROGRAMS
+from tests.ui.repl_in_process import repl_in_process
+
+MARK = PROMPT.strip()
+UP = "\x1b[A"  # the arrow key, as a terminal sends it
+FAULT = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    return project, home
+
+
+def accepted(line: str) -> re.Pattern[str]:
+    """The input line as the REPL redraws it when Enter accepts it: what was really sent."""
+    return re.compile(re.escape(f"{PROMPT}{line}") + r"\r*\n")
+
+
+async def test_tab_completes_slash_commands_subcommands_and_server_names(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    async with repl_in_process(project, home, servers={"fault": FAULT}) as repl:
+        await repl.expect("✓ fault  stdio  11 tools")
+        repl.send("/mc")
+        repl.send_keys("tab")
+        await repl.line_reads("/mcp")
+        repl.send_keys("enter")
+        await repl.expect(accepted("/mcp"))
+        await repl.expect(re.compile(r"fault\W+ready"))
+        # Two subcommands start with "re": the first Tab offers both, the second picks one.
+        repl.send("/mcp re")
+        repl.send_keys("tab")
+        await repl.expect("restart")
+        await repl.expect("resources")
+        repl.send_keys("tab")
+        await repl.line_reads("/mcp restart")
+        repl.send(" ")
+        repl.send_keys("tab")
+        await repl.line_reads("/mcp restart fault")
+        repl.send_keys("enter")
+        await repl.expect(accepted("/mcp restart fault"))
+        await repl.expect("✓ fault  stdio  11 tools")
+        repl.send_keys("ctrl-d")
+        await repl.expect("Bye.")
+        assert await repl.exit_code() == 0
+
+
+async def test_history_recalls_earlier_lines_across_runs(places: tuple[Path, Path]) -> None:
+    project, home = places
+    async with repl_in_process(project, home) as repl:
+        for line in ("/help", "/mode"):
+            repl.line(line)
+            await repl.expect(accepted(line))
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    async with repl_in_process(project, home) as repl:
+        await repl.line_reads("")  # the prompt is up, its history loaded
+        repl.send(UP + UP)  # the older of the two
+        await repl.line_reads("/help")
+        repl.send_keys("enter")
+        await repl.expect(accepted("/help"))
+        await repl.expect(COMMANDS[-1].help)
+        repl.send(UP)  # the line just sent
+        await repl.line_reads("/help")
+        repl.send_keys("ctrl-c", "ctrl-d")  # (Ctrl+D ends only an empty prompt)
+        assert await repl.exit_code() == 0
+
+
+async def test_an_unusable_history_file_costs_the_history_not_the_prompt(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    (home / ".paicli" / "history").mkdir(parents=True)  # neither readable nor writable
+    async with repl_in_process(project, home) as repl:
+        await repl.expect("History not saved:")
+        repl.line("/help")
+        await repl.expect(accepted("/help"))
+        await repl.expect(COMMANDS[-1].help)
+        repl.send_keys("ctrl-d")
+        await repl.expect("Bye.")
+        assert await repl.exit_code() == 0
+    assert repl.screen.text.count("History not saved") == 1
+
+
+async def test_ctrl_c_clears_a_typed_line_and_at_an_empty_prompt_exits(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    async with repl_in_process(project, home) as repl:
+        repl.send("half a thought")
+        await repl.line_reads("half a thought")
+        repl.send_keys("ctrl-c")
+        await repl.line_reads("")
+        repl.line("/help")  # still running, and the cleared text is not part of the line
+        await repl.expect(accepted("/help"))
+        await repl.expect(COMMANDS[-1].help)
+        repl.send_keys("ctrl-c")  # one press at an empty prompt only warns
+        await repl.expect("Press Ctrl+C again to exit.")
+        repl.line("/help")  # a line in between: the next press warns again
+        await repl.expect(accepted("/help"))
+        repl.send_keys("ctrl-c")
+        await repl.expect("Press Ctrl+C again to exit.")
+        await repl.expect(MARK)  # the next prompt
+        repl.send_keys("ctrl-c")
+        await repl.expect("Bye.")
+        assert await repl.exit_code() == 0
+
+
+async def test_shift_tab_cycles_the_modes_and_plan_mode_keeps_a_write_from_running(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    (project / "notes.txt").write_text("one\n")
+    write = {
+        "id": "call_1",
+        "name": "write_file",
+        "arguments": json.dumps({"path": "notes.txt", "content": "gone\n"}),
+    }
+    script: list[dict[str, Any]] = [{"tool_calls": [write]}, {"text": "Plan: rewrite it."}]
+    async with repl_in_process(project, home, script=script) as repl:
+        repl.send_keys("shift-tab", "shift-tab")  # default -> accept-edits -> plan
+        await repl.expect("[plan]")
+        repl.line("tidy the notes")
+        await repl.expect("Plan: rewrite it.")
+        repl.send_keys("shift-tab")  # plan -> default
+        repl.line("/mode")
+        await repl.expect("Permission mode: default")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    assert (project / "notes.txt").read_text() == "one\n"
+    records = [
+        json.loads(line)
+        for path in sorted((home / ".paicli" / "audit").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
+    assert [(r["tool"], r["decision"], r["decided_by"]) for r in records] == [
+        ("write_file", "denied", "mode"),
+    ]
+
+
+async def test_yolo_mode_says_so_loudly_and_stays_on_the_prompt(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    async with repl_in_process(project, home, mode=Mode.YOLO) as repl:
+        await repl.expect("YOLO MODE: every tool call runs without asking")
+        await repl.expect("[yolo]")
+        repl.line("/mode plan")
+        await repl.expect("Permission mode: plan")
+        repl.send_keys("shift-tab")  # plan -> yolo (paicli started in it)
+        repl.line("/mode")
+        await repl.expect("Permission mode: yolo")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
