@@ -1,9 +1,10 @@
 """Sandboxed stdio servers, in real processes: the attacks of a hostile server, what it
 leaves behind, and its limits, under each Linux mechanism.
 
-tests/servers/escape_server.py tries each thing on request; tests/servers/hog_server.py
-uses resources without end. What an attack leaves behind sleeps with a marker on its
-command line, so it is found in the process table whatever PID namespace it started in.
+tests/server_programs/escape_server.py tries each thing on request;
+tests/server_programs/hog_server.py uses resources without end. What an attack leaves
+behind sleeps with a marker on its command line, so it is found in the process table
+whatever PID namespace it started in.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 import paicli.mcp as m
 from paicli.mcp._sandbox.support import _Cache
-from tests.conftest import SERVERS
+from tests.conftest import SERVER_PROGRAMS
 from tests.mcp.test_limits import CGROUPS, needs_cgroup
 from tests.processes import processes_with, until
 from tests.sandboxes import BASHRC, KEY, home, listener, mechanism
@@ -36,7 +37,7 @@ TIMEOUT = 30.0
 def escape_server(sandbox: m.Sandbox | None, limits: m.Limits | None = None) -> m.StdioServer:
     return m.StdioServer(
         sys.executable,
-        args=[str(SERVERS / "escape_server.py")],
+        args=[str(SERVER_PROGRAMS / "escape_server.py")],
         name="escape",
         sandbox=sandbox,
         limits=limits,
@@ -127,7 +128,7 @@ async def test_a_server_that_leaves_its_cgroup_is_still_stopped_and_stays_limite
 
 
 def hog(sandbox: m.Sandbox, limits: m.Limits) -> m.StdioServer:
-    args = [str(SERVERS / "hog_server.py")]
+    args = [str(SERVER_PROGRAMS / "hog_server.py")]
     return m.StdioServer(sys.executable, args=args, name="hog", limits=limits, sandbox=sandbox)
 
 
@@ -155,7 +156,7 @@ async def test_a_config_entry_with_sandbox_true_runs_its_server_sandboxed(
 ) -> None:
     entry = {
         "command": sys.executable,
-        "args": [str(SERVERS / "escape_server.py")],
+        "args": [str(SERVER_PROGRAMS / "escape_server.py")],
         "cwd": str(home / "project"),
         "sandbox": True,
     }

@@ -29,11 +29,11 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from paicli.permissions.approval import Mode
-from paicli.runtime import open_runtime
 from paicli.ui.console import SafeConsole
 from paicli.ui.repl import Repl
 from tests.llm_memory import MemoryLlm
 from tests.memory_connect import memory_connector
+from tests.runtimes import runtime_for
 from tests.ui.terminal import COLUMNS, KEYS, ROWS, strip_ansi
 
 __all__ = ["ReplInProcess", "Screen", "repl_in_process"]
@@ -173,7 +173,7 @@ async def repl_in_process(
                 flags.update(model="scripted", base_url=llm.base_url)
                 environ["PAICLI_API_KEY"] = "scripted-key"
             runtime = await stack.enter_async_context(
-                open_runtime(
+                runtime_for(
                     root=project,
                     flags=flags,
                     approver=repl.approve,

@@ -20,7 +20,7 @@ from typing import Any
 # Run as a script: the repository root goes on the path so the fault server imports.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.servers.fault_server import (
+from tests.server_programs.fault_server import (
     EXTRA_TOOLS,
     TOOLS,
     Call,
