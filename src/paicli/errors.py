@@ -10,6 +10,7 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │   ├── InvalidConfig        a file or server entry cannot be used (never leaves the
     │   │                        config modules: loading turns it into a problem line)
     │   └── ConfigWriteError     `paicli mcp add/remove` left the file exactly as it was
+    │       └── ServerExists     `paicli mcp add` of a name the file has, without --force
     ├── ServerError              paicli.servers.errors: a configured server cannot serve a call
     │   ├── UnknownServer        no server has that name
     │   ├── ServerNotReady       it is starting, failed, disabled or stopped
@@ -20,14 +21,19 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │                            (unknown, missing or too many arguments, the server failed)
     ├── FormError                paicli.asks.elicitation: a server's form cannot be shown,
     │                            or an answer does not fit its field (asked again)
+    ├── RuleError                paicli.permissions.rules: a permission rule cannot be read
+    │                            (also ValueError; loading turns it into a problem line)
     ├── MetricsUnavailable       paicli.observe.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
     │   └── RequestRejected, ServiceUnavailable
     ├── UsageError               paicli.cli.errors: the command line or its input cannot
     │                            be used (a malformed `paicli mcp add`, stdin too large)
+    ├── ArmExit                  paicli.ui.prompt_line: Ctrl+C at an empty prompt (the REPL
+    │                            warns and leaves on the next one; never leaves the REPL)
+    ├── BridgeError              paicli.langchain.errors: the bridge's subtree (drawn there)
     └── ToolError                paicli.tools.errors: inside a tool call or tool listing
-        ├── PathRefused          a path argument leaves the project root
+        ├── PathRefused          a path argument leaves the file tools' root
         ├── NotRegularFile       a file tool met a FIFO, socket or device
         ├── ToolNameCollision    two MCP tools map to one model-facing name
         └── UnknownToolName      no tool is offered under a model-facing name

@@ -4,9 +4,11 @@ Flags, the environment and the config files (config.toml, the mcpServers files, 
 settings.json) become one value at the entry: `load_run_settings` reads files and decides
 nothing interactively, starts nothing and asks nothing; every problem it meets is a line in
 `problems`, never an exception. The UI's callbacks travel beside it as one `RunIO` value.
-The builders beside their owners (`servers.manager.build_manager`, `audit.guard.guard`,
-`agent.loop.build_agent`) and `runtime.open_runtime` turn the two into objects, for the REPL,
-`-p`, `paicli mcp ...` and the LangChain bridge alike.
+`runtime.open_runtime` turns the two into objects through the builders beside their owners
+(`servers.manager.build_manager`, `runtime.open.build_toolbox`, `audit.guard.guard`, and
+`agent.build.build_agent` once a model is configured), for the REPL and `-p`; `paicli mcp ...`
+builds its servers with the same `build_manager`, the LangChain bridge its wrappers with the
+same `guard`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """How paicli answers what MCP servers ask of it: roots, elicitation and sampling.
 
-Every server gets the project folder as its one root. An elicitation (form mode) goes to the
-UI's `Elicitor`, a sampling request to the UI's `SamplingApprover` and, on a yes, to the
-model. Without them (`paicli -p`) an elicitation gets the configured answer (`[mcp]
-elicitation` in config.toml: "decline", the default, or "cancel") and sampling is refused,
-each with one warning line naming the server. Every answer is a line in the audit log, like
-a tool call (the form's field names, never what the user typed); what is typed into a secret
-field joins the run's known secrets.
+Every server gets the folder paicli works in (the run's `root`) as its one root. An
+elicitation (form mode) goes to the UI's `Elicitor`, a sampling request to the UI's
+`SamplingApprover` and, on a yes, to the model. Without them (`paicli -p`) an elicitation
+gets the configured answer (`[mcp] elicitation` in config.toml: "decline", the default, or
+"cancel") and sampling is refused, each with one warning line naming the server. Every
+answer is a line in the audit log, like a tool call (the form's field names, never what the
+user typed); what is typed into a secret field joins the run's known secrets.
 """
 
 from __future__ import annotations

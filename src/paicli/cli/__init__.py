@@ -1,4 +1,6 @@
-"""The `paicli` command line: argument parsing and dispatch. The only `asyncio.run`.
+"""The `paicli` command line: argument parsing and dispatch. `asyncio.run` appears only in
+this package: `_signals.run_until_signalled` for the REPL, `-p` and `paicli mcp ...`, and once
+each for `paicli mcp probe` and `paicli sandbox`.
 
 Command modules are imported only when their command runs, so `paicli --version` stays fast.
 """

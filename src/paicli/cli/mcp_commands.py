@@ -1,4 +1,6 @@
-"""`paicli mcp list|get|tools|call|logs|add|remove`: the configured servers from a shell.
+"""`paicli mcp list|get|tools|call|lock|logs|add|add-json|import|remove|approve|trace|login|
+logout`: the configured servers from a shell (`probe`, `replay` and `doctor` have modules of
+their own).
 
 Servers come from the config files (`paicli.servers.config`); project servers run only once
 approved (`paicli.servers.trust`). This module decides what runs; `paicli.ui.mcp_shell` shows

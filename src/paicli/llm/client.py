@@ -4,7 +4,8 @@ The SDK's own retries are off (`max_retries=0`): we retry 429, 5xx and dropped c
 here, yielding `Retrying` before each wait so the UI can show it, and never once a delta has
 been yielded (the user has seen it; a retry would repeat it). Every SDK exception is
 translated into an `LlmError` at this one boundary. This is the only module that imports
-`openai` (and `httpx2`, the HTTP library it runs on), so nothing else pays for loading it.
+`openai` when it runs (and `httpx2`, the HTTP library it runs on; `_assembly` names openai's
+types for the type checker only), so nothing else pays for loading it.
 """
 
 from __future__ import annotations

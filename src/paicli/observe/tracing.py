@@ -3,8 +3,9 @@
 
 Both record with the library's `TraceRecorder`, attached through `paicli.mcp.instrument`, so
 every session of the run is covered: the agent's, `paicli mcp ...`'s and the LangChain
-bridge's. Everything written passes the audit log's redactor, which learns the run's secrets
-(server env and header values, the model's API key) once the config is read. Per-server
+bridge's. Everything written passes one redactor for the process (`TraceRedaction`, the
+audit log's nets, tried quickly first), which learns the run's secrets (server env and header
+values, the model's API key, secret-named variables) once the config is read. Per-server
 traces go to `$PAICLI_HOME/traces/` (0700) in files named by time and process id, never by
 anything a config says; every trace file is 0600. With no tracing asked for, nothing here is
 imported and sessions are not wrapped.

@@ -1,7 +1,7 @@
 """`open_runtime`: the wiring of one run from its `RunSettings` and `RunIO` (the composition
 root's second half). It never prints and never reads stdin: asking goes through `io`.
-Servers start in the background, so the runtime is usable at once and MCP tools join as
-their servers become ready."""
+Servers start in the background (or, held, once the first prompt is drawn or the model first
+answers), so the runtime is usable at once and MCP tools join as their servers become ready."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
 """`Runtime`: the objects of one run, built by `open_runtime` from its `RunSettings`.
 
-What was loaded at the start is `run` (frozen). What changes during the run changes only
-through `Runtime`'s own methods: the model in use (`set_model`), the conversation's file
-(`resume`, `save_session`), the tokens used (`add_usage`).
+What was loaded at the start is `run` (frozen). What changes during the run changes through
+`Runtime`'s own methods: the model in use (`set_model`, `use_model`), the conversation's file
+(`resume`, `save_session`), the tokens used (`add_usage`); the UI writes two fields itself:
+`/clear` empties `session_id` (the next turn is saved anew) and `/mcp approve` takes a server
+off `skipped`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ choose a file paicli appends to (`stderrFile`) or have its traffic recorded (`tr
 server runs inside the project (a `cwd` leading out of it is dropped). Each ignored key
 becomes one warning naming file and server. The secret-looking variables it reads are those
 `--trust-project` will not pass unless the user's own config allows them (`_project_rules`,
-`_secret_names`). A secret-looking variable expanded into the query string of its `url` is
+`paicli.secret_names`). A secret-looking variable expanded into the query string of its `url` is
 refused: servers and the proxies between log URLs whole.
 """
 

@@ -31,7 +31,8 @@ tried again (`retry`).
 
 Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
 in `_expand`, the options paicli reads itself (`restart`, `start`, tool filters, ...) in
-`_entry_options`, names in `_names`, a repository's limits in `_repository`, and editing
+`_entry_options`, names in `_names`, what a repository's entry cannot do in `_repository`,
+resource limits in `_limits_config`, a project's own rules in `_project_rules`, and editing
 (`add_server`, `remove_server`, `ConfigWriteError`, re-exported here) in `_config_edit`.
 """
 

@@ -2,7 +2,7 @@
 
 Servers start in parallel (at most `concurrency` at once, 64 by default); one server's failure,
 hang or slowness never touches another, and callers can use the ready ones at once. Each
-server's state (starting, ready, error, disabled, stopped) is observable; a crash withdraws
+server's state (starting, ready, error, disabled, stopped, idle) is observable; a crash withdraws
 its tools and, with `restart: on-failure`, restarts it with exponential backoff. `aclose()`
 stops every server with the bounded stdio shutdown ladder. Callers get `ServerError`s
 (`paicli.servers.errors`), never the library's `McpError` or a bare `KeyError`.

@@ -5,7 +5,7 @@ What is approved is the whole entry exactly as written in its file (never expand
 name and scope: any change to any key asks again, and the question shows what changed since
 the last approval. Approvals live in `$PAICLI_HOME/trusted-servers.json`, per project folder.
 The question names every `${VAR}` the entry reads, flags the secret-looking ones
-(`_secret_names`), warns when a value lands on a command line that `ps` shows to every
+(`paicli.secret_names`), warns when a value lands on a command line that `ps` shows to every
 local user and when the command runs a shell line or downloaded code (`_launchers`).
 A secret-looking variable its project is not allowed (the user's config.toml,
 `[projects."<path>"] allow_secrets`) is a question of its own, one per variable, default no:

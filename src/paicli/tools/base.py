@@ -1,9 +1,11 @@
 """The toolbox interface: what every tool source and every wrapper around one implements.
 
-A toolbox lists `ToolSpec`s and runs calls. Wrappers (approval, audit) take a toolbox and are
-one themselves, composed in one place (`paicli.tools.combined`), audit outermost. A call never
-raises for a tool failure: it returns a `ToolOutcome` with `is_error` set, which the model
-reads (only cancellation escapes).
+A toolbox lists `ToolSpec`s and runs calls. Wrappers (approval, redaction, audit) take a
+toolbox and are one themselves (`ToolboxWrapper`: each overrides only what it changes),
+composed by `paicli.runtime.open.build_toolbox` (and the LangChain bridge's `CallGuard`), the
+outer two always by `paicli.audit.guard`, audit outermost. A call never raises for a tool
+failure: it returns a `ToolOutcome` with `is_error` set, which the model reads (only
+cancellation escapes).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class ToolOutcome:
     waited_ms: int | None = None  # time spent asking the user (approval), not running
     approval_warning: str | None = None  # an "always allow" answer that could not be saved
     # The MCP server and tool whose output `text` is: the agent fences it for the model as
-    # untrusted data (`tools.results.for_model`). None for paicli's own text.
+    # untrusted data (`tools.mcp.results.for_model`). None for paicli's own text.
     source: tuple[str, str] | None = None
 
     @classmethod
@@ -147,8 +149,9 @@ class Toolbox(Protocol):
 
     def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
         """Why the user must be asked about this call whatever was allowed before (saved or
-        session answers, allow patterns, --allow, --yes), one line naming the path and what
-        it is; None when the usual approval rules decide. Called after `precheck` passed."""
+        session answers, allow patterns, the mode, --allow, --yes), in one line (a protected
+        path and what it is, or a command no sandbox here can contain); None when the usual
+        approval rules decide. Called after `precheck` passed."""
         ...
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:

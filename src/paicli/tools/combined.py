@@ -1,9 +1,10 @@
 """Several tool sources as one toolbox (`CombinedToolbox`): the built-in tools, the MCP
 servers' tools and tool search, each call routed to the source that offers its tool.
 
-The wrappers go around the combination, in one place (`paicli.audit.guard`, called by
-`runtime.open.build_toolbox` and by the LangChain bridge): `Audit( Redact( Approve(
-Builtin + MCP + search ) ) )`, audit outermost so denied and refused calls are recorded too.
+The wrappers go around the combination in one place, `runtime.open.build_toolbox`:
+`Audit( Redact( Approve( Builtin + MCP + search ) ) )`, the approving wrapper directly around
+it and the outer two added by `paicli.audit.guard` (which the LangChain bridge puts around its
+own approving wrapper too), audit outermost so denied and refused calls are recorded too.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What `paicli mcp list|get|tools|call|logs|probe` print: results on stdout (a table, lines,
+"""What `paicli mcp list|get|tools|call|logs|lock|probe` print: results on stdout (a table, lines,
 or `--json`), progress and errors on stderr, all through `output`. Servers are shown with the
 REPL's own table and lines (`mcp_view`); text a server wrote that stands on its own (its
 instructions, its stderr) is marked with its name. A server's target is shown as

@@ -6,7 +6,9 @@ descendant and ends the group's leftovers when the command exits. On timeout or 
 the group gets SIGTERM, then SIGKILL; our own child is always waited for. stdin is /dev/null;
 stdout and stderr are merged and kept head and tail when there is too much. The command gets
 the user's environment minus paicli's own model keys (`command_environment`): an approved `env`
-must not hand them to the model.
+must not hand them to the model. Given a `Sandbox` (`sandboxing.CommandSandbox` decides), the
+whole of it, reaper included, runs inside the OS sandbox (`paicli.mcp.sandbox_command`), and
+what the sandbox refused is appended to the output.
 """
 
 from __future__ import annotations

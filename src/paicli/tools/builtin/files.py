@@ -3,7 +3,7 @@
 read_file runs synchronously (the toolbox moves it to a thread) on a path already confined by
 `Confinement`, and turns every failure into an error outcome naming the path. Files are opened
 through `Confinement`'s descriptors, never by path, so a symlink swapped in after the check
-fails the call. Writing is `_writes`.
+fails the call. Writing is `writes`.
 """
 
 from __future__ import annotations

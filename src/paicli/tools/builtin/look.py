@@ -1,6 +1,6 @@
 """The look-around tools: list_dir, glob, grep.
 
-They walk the tree below a confined path (`_walk`: through folder descriptors, never through a
+They walk the tree below a confined path (`walk`: through folder descriptors, never through a
 symlink, within a time and an entry budget), skip the directories nobody wants searched
 (`.git`, `node_modules`, `.venv`, `__pycache__`) and anything that is neither a directory nor a
 regular file (reading a FIFO blocks forever), read a symlinked file only through its real path

@@ -2,16 +2,18 @@
 
 `BuiltinToolbox` confines every path to its root (in `precheck`, again in `call`, and for good
 as the file is opened through the root's descriptor), refuses a short list of destructive
-commands before anyone is asked, validates arguments against each tool's schema, and turns
-every failure into an error outcome: `call` never raises but for cancellation. `must_ask`
-names the calls approval must always put to the user: writes to protected paths and reads of
-credential stores and secret files (`_protected`); a symlink leading into one from a name that
-is not is refused. What an approved read shows of such a file goes to `learn_secrets` before
-the result is returned (`_secret_files`), so its values are redacted from it and from
-everything after. Each tool is one record in `_catalog` (spec, path argument, check, handler); this
-class only applies them.
+commands before anyone is asked (`refusal`), validates arguments against each tool's schema,
+and turns every failure into an error outcome: `call` never raises but for cancellation.
+`must_ask` names the calls approval must always put to the user: writes to protected paths,
+reads of credential stores and secret files (`paicli.tools.protected`), and a command when
+the OS sandbox is wanted but nothing here can enforce it (`sandboxing`; with `--sandbox
+required` such a command is refused instead); a symlink leading into a protected path from a
+name that is not is refused. What an approved read shows of such a file goes to
+`learn_secrets` before the result is returned (`secret_files`), so its values are redacted
+from it and from everything after. Each tool is one record in `catalog` (spec, path
+argument, check, handler); this class only applies them.
 File work runs in a thread so the event loop stays free; commands run as subprocesses that
-never outlive the call.
+never outlive the call, in the OS sandbox where it holds (`contained`).
 """
 
 from __future__ import annotations

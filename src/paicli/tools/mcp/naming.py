@@ -2,8 +2,8 @@
 
 Providers accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`, so every other character becomes
 `_`, and a name over 64 characters is cut and ends in a hash of the original pair. Sanitising
-can map two pairs to one name (`a.b` and `a_b`); the registry refuses the second pair rather
-than guess, so a model name always resolves to exactly one (server, tool).
+can map two pairs to one name (`a.b` and `a_b`); the registry (`ToolNameRegistry`) refuses the
+second pair rather than guess, so a model name always resolves to exactly one (server, tool).
 """
 
 from __future__ import annotations
