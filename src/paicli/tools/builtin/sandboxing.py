@@ -6,8 +6,9 @@ from `--sandbox` or `[sandbox] mode` in the user's config.toml (never a reposito
 hosts the network allow-list lets through and the folders commands may write besides the
 project. `CommandSandbox` turns them into the profile (`Sandbox.for_project`: the project
 writable, a private temporary folder, the rest read-only, secret stores hidden, the network
-off unless hosts are listed) and says, per run, whether it can be enforced here (probed once,
-off the event loop, at the first command).
+off unless hosts are listed) and says, per run, whether it can be enforced here: probed once
+per process, by a thread the run starts (`prefetch`); a command checked before that probe
+ended waits for it.
 """
 
 from __future__ import annotations
