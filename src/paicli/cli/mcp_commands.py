@@ -28,8 +28,7 @@ from paicli.home import PaicliHome
 from paicli.observe.tracing import configured
 from paicli.project_root import project_root
 from paicli.redact import Redactor, environment_secrets
-from paicli.run_settings import config_secrets
-from paicli.servers.call_limits import call_defaults
+from paicli.run_settings import RunSettings, StartOptions, config_secrets, load_run_settings
 from paicli.servers.catalogue import catalogue_key
 from paicli.servers.config import (
     ConfigWriteError,
@@ -60,7 +59,6 @@ from paicli.ui.output import err, out
 from paicli.ui.screen_secrets import redacting
 from paicli.ui.trace_view import show_trace
 from paicli.ui.trust_prompt import ask_on_terminal
-from paicli.user_config import load_user_config
 
 
 def run(options: argparse.Namespace) -> int:
@@ -269,16 +267,22 @@ def screen_redactor(config: LoadedConfig) -> Redactor:
 
 
 async def with_servers(options: argparse.Namespace) -> int:
-    config = load_config(project())
-    with redacting(screen_redactor(config)):
-        return await _with_servers(options, config)
+    settings = load_run_settings(
+        Path.cwd(),
+        StartOptions(
+            trust_project=options.trust_project,
+            mcp_config=tuple(Path(f) for f in getattr(options, "mcp_config", ())),
+            strict_mcp_config=bool(getattr(options, "strict_mcp_config", False)),
+        ),
+    )
+    with redacting(screen_redactor(settings.config)):
+        return await _with_servers(options, settings)
 
 
-async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> int:
-    for problem in config.errors:
-        err(f"paicli: {problem.message}")  # (it names its file, as the home-relative path)
-    for warning in config.warnings:
-        err(f"paicli: warning: {warning}")
+async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> int:
+    config = settings.config
+    for problem in settings.problems:
+        err(f"paicli: {problem}")  # (each names its file, as the home-relative path)
     entries, skipped = approved(config, options.trust_project)
     only = getattr(options, "name", None)
     if only is not None:
@@ -291,19 +295,16 @@ async def _with_servers(options: argparse.Namespace, config: LoadedConfig) -> in
             return 1
         out(NO_SERVERS)
         return 0
-    home = PaicliHome.from_environ()
+    home = settings.home
     traced = [e.name for e in entries if e.trace]
     # The catalogue is written (not read: these commands show live servers), so a later
     # REPL or one-shot starts without waiting for them.
-    defaults, limit_problems = call_defaults(os.environ, load_user_config(home))
-    for limit_problem in limit_problems:
-        err(f"paicli: {limit_problem}")
     async with (
         configured(traced, config_secrets(config), home),
         build_manager(
             entries,
             home=home,
-            calls=defaults,
+            calls=settings.calls,
             on_change=mcp_shell.Progress(),
             read_catalogue=False,
         ) as manager,

@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 from paicli.escape import one_line
 from paicli.home import PaicliHome, user_home
@@ -58,19 +59,19 @@ def _sandbox(options: argparse.Namespace) -> tuple[CommandSandbox, list[str]]:
     where = str(user_config.source or "config.toml")
     chosen, problems = sandbox_settings(user_config.values.get("sandbox"), where, None)
     write = chosen.write if options.profile == "command" else ()
-    network: str | tuple[str, ...] = chosen.allow_hosts or "none"
-    if options.network in ("none", "loopback"):
+    network: Literal["none", "loopback"] | tuple[str, ...] = chosen.allow_hosts or "none"
+    if options.network == "none" or options.network == "loopback":  # noqa: PLR1714 - narrows
         network = options.network
     elif options.network is not None:
         network = tuple(h.strip() for h in options.network.split(",") if h.strip())
     project = project_root(Path.cwd(), os.environ)
-    sandbox = CommandSandbox(SandboxSettings("required", (), write), project)
+    settings = SandboxSettings("required", (), write)
+    user = user_home(os.environ)
     try:
-        sandbox.profile = Sandbox.for_project(
-            project, write=write, network=network or "none", home=user_home(os.environ)
-        )
+        sandbox = CommandSandbox(settings, project, home=user, network=network or "none")
     except ServerConfigError as exc:
         problems.append(f"--network: {exc}")
+        sandbox = CommandSandbox(settings, project, home=user)
     return sandbox, problems
 
 

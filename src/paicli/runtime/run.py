@@ -28,8 +28,9 @@ from paicli.redact import Redactor
 from paicli.run_settings import RunSettings
 from paicli.runtime.context import schema_profile
 from paicli.runtime.model import model_client
-from paicli.servers.config import LoadedConfig
-from paicli.servers.manager import ServerManager
+from paicli.servers.call_limits import limits_by_server
+from paicli.servers.config import LoadedConfig, ServerEntry
+from paicli.servers.manager import ManagedServer, ServerManager
 from paicli.tools.base import Toolbox
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.tools.search.offer import ToolOffer
@@ -111,6 +112,19 @@ class Runtime:
         self.manager.start()
         self.load_model()
 
+    def new_conversation(self) -> None:
+        """`/clear`: the conversation starts again, and the next turn is saved anew."""
+        if self.agent is not None:
+            self.agent.clear()
+        self.session_id = ""
+
+    def approve_server(self, entry: ServerEntry) -> ManagedServer:
+        """Start the project server `entry` the user approved during the session (it was
+        skipped at start), with the run's call limits."""
+        self.skipped.remove(entry.name)
+        limits = limits_by_server([entry], self.run.calls).get(entry.name)
+        return self.manager.add(entry, limits)
+
     def resume(self, session: SavedSession) -> None:
         """Carry on the saved conversation `session`: its messages, saved to its file."""
         self.session_id = session.id
@@ -143,7 +157,7 @@ class Runtime:
         """Talk to the model `settings` name (configured) from the next request on: the
         agent is built on the first one, and keeps its conversation on a switch."""
         self.settings = settings
-        self.mcp.profile = schema_profile(settings)
+        self.mcp.use_profile(schema_profile(settings))
         llm = model_client(settings, self.http_client, self.redactor, self.manager.start)
         if self.agent is None:
             self.agent = build_agent(

@@ -173,7 +173,7 @@ class ServerManager:
         approved during the session); `limits` are its calls' limits (default: its own)."""
         server = self._supervisor.add(entry)
         if limits is not None:
-            self._caller.limits[entry.name] = limits
+            self._caller.set_limits(entry.name, limits)
         return server
 
     async def restart(self, name: str) -> None:

@@ -41,6 +41,10 @@ class ToolCaller:
         self._supervisor = supervisor
         self.limits = dict(limits)
 
+    def set_limits(self, server: str, limits: CallLimits) -> None:
+        """The limits of `server`'s calls from now on (a server added during the run)."""
+        self.limits[server] = limits
+
     async def call_tool(
         self,
         server: str,

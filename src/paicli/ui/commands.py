@@ -96,9 +96,7 @@ def prompt_help(prompts: PromptIndex) -> list[str]:
 
 
 async def _clear(context: SlashContext, words: list[str]) -> None:
-    if context.runtime.agent is not None:
-        context.runtime.agent.clear()
-    context.runtime.session_id = ""  # the next turn starts a new saved conversation
+    context.runtime.new_conversation()
     context.console.clear()
     context.console.print("Started a new conversation.", style="dim")
 

@@ -16,7 +16,6 @@ from rich.text import Text
 from paicli.escape import one_line, terminal_safe
 from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
-from paicli.servers.call_limits import call_defaults, limits_by_server
 from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
@@ -263,10 +262,7 @@ async def _approve(runtime: Runtime, console: Console, name: str) -> None:
     store.approve(project, entry)
     # Secrets stay withheld unless agreed to for this entry (paicli mcp approve --secret).
     agreed = [secret for secret, yes in store.secret_answers(project, entry).items() if yes]
-    entry = runtime.config.passing(entry, agreed)
-    runtime.skipped.remove(name)
-    defaults, _ = call_defaults(runtime.environ, runtime.user_config)
-    server = runtime.manager.add(entry, limits_by_server([entry], defaults).get(name))
+    server = runtime.approve_server(runtime.config.passing(entry, agreed))
     console.print(f"Approved {terminal_safe(name)} as it is now; starting it.")
     if entry.withheld:
         console.print(Text(terminal_safe(withheld_reason(entry)), "yellow"))

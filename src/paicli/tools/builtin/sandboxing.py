@@ -83,11 +83,17 @@ class CommandSandbox:
         *,
         home: Path | None = None,
         support: SandboxSupport | None = None,
+        network: Literal["none", "loopback"] | tuple[str, ...] | None = None,
     ) -> None:
+        """`network` (default: the allowed hosts, else none) is for `paicli sandbox
+        --network`; a bad host raises ServerConfigError."""
         self.settings = settings
         write = [os.path.expanduser(w) for w in settings.write]
         self.profile = Sandbox.for_project(
-            project, write=write, network=settings.allow_hosts or "none", home=home
+            project,
+            write=write,
+            network=network or settings.allow_hosts or "none",
+            home=home,
         )
         self._support = support  # probed at the first command unless given
 

@@ -77,7 +77,7 @@ class McpToolbox:
         # said once); the REPL and one-shot mode read and clear them between turns.
         self.pending: list[ToolChange] = []
         self.notices: list[str] = []
-        self.profile: Profile = profile  # may change with the model (`/model`)
+        self.profile: Profile = profile  # may change with the model (`use_profile`)
         self._max_result_chars = max_result_chars
         self._results_dir = results_dir
         self._cleaned: dict[tuple[str, str, Profile], tuple[Tool, CleanedSchema]] = {}
@@ -137,6 +137,10 @@ class McpToolbox:
         self._reviews.clear()
         for change in changes:
             self._record(change, accepted=True, decided_by=decided_by)
+
+    def use_profile(self, profile: Profile) -> None:
+        """The schema profile of the model in use from now on (`/model` switched it)."""
+        self.profile = profile
 
     def decline(self, change: ToolChange, *, decided_by: DecidedBy = "user") -> None:
         """Keep this changed tool from the model; not asked about again this session."""
