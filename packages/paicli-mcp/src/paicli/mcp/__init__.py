@@ -21,7 +21,7 @@ from ._limits import Limits
 from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
-from ._rpc import Progress
+from ._pending import Progress
 from ._server_spec import HttpServer, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._trace import TraceRecorder

@@ -23,7 +23,8 @@ from ._instrument import instrumented
 from ._minimal import Dialect, MinimalCalls
 from ._modern import ModernRequests, listen_filter, modern_meta
 from ._negotiate import Agreement, EraCache, Offer, negotiate
-from ._rpc import ProgressCallback, RpcEngine
+from ._pending import ProgressCallback
+from ._rpc import RpcEngine
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
 from ._transport import Era, JsonObject, Transport
 from .errors import ConnectionClosed, McpError, ProtocolError
