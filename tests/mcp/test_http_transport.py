@@ -112,7 +112,7 @@ async def test_sdk_legacy_sse_server_is_reached_by_falling_back(sdk_servers: Sdk
         url = await sdk_servers.url("--transport", "sse")
         async with m.connect({"url": url, "startupTimeout": 10}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
-            assert session.transport.kind == "sse"
+            assert session.transport.traits.kind == "sse"
             assert session.era == "legacy"
             assert (await session.call_tool("echo", {"text": "old"})).text == "old"
 

@@ -19,6 +19,7 @@ import pytest_asyncio
 
 import paicli.mcp as m
 from tests.conftest import Inbox, recording_handlers, sdk_server
+from tests.processes import server_process
 from tests.sdk_memory import sdk_in_memory
 from tests.transports import RecordingTransport
 
@@ -129,7 +130,7 @@ async def test_auto_picks_the_modern_era_of_a_dual_era_server_over_stdio() -> No
         assert session.era == "modern"
         assert session.protocol_version == "2026-07-28"
         assert (await session.call_tool("echo", {"text": "auto"})).text == "auto"
-        assert isinstance(session.pid, int)
+        assert isinstance(server_process(session).pid, int)
 
 
 @pytest.mark.real

@@ -4,10 +4,12 @@
         tools = await session.list_tools()
         result = await session.call_tool("echo", {"text": "hi"}, timeout=10)
 
-A session runs over any `Transport`: `StdioTransport`, `StreamableHttpTransport`,
-`LegacySseTransport`, the in-memory `MemoryTransport.pair()` for tests, or your own (subclass
-`Transport`, or `TransportWrapper` to observe another one). `instrument(wrap)` wraps the
-transport of every session created afterwards: `TraceRecorder` records every message.
+A session runs over any `Transport` (`send`, `receive`, `aclose`, and its `TransportTraits`):
+`StdioTransport`, `StreamableHttpTransport`, `LegacySseTransport`, the in-memory
+`MemoryTransport.pair()` for tests, or your own (subclass `Transport`, or `TransportWrapper`
+to observe another one). `session.process` is the `ProcessTransport` of a stdio server (pid,
+stderr tail). `instrument(wrap)` wraps the transport of every session created afterwards:
+`TraceRecorder` records every message.
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """
@@ -25,7 +27,13 @@ from ._pending import Progress
 from ._server_spec import HttpServer, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._trace import TraceRecorder
-from ._transport import Transport, TransportWatcher, TransportWrapper
+from ._transport import (
+    ProcessTransport,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
+    TransportWrapper,
+)
 from .errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -101,6 +109,7 @@ __all__ = [
     "MessageTooLarge",
     "Notification",
     "OAuthError",
+    "ProcessTransport",
     "Progress",
     "Prompt",
     "PromptArgument",
@@ -123,6 +132,7 @@ __all__ = [
     "Tool",
     "TraceRecorder",
     "Transport",
+    "TransportTraits",
     "TransportWatcher",
     "TransportWrapper",
     "UnknownContent",

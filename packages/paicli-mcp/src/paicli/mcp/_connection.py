@@ -21,7 +21,7 @@ from ._modern import ModernRequests, modern_meta
 from ._negotiate import Agreement, Offer, negotiate
 from ._pending import ProgressCallback
 from ._rpc import NotificationHandler, RpcEngine
-from ._transport import JsonObject, Transport
+from ._transport import AgreementHook, JsonObject, Transport, process_of
 from .errors import ConnectionClosed, McpError, ProtocolError
 from .handlers import ClientHandlers
 
@@ -50,6 +50,8 @@ class Connection:
         self.handlers = handlers
         self.client_info = client_info
         self.request_timeout = request_timeout
+        self._agreement_hook = transport if isinstance(transport, AgreementHook) else None
+        self.process = process_of(transport)
         self.engine = RpcEngine(
             transport, on_request=handlers.answer, on_notification=on_notification, label=name
         )
@@ -77,7 +79,7 @@ class Connection:
         self.version = agreement.protocol_version
         if agreement.dialect == "minimal":
             self.minimal = MinimalCalls(
-                self.engine, self.transport, self.name, offer.handshake_timeout
+                self.engine, self.process, self.name, offer.handshake_timeout
             )
         if agreement.era == "modern":
             self.modern = ModernRequests(
@@ -124,7 +126,8 @@ class Connection:
 
     def _switch_version(self, version: str) -> None:
         self.version = version
-        self.transport.negotiated("modern", version)
+        if self._agreement_hook is not None:
+            self._agreement_hook.negotiated("modern", version)
 
     async def request(
         self,

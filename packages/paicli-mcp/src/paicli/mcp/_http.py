@@ -43,7 +43,15 @@ from ._http_exchange import (
 from ._http_stream import BrokenStream, StreamLink, answers, follow_stream, listen_get
 from ._jsonrpc import batches_allowed, envelope_problem, parse
 from ._server_spec import HttpServer
-from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport, TransportWatcher
+from ._transport import (
+    Era,
+    ErrorSink,
+    MessageSink,
+    RequestId,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
+)
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 from .types import Tool
 
@@ -95,7 +103,7 @@ def _unattributed_error(message: Message) -> bool:
 class StreamableHttpTransport(Transport):
     """One MCP endpoint reached over Streamable HTTP."""
 
-    kind = "http"
+    traits = TransportTraits(kind="http")
 
     # `send()` performs the HTTP exchange itself instead of handing it to a task: a lone
     # call then costs two event-loop turns fewer. The engine interrupts it on deadline.

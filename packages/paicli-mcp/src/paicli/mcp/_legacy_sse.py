@@ -29,7 +29,14 @@ from ._http_exchange import (
 from ._jsonrpc import batches_allowed, parse
 from ._server_spec import HttpServer
 from ._sse import iter_events
-from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
+from ._transport import (
+    Era,
+    ErrorSink,
+    MessageSink,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
+)
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 
 __all__ = ["LegacySseTransport"]
@@ -40,10 +47,12 @@ Message = dict[str, Any]
 
 
 class LegacySseTransport(Transport):
-    """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`."""
+    """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`.
 
-    kind = "sse"
-    legacy_only = True
+    Besides the contract it pushes messages as they arrive (`deliver_to`), reads batches once
+    2025-03-26 is agreed (`negotiated`) and reports HTTP responses (`watch`)."""
+
+    traits = TransportTraits(kind="sse", legacy_only=True)
 
     def __init__(self, server: HttpServer, client: aiohttp.ClientSession) -> None:
         self._server = server

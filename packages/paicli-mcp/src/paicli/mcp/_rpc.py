@@ -5,11 +5,11 @@ not valid JSON-RPC 2.0 (see `_jsonrpc.envelope_problem`) is logged and dropped, 
 response answers a request only if its id is that integer (never `true`, never 1.0); a
 response that matches no pending request is logged and dropped; every request has a
 deadline, and when it passes (or the caller is cancelled) the server gets
-`notifications/cancelled` (unless the transport cancels it its own way); when the transport
-dies every pending request fails at once with the transport's error. Messages are pushed
-from the transport's read callback when it takes `deliver_to`, else received in a loop.
-What a pending request holds is `_pending`'s; the server's own requests are answered by
-`_server_requests`.
+`notifications/cancelled` (unless the transport cancels it its own way, a `CancelHook`);
+when the transport dies every pending request fails at once with the transport's error.
+Messages are pushed from the transport's read callback when it offers `PushDelivery`, else
+received in a loop. What a pending request holds is `_pending`'s; the server's own requests
+are answered by `_server_requests`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from ._jsonrpc import envelope_problem
 from ._pending import INTERNAL_ERROR, Pending, Progress, ProgressCallback, error_from_wire
 from ._server_requests import RequestHandler, ServerRequests
-from ._transport import JsonObject, RequestId, Transport
+from ._transport import CancelHook, JsonObject, PushDelivery, RequestId, Transport
 from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError
 
 __all__ = ["RpcEngine"]
@@ -55,6 +55,8 @@ class RpcEngine:
         label: str | None = None,
     ) -> None:
         self._transport = transport
+        # A transport that cancels requests its own way (2026 HTTP), if this one does.
+        self._canceller = transport if isinstance(transport, CancelHook) else None
         self._label = label  # the server's name, for errors the engine raises itself
         self._on_notification = on_notification
         self._server_requests = ServerRequests(transport, on_request)
@@ -86,8 +88,9 @@ class RpcEngine:
         transport = self._transport
         async with asyncio.TaskGroup() as group:
             self._server_requests.group = group
-            # With push delivery, receive() returns nothing and only raises at the end.
-            transport.deliver_to(self._dispatch, self._fail_request)
+            if isinstance(transport, PushDelivery):
+                # Taken: receive() returns nothing and only raises at the end.
+                transport.deliver_to(self._dispatch, self._fail_request)
             try:
                 while True:
                     message = await transport.receive()
@@ -257,7 +260,7 @@ class RpcEngine:
 
     async def _send_cancelled(self, request_id: int, reason: str) -> None:
         self._forget(request_id)
-        if self._transport.cancel_request(request_id):
+        if self._canceller is not None and self._canceller.cancel_request(request_id):
             return  # the transport cancelled it its own way (2026 HTTP: stream closed)
         try:
             async with asyncio.timeout(CANCEL_NOTICE_TIMEOUT):

@@ -30,7 +30,16 @@ from typing import Any
 
 import orjson
 
-from ._transport import Era, JsonObject, RequestId, Transport, TransportWatcher, TransportWrapper
+from ._transport import (
+    Era,
+    JsonObject,
+    RequestId,
+    Transport,
+    TransportWatcher,
+    TransportWrapper,
+    Watchable,
+    process_of,
+)
 from .errors import ConnectionClosed
 
 __all__ = ["TraceRecorder"]
@@ -197,8 +206,10 @@ class TracingTransport(TransportWrapper):
         self._prefixes = self._message_prefixes()
         self._outer: TransportWatcher | None = None
         self._ended = False
-        inner.watch(self)
-        self._event("open", pid=inner.pid)
+        if isinstance(inner, Watchable):
+            inner.watch(self)
+        process = process_of(inner)
+        self._event("open", pid=process.pid if process is not None else None)
 
     def _head(self, direction: str) -> dict[str, Any]:
         return {
@@ -238,10 +249,10 @@ class TracingTransport(TransportWrapper):
         self._era = era
         self._prefixes = self._message_prefixes()
         self._event("negotiated", version=version)
-        self.inner.negotiated(era, version)
+        super().negotiated(era, version)
 
     def cancel_request(self, request_id: RequestId) -> bool:
-        done = self.inner.cancel_request(request_id)
+        done = super().cancel_request(request_id)
         if done:  # cancelled without a message (2026 HTTP: the stream was closed)
             self._event("cancel", id=request_id)
         return done

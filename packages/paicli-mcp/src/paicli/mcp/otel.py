@@ -25,7 +25,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ._instrument import Instrumentation, instrument
 from ._observe import Observed, Request
 from ._trace import hashed
-from ._transport import JsonObject, Transport
+from ._transport import JsonObject, Transport, process_of
 
 __all__ = ["McpTelemetry"]
 
@@ -74,7 +74,7 @@ class _Traced(Observed):
         super().__init__(inner, server)
         self._telemetry = telemetry
         # A stdio server is a child process on pipes; the others speak over TCP.
-        self._network = "pipe" if inner.pid is not None else "tcp"
+        self._network = "pipe" if process_of(inner) is not None else "tcp"
         self._session: str | None = None
 
     def started(self, request: Request, message: JsonObject) -> JsonObject:

@@ -9,6 +9,10 @@ tools come from its handshake, lists of resources and prompts are empty, ping an
 send nothing, and any other request is refused rather than sent to a tool it may crash).
 Notifications go to `_subscriptions`, lists are read by `_paging`. `aclose()` (or leaving
 `async with`) stops the listen and receive tasks and closes the transport.
+
+The session calls a transport's optional hooks only if it has them (`isinstance` once, when
+the session is made): `ToolsHook` on each tool list, `AgreementHook` when a 2026 retry
+switches the version; `process` is the `ProcessTransport` behind it, if any.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ._paging import paginate
 from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
 from ._subscriptions import NotificationCallback, Subscriptions
-from ._transport import Era, JsonObject, Transport
+from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
 from .errors import McpError
 from .handlers import ClientHandlers
 from .types import (
@@ -87,6 +91,7 @@ class ClientSession:
     ) -> None:
         # Tracing, metrics, spans (see paicli.mcp.instrument); usually none.
         transport = instrumented(transport, name)
+        self._tools_hook = transport if isinstance(transport, ToolsHook) else None
         self._name = name
         self._protocol = protocol
         self._timeouts = timeouts or Timeouts()
@@ -111,6 +116,12 @@ class ClientSession:
     def transport(self) -> Transport:
         """The transport the session runs over (wrapped by its instruments, if any)."""
         return self._connection.transport
+
+    @property
+    def process(self) -> ProcessTransport | None:
+        """The server's local process (a stdio server: pid, exit status, stderr tail,
+        skipped stdout lines), found through any wrappers; None for other transports."""
+        return self._connection.process
 
     @property
     def name(self) -> str:
@@ -213,15 +224,6 @@ class ClientSession:
         """Why the connection is gone, or None while it is up."""
         return self._connection.engine.closed
 
-    @property
-    def pid(self) -> int | None:
-        """The server's process id for stdio servers, else None."""
-        return self.transport.pid
-
-    def stderr_lines(self) -> list[str]:
-        """The server's last stderr lines (stdio servers; empty otherwise)."""
-        return self.transport.stderr_lines()
-
     # -- requests ------------------------------------------------------------------------
 
     async def request(
@@ -260,8 +262,8 @@ class ClientSession:
         return await self.request(method, params, timeout=timeout)
 
     def _usable(self, tools: list[Tool]) -> list[Tool]:
-        """The tools usable over this transport (see `Transport.tools_listed`)."""
-        return self.transport.tools_listed(tools)
+        """The tools usable over this transport (see `ToolsHook`)."""
+        return tools if self._tools_hook is None else self._tools_hook.tools_listed(tools)
 
     # -- typed methods -------------------------------------------------------------------
 
