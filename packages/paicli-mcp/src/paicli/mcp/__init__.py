@@ -8,8 +8,9 @@ A session runs over any `Transport` (`send`, `receive`, `aclose`, and its `Trans
 `StdioTransport`, `StreamableHttpTransport`, `LegacySseTransport`, the in-memory
 `MemoryTransport.pair()` for tests, or your own (subclass `Transport`, or `TransportWrapper`
 to observe another one). `session.process` is the `ProcessTransport` of a stdio server (pid,
-stderr tail). `instrument(wrap)` wraps the transport of every session created afterwards:
-`TraceRecorder` records every message.
+stderr tail). Instruments wrap a session's transport: `ClientSession(..., instruments=[...])`
+or `connect(..., instruments=[...])`, with `instrument(wrap)` as the default for sessions
+given none; `TraceRecorder` records every message.
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """

@@ -7,11 +7,12 @@ talk to stdio servers do not pay for them.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ._instrument import Instrument
 from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
@@ -46,6 +47,7 @@ async def connect(
     client_info: Mapping[str, Any] | None = None,
     era_cache: EraCache | None = None,
     auth: OAuth | None = None,
+    instruments: Sequence[Instrument] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
@@ -53,14 +55,15 @@ async def connect(
     session is closed (DELETE) and its connections released. With an `era_cache`, the
     protocol era found by probing this server is remembered there and reused by the next
     `connect()` given the same cache. `auth` (an HTTP server only) enables OAuth, as
-    `HttpServer(auth=...)` does.
+    `HttpServer(auth=...)` does. `instruments` wrap the session's transport (see
+    `ClientSession`; None: those registered with `paicli.mcp.instrument()`).
     """
     spec = as_server(server, name=name)
     if auth is not None:
         if not isinstance(spec, HttpServer):
             raise ServerConfigError(f"{spec.label}: OAuth applies to HTTP servers only")
         spec = replace(spec, auth=auth)
-    options = _session_options(spec, handlers, client_info, era_cache)
+    options = _session_options(spec, handlers, client_info, era_cache, instruments)
     if isinstance(spec, StdioServer):
         transport: Transport = await StdioTransport.start(
             spec.command,
@@ -87,6 +90,7 @@ def _session_options(
     handlers: ClientHandlers | None,
     client_info: Mapping[str, Any] | None,
     era_cache: EraCache | None,
+    instruments: Sequence[Instrument] | None,
 ) -> dict[str, Any]:
     """The `ClientSession` arguments that `spec` implies."""
     return {
@@ -97,6 +101,7 @@ def _session_options(
         "client_info": client_info,
         "era_cache": era_cache,
         "identity": spec.identity,
+        "instruments": instruments,
     }
 
 

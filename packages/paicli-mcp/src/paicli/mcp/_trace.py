@@ -1,7 +1,8 @@
 """Message tracing: every message of a session, and what its transport saw, as JSON lines.
 
-A `TraceRecorder` is an instrument (`paicli.mcp.instrument(recorder)`), or wraps one
-transport (`recorder(transport, "name")`). Each line is one record:
+A `TraceRecorder` is an instrument (`ClientSession(..., instruments=[recorder])`, or for
+every session `paicli.mcp.instrument(recorder)`), or wraps one transport
+(`recorder(transport, "name")`). Each line is one record:
 
     {"t": 1764750000.123456, "server": "fs", "conn": "5f3a9c.1", "dir": "out", "era": "legacy",
      "size": 87, "msg": {...}}

@@ -2,7 +2,9 @@
 (extra `paicli-mcp[otel]`, opentelemetry-api), following the semantic conventions for MCP.
 
     from paicli.mcp.otel import McpTelemetry
-    McpTelemetry.attach()      # every session from now on, with the global providers
+    telemetry = McpTelemetry()                 # the global providers
+    async with paicli.mcp.connect(server, instruments=[telemetry]) as session: ...
+    McpTelemetry.attach()      # or: the default of every session from now on
 
 Each request is a CLIENT span named `{mcp.method.name} {target}` (`tools/call echo`), with
 `mcp.method.name`, `jsonrpc.request.id`, `mcp.protocol.version` (once agreed),
@@ -56,7 +58,8 @@ class McpTelemetry:
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
     ) -> McpTelemetry:
-        """Spans and metrics for every session created from now on (`detach()` stops it)."""
+        """Spans and metrics for every session created from now on that is given no
+        `instruments` of its own (`detach()` stops it)."""
         telemetry = cls(tracer_provider, meter_provider)
         telemetry._instrumentation = instrument(telemetry)
         return telemetry

@@ -18,12 +18,12 @@ switches the version; `process` is the `ProcessTransport` behind it, if any.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._connection import Connection, LogLevel
-from ._instrument import instrumented
+from ._instrument import Instrument, instrumented
 from ._minimal import Dialect
 from ._negotiate import EraCache, Offer
 from ._paging import paginate
@@ -74,7 +74,9 @@ class ClientSession:
 
     `protocol` is `"auto"` (probe the 2026 revision, else the handshake), `"legacy"`,
     `"modern"` or an exact version. With an `era_cache` and an `identity` for the server,
-    an `auto` verdict is remembered and reused.
+    an `auto` verdict is remembered and reused. `instruments` wrap the transport (tracing,
+    metrics, spans: `TraceRecorder`, `McpMetrics`, `McpTelemetry`), the first closest to
+    the wire; None takes those registered with `paicli.mcp.instrument()`, `()` none.
     """
 
     def __init__(
@@ -88,9 +90,9 @@ class ClientSession:
         client_info: Mapping[str, Any] | None = None,
         era_cache: EraCache | None = None,
         identity: tuple[str, ...] | None = None,
+        instruments: Sequence[Instrument] | None = None,
     ) -> None:
-        # Tracing, metrics, spans (see paicli.mcp.instrument); usually none.
-        transport = instrumented(transport, name)
+        transport = instrumented(transport, name, instruments)
         self._tools_hook = transport if isinstance(transport, ToolsHook) else None
         self._name = name
         self._protocol = protocol
