@@ -279,7 +279,7 @@ async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url()
         spec = http(url, protocol=protocol)
-        wire = RecordingTransport(m.StreamableHttpTransport(spec))
+        wire = RecordingTransport(m.StreamableHttpTransport(spec.url))
         timeouts = m.Timeouts(spec.handshake_timeout, spec.request_timeout)
         async with m.ClientSession(wire, protocol=protocol, timeouts=timeouts) as session:
             assert session.era == era
@@ -305,7 +305,7 @@ async def test_caller_cancellation_of_an_http_call_stays_a_cancellation(
 ) -> None:
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url()
-        wire = RecordingTransport(m.StreamableHttpTransport(http(url)))
+        wire = RecordingTransport(m.StreamableHttpTransport(url))
         async with m.ClientSession(wire, protocol="legacy") as session:
             call = asyncio.ensure_future(session.call_tool("wait", {"seconds": 30}))
             await wire.sending("tools/call")
