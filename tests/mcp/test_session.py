@@ -1,14 +1,16 @@
-"""`ClientSession` against hand-written servers in memory: pagination limits."""
+"""`ClientSession` against hand-written servers in memory: pagination limits, roots
+notices, the client's name and version."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pytest
 
-from paicli.mcp import ClientHandlers, ClientSession, Root
+from paicli.mcp import ClientHandlers, ClientSession, Root, _client_info
 from paicli.mcp import _paging as paging
 from tests.memory_servers import fault_in_memory
 from tests.scripted_server import Json, result, scripted_session
@@ -130,3 +132,30 @@ async def test_roots_changed_sends_nothing_without_roots_or_to_a_modern_server()
         [discover] = [m for m in sent.sent if m.get("method") == "server/discover"][-1:]
         meta = discover["params"]["_meta"]
         assert meta["io.modelcontextprotocol/clientCapabilities"]["roots"] == {}
+
+
+async def test_the_client_names_the_installed_library_version_in_its_handshake() -> None:
+    seen: list[Json] = []
+
+    def script(message: Json) -> list[Any] | None:
+        seen.append(message)
+        return None
+
+    async with asyncio.timeout(20), scripted_session(script) as session:
+        assert session.client_info == {"name": "paicli", "version": version("paicli-mcp")}
+    [initialize] = [m for m in seen if m.get("method") == "initialize"]
+    assert initialize["params"]["clientInfo"] == session.client_info
+
+
+def test_a_library_that_is_not_installed_still_names_a_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(name: str) -> str:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr("importlib.metadata.version", missing)
+    _client_info._version.cache_clear()
+    try:
+        assert _client_info.default_client_info() == {"name": "paicli", "version": "0+unknown"}
+    finally:
+        _client_info._version.cache_clear()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ._client_info import default_client_info
 from ._connection import Connection, LogLevel
 from ._instrument import Instrument, instrumented
 from ._minimal import Dialect
@@ -45,13 +46,11 @@ from .types import (
     Tool,
 )
 
-__all__ = ["CLIENT_INFO", "ClientSession", "Timeouts"]
+__all__ = ["ClientSession", "Timeouts"]
 
 log = logging.getLogger("paicli.mcp.session")
 
 T = TypeVar("T")
-
-CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +76,7 @@ class ClientSession:
     an `auto` verdict is remembered and reused. `instruments` wrap the transport (tracing,
     metrics, spans: `TraceRecorder`, `McpMetrics`, `McpTelemetry`), the first closest to
     the wire; None takes those registered with `paicli.mcp.instrument()`, `()` none.
+    `client_info` defaults to `{"name": "paicli", "version": <paicli-mcp's version>}`.
     """
 
     def __init__(
@@ -106,7 +106,7 @@ class ClientSession:
             transport,
             name=name,
             handlers=self._handlers,
-            client_info=dict(client_info or CLIENT_INFO),
+            client_info=dict(client_info or default_client_info()),
             request_timeout=self._timeouts.request,
             on_notification=self._subscriptions.notify,
         )
