@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 import paicli.mcp as m
+from paicli.mcp._versions import ProtocolChoice
 from tests.conftest import Inbox, recording_handlers
 from tests.http_servers import run_http_server
 from tests.transports import RecordingTransport
@@ -273,7 +274,7 @@ async def test_custom_headers_reach_the_server(sdk_servers: SdkServers) -> None:
 )
 @SHARED_SDK_SERVER
 async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
-    protocol: str, era: str, notifies: bool, sdk_servers: SdkServers
+    protocol: ProtocolChoice, era: str, notifies: bool, sdk_servers: SdkServers
 ) -> None:
     # 2025 eras send notifications/cancelled; 2026 closes the request's stream instead.
     async with asyncio.timeout(TIMEOUT):

@@ -34,6 +34,7 @@ from ._versions import (
     LATEST_HANDSHAKE,
     LATEST_MODERN,
     MODERN_VERSIONS,
+    ProtocolChoice,
     newest_mutual,
 )
 from .errors import (
@@ -88,7 +89,7 @@ class Offer:
     """What this client brings to negotiation with one server."""
 
     label: str  # the server's name, for errors
-    protocol: str  # "auto", "legacy", "modern" or an exact version
+    protocol: ProtocolChoice
     capabilities: JsonObject
     client_info: JsonObject
     handshake_timeout: float

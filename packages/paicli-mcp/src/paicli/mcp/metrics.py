@@ -30,7 +30,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
 from ._instrument import Instrumentation, instrument
-from ._observe import Observed, Request
+from ._observe import Observed, Outcome, Request
 from ._transport import JsonObject, Transport
 
 __all__ = ["McpMetrics"]
@@ -115,7 +115,7 @@ class _Metered(Observed):
         self._in_flight.inc()
         return message
 
-    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
+    def ended(self, request: Request, outcome: Outcome, error_type: str | None, at: float) -> None:
         self._in_flight.dec()
         if request.method == "tools/call":
             tool = request.target or ""

@@ -25,7 +25,7 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ._instrument import Instrumentation, instrument
-from ._observe import Observed, Request
+from ._observe import Observed, Outcome, Request
 from ._trace import hashed
 from ._transport import JsonObject, Transport, process_of
 
@@ -112,7 +112,7 @@ class _Traced(Observed):
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **carrier}
         return {**message, "params": params}
 
-    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
+    def ended(self, request: Request, outcome: Outcome, error_type: str | None, at: float) -> None:
         span = request.state
         attributes: dict[str, str] = {"mcp.method.name": request.method}
         if request.method == "tools/call" and request.target is not None:

@@ -32,6 +32,7 @@ from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
 from ._subscriptions import NotificationCallback, Subscriptions
 from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
+from ._versions import ProtocolChoice
 from .errors import McpError
 from .handlers import ClientHandlers
 from .types import (
@@ -84,7 +85,7 @@ class ClientSession:
         transport: Transport,
         *,
         name: str = "server",
-        protocol: str = "auto",
+        protocol: ProtocolChoice = "auto",
         timeouts: Timeouts | None = None,
         handlers: ClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
@@ -95,7 +96,7 @@ class ClientSession:
         transport = instrumented(transport, name, instruments)
         self._tools_hook = transport if isinstance(transport, ToolsHook) else None
         self._name = name
-        self._protocol = protocol
+        self._protocol: ProtocolChoice = protocol
         self._timeouts = timeouts or Timeouts()
         self._handlers = handlers or ClientHandlers()
         self._capabilities: JsonObject = self._handlers.capabilities()
