@@ -330,7 +330,9 @@ class StreamableHttpTransport(Transport):
         except McpError as exc:
             self._fail(request_id, exc)
 
-    def _took_session(self, message: Message, request_id: Any, status: int, headers: Any) -> bool:
+    def _took_session(
+        self, message: Message, request_id: Any, status: int, headers: Mapping[str, str]
+    ) -> bool:
         """Keep what a successful answer says about the session: the id the answer to
         `initialize` names (False, with the request failed, when it is unusable), the GET
         stream once `notifications/initialized` went through."""
