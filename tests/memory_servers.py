@@ -26,6 +26,7 @@ from paicli.mcp import (
     MemoryTransport,
     Timeouts,
 )
+from paicli.mcp._versions import ProtocolChoice
 from tests.server_programs.fault_server import FaultServer, parse_options
 
 PROCESS_ONLY_MODES = frozenset(
@@ -146,7 +147,7 @@ async def fault_in_memory(mode: str = "normal", *extra: str) -> AsyncIterator[Me
 async def memory_fault_session(
     mode: str = "normal",
     *extra: str,
-    protocol: str = "auto",
+    protocol: ProtocolChoice = "auto",
     handshake_timeout: float = 30.0,
     request_timeout: float = 60.0,
     handlers: ClientHandlers | None = None,

@@ -11,6 +11,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from paicli.mcp import ClientSession, ProcessTransport
+
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:
     """The /proc/PID/stat fields after the parenthesised command name (state, ppid, pgrp,
@@ -72,3 +74,10 @@ async def until(condition: Callable[[], bool], *, timeout: float = 10.0) -> None
     async with asyncio.timeout(timeout):
         while not condition():  # noqa: ASYNC110 - no event exists for these facts
             await asyncio.sleep(0.01)
+
+
+def server_process(session: ClientSession) -> ProcessTransport:
+    """The local process behind `session` (a stdio server's)."""
+    process = session.process
+    assert process is not None, f"{session.name}: not a stdio session"
+    return process

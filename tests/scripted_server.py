@@ -13,14 +13,15 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 from paicli.mcp import ClientHandlers, ClientSession, ConnectionClosed, MemoryTransport, Timeouts
+from paicli.mcp._versions import ProtocolChoice
 
 Json = dict[str, Any]
 Script = Callable[[Json], list[Any] | None]
 
-VERSION = "2025-11-25"
+VERSION: Final = "2025-11-25"
 INITIALIZE_RESULT: Json = {
     "protocolVersion": VERSION,
     "capabilities": {"tools": {"listChanged": True}},
@@ -60,7 +61,7 @@ async def serve(end: MemoryTransport, script: Script) -> None:
 async def scripted_session(
     script: Script,
     *,
-    protocol: str = VERSION,
+    protocol: ProtocolChoice = VERSION,
     request_timeout: float = 10.0,
     handshake_timeout: float = 10.0,
     handlers: ClientHandlers | None = None,

@@ -14,11 +14,12 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 
 from paicli import mcp
+from paicli.mcp._versions import ProtocolChoice
 from paicli.mcp.auth import OAuth
 
 Json = dict[str, Any]
@@ -217,8 +218,9 @@ async def main() -> int:
     context: Json = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     url = sys.argv[-1]
     auth = oauth_for(scenario, context) if scenario.startswith("auth/") else None
+    protocol = cast("ProtocolChoice", version)  # HttpServer refuses a version it does not know
     server = mcp.HttpServer(
-        url, transport="http", protocol=version, handshake_timeout=20, auth=auth
+        url, transport="http", protocol=protocol, handshake_timeout=20, auth=auth
     )
     run = SCENARIOS.get(scenario.split("/")[0], list_only)
     try:

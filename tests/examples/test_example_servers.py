@@ -28,6 +28,7 @@ from paicli.mcp import (
 from paicli.mcp._stderr import StderrTail
 from paicli.servers.config import LoadedConfig, load_config
 from tests.conftest import REPO, Inbox
+from tests.processes import server_process
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -62,7 +63,7 @@ async def stderr_line(session: ClientSession, text: str, fed: asyncio.Event) -> 
     """Wait until the server has written a stderr line containing `text`."""
     while True:
         fed.clear()
-        for line in session.stderr_lines():
+        for line in server_process(session).stderr_lines():
             if text in line:
                 return line
         await fed.wait()

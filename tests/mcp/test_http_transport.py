@@ -15,6 +15,7 @@ import pytest
 import pytest_asyncio
 
 import paicli.mcp as m
+from paicli.mcp._versions import ProtocolChoice
 from tests.conftest import Inbox, recording_handlers
 from tests.http_servers import run_http_server
 from tests.transports import RecordingTransport
@@ -112,7 +113,7 @@ async def test_sdk_legacy_sse_server_is_reached_by_falling_back(sdk_servers: Sdk
         url = await sdk_servers.url("--transport", "sse")
         async with m.connect({"url": url, "startupTimeout": 10}) as session:
             assert type(session.transport).__name__ == "LegacySseTransport"
-            assert session.transport.kind == "sse"
+            assert session.transport.traits.kind == "sse"
             assert session.era == "legacy"
             assert (await session.call_tool("echo", {"text": "old"})).text == "old"
 
@@ -273,13 +274,13 @@ async def test_custom_headers_reach_the_server(sdk_servers: SdkServers) -> None:
 )
 @SHARED_SDK_SERVER
 async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
-    protocol: str, era: str, notifies: bool, sdk_servers: SdkServers
+    protocol: ProtocolChoice, era: str, notifies: bool, sdk_servers: SdkServers
 ) -> None:
     # 2025 eras send notifications/cancelled; 2026 closes the request's stream instead.
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url()
         spec = http(url, protocol=protocol)
-        wire = RecordingTransport(m.StreamableHttpTransport(spec))
+        wire = RecordingTransport(m.StreamableHttpTransport(spec.url))
         timeouts = m.Timeouts(spec.handshake_timeout, spec.request_timeout)
         async with m.ClientSession(wire, protocol=protocol, timeouts=timeouts) as session:
             assert session.era == era
@@ -305,7 +306,7 @@ async def test_caller_cancellation_of_an_http_call_stays_a_cancellation(
 ) -> None:
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url()
-        wire = RecordingTransport(m.StreamableHttpTransport(http(url)))
+        wire = RecordingTransport(m.StreamableHttpTransport(url))
         async with m.ClientSession(wire, protocol="legacy") as session:
             call = asyncio.ensure_future(session.call_tool("wait", {"seconds": 30}))
             await wire.sending("tools/call")

@@ -22,7 +22,7 @@ import pytest
 import paicli.mcp as m
 from paicli.mcp._cgroup import Cgroup, CgroupUnavailable
 from tests.conftest import SERVER_PROGRAMS, fault_server
-from tests.processes import alive
+from tests.processes import alive, server_process
 
 NPM = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / "@modelcontextprotocol"
 EVERYTHING = NPM / "server-everything" / "dist" / "index.js"
@@ -154,7 +154,9 @@ async def test_a_fork_bomb_stops_at_the_processes_limit_and_leaves_nothing() -> 
         # The limit counts threads too: the server's own leave room for fewer children.
         assert 0 < len(children) < 16
         assert all(alive(pid) for pid in children)
-        cgroup = await asyncio.to_thread(Path(f"/proc/{limited.pid}/cgroup").read_text)
+        cgroup = await asyncio.to_thread(
+            Path(f"/proc/{server_process(limited).pid}/cgroup").read_text
+        )
         assert f"paicli-{os.getpid()}-" in cgroup
     assert not any(alive(pid) for pid in children)
     assert not list(_our_cgroups())

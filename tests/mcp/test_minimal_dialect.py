@@ -23,6 +23,7 @@ from paicli.mcp import (
     TextContent,
     Timeouts,
 )
+from paicli.mcp._versions import ProtocolChoice
 from tests.scripted_server import Json, result, serve
 
 TOOLS: list[Any] = [
@@ -72,7 +73,11 @@ class MinimalTool:
 
 @contextlib.asynccontextmanager
 async def minimal_session(
-    tool: MinimalTool, *, protocol: str = "auto", cache: EraCache | None = None, **timeouts: float
+    tool: MinimalTool,
+    *,
+    protocol: ProtocolChoice = "auto",
+    cache: EraCache | None = None,
+    **timeouts: float,
 ) -> AsyncIterator[ClientSession]:
     client, server = MemoryTransport.pair()
     task = asyncio.ensure_future(serve(server, tool))

@@ -30,7 +30,7 @@ from paicli.mcp import (
     connect,
 )
 from tests.conftest import SERVER_PROGRAMS
-from tests.processes import gone
+from tests.processes import gone, server_process
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -155,12 +155,12 @@ async def test_a_tool_slow_to_answer_its_first_line_is_still_recognised() -> Non
 async def test_a_tool_that_answers_a_timed_out_call_late_is_kept_and_not_cancelled() -> None:
     argv = [*PYTHON_TOOL, "--crash-on-unexpected"]
     async with asyncio.timeout(TIMEOUT), recorded(argv) as (session, wire):
-        pid = session.pid
+        pid = server_process(session).pid
         with pytest.raises(RequestTimeout):
             await session.call_tool("sleep", {"seconds": 0.5}, timeout=0.1)
         await wire.answered.wait()  # the late answer to the sleep (dropped by the session)
         assert (await session.call_tool("echo", {"text": "after"})).text == "after"
-        assert session.closed is None and session.pid == pid
+        assert session.closed is None and server_process(session).pid == pid
     assert wire.methods == ["server/discover", "sleep", "echo"]
 
 
@@ -168,13 +168,13 @@ async def test_a_tool_that_answers_a_timed_out_call_late_is_kept_and_not_cancell
 async def test_a_tool_silent_since_a_call_timed_out_is_restarted_before_the_next_call() -> None:
     argv = [*PYTHON_TOOL, "--crash-on-unexpected"]
     async with asyncio.timeout(TIMEOUT), recorded(argv) as (session, wire):
-        stuck = session.pid
+        stuck = server_process(session).pid
         assert stuck is not None
         with pytest.raises(RequestTimeout):
             await session.call_tool("sleep", {"seconds": 600}, timeout=0.2)
         # The new process gets one handshake line, then the call.
         assert (await session.call_tool("echo", {"text": "fresh"})).text == "fresh"
-        assert session.pid != stuck and session.closed is None
+        assert server_process(session).pid != stuck and session.closed is None
         assert (await session.call_tool("echo", {"text": "again"})).text == "again"
     assert wire.methods == ["server/discover", "sleep", "initialize", "echo", "echo"]
     assert gone(stuck)  # stopped by the restart, reaped by the time the session closed

@@ -18,6 +18,7 @@ from paicli.mcp import (
     RpcError,
     connect,
 )
+from paicli.mcp._versions import HandshakeVersion
 from tests.conftest import fault_server
 from tests.memory_servers import memory_fault_session
 from tests.scripted_server import INITIALIZE_RESULT, Json, result, scripted_session
@@ -32,7 +33,7 @@ async def test_legacy_server_is_probed_then_initialized() -> None:
 
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
-async def test_every_handshake_version_can_be_pinned(version: str) -> None:
+async def test_every_handshake_version_can_be_pinned(version: HandshakeVersion) -> None:
     async with asyncio.timeout(20), memory_fault_session(protocol=version) as session:
         assert session.era == "legacy"
         assert session.protocol_version == version

@@ -67,7 +67,7 @@ async def test_caller_cancellation_tells_the_server_to_cancel() -> None:
     async with asyncio.timeout(20), memory_fault_session() as session:
         call = asyncio.ensure_future(session.call_tool("sleep", {"seconds": 30}))
         await asyncio.sleep(0)  # let the request go out
-        while not session._engine._pending:  # noqa: ASYNC110 - event loop turns only
+        while not session._connection.engine._pending:  # noqa: ASYNC110 - event loop turns only
             await asyncio.sleep(0)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):

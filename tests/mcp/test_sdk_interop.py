@@ -18,7 +18,9 @@ import pytest
 import pytest_asyncio
 
 import paicli.mcp as m
+from paicli.mcp._versions import ProtocolChoice
 from tests.conftest import Inbox, recording_handlers, sdk_server
+from tests.processes import server_process
 from tests.sdk_memory import sdk_in_memory
 from tests.transports import RecordingTransport
 
@@ -35,7 +37,7 @@ ROOT = m.Root("file:///tmp/paicli-interop-project", "project")
 MISSING_CAPABILITY = -32021
 
 
-def sdk_spec(protocol: str) -> m.StdioServer:
+def sdk_spec(protocol: ProtocolChoice) -> m.StdioServer:
     return sdk_server(protocol=protocol, handshake_timeout=TIMEOUT, request_timeout=TIMEOUT)
 
 
@@ -46,7 +48,7 @@ class Sdk:
     session: m.ClientSession
     inbox: Inbox
     asked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    protocol: str = "auto"  # the era pinned in the server's description
+    protocol: ProtocolChoice = "auto"  # the era pinned in the server's description
 
     async def logs_during(self, call: Awaitable[object]) -> list[tuple[str, str]]:
         """(level, data) of the log messages that arrived while `call` ran. The server
@@ -65,7 +67,9 @@ async def broken_model(params: dict[str, Any]) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def open_sdk(protocol: str, handlers: m.ClientHandlers | None = None) -> AsyncIterator[Sdk]:
+async def open_sdk(
+    protocol: ProtocolChoice, handlers: m.ClientHandlers | None = None
+) -> AsyncIterator[Sdk]:
     asked: dict[str, list[dict[str, Any]]] = {}
     inbox = Inbox()
     async with AsyncExitStack() as stack:
@@ -129,7 +133,7 @@ async def test_auto_picks_the_modern_era_of_a_dual_era_server_over_stdio() -> No
         assert session.era == "modern"
         assert session.protocol_version == "2026-07-28"
         assert (await session.call_tool("echo", {"text": "auto"})).text == "auto"
-        assert isinstance(session.pid, int)
+        assert isinstance(server_process(session).pid, int)
 
 
 @pytest.mark.real

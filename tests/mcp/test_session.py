@@ -1,15 +1,17 @@
-"""`ClientSession` against hand-written servers in memory: pagination limits."""
+"""`ClientSession` against hand-written servers in memory: pagination limits, roots
+notices, the client's name and version."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pytest
 
-from paicli.mcp import ClientHandlers, ClientSession, Root
-from paicli.mcp import session as session_module
+from paicli.mcp import ClientHandlers, ClientSession, Root, _client_info
+from paicli.mcp import _paging as paging
 from tests.memory_servers import fault_in_memory
 from tests.scripted_server import Json, result, scripted_session
 from tests.transports import RecordingTransport
@@ -40,7 +42,7 @@ async def test_a_fresh_cursor_on_every_page_stops_at_the_page_limit_with_a_warni
     async with asyncio.timeout(20), scripted_session(endless_pages(1)) as session:
         with caplog.at_level(logging.WARNING, logger="paicli.mcp.session"):
             tools = await session.list_tools()
-    assert len(tools) == session_module.MAX_PAGES
+    assert len(tools) == paging.MAX_PAGES
     [warning] = [r.getMessage() for r in caplog.records]
     assert warning.startswith("scripted: tools/list: stopped after 100 pages")
 
@@ -51,7 +53,7 @@ async def test_a_list_stops_at_the_item_limit_with_a_warning(
     async with asyncio.timeout(20), scripted_session(endless_pages(3000)) as session:
         with caplog.at_level(logging.WARNING, logger="paicli.mcp.session"):
             tools = await session.list_tools()
-    assert len(tools) == session_module.MAX_ITEMS
+    assert len(tools) == paging.MAX_ITEMS
     assert tools[-1].name == "t4-999"
     [warning] = [r.getMessage() for r in caplog.records]
     assert warning.startswith("scripted: tools/list: stopped at 10000 items")
@@ -78,7 +80,7 @@ async def test_a_thousand_malformed_tools_are_five_warning_lines_and_a_count(
             tools = await session.list_tools()
     assert [t.name for t in tools] == ["good1", "good2"]
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == session_module.MAX_ITEM_WARNINGS + 1
+    assert len(warnings) == paging.MAX_ITEM_WARNINGS + 1
     assert all(len(w) < 300 for w in warnings)
     assert warnings[0].startswith("scripted: tools/list: leaving out an item: tool 'nnn")
     assert warnings[0].endswith(": inputSchema must be an object")
@@ -130,3 +132,30 @@ async def test_roots_changed_sends_nothing_without_roots_or_to_a_modern_server()
         [discover] = [m for m in sent.sent if m.get("method") == "server/discover"][-1:]
         meta = discover["params"]["_meta"]
         assert meta["io.modelcontextprotocol/clientCapabilities"]["roots"] == {}
+
+
+async def test_the_client_names_the_installed_library_version_in_its_handshake() -> None:
+    seen: list[Json] = []
+
+    def script(message: Json) -> list[Any] | None:
+        seen.append(message)
+        return None
+
+    async with asyncio.timeout(20), scripted_session(script) as session:
+        assert session.client_info == {"name": "paicli", "version": version("paicli-mcp")}
+    [initialize] = [m for m in seen if m.get("method") == "initialize"]
+    assert initialize["params"]["clientInfo"] == session.client_info
+
+
+def test_a_library_that_is_not_installed_still_names_a_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing(name: str) -> str:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr("importlib.metadata.version", missing)
+    _client_info._version.cache_clear()
+    try:
+        assert _client_info.default_client_info() == {"name": "paicli", "version": "0+unknown"}
+    finally:
+        _client_info._version.cache_clear()

@@ -24,7 +24,7 @@ from paicli.mcp import (
 )
 from paicli.mcp._stderr import STDERR_FILE_MAX
 from tests.conftest import fault_server
-from tests.processes import alive, in_group, processes_with, until
+from tests.processes import alive, in_group, processes_with, server_process, until
 from tests.server_programs.fault_server import CHATTY_LINES
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -151,7 +151,7 @@ async def test_stderr_is_kept_in_a_ring_buffer_of_the_last_200_lines(tmp_path: P
         # 10 MB of stderr before the server reads stdin: it only answers if we drain it.
         assert (await session.call_tool("echo", {"text": "x"})).text == "x"
         await session.call_tool("stderr", {"text": "last words"})
-        lines = session.stderr_lines()
+        lines = server_process(session).stderr_lines()
     assert len(lines) == 200
     assert lines[-1] == "last words"
     # The log file rotated at 4 MiB: two files at most, both private, the newest last.
@@ -185,7 +185,7 @@ async def test_stdout_noise_is_one_warning_then_counted_and_kept_in_the_log(
         async with asyncio.timeout(20), connect(server) as session:
             for _ in range(3):
                 assert (await session.call_tool("echo", {"text": "x"})).text == "x"
-            skipped = session.transport.skipped_lines()
+            skipped = server_process(session).skipped_lines()
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1
     assert "later lines like it are counted, not shown" in warnings[0].getMessage()
@@ -207,7 +207,7 @@ async def test_a_server_logging_to_stdout_is_one_warning_naming_the_file_that_ke
         async with asyncio.timeout(20), connect(server) as session:
             for _ in range(3):
                 assert (await session.call_tool("echo", {"text": "x"})).text == "x"
-            skipped = session.transport.skipped_lines()
+            skipped = server_process(session).skipped_lines()
     [warning] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert ": stdout: skipping a JSON object that is not JSON-RPC: " in warning
     assert warning.endswith(
@@ -229,7 +229,7 @@ async def test_shutdown_kills_a_server_that_ignores_sigterm_and_its_grandchild()
     async with asyncio.timeout(30):
         async with connect(fault_server("ignore_sigterm")) as session:
             pids = json.loads((await session.call_tool("pids")).text)
-            assert session.pid == pids["pid"]
+            assert server_process(session).pid == pids["pid"]
             assert alive(pids["grandchild"])
         assert not alive(pids["pid"])
         assert not alive(pids["grandchild"])
@@ -254,7 +254,7 @@ async def test_shutdown_finishes_even_when_the_caller_is_cancelled() -> None:
 async def test_a_well_behaved_server_exits_on_stdin_close() -> None:
     async with asyncio.timeout(20):
         async with connect(fault_server()) as session:
-            pid = session.pid
+            pid = server_process(session).pid
             assert pid is not None
         assert not alive(pid)
         assert isinstance(session.transport, StdioTransport)
@@ -289,7 +289,7 @@ async def test_a_server_that_stops_reading_fails_a_large_call_at_its_deadline_an
     None
 ):
     async with asyncio.timeout(20), connect(fault_server("stop_reading")) as session:
-        pid = session.pid
+        pid = server_process(session).pid
         assert pid is not None
         # 4 MiB is far more than the pipe and our write buffer hold: the write cannot finish.
         with pytest.raises(RequestTimeout, match=r"after 0\.5s"):
@@ -302,7 +302,7 @@ async def test_a_server_that_stops_reading_fails_a_large_call_at_its_deadline_an
 @pytest.mark.usefixtures("short_shutdown_waits")
 async def test_a_caller_cancelled_while_the_server_is_not_reading_is_not_stuck() -> None:
     async with asyncio.timeout(20), connect(fault_server("stop_reading")) as session:
-        pid = session.pid
+        pid = server_process(session).pid
         assert pid is not None
         call = asyncio.ensure_future(
             session.call_tool("echo", {"text": "x" * (4 * 1024 * 1024)}, timeout=None)
@@ -318,7 +318,7 @@ async def test_a_caller_cancelled_while_the_server_is_not_reading_is_not_stuck()
 
 async def test_a_server_that_closes_its_stdout_is_stopped_while_the_session_is_held() -> None:
     async with asyncio.timeout(20), connect(fault_server("close_stdout")) as session:
-        pid = session.pid
+        pid = server_process(session).pid
         assert pid is not None
         with pytest.raises(ConnectionClosed):
             await session.call_tool("echo", {"text": "x"})

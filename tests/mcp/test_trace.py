@@ -66,6 +66,23 @@ async def test_a_removed_instrument_wraps_no_new_session(tmp_path: Path) -> None
     assert (tmp_path / "trace.jsonl").read_text() == ""
 
 
+async def test_a_session_given_its_instruments_uses_those_and_not_the_default(
+    tmp_path: Path,
+) -> None:
+    mine, default = mcp.TraceRecorder(tmp_path / "mine.jsonl"), mcp.TraceRecorder(tmp_path / "d")
+    with mcp.instrument(default):
+        async with asyncio.timeout(TIMEOUT), fault_in_memory() as transport:
+            async with mcp.ClientSession(transport, name="fault", instruments=[mine]):
+                pass
+        async with asyncio.timeout(TIMEOUT), fault_in_memory() as transport:
+            async with mcp.ClientSession(transport, name="bare", instruments=()) as session:
+                assert not isinstance(session.transport, mcp.TransportWrapper)
+    mine.close()
+    default.close()
+    assert {row["server"] for row in records(tmp_path / "mine.jsonl")} == {"fault"}
+    assert (tmp_path / "d").read_text() == ""
+
+
 async def test_a_recorder_limited_to_some_servers_leaves_the_others_alone(tmp_path: Path) -> None:
     recorder = mcp.TraceRecorder(tmp_path / "trace.jsonl", servers=["other"])
     async with asyncio.timeout(TIMEOUT), fault_in_memory() as transport:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from paicli import mcp
+from paicli.mcp._transport import AgreementHook, CancelHook, PushDelivery, ToolsHook, Watchable
 from tests.memory_servers import fault_in_memory
 
 JsonObject = dict[str, Any]
@@ -61,9 +62,24 @@ async def test_a_transport_with_only_the_three_required_methods_carries_a_sessio
     async with asyncio.timeout(10), fault_in_memory("modern") as transport:
         async with mcp.ClientSession(ThreeMethods(transport), name="bare") as session:
             assert session.era == "modern"
-            assert session.pid is None
-            assert session.stderr_lines() == []
+            assert session.process is None
             assert (await session.call_tool("echo", {"text": "bare"})).text == "bare"
+
+
+def test_the_contract_is_three_methods_and_traits_and_every_hook_is_optional() -> None:
+    client, _server = mcp.MemoryTransport.pair()
+    hooks = (PushDelivery, AgreementHook, CancelHook, ToolsHook, Watchable, mcp.ProcessTransport)
+    assert not any(isinstance(client, hook) for hook in hooks)
+    assert client.traits == mcp.TransportTraits(kind="memory")
+    assert ThreeMethods(client).traits == mcp.TransportTraits()  # a custom transport's
+    with pytest.raises(AttributeError):
+        client.traits.kind = "stdio"  # type: ignore[misc]
+    # A wrapper passes the hooks on (as absent, here) and keeps its inner transport's traits.
+    counting = Counting(client)
+    assert counting.traits is client.traits
+    assert counting.deliver_to(lambda _: None, lambda _id, _exc: None) is False
+    assert counting.cancel_request(1) is False
+    assert not isinstance(counting, mcp.ProcessTransport)
 
 
 async def test_the_session_state_is_read_only_and_needs_an_open_session() -> None:

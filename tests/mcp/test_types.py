@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+import paicli.mcp.types
 from paicli.mcp import (
     AudioContent,
     BlobResourceContents,
@@ -79,3 +82,16 @@ def test_a_tool_keeps_its_schema_exactly_as_received() -> None:
 def test_a_tool_without_an_input_schema_is_a_protocol_error() -> None:
     with pytest.raises(ProtocolError, match="tool 'broken': inputSchema"):
         Tool.from_wire({"name": "broken"})
+
+
+def test_every_type_is_frozen_and_slotted() -> None:
+    tool = Tool.from_wire({"name": "echo", "inputSchema": {"type": "object"}})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.name = "other"  # type: ignore[misc]
+    assert not hasattr(tool, "__dict__")
+    assert dataclasses.replace(tool, name="other").name == "other"
+    for name in dir(paicli.mcp.types):
+        value = getattr(paicli.mcp.types, name)
+        if isinstance(value, type) and dataclasses.is_dataclass(value):
+            params = value.__dataclass_params__  # type: ignore[attr-defined]
+            assert params.frozen and "__slots__" in vars(value), name

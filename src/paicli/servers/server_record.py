@@ -125,8 +125,9 @@ class ServerRecord:
     def transport(self) -> str:
         """What carries its messages: the live connection's (a plain `url` may have fallen
         back to legacy SSE), else what the config asks for."""
-        if self.session is not None and self.session.transport.kind in ("stdio", "http", "sse"):
-            return self.session.transport.kind
+        kind = self.session.transport.traits.kind if self.session is not None else None
+        if kind in ("stdio", "http", "sse"):
+            return kind
         spec = self.entry.spec
         if isinstance(spec, StdioServer):
             return "stdio"
@@ -136,12 +137,14 @@ class ServerRecord:
 
     @property
     def pid(self) -> int | None:
-        return self.session.pid if self.session is not None else None
+        process = self.session.process if self.session is not None else None
+        return process.pid if process is not None else None
 
     @property
     def skipped_lines(self) -> int:
         """Lines its connection skipped as no message (banners, logs on stdout)."""
-        return self.session.transport.skipped_lines() if self.session is not None else 0
+        process = self.session.process if self.session is not None else None
+        return process.skipped_lines() if process is not None else 0
 
     @property
     def uptime(self) -> float | None:

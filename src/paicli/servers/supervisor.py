@@ -276,7 +276,8 @@ class Supervisor:
                 stack.callback(self._detach, server)
                 server.session = session
                 reason = await self._serve(server, session, stack, started, slotted)
-                server.stderr_tail = session.stderr_lines()
+                process = session.process
+                server.stderr_tail = process.stderr_lines() if process is not None else []
                 self._set(server, ServerState.ERROR, str(reason))
                 return str(reason)
         except asyncio.CancelledError:

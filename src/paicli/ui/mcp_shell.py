@@ -177,7 +177,8 @@ def show_probe(session: ClientSession, seconds: float) -> None:
         spoken = "minimal JSON-RPC dialect"
     else:
         spoken = f"{session.era} {session.protocol_version}"
-    out(f"✓ {info}  {spoken}  pid {session.pid}  {seconds:.2f}s")
+    pid = session.process.pid if session.process is not None else None
+    out(f"✓ {info}  {spoken}  pid {pid}  {seconds:.2f}s")
 
 
 def show_probe_tools(tools: list[Tool]) -> None:

@@ -308,8 +308,9 @@ def _logs(runtime: Runtime, console: Console, server: ManagedServer) -> None:
         lines = log_lines(runtime.home.mcp_log(server.name), LOG_LINES)
     except OSError:
         lines = list(server.stderr_tail)
-    if server.session is not None:
-        lines = lines or server.session.stderr_lines()
+    process = server.session.process if server.session is not None else None
+    if process is not None:
+        lines = lines or process.stderr_lines()
     if not lines:
         console.print(f"No stderr output from {server.name} yet.")
         return

@@ -4,10 +4,13 @@
         tools = await session.list_tools()
         result = await session.call_tool("echo", {"text": "hi"}, timeout=10)
 
-A session runs over any `Transport`: `StdioTransport`, `StreamableHttpTransport`,
-`LegacySseTransport`, the in-memory `MemoryTransport.pair()` for tests, or your own (subclass
-`Transport`, or `TransportWrapper` to observe another one). `instrument(wrap)` wraps the
-transport of every session created afterwards: `TraceRecorder` records every message.
+A session runs over any `Transport` (`send`, `receive`, `aclose`, and its `TransportTraits`):
+`StdioTransport`, `StreamableHttpTransport`, `LegacySseTransport`, the in-memory
+`MemoryTransport.pair()` for tests, or your own (subclass `Transport`, or `TransportWrapper`
+to observe another one). `session.process` is the `ProcessTransport` of a stdio server (pid,
+stderr tail). Instruments wrap a session's transport: `ClientSession(..., instruments=[...])`
+or `connect(..., instruments=[...])`, with `instrument(wrap)` as the default for sessions
+given none; `TraceRecorder` records every message.
 `StdioServer(sandbox=Sandbox.for_project(root))` runs a server in an OS sandbox;
 `sandbox_command` wraps any command the same way, and `check_sandbox()` says what works here.
 
@@ -23,12 +26,18 @@ from ._limits import Limits
 from ._memory import MemoryTransport
 from ._minimal import Dialect
 from ._negotiate import EraCache
-from ._rpc import Progress
+from ._pending import Progress
 from ._sandbox.profile import Sandbox
 from ._server_spec import HttpServer, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._trace import TraceRecorder
-from ._transport import Transport, TransportWatcher, TransportWrapper
+from ._transport import (
+    ProcessTransport,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
+    TransportWrapper,
+)
 from .errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -115,6 +124,7 @@ __all__ = [
     "MessageTooLarge",
     "Notification",
     "OAuthError",
+    "ProcessTransport",
     "Progress",
     "Prompt",
     "PromptArgument",
@@ -141,6 +151,7 @@ __all__ = [
     "Tool",
     "TraceRecorder",
     "Transport",
+    "TransportTraits",
     "TransportWatcher",
     "TransportWrapper",
     "UnknownContent",

@@ -1,17 +1,20 @@
 """`connect()`: from a server description (typed or a config dict) to a live session.
 
-HTTP modules (and aiohttp) are imported only when an HTTP server is used, so scripts that
-talk to stdio servers do not pay for them.
+This is the one place where a description (`StdioServer`, `HttpServer`) becomes transport
+arguments (`stdio_transport`, `http_transport`, `sse_transport`) and session options; the
+transports themselves take plain arguments. HTTP modules (and aiohttp) are imported only
+when an HTTP server is used, so scripts that talk to stdio servers do not pay for them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ._instrument import Instrument
 from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
@@ -21,6 +24,8 @@ from .handlers import ClientHandlers
 from .session import ClientSession, Timeouts
 
 if TYPE_CHECKING:
+    from ._http import StreamableHttpTransport
+    from ._legacy_sse import LegacySseTransport
     from .auth import OAuth
 
 log = logging.getLogger("paicli.mcp")
@@ -37,6 +42,29 @@ def as_server(server: ServerSpec | Mapping[str, Any], *, name: str | None = None
     return server_from_dict(server, name=name)
 
 
+@dataclass(frozen=True, slots=True)
+class _SessionOptions:
+    """What a session is given besides its transport: the caller's, and the description's."""
+
+    handlers: ClientHandlers | None
+    client_info: Mapping[str, Any] | None
+    era_cache: EraCache | None
+    instruments: Sequence[Instrument] | None
+
+    def session(self, spec: ServerSpec, transport: Transport) -> ClientSession:
+        return ClientSession(
+            transport,
+            name=spec.label,
+            protocol=spec.protocol,
+            timeouts=Timeouts(spec.handshake_timeout, spec.request_timeout),
+            handlers=self.handlers,
+            client_info=self.client_info,
+            era_cache=self.era_cache,
+            identity=spec.identity,
+            instruments=self.instruments,
+        )
+
+
 @asynccontextmanager
 async def connect(
     server: ServerSpec | Mapping[str, Any],
@@ -46,6 +74,7 @@ async def connect(
     client_info: Mapping[str, Any] | None = None,
     era_cache: EraCache | None = None,
     auth: OAuth | None = None,
+    instruments: Sequence[Instrument] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
@@ -53,27 +82,17 @@ async def connect(
     session is closed (DELETE) and its connections released. With an `era_cache`, the
     protocol era found by probing this server is remembered there and reused by the next
     `connect()` given the same cache. `auth` (an HTTP server only) enables OAuth, as
-    `HttpServer(auth=...)` does.
+    `HttpServer(auth=...)` does. `instruments` wrap the session's transport (see
+    `ClientSession`; None: those registered with `paicli.mcp.instrument()`).
     """
     spec = as_server(server, name=name)
     if auth is not None:
         if not isinstance(spec, HttpServer):
             raise ServerConfigError(f"{spec.label}: OAuth applies to HTTP servers only")
         spec = replace(spec, auth=auth)
-    options = _session_options(spec, handlers, client_info, era_cache)
+    options = _SessionOptions(handlers, client_info, era_cache, instruments)
     if isinstance(spec, StdioServer):
-        transport: Transport = await StdioTransport.start(
-            spec.command,
-            spec.args,
-            env=spec.env,
-            cwd=spec.cwd,
-            max_message_size=spec.max_message_size,
-            stderr_file=spec.stderr_file,
-            label=spec.label,
-            limits=spec.limits,
-            sandbox=spec.sandbox,
-        )
-        async with ClientSession(transport, **options) as session:
+        async with options.session(spec, await stdio_transport(spec)) as session:
             yield session
         return
     session = await _open_http(spec, options)
@@ -83,30 +102,50 @@ async def connect(
         await session.aclose()
 
 
-def _session_options(
-    spec: ServerSpec,
-    handlers: ClientHandlers | None,
-    client_info: Mapping[str, Any] | None,
-    era_cache: EraCache | None,
-) -> dict[str, Any]:
-    """The `ClientSession` arguments that `spec` implies."""
-    return {
-        "name": spec.label,
-        "protocol": spec.protocol,
-        "timeouts": Timeouts(spec.handshake_timeout, spec.request_timeout),
-        "handlers": handlers,
-        "client_info": client_info,
-        "era_cache": era_cache,
-        "identity": spec.identity,
-    }
+async def stdio_transport(spec: StdioServer) -> StdioTransport:
+    """Start the server `spec` describes."""
+    return await StdioTransport.start(
+        spec.command,
+        spec.args,
+        env=spec.env,
+        cwd=spec.cwd,
+        max_message_size=spec.max_message_size,
+        stderr_file=spec.stderr_file,
+        label=spec.label,
+        limits=spec.limits,
+        sandbox=spec.sandbox,
+    )
 
 
-async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession:
+def http_transport(spec: HttpServer) -> StreamableHttpTransport:
+    """A Streamable HTTP transport to the server `spec` describes."""
     from ._http import StreamableHttpTransport  # noqa: PLC0415 - aiohttp only when needed
-    from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
 
+    return StreamableHttpTransport(
+        spec.url,
+        headers=spec.headers,
+        label=spec.label,
+        max_message_size=spec.max_message_size,
+        auth=spec.auth,
+    )
+
+
+async def sse_transport(spec: HttpServer) -> LegacySseTransport:
+    """A legacy HTTP+SSE transport to the server `spec` describes (its stream open)."""
+    from ._legacy_sse import LegacySseTransport  # noqa: PLC0415 - aiohttp only when needed
+
+    return await LegacySseTransport.open(
+        spec.url,
+        headers=spec.headers,
+        label=spec.label,
+        max_message_size=spec.max_message_size,
+        open_timeout=spec.handshake_timeout,
+    )
+
+
+async def _open_http(spec: HttpServer, options: _SessionOptions) -> ClientSession:
     if spec.transport != "sse":
-        session = ClientSession(StreamableHttpTransport(spec), **options)
+        session = options.session(spec, http_transport(spec))
         try:
             return await session.__aenter__()
         except AuthenticationError:
@@ -115,5 +154,4 @@ async def _open_http(spec: HttpServer, options: dict[str, Any]) -> ClientSession
             if spec.transport == "http" or exc.status not in LEGACY_SSE_CUES:
                 raise
             log.info("%s: Streamable HTTP refused (%s); trying legacy HTTP+SSE", spec.label, exc)
-    sse = await LegacySseTransport.open(spec)
-    return await ClientSession(sse, **options).__aenter__()
+    return await options.session(spec, await sse_transport(spec)).__aenter__()

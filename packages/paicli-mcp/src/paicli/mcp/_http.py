@@ -1,16 +1,19 @@
 """Streamable HTTP transport (2025-03-26 onwards, both eras), on aiohttp.
 
-Every outgoing message is its own POST, made inside `send()` in the caller's task
-(an "inline" send); the answer (a JSON body, an SSE stream, or 202) is parsed and its messages
-handed to the engine. Stateful
-servers get `Mcp-Session-Id` and `MCP-Protocol-Version` on every request after
-`initialize`, a GET stream for server-initiated messages, resumption of a dropped SSE stream
-with `Last-Event-ID`, one transparent re-initialization when the session is gone (404), and
-a DELETE on close. 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers,
-are cancelled by closing their stream, and are sent once more, under a new id, when their
-stream breaks before the response (that revision has no resumption). Reading, following and
-resuming the SSE streams lives in `_http_stream`; the aiohttp boundary shared with the legacy
-transport (client, error translation, bodies, parsing) in `_http_exchange`.
+Every outgoing message is its own POST, made inside `send()` in the caller's task (an
+"inline" send); the answer (a JSON body, an SSE stream, or 202) is parsed and its messages
+pushed to the engine (`PushDelivery`), a failure of one request to its `on_error`. The HTTP
+binding is defined in terms of the messages, so unlike a pipe this transport reads what it
+carries: the answer to `initialize` brings the session (`_http_session`: `Mcp-Session-Id`
+and `MCP-Protocol-Version` on every later request, one transparent re-initialization when
+the server forgot it, a DELETE on close), `notifications/initialized` opens the GET stream
+for server-initiated messages, and a dropped SSE stream is resumed with `Last-Event-ID`.
+2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers (from each tool
+list: `ToolsHook`), are cancelled by closing their stream (`CancelHook`), and are sent once
+more, under a new id, when their stream breaks before the response (that revision has no
+resumption). Reading, following and resuming the SSE streams lives in `_http_stream`; the
+aiohttp boundary shared with the legacy transport (client, error translation, bodies) in
+`_http_exchange`.
 
 aiohttp rather than httpx: measured on bench/ (64 calls in flight against one local server)
 httpx spends most of each call in its connection-pool bookkeeping, and aiohttp does about
@@ -23,31 +26,33 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
 
 from ._headers import HeaderParam, header_params, request_headers
-from ._http_exchange import (
-    HTTP_FAILURES,
-    excerpt,
-    exchange,
-    hand_over,
-    http_client,
-    read_body,
-    status_error,
-    translate_http_error,
+from ._http_exchange import HTTP_FAILURES, exchange, hand_over, http_client, translate_http_error
+from ._http_session import HttpSession, session_id_problem
+from ._http_stream import BrokenStream, StreamLink, listen_get, read_answer
+from ._jsonrpc import batches_allowed
+from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
+from ._transport import (
+    Era,
+    ErrorSink,
+    MessageSink,
+    RequestId,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
 )
-from ._http_stream import BrokenStream, StreamLink, answers, follow_stream, listen_get
-from ._jsonrpc import batches_allowed, envelope_problem, parse
-from ._server_spec import HttpServer
-from ._transport import Era, ErrorSink, MessageSink, RequestId, Transport, TransportWatcher
-from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
+from .errors import ConnectionClosed, McpError, ProtocolError
 from .types import Tool
 
 if TYPE_CHECKING:
+    from .auth import OAuth
     from .auth._authorizer import Authorizer
 
 __all__ = ["StreamableHttpTransport"]
@@ -57,28 +62,12 @@ log = logging.getLogger("paicli.mcp.http")
 Message = dict[str, Any]
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
-# Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
-DELETE_TIMEOUT = 2.0
 # How long the handshake waits for the optional GET stream to be established.
 GET_READY_TIMEOUT = 5.0
 # With OAuth, how often one request is sent again after a 401/403 (a refresh or a login,
 # then perhaps a step-up to more scopes); a server that refuses a third token will not
 # accept a fourth.
 MAX_AUTH_RETRIES = 2
-# The longest Mcp-Session-Id accepted (it goes back to the server on every request).
-MAX_SESSION_ID = 1024
-
-
-def session_id_problem(session_id: str) -> str | None:
-    """What is wrong with a server's `Mcp-Session-Id`, or None. The spec allows visible
-    ASCII only (0x21-0x7E); paicli echoes it on every request, so it is also kept short."""
-    rule = "a session id must be visible ASCII (no spaces), at most 1 KiB"
-    if len(session_id) > MAX_SESSION_ID:
-        return f"the server's Mcp-Session-Id is {len(session_id):,} characters long; {rule}"
-    for at, char in enumerate(session_id, 1):
-        if not 0x21 <= ord(char) <= 0x7E:
-            return f"the server's Mcp-Session-Id has {char!a} at character {at}; {rule}"
-    return None
 
 
 def _is_modern(message: Message) -> bool:
@@ -88,31 +77,41 @@ def _is_modern(message: Message) -> bool:
     return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
 
 
-def _unattributed_error(message: Message) -> bool:
-    return "method" not in message and message.get("id") is None and "error" in message
-
-
 class StreamableHttpTransport(Transport):
-    """One MCP endpoint reached over Streamable HTTP."""
+    """One MCP endpoint reached over Streamable HTTP.
 
-    kind = "http"
+    `headers` go on every request (an API key, say); `label` names the server in errors
+    (default: the URL); a message or body larger than `max_message_size` bytes is refused;
+    `auth` enables OAuth (`paicli.mcp.auth.OAuth`); `client` is the aiohttp session to use
+    (default: a pooled one of its own, closed by `aclose()`).
+    """
+
+    traits = TransportTraits(kind="http")
 
     # `send()` performs the HTTP exchange itself instead of handing it to a task: a lone
     # call then costs two event-loop turns fewer. The engine interrupts it on deadline.
 
-    def __init__(self, server: HttpServer, client: aiohttp.ClientSession | None = None) -> None:
-        self._server = server
-        self._client = client or http_client(server)
-        self._label = server.label
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        label: str | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        auth: OAuth | None = None,
+        client: aiohttp.ClientSession | None = None,
+    ) -> None:
+        self._url = url
+        self._label = label or url
+        self._max_message_size = max_message_size
+        self._client = client or http_client(headers or {})
         self._auth: Authorizer | None = None
-        if server.auth is not None:
+        if auth is not None:
             from .auth._authorizer import Authorizer  # noqa: PLC0415 - only when configured
 
-            self._auth = Authorizer(server.auth, server.url, server.label)
-        self.session_id: str | None = None
+            self._auth = Authorizer(auth, url, self._label)
+        self._session = HttpSession(self._label, max_message_size)
         self._era: Era | None = None
-        # The agreed handshake-era version, sent as a header on every later request.
-        self._legacy_version: str | None = None
         # Whether an array in a body or an event is a batch (only once 2025-03-26 is agreed).
         self._batches = False
         # 2026: each tool's parameters mirrored into `Mcp-Param-*` headers.
@@ -122,9 +121,6 @@ class StreamableHttpTransport(Transport):
         self._watcher: TransportWatcher | None = None
         self._queue: asyncio.Queue[Message | McpError] = asyncio.Queue()
         self._closed: McpError | None = None
-        self._initialize: Message | None = None
-        self._reinit_lock = asyncio.Lock()
-        self._generation = 0
         self._get_stream: asyncio.Task[None] | None = None
         # Set once the GET stream is established, refused, or given up on.
         self._get_ready = asyncio.Event()
@@ -133,8 +129,8 @@ class StreamableHttpTransport(Transport):
         self._reissue_ids = itertools.count(1)
         self._link = StreamLink(
             label=self._label,
-            url=server.url,
-            max_message_size=server.max_message_size,
+            url=url,
+            max_message_size=max_message_size,
             client=self._client,
             base_headers=self._base_headers,
             batches=lambda: self._batches,
@@ -143,7 +139,12 @@ class StreamableHttpTransport(Transport):
             watcher=lambda: self._watcher,
         )
 
-    # -- the Transport interface ---------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        """The server's `Mcp-Session-Id` for this session (stateful servers), else None."""
+        return self._session.id
+
+    # -- the contract and its optional hooks ----------------------------------------------
 
     def deliver_to(self, sink: MessageSink, on_error: ErrorSink) -> bool:
         """Hand incoming messages to `sink` and per-request failures to `on_error`."""
@@ -156,7 +157,7 @@ class StreamableHttpTransport(Transport):
 
     def negotiated(self, era: Era, version: str) -> None:
         self._era = era
-        self._legacy_version = version if era == "legacy" else None
+        self._session.version = version if era == "legacy" else None
         self._batches = batches_allowed(era, version)
 
     def cancel_request(self, request_id: RequestId) -> bool:
@@ -218,36 +219,24 @@ class StreamableHttpTransport(Transport):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._get_stream
         try:
-            if self.session_id is not None:
-                with contextlib.suppress(aiohttp.ClientError, McpError):
-                    async with asyncio.timeout(DELETE_TIMEOUT):
-                        url, headers = self._server.url, self._base_headers("DELETE")
-                        async with exchange(
-                            self._client,
-                            self._label,
-                            "DELETE",
-                            url,
-                            headers=headers,
-                            watcher=self._watcher,
-                        ):
-                            pass
-        except TimeoutError:
-            log.debug("%s: DELETE of the session timed out", self._label)
+            await self._session.end(self._delete)
         finally:
             await self._client.close()
             if self._auth is not None:
                 await self._auth.aclose()
 
+    def _delete(self) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        headers = self._base_headers("DELETE")
+        return exchange(
+            self._client, self._label, "DELETE", self._url, headers=headers, watcher=self._watcher
+        )
+
     # -- sending ---------------------------------------------------------------------------
 
     def _base_headers(self, method: str = "GET") -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self._legacy_version is not None:
-            headers["MCP-Protocol-Version"] = self._legacy_version
+        headers = self._session.headers()
         if self._auth is not None:
-            headers.update(self._auth.header(method, self._server.url))
+            headers.update(self._auth.header(method, self._url))
         return headers
 
     def _headers_for(self, message: Message) -> dict[str, str]:
@@ -262,7 +251,7 @@ class StreamableHttpTransport(Transport):
             # The version is not negotiated yet during `initialize`.
             headers.update(self._base_headers("POST"))
         if self._auth is not None:
-            headers.update(self._auth.header("POST", self._server.url))
+            headers.update(self._auth.header("POST", self._url))
         return headers
 
     async def _post_modern(self, message: Message) -> None:
@@ -290,8 +279,8 @@ class StreamableHttpTransport(Transport):
     ) -> None:
         request_id = message.get("id") if "method" in message else None
         if message.get("method") == "initialize":
-            self._initialize = message
-        generation = self._generation
+            self._session.initialize = message
+        generation = self._session.generation
         try:
             if self._auth is not None:
                 await self._auth.prepare()
@@ -300,7 +289,7 @@ class StreamableHttpTransport(Transport):
                 self._client,
                 self._label,
                 "POST",
-                self._server.url,
+                self._url,
                 data=orjson.dumps(message),
                 headers=headers,
                 watcher=self._watcher,
@@ -324,146 +313,63 @@ class StreamableHttpTransport(Transport):
                         return
                 if (
                     response.status == 404
-                    and self.session_id is not None
+                    and self._session.id is not None
                     and not after_reinit
                     and message.get("method") != "initialize"
                 ):
                     response.release()
-                    if await self._reinitialize(generation):
+                    if await self._session.renew(generation, self._post_plain, self._renewed):
                         await self._post(message, modern=modern, after_reinit=True)
                         return
-                await self._handle(message, request_id, response, modern)
+                if self._took_session(message, request_id, response.status, response.headers):
+                    await read_answer(self._link, message, request_id, response, modern)
         except asyncio.CancelledError:
             raise
         except HTTP_FAILURES as exc:
-            self._fail(request_id, translate_http_error(self._label, self._server.url, exc))
+            self._fail(request_id, translate_http_error(self._label, self._url, exc))
         except McpError as exc:
             self._fail(request_id, exc)
 
-    async def _handle(
-        self, message: Message, request_id: Any, response: aiohttp.ClientResponse, modern: bool
-    ) -> None:
-        status = response.status
-        limit = self._server.max_message_size
+    def _took_session(
+        self, message: Message, request_id: Any, status: int, headers: Mapping[str, str]
+    ) -> bool:
+        """Keep what a successful answer says about the session: the id the answer to
+        `initialize` names (False, with the request failed, when it is unusable), the GET
+        stream once `notifications/initialized` went through."""
         if status >= 300:
-            # (A redirect gets here only when `exchange` would not follow it.)
-            body = await read_body(response, limit)
-            is_json = response.content_type == "application/json"
-            errors = [
-                m
-                for m in (self._parse(body) if is_json else [])
-                if "error" in m and envelope_problem({**m, "id": request_id}) is None
-            ]
-            if errors and request_id is not None and status not in (401, 403):
-                # A real JSON-RPC error in the body (2026 servers send them with 400/404).
-                # It answers this POST whatever its id says: servers on the SDK 1.x send
-                # `null` or "server-error" there.
-                self._deliver({**errors[0], "id": request_id})
-                return
-            self._fail(request_id, status_error(self._label, response, body))
-            return
-        if message.get("method") == "initialize":
-            session_id = response.headers.get("mcp-session-id")
+            return True
+        method = message.get("method")
+        if method == "initialize":
+            session_id = headers.get("mcp-session-id")
             problem = session_id_problem(session_id) if session_id else None
             if problem is not None:
                 self._fail(request_id, ProtocolError(f"{self._label}: {problem}"))
-                return
+                return False
             if session_id:
-                self.session_id = session_id
-        if message.get("method") == "notifications/initialized":
+                self._session.id = session_id
+        elif method == "notifications/initialized":
             self._open_get_stream()
-        if request_id is None:
-            return  # Notifications and our answers to server requests: 202 is all we need.
-        if status == 202:
-            self._fail(request_id, HttpError(f"{self._label}: server sent no response (202)"))
-            return
-        content_type = response.content_type
-        if content_type == "application/json":
-            body = await read_body(response, limit)
-            if not self._deliver_body(body, request_id):
-                # Nothing else will answer it: a body cut short, or not JSON-RPC.
-                self._fail(
-                    request_id,
-                    HttpError(
-                        f"{self._label}: the JSON response to {message.get('method')} holds "
-                        f'no valid answer to it (cut short, or not JSON-RPC): "{excerpt(body)}"',
-                        status=status,
-                    ),
-                )
-        elif content_type == "text/event-stream":
-            await follow_stream(self._link, message, request_id, response, modern)
-        else:
-            self._fail(
-                request_id,
-                HttpError(
-                    f"{self._label}: unexpected content type {content_type or '(none)'!r} "
-                    f"in the response to {message.get('method')}",
-                    status=status,
-                ),
-            )
-
-    def _parse(self, body: bytes) -> list[Message]:
-        return parse(body, batches=self._batches, where=f"{self._label}: response body")
-
-    def _deliver_body(self, body: bytes, request_id: Any) -> bool:
-        """Deliver the messages of a JSON body; whether one answered `request_id`."""
-        answered = False
-        for reply in self._parse(body):
-            if not answered and _unattributed_error(reply):
-                # An error the server could not tie to a request (it could not read ours):
-                # it answers the POST that carried it.
-                reply_to_us = {**reply, "id": request_id}
-                answered = envelope_problem(reply_to_us) is None
-                self._deliver(reply_to_us)
-                continue
-            answered = answered or answers(reply, request_id)
-            self._deliver(reply)
-        return answered
+        return True
 
     # -- session upkeep --------------------------------------------------------------------
 
-    async def _reinitialize(self, generation: int) -> bool:
-        """The server forgot our session (404): run the handshake again, once."""
-        async with self._reinit_lock:
-            if self._generation != generation:
-                return True  # Another request already did it.
-            if self._initialize is None:
-                return False
-            log.info("%s: session expired; initializing a new one", self._label)
-            self.session_id = None
-            params = self._initialize.get("params")
-            request = {
-                "jsonrpc": "2.0",
-                "id": f"paicli-reinit-{generation + 1}",
-                "method": "initialize",
-                "params": params,
-            }
-            headers = self._headers_for(request)
-            url, label, client = self._server.url, self._label, self._client
-            data = orjson.dumps(request)
-            watcher = self._watcher
-            async with exchange(
-                client, label, "POST", url, data=data, headers=headers, watcher=watcher
-            ) as r:
-                session_id = r.headers.get("mcp-session-id")
-                if r.status >= 300:
-                    return False
-                if session_id and (problem := session_id_problem(session_id)) is not None:
-                    log.warning("%s: %s", label, problem)
-                    return False
-                self.session_id = session_id
-                await read_body(r, self._server.max_message_size)
-            self._generation += 1
-            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            data, headers = orjson.dumps(initialized), self._headers_for(initialized)
-            async with exchange(
-                client, label, "POST", url, data=data, headers=headers, watcher=watcher
-            ):
-                pass
-            # The new session may offer other tools than the lost one: whoever listens for
-            # list changes re-reads them.
-            self._deliver({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            return True
+    def _post_plain(self, message: Message) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """One POST of `message` with its usual headers, nothing more (re-initialization)."""
+        data, headers = orjson.dumps(message), self._headers_for(message)
+        return exchange(
+            self._client,
+            self._label,
+            "POST",
+            self._url,
+            data=data,
+            headers=headers,
+            watcher=self._watcher,
+        )
+
+    def _renewed(self) -> None:
+        # The new session may offer other tools than the lost one: whoever listens for list
+        # changes re-reads them.
+        self._deliver({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _open_get_stream(self) -> None:
         if self._get_stream is None and self._closed is None:

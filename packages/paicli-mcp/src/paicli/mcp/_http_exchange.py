@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
-from ._server_spec import HttpServer
 from ._transport import TransportWatcher
 from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
 
@@ -45,10 +44,10 @@ Message = dict[str, Any]
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=None)
 
 
-def http_client(server: HttpServer) -> aiohttp.ClientSession:
-    """A pooled keep-alive client carrying the server's configured headers."""
+def http_client(headers: Mapping[str, str]) -> aiohttp.ClientSession:
+    """A pooled keep-alive client carrying the server's configured `headers`."""
     return aiohttp.ClientSession(
-        headers=dict(server.headers),
+        headers=dict(headers),
         timeout=HTTP_TIMEOUT,
         connector=aiohttp.TCPConnector(limit=100),
     )

@@ -1,11 +1,13 @@
-"""Reading the SSE streams of the Streamable HTTP transport.
+"""Reading what a Streamable HTTP server answers: a POST's answer, and the GET stream.
 
-A request's response stream is followed until its response arrives; if it drops first it is
-resumed with `Last-Event-ID` (at most MAX_RESUMES times), except in the 2026 era, which has
-no resumption (`BrokenStream` tells the transport to send the request again). The optional
-GET stream for server-initiated messages is kept open, reopened with backoff when it drops.
-The transport hands these functions a `StreamLink` (what they need of it, explicitly) and
-runs them in its own tasks.
+The answer to a POST is an error status (a JSON-RPC error in its body still answers the
+request), 202 (all a notification needs), a JSON body, or an SSE stream. A request's stream
+is followed until its response arrives; if it drops first it is resumed with `Last-Event-ID`
+(at most MAX_RESUMES times), except in the 2026 era, which has no resumption (`BrokenStream`
+tells the transport to send the request again). The optional GET stream for
+server-initiated messages is kept open, reopened with backoff when it drops. The transport
+hands these functions a `StreamLink` (what they need of it, explicitly); they run in the
+request's task, or (the GET stream) in the transport's.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from ._http_exchange import HTTP_FAILURES, error_body, exchange, status_error
+from ._http_exchange import HTTP_FAILURES, error_body, excerpt, exchange, read_body, status_error
 from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
 from ._transport import TransportWatcher
-from .errors import ConnectionClosed, McpError
+from .errors import ConnectionClosed, HttpError, McpError
 
 __all__ = [
     "BrokenStream",
@@ -31,6 +33,7 @@ __all__ = [
     "answers",
     "follow_stream",
     "listen_get",
+    "read_answer",
     "read_stream",
 ]
 
@@ -77,6 +80,93 @@ class StreamLink:
     def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
         text = f"{self.label}: the response stream for {message.get('method')} ended before "
         return ConnectionClosed(f"{text}the response {detail}".rstrip())
+
+
+async def read_answer(
+    link: StreamLink,
+    message: Message,
+    request_id: Any,
+    response: aiohttp.ClientResponse,
+    modern: bool,
+) -> None:
+    """Deliver the messages of the answer to the POST of `message`, or fail its request."""
+    status = response.status
+    if status >= 300:
+        await _error_answer(link, request_id, response)
+        return
+    if request_id is None:
+        return  # Notifications and our answers to server requests: 202 is all we need.
+    if status == 202:
+        link.fail(request_id, HttpError(f"{link.label}: server sent no response (202)"))
+        return
+    content_type = response.content_type
+    if content_type == "application/json":
+        body = await read_body(response, link.max_message_size)
+        if not _deliver_body(link, body, request_id):
+            # Nothing else will answer it: a body cut short, or not JSON-RPC.
+            link.fail(
+                request_id,
+                HttpError(
+                    f"{link.label}: the JSON response to {message.get('method')} holds "
+                    f'no valid answer to it (cut short, or not JSON-RPC): "{excerpt(body)}"',
+                    status=status,
+                ),
+            )
+    elif content_type == "text/event-stream":
+        await follow_stream(link, message, request_id, response, modern)
+    else:
+        link.fail(
+            request_id,
+            HttpError(
+                f"{link.label}: unexpected content type {content_type or '(none)'!r} "
+                f"in the response to {message.get('method')}",
+                status=status,
+            ),
+        )
+
+
+async def _error_answer(
+    link: StreamLink, request_id: Any, response: aiohttp.ClientResponse
+) -> None:
+    # (A redirect gets here only when `exchange` would not follow it.)
+    body = await read_body(response, link.max_message_size)
+    is_json = response.content_type == "application/json"
+    errors = [
+        m
+        for m in (_parse(link, body) if is_json else [])
+        if "error" in m and envelope_problem({**m, "id": request_id}) is None
+    ]
+    if errors and request_id is not None and response.status not in (401, 403):
+        # A real JSON-RPC error in the body (2026 servers send them with 400/404). It
+        # answers this POST whatever its id says: servers on the SDK 1.x send `null` or
+        # "server-error" there.
+        link.deliver({**errors[0], "id": request_id})
+        return
+    link.fail(request_id, status_error(link.label, response, body))
+
+
+def _parse(link: StreamLink, body: bytes) -> list[Message]:
+    return parse(body, batches=link.batches(), where=f"{link.label}: response body")
+
+
+def _deliver_body(link: StreamLink, body: bytes, request_id: Any) -> bool:
+    """Deliver the messages of a JSON body; whether one answered `request_id`."""
+    answered = False
+    for reply in _parse(link, body):
+        if not answered and _unattributed_error(reply):
+            # An error the server could not tie to a request (it could not read ours): it
+            # answers the POST that carried it.
+            reply_to_us = {**reply, "id": request_id}
+            answered = envelope_problem(reply_to_us) is None
+            link.deliver(reply_to_us)
+            continue
+        answered = answered or answers(reply, request_id)
+        link.deliver(reply)
+    return answered
+
+
+def _unattributed_error(message: Message) -> bool:
+    return "method" not in message and message.get("id") is None and "error" in message
 
 
 async def follow_stream(

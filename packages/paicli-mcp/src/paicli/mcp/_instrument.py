@@ -1,15 +1,21 @@
-"""Instruments: wrappers applied to the transport of every session, however it was made.
+"""Instruments: wrappers a session applies to its transport (tracing, metrics, spans).
 
-`instrument(wrap)` registers `wrap(transport, server_name) -> transport`; every
-`ClientSession` created afterwards runs over what it returns (`connect()`, an application's
-server manager and a session built by hand alike). Message tracing (`TraceRecorder`),
-metrics and OpenTelemetry spans attach this way. With nothing registered a session costs one
-empty-list check when it is created, and nothing per message.
+An instrument is `wrap(transport, server_name) -> transport` (a `TraceRecorder`, an
+`McpMetrics`, an `McpTelemetry`, or any function). A session is given its instruments, as an
+aiohttp session is given its `trace_configs`:
+
+    ClientSession(transport, instruments=[recorder])    # or connect(server, instruments=...)
+
+`instrument(wrap)` is sugar for the default: it adds `wrap` to the process-wide list that a
+session given no `instruments` (None) uses; `instruments=()` opts out of that list. Sessions
+made where the caller cannot pass anything (deep inside an application) are covered this
+way. With no instrument a session costs one empty check when it is created, and nothing per
+message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ._transport import Transport
 
@@ -23,8 +29,8 @@ _installed: list[Instrument] = []
 
 
 class Instrumentation:
-    """A registered instrument; `remove()` (or leaving `with`) stops it wrapping new sessions
-    (sessions already running keep their wrappers until they close)."""
+    """A registered default instrument; `remove()` (or leaving `with`) stops it wrapping new
+    sessions (sessions already running keep their wrappers until they close)."""
 
     def __init__(self, wrap: Instrument) -> None:
         self.wrap = wrap
@@ -42,7 +48,8 @@ class Instrumentation:
 
 
 def instrument(wrap: Instrument) -> Instrumentation:
-    """Wrap the transport of every session created from now on with `wrap`::
+    """Add `wrap` to the default instruments: those of every session created from now on
+    that is given no `instruments` of its own::
 
     recorder = paicli.mcp.TraceRecorder("session.jsonl")
     with paicli.mcp.instrument(recorder):
@@ -53,8 +60,11 @@ def instrument(wrap: Instrument) -> Instrumentation:
     return Instrumentation(wrap)
 
 
-def instrumented(transport: Transport, name: str) -> Transport:
-    """`transport` wrapped by every registered instrument, for the session named `name`."""
-    for wrap in tuple(_installed):
+def instrumented(
+    transport: Transport, name: str, instruments: Sequence[Instrument] | None
+) -> Transport:
+    """`transport` wrapped by `instruments` (None: the default ones), for the session named
+    `name`; the first wraps closest to the wire."""
+    for wrap in tuple(_installed) if instruments is None else instruments:
         transport = wrap(transport, name)
     return transport

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin
 
@@ -27,9 +28,16 @@ from ._http_exchange import (
     translate_http_error,
 )
 from ._jsonrpc import batches_allowed, parse
-from ._server_spec import HttpServer
+from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_MESSAGE_SIZE
 from ._sse import iter_events
-from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
+from ._transport import (
+    Era,
+    ErrorSink,
+    MessageSink,
+    Transport,
+    TransportTraits,
+    TransportWatcher,
+)
 from .errors import ConnectionClosed, HttpError, McpError, ProtocolError
 
 __all__ = ["LegacySseTransport"]
@@ -40,15 +48,20 @@ Message = dict[str, Any]
 
 
 class LegacySseTransport(Transport):
-    """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(server)`."""
+    """A session on a 2024-11-05 HTTP+SSE server. Create with `await open(url, ...)`.
 
-    kind = "sse"
-    legacy_only = True
+    Besides the contract it pushes messages as they arrive (`deliver_to`), reads batches once
+    2025-03-26 is agreed (`negotiated`) and reports HTTP responses (`watch`)."""
 
-    def __init__(self, server: HttpServer, client: aiohttp.ClientSession) -> None:
-        self._server = server
+    traits = TransportTraits(kind="sse", legacy_only=True)
+
+    def __init__(
+        self, url: str, label: str, max_message_size: int, client: aiohttp.ClientSession
+    ) -> None:
+        self._url = url
+        self._label = label
+        self._max_message_size = max_message_size
         self._client = client
-        self._label = server.label
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._sink: MessageSink | None = None
         self._on_error: ErrorSink | None = None
@@ -61,16 +74,27 @@ class LegacySseTransport(Transport):
         self._batches = False
 
     @classmethod
-    async def open(cls, server: HttpServer) -> LegacySseTransport:
-        """Open the event stream and wait (within the handshake timeout) for the endpoint."""
-        transport = cls(server, http_client(server))
+    async def open(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        label: str | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        open_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+    ) -> LegacySseTransport:
+        """Open the event stream at `url` and wait up to `open_timeout` seconds for the
+        endpoint. `headers` go on every request; `label` names the server in errors
+        (default: the URL); a larger event than `max_message_size` bytes is refused."""
+        label = label or url
+        transport = cls(url, label, max_message_size, http_client(headers or {}))
         transport._reader = asyncio.get_running_loop().create_task(transport._read())
         try:
-            async with asyncio.timeout(server.handshake_timeout):
+            async with asyncio.timeout(open_timeout):
                 await transport._endpoint
         except TimeoutError:
             await transport.aclose()
-            raise HttpError(f"{server.label}: no 'endpoint' event on the SSE stream") from None
+            raise HttpError(f"{label}: no 'endpoint' event on the SSE stream") from None
         except BaseException:
             await transport.aclose()
             raise
@@ -92,7 +116,7 @@ class LegacySseTransport(Transport):
         error: McpError
         try:
             async with exchange(
-                self._client, self._label, "GET", self._server.url, headers=headers
+                self._client, self._label, "GET", self._url, headers=headers
             ) as response:
                 if response.status != 200:
                     body = await error_body(response)
@@ -100,12 +124,12 @@ class LegacySseTransport(Transport):
                     error = status_error(self._label, response, body, refused=refused)
                 else:
                     async for event in iter_events(
-                        response.content.iter_any(), self._server.max_message_size
+                        response.content.iter_any(), self._max_message_size
                     ):
                         self._on_event(event.event, event.data)
                     error = ConnectionClosed(f"{self._label}: the server closed the SSE stream")
         except HTTP_FAILURES as exc:
-            error = translate_http_error(self._label, self._server.url, exc)
+            error = translate_http_error(self._label, self._url, exc)
         except McpError as exc:
             error = exc
         self._closed = error
@@ -117,8 +141,8 @@ class LegacySseTransport(Transport):
         if kind == "endpoint":
             if self._endpoint.done():
                 return
-            endpoint = urljoin(self._server.url, data.strip())
-            if origin_of(endpoint) != origin_of(self._server.url):
+            endpoint = urljoin(self._url, data.strip())
+            if origin_of(endpoint) != origin_of(self._url):
                 self._endpoint.set_exception(
                     ProtocolError(f"{self._label}: endpoint {endpoint!r} is on another origin")
                 )

@@ -1,6 +1,7 @@
 """An in-memory transport pair: a client and a server in the same process, no I/O.
 
-Each end is a `Transport`. Messages are copied through their JSON encoding, so neither side
+Each end implements the narrow contract only (`send`, `receive`, `aclose`, `traits`): no
+optional hook, no process. Messages are copied through their JSON encoding, so neither side
 can share (or mutate) the other's objects and a message that is not JSON fails at `send()`,
 as it would on a real wire. Closing either end ends the other's `receive()` once it has read
 what was already sent.
@@ -13,7 +14,7 @@ from collections import deque
 
 import orjson
 
-from ._transport import JsonObject, Transport
+from ._transport import JsonObject, Transport, TransportTraits
 from .errors import ConnectionClosed
 
 __all__ = ["MemoryTransport"]
@@ -22,7 +23,7 @@ __all__ = ["MemoryTransport"]
 class MemoryTransport(Transport):
     """One end of an in-memory connection. Make both ends with `MemoryTransport.pair()`."""
 
-    kind = "memory"
+    traits = TransportTraits(kind="memory")
 
     def __init__(self, name: str) -> None:
         self._name = name

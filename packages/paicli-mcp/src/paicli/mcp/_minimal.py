@@ -17,7 +17,7 @@ import logging
 from typing import Any, Literal
 
 from ._rpc import RpcEngine
-from ._transport import JsonObject, Transport
+from ._transport import JsonObject, ProcessTransport
 from .errors import ProtocolError, RequestTimeout, RpcError
 from .types import CallToolResult, TextContent, Tool
 
@@ -75,15 +75,19 @@ class MinimalCalls:
 
     Such a tool handles one line at a time, so a call that timed out holds up every later
     one until the tool answers it, and it cannot be told to stop. When the tool has said
-    nothing at all since a call timed out, the next call first restarts it (on a transport
-    that can: stdio) and sends the new process its handshake line.
+    nothing at all since a call timed out, the next call first restarts it (when it runs as
+    a local `process`: stdio) and sends the new process its handshake line.
     """
 
     def __init__(
-        self, engine: RpcEngine, transport: Transport, label: str, handshake_timeout: float
+        self,
+        engine: RpcEngine,
+        process: ProcessTransport | None,
+        label: str,
+        handshake_timeout: float,
     ) -> None:
         self._engine = engine
-        self._transport = transport
+        self._process = process
         self._label = label
         self._handshake_timeout = handshake_timeout
         # The engine's response count when a call timed out, until the tool answers again.
@@ -127,7 +131,7 @@ class MinimalCalls:
             self._silent_since = None
             if self._engine.responses != silent_since:
                 return  # it answered (the late call, at least): it is alive
-            if not await self._transport.restart():
+            if self._process is None or not await self._process.restart():
                 return
             log.warning("%s: restarted: it had not answered since a call timed out", self._label)
             handshake = await self._engine.request(

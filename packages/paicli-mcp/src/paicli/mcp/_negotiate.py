@@ -11,9 +11,10 @@ it never gets a second handshake: over stdio the probe's clock starts only once 
 has read the probe (a slow starter is not taken for a server that ignores it), and a probe
 answered after `initialize` was sent still wins if it is a minimal handshake.
 
-`negotiate()` returns an `Agreement` and changes nothing else; the session keeps it. Verdicts
-are remembered in an `EraCache` that its owner (a server manager, or a library user who
-connects to the same server repeatedly) passes in.
+`negotiate()` returns an `Agreement`, which the session keeps, and changes nothing else but
+telling a transport that takes the `AgreementHook` what was agreed (before any later message:
+the HTTP version header, batches). Verdicts are remembered in an `EraCache` that its owner
+(a server manager, or a library user who connects to the same server repeatedly) passes in.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from typing import Any, Literal
 
 from ._minimal import MINIMAL, Dialect, is_minimal_handshake, minimal_tools
 from ._rpc import RpcEngine
-from ._transport import Era, JsonObject, Transport
+from ._transport import AgreementHook, Era, JsonObject, Transport, process_of
 from ._versions import (
     HANDSHAKE_VERSIONS,
     KNOWN_VERSIONS,
     LATEST_HANDSHAKE,
     LATEST_MODERN,
     MODERN_VERSIONS,
+    ProtocolChoice,
     newest_mutual,
 )
 from .errors import (
@@ -87,7 +89,7 @@ class Offer:
     """What this client brings to negotiation with one server."""
 
     label: str  # the server's name, for errors
-    protocol: str  # "auto", "legacy", "modern" or an exact version
+    protocol: ProtocolChoice
     capabilities: JsonObject
     client_info: JsonObject
     handshake_timeout: float
@@ -140,7 +142,7 @@ async def _negotiate(talk: _Talk, pin: str, cached: Verdict | None) -> Agreement
         return await talk.initialize(pin)
     # A minimal tool answers `initialize` as well as anything (its answer's shape decides).
     skip_probe = pin == "auto" and cached in ("legacy", "minimal")
-    if pin == "legacy" or transport.legacy_only or skip_probe:
+    if pin == "legacy" or transport.traits.legacy_only or skip_probe:
         return await talk.initialize(LATEST_HANDSHAKE)
     if pin in MODERN_VERSIONS or pin == "modern":
         version = pin if pin in MODERN_VERSIONS else LATEST_MODERN
@@ -179,6 +181,10 @@ class _Talk:
     ) -> None:
         self.engine = engine
         self.transport = transport
+        # The optional transport hooks negotiation uses: told the agreement; the server's
+        # stdin backlog (a process only).
+        self._hook = transport if isinstance(transport, AgreementHook) else None
+        self._process = process_of(transport)
         self.offer = offer
         self.modern_meta = modern_meta
         self._loop = asyncio.get_running_loop()
@@ -186,6 +192,11 @@ class _Talk:
         # A probe given up on but still awaiting its answer, which may yet prove a minimal
         # tool that was slow to answer (see `initialize`).
         self._late: asyncio.Future[JsonObject] | None = None
+
+    def agreed(self, era: Era, version: str) -> None:
+        """Tell the transport, if it takes the hook, what was agreed."""
+        if self._hook is not None:
+            self._hook.negotiated(era, version)
 
     def left(self) -> float:
         """Seconds left of the one deadline of the whole negotiation."""
@@ -199,7 +210,7 @@ class _Talk:
 
     async def discover(self, version: str, *, patient: bool = False) -> Agreement | None:
         """Probe with `server/discover`; the agreement if the server is modern (or a minimal
-        tool), else None. The probe waits the transport's `discovery_timeout` once the
+        tool), else None. The probe waits the transport's `traits.discovery_timeout` once the
         server has read it, at most half the time left (a silent legacy server must leave
         the handshake time to answer), or (`patient`: the server is known to be modern) all
         the time left."""
@@ -232,7 +243,7 @@ class _Talk:
         if chosen is None:
             # A stateful server answering discover with legacy versions only: handshake.
             return None
-        self.transport.negotiated("modern", chosen)
+        self.agreed("modern", chosen)
         return _agreement("modern", chosen, result, _server_info_of(result))
 
     async def _probe(self, version: str, *, patient: bool) -> JsonObject | None:
@@ -262,10 +273,11 @@ class _Talk:
                 return True
             if self._loop.time() >= give_up:
                 return False
-            if not self.transport.input_unread():
+            if self._process is None or not self._process.input_unread():
                 break
             # Still starting: it has not read the probe, so its silence means nothing yet.
-        wait = min(self.transport.discovery_timeout, max(give_up - self._loop.time(), 0.0))
+        patience = self.transport.traits.discovery_timeout
+        wait = min(patience, max(give_up - self._loop.time(), 0.0))
         done, _ = await asyncio.wait({probe}, timeout=wait)
         return bool(done)
 
@@ -305,7 +317,7 @@ class _Talk:
                 "handshake requires"
             )
         version = str(version)
-        self.transport.negotiated("legacy", version)
+        self.agreed("legacy", version)
         agreement = _agreement("legacy", version, result, result.get("serverInfo"))
         await self.engine.notify("notifications/initialized")
         return agreement

@@ -16,7 +16,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ._transport import (
     Era,
@@ -25,15 +25,19 @@ from ._transport import (
     Transport,
     TransportWatcher,
     TransportWrapper,
+    Watchable,
 )
 from .errors import ConnectionClosed
 
-__all__ = ["Observed", "Request", "ending_reason", "target_of"]
+__all__ = ["Observed", "Outcome", "Request", "ending_reason", "target_of"]
 
 # How late a deferred instrument may be (a scrape sees a reply at most this much later).
 SETTLE_DELAY = 0.05
 # Messages held unprocessed at most: a burst is processed in pieces.
 SETTLE_LIMIT = 1024
+
+#: How a request ended (see the module).
+Outcome = Literal["ok", "error", "timeout", "cancelled", "closed"]
 
 TARGETED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -85,7 +89,8 @@ class Observed(TransportWrapper):
         # Deferred: (sent?, perf_counter, message) not yet paired, and the timer for them.
         self._events: list[tuple[bool, float, JsonObject]] = []
         self._timer: asyncio.TimerHandle | None = None
-        inner.watch(self)
+        if isinstance(inner, Watchable):
+            inner.watch(self)
 
     # -- hooks ---------------------------------------------------------------------------
 
@@ -93,7 +98,7 @@ class Observed(TransportWrapper):
         """A request is about to be sent; return the message to send."""
         return message
 
-    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
+    def ended(self, request: Request, outcome: Outcome, error_type: str | None, at: float) -> None:
         """A request ended (`ok`, `error`, `timeout`, `cancelled`, `closed`) at `at`
         (`time.perf_counter()`)."""
 
@@ -167,7 +172,7 @@ class Observed(TransportWrapper):
                 params = message.get("params")
                 if isinstance(params, dict):
                     timeout = params.get("reason") == "timeout"
-                    outcome = "timeout" if timeout else "cancelled"
+                    outcome: Outcome = "timeout" if timeout else "cancelled"
                     self._end(params.get("requestId"), outcome, outcome, at)
         return message
 
@@ -186,7 +191,7 @@ class Observed(TransportWrapper):
             self._end(message["id"], "ok", None, at)
 
     def cancel_request(self, request_id: RequestId) -> bool:
-        done = self.inner.cancel_request(request_id)
+        done = super().cancel_request(request_id)
         if done:
             self._settle()
             self._end(request_id, "cancelled", "cancelled", time.perf_counter())
@@ -195,7 +200,7 @@ class Observed(TransportWrapper):
     def negotiated(self, era: Era, version: str) -> None:
         self._settle()
         self.era, self.version = era, version
-        self.inner.negotiated(era, version)
+        super().negotiated(era, version)
         self.connected()
 
     async def receive(self) -> JsonObject:
@@ -222,7 +227,12 @@ class Observed(TransportWrapper):
         self.disconnected(ending_reason(exc))
 
     def _end(
-        self, request_id: object, outcome: str, error: str | None, at: float, keyed: bool = False
+        self,
+        request_id: object,
+        outcome: Outcome,
+        error: str | None,
+        at: float,
+        keyed: bool = False,
     ) -> None:
         request = self._pending.pop(request_id if keyed else _key(request_id), None)
         if request is not None:

@@ -5,8 +5,11 @@ not valid JSON-RPC 2.0 (see `_jsonrpc.envelope_problem`) is logged and dropped, 
 response answers a request only if its id is that integer (never `true`, never 1.0); a
 response that matches no pending request is logged and dropped; every request has a
 deadline, and when it passes (or the caller is cancelled) the server gets
-`notifications/cancelled`; when the transport dies every pending request fails at once with
-the transport's error.
+`notifications/cancelled` (unless the transport cancels it its own way, a `CancelHook`);
+when the transport dies every pending request fails at once with the transport's error.
+Messages are pushed from the transport's read callback when it offers `PushDelivery`, else
+received in a loop. What a pending request holds is `_pending`'s; the server's own requests
+are answered by `_server_requests`.
 """
 
 from __future__ import annotations
@@ -14,97 +17,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-from ._jsonrpc import envelope_problem, is_request_id
-from ._transport import JsonObject, RequestId, Transport
-from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError, UnsupportedVersion
+from ._jsonrpc import envelope_problem
+from ._pending import INTERNAL_ERROR, Pending, Progress, ProgressCallback, error_from_wire
+from ._server_requests import RequestHandler, ServerRequests
+from ._transport import CancelHook, JsonObject, PushDelivery, RequestId, Transport
+from .errors import ConnectionClosed, McpError, RequestTimeout, RpcError
 
-__all__ = ["Progress", "ProgressCallback", "RpcEngine"]
+__all__ = ["RpcEngine"]
 
 log = logging.getLogger("paicli.mcp.rpc")
 
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-UNSUPPORTED_PROTOCOL_VERSION = -32022
 # How many cancelled request ids to remember so their late replies are dropped quietly.
 CANCELLED_MEMORY = 1024
 # A cancellation notice that cannot be written within this time finds a server that is not
 # reading its input; giving up on the notice lets the transport stop that server.
 CANCEL_NOTICE_TIMEOUT = 1.0
 
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """One `notifications/progress` update for a request."""
-
-    progress: float
-    total: float | None
-    message: str | None
-
-
-ProgressCallback = Callable[[Progress], object]
-RequestHandler = Callable[[str, JsonObject | None], Awaitable[JsonObject]]
 NotificationHandler = Callable[[str, JsonObject | None], None]
 
 
 class _DeadlinePassed(Exception):
     """Internal marker set on a pending future when its timer fires."""
-
-
-class _Pending:
-    __slots__ = (
-        "any_result",
-        "deadline",
-        "deadline_cap",
-        "expired",
-        "future",
-        "method",
-        "on_progress",
-        "sender",
-        "sent_at",
-        "timeout",
-    )
-
-    def __init__(
-        self,
-        future: asyncio.Future[JsonObject],
-        method: str,
-        on_progress: ProgressCallback | None,
-    ) -> None:
-        self.future = future
-        self.method = method
-        self.on_progress = on_progress
-        # Absolute loop time at which the request expires (inf: never).
-        self.deadline = math.inf
-        self.timeout = 0.0
-        self.sent_at = 0.0  # loop time the request was made, for how long it ran
-        # Absolute loop time past which progress can no longer extend the deadline;
-        # None when progress does not extend it at all.
-        self.deadline_cap: float | None = None
-        # With a transport that sends inline, the task still inside `send()` (see request()).
-        self.sender: asyncio.Task[Any] | None = None
-        self.expired = False
-        # The result may be any JSON value (a minimal-dialect tool's answer); it is handed
-        # back wrapped as `{"value": result}`.
-        self.any_result = False
-
-
-def error_from_wire(error: Any) -> RpcError:
-    """Translate a JSON-RPC error object into a typed exception."""
-    if not isinstance(error, dict):
-        return RpcError(INTERNAL_ERROR, f"malformed error object: {error!r:.200}")
-    code = error.get("code")
-    message = error.get("message")
-    if not isinstance(code, int):
-        code = INTERNAL_ERROR
-    if not isinstance(message, str):
-        message = "(no message)"
-    cls = UnsupportedVersion if code == UNSUPPORTED_PROTOCOL_VERSION else RpcError
-    return cls(code, message, error.get("data"))
 
 
 class RpcEngine:
@@ -119,16 +55,16 @@ class RpcEngine:
         label: str | None = None,
     ) -> None:
         self._transport = transport
+        # A transport that cancels requests its own way (2026 HTTP), if this one does.
+        self._canceller = transport if isinstance(transport, CancelHook) else None
         self._label = label  # the server's name, for errors the engine raises itself
-        self._on_request = on_request
         self._on_notification = on_notification
-        self._pending: dict[int, _Pending] = {}
+        self._server_requests = ServerRequests(transport, on_request)
+        self._pending: dict[int, Pending] = {}
         self._next_id = 0
         self._closed: McpError | None = None
-        self._inbound: dict[Any, asyncio.Task[None]] = {}
         # Ids of requests we cancelled recently (insertion-ordered, bounded).
         self._cancelled: dict[int, None] = {}
-        self._group: asyncio.TaskGroup | None = None
         self._loop = asyncio.get_running_loop()
         # One timer for all deadlines, armed at the earliest: most requests finish long
         # before their deadline, so a timer per request would be pure overhead.
@@ -149,13 +85,15 @@ class RpcEngine:
 
     async def run(self) -> None:
         """Receive and dispatch messages until the transport closes."""
+        transport = self._transport
         async with asyncio.TaskGroup() as group:
-            self._group = group
-            # With push delivery, receive() returns nothing and only raises at the end.
-            self._transport.deliver_to(self._dispatch, self._fail_request)
+            self._server_requests.group = group
+            if isinstance(transport, PushDelivery):
+                # Taken: receive() returns nothing and only raises at the end.
+                transport.deliver_to(self._dispatch, self._fail_request)
             try:
                 while True:
-                    message = await self._transport.receive()
+                    message = await transport.receive()
                     try:
                         self._dispatch(message)
                     except Exception:
@@ -166,11 +104,9 @@ class RpcEngine:
             finally:
                 if self._closed is None:
                     self._fail_all(ConnectionClosed("connection closed"))
-                for task in self._inbound.values():
-                    task.cancel()
-                self._group = None
+                self._server_requests.cancel_all()
 
-    def _entry(self, request_id: object) -> _Pending | None:
+    def _entry(self, request_id: object) -> Pending | None:
         """The pending request with this id: an integer, as ours are (a bool is not one)."""
         if type(request_id) is not int:
             return None
@@ -225,7 +161,7 @@ class RpcEngine:
             message["params"] = params
         loop = self._loop
         future: asyncio.Future[JsonObject] = loop.create_future()
-        entry = _Pending(future, method, on_progress)
+        entry = Pending(future, method, on_progress)
         entry.any_result = any_result
         self._pending[request_id] = entry
         entry.sent_at = loop.time()
@@ -264,7 +200,7 @@ class RpcEngine:
             if future.done() and not future.cancelled():
                 future.exception()
 
-    async def _timed_out(self, request_id: int, entry: _Pending, cancellable: bool) -> JsonObject:
+    async def _timed_out(self, request_id: int, entry: Pending, cancellable: bool) -> JsonObject:
         elapsed = self._loop.time() - entry.sent_at
         cap = entry.deadline_cap
         # The deadline sat at the cap: progress had carried it as far as it may go.
@@ -324,7 +260,7 @@ class RpcEngine:
 
     async def _send_cancelled(self, request_id: int, reason: str) -> None:
         self._forget(request_id)
-        if self._transport.cancel_request(request_id):
+        if self._canceller is not None and self._canceller.cancel_request(request_id):
             return  # the transport cancelled it its own way (2026 HTTP: stream closed)
         try:
             async with asyncio.timeout(CANCEL_NOTICE_TIMEOUT):
@@ -354,7 +290,7 @@ class RpcEngine:
         if method is None:
             self._on_response(message)
         elif "id" in message:
-            self._on_server_request(message["id"], method, message.get("params"))
+            self._server_requests.start(message["id"], method, message.get("params"))
         elif method == "notifications/progress":
             self._on_progress(message.get("params"))
         elif method == "notifications/cancelled":
@@ -431,49 +367,8 @@ class RpcEngine:
     def _on_cancelled(self, params: Any) -> None:
         if not isinstance(params, dict):
             return
-        request_id = params.get("requestId")
-        task = self._inbound.get(request_id) if is_request_id(request_id) else None
-        if task is not None:
-            task.cancel()
+        self._server_requests.cancel(params.get("requestId"))
         try:
             self._on_notification("notifications/cancelled", params)
         except Exception:
             log.exception("notification handler failed for notifications/cancelled")
-
-    def _on_server_request(self, request_id: Any, method: str, params: Any) -> None:
-        if self._group is None or self._closed is not None:
-            # Closing (or closed): the reader may still deliver late messages; no reply.
-            log.debug("dropping server request %s on a closed connection", method)
-            return
-        if request_id in self._inbound:
-            log.warning("dropping server request %s with a duplicate id", method)
-            return
-        task = self._group.create_task(
-            self._answer(request_id, method, params if isinstance(params, dict) else None)
-        )
-        self._inbound[request_id] = task
-
-    async def _answer(self, request_id: Any, method: str, params: JsonObject | None) -> None:
-        reply: JsonObject = {"jsonrpc": "2.0", "id": request_id}
-        try:
-            if method == "ping":
-                reply["result"] = {}
-            else:
-                reply["result"] = await self._on_request(method, params)
-        except asyncio.CancelledError:
-            # The server cancelled its own request (or we are closing): no reply is due.
-            return
-        except RpcError as exc:
-            error: JsonObject = {"code": exc.code, "message": exc.message}
-            if exc.data is not None:
-                error["data"] = exc.data
-            reply["error"] = error
-        except Exception as exc:
-            log.exception("handler for server request %s failed", method)
-            reply["error"] = {"code": INTERNAL_ERROR, "message": f"client error: {exc}"}
-        finally:
-            self._inbound.pop(request_id, None)
-        try:
-            await self._transport.send(reply)
-        except McpError as exc:
-            log.debug("could not answer server request %s: %s", method, exc)

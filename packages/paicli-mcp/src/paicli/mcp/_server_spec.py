@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ._limits import Limits, limits_from_dict
 from ._sandbox.profile import Sandbox, sandbox_from_dict
@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ._versions import ProtocolChoice
     from .auth import OAuth
 
 log = logging.getLogger("paicli.mcp.config")
@@ -36,7 +37,9 @@ DEFAULT_REQUEST_TIMEOUT = 60.0
 
 PROTOCOL_CHOICES = ("auto", "legacy", "modern", *KNOWN_VERSIONS)
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
-HTTP_TRANSPORTS = ("auto", "http", "sse")
+#: How an HTTP server is reached: Streamable HTTP falling back to legacy SSE, or only one.
+HttpTransportChoice = Literal["auto", "http", "sse"]
+HTTP_TRANSPORTS: tuple[HttpTransportChoice, ...] = get_args(HttpTransportChoice)
 
 
 def _check_common(where: str, server: StdioServer | HttpServer) -> None:
@@ -69,7 +72,7 @@ class StdioServer:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     name: str | None = None
-    protocol: str = "auto"
+    protocol: ProtocolChoice = "auto"
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
@@ -114,9 +117,9 @@ class HttpServer:
 
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
-    transport: str = "auto"
+    transport: HttpTransportChoice = "auto"
     name: str | None = None
-    protocol: str = "auto"
+    protocol: ProtocolChoice = "auto"
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
@@ -186,7 +189,9 @@ def server_from_dict(
     if not isinstance(headers, Mapping):
         raise ServerConfigError(f"{where}: 'headers' must be an object of strings")
     # A plain `url` (or "type": "http") lets paicli fall back to legacy SSE when needed.
-    transport = "sse" if kind == "sse" else ("http" if "type" in entry else "auto")
+    transport: HttpTransportChoice = (
+        "sse" if kind == "sse" else ("http" if "type" in entry else "auto")
+    )
     return HttpServer(url=entry["url"], headers=dict(headers), transport=transport, **common)
 
 

@@ -25,7 +25,7 @@ from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
 from ._stderr import StderrLog, StderrTail
-from ._transport import Era, ErrorSink, MessageSink, Transport, TransportWatcher
+from ._transport import Era, ErrorSink, MessageSink, Transport, TransportTraits, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
 
 if TYPE_CHECKING:
@@ -98,14 +98,13 @@ def _start_failure(
 
 
 class StdioTransport(Transport):
-    """A running stdio server. Create with `await StdioTransport.start(...)`."""
-
-    kind = "stdio"
+    """A running stdio server. Create with `await StdioTransport.start(...)`. Besides the
+    contract: `PushDelivery`, `AgreementHook`, `Watchable` and `ProcessTransport`."""
 
     # A server that ignores unknown methods must not cost seconds: half a second is long
     # for a started server to answer, and a slow modern one is probed again (see
-    # Transport.discovery_timeout).
-    discovery_timeout = 0.5
+    # TransportTraits.discovery_timeout).
+    traits = TransportTraits(kind="stdio", discovery_timeout=0.5)
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """Message tracing: every message of a session, and what its transport saw, as JSON lines.
 
-A `TraceRecorder` is an instrument (`paicli.mcp.instrument(recorder)`), or wraps one
-transport (`recorder(transport, "name")`). Each line is one record:
+A `TraceRecorder` is an instrument (`ClientSession(..., instruments=[recorder])`, or for
+every session `paicli.mcp.instrument(recorder)`), or wraps one transport
+(`recorder(transport, "name")`). Each line is one record:
 
     {"t": 1764750000.123456, "server": "fs", "conn": "5f3a9c.1", "dir": "out", "era": "legacy",
      "size": 87, "msg": {...}}
@@ -30,7 +31,16 @@ from typing import Any
 
 import orjson
 
-from ._transport import Era, JsonObject, RequestId, Transport, TransportWatcher, TransportWrapper
+from ._transport import (
+    Era,
+    JsonObject,
+    RequestId,
+    Transport,
+    TransportWatcher,
+    TransportWrapper,
+    Watchable,
+    process_of,
+)
 from .errors import ConnectionClosed
 
 __all__ = ["TraceRecorder"]
@@ -197,8 +207,10 @@ class TracingTransport(TransportWrapper):
         self._prefixes = self._message_prefixes()
         self._outer: TransportWatcher | None = None
         self._ended = False
-        inner.watch(self)
-        self._event("open", pid=inner.pid)
+        if isinstance(inner, Watchable):
+            inner.watch(self)
+        process = process_of(inner)
+        self._event("open", pid=process.pid if process is not None else None)
 
     def _head(self, direction: str) -> dict[str, Any]:
         return {
@@ -238,10 +250,10 @@ class TracingTransport(TransportWrapper):
         self._era = era
         self._prefixes = self._message_prefixes()
         self._event("negotiated", version=version)
-        self.inner.negotiated(era, version)
+        super().negotiated(era, version)
 
     def cancel_request(self, request_id: RequestId) -> bool:
-        done = self.inner.cancel_request(request_id)
+        done = super().cancel_request(request_id)
         if done:  # cancelled without a message (2026 HTTP: the stream was closed)
             self._event("cancel", id=request_id)
         return done

@@ -6,13 +6,18 @@ unsupported.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
-HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS: Final = ("2026-07-28",)
-KNOWN_VERSIONS: Final = HANDSHAKE_VERSIONS + MODERN_VERSIONS
+HandshakeVersion = Literal["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+ModernVersion = Literal["2026-07-28"]
+HANDSHAKE_VERSIONS: Final[tuple[HandshakeVersion, ...]] = get_args(HandshakeVersion)
+MODERN_VERSIONS: Final[tuple[ModernVersion, ...]] = get_args(ModernVersion)
+KNOWN_VERSIONS: Final[tuple[str, ...]] = HANDSHAKE_VERSIONS + MODERN_VERSIONS
 LATEST_HANDSHAKE: Final = HANDSHAKE_VERSIONS[-1]
 LATEST_MODERN: Final = MODERN_VERSIONS[-1]
+#: What a server's `protocol` setting may pin: an era, an exact version, or "auto" (probe,
+#: then remember the verdict).
+ProtocolChoice = Literal["auto", "legacy", "modern", HandshakeVersion, ModernVersion]
 
 Era = Literal["legacy", "modern"]
 

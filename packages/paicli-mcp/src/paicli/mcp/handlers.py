@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._transport import Era
 from .errors import RpcError
 from .types import Root
 
@@ -35,7 +36,7 @@ class ClientHandlers:
     sampling: Callable[[Json], Awaitable[Json]] | None = None
     elicitation: Callable[[Json], Awaitable[Json]] | None = None
 
-    def capabilities(self, era: str = "legacy") -> Json:
+    def capabilities(self, era: Era = "legacy") -> Json:
         """The `ClientCapabilities` object these handlers support. Legacy roots declare
         `listChanged` (`ClientSession.notify_roots_changed` sends the notice); 2026 removed
         the notice and its flag."""

@@ -1,7 +1,9 @@
 """Prometheus metrics of MCP sessions (extra `paicli-mcp[metrics]`, prometheus-client).
 
     from paicli.mcp.metrics import McpMetrics
-    metrics = McpMetrics.attach()            # every session from now on; default registry
+    metrics = McpMetrics()                   # the default registry
+    async with paicli.mcp.connect(server, instruments=[metrics]) as session: ...
+    metrics = McpMetrics.attach()            # or: the default of every session from now on
     prometheus_client.start_http_server(9464, addr="127.0.0.1")
 
 Metrics, labelled by the session's name (`server`):
@@ -28,7 +30,7 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
 from ._instrument import Instrumentation, instrument
-from ._observe import Observed, Request
+from ._observe import Observed, Outcome, Request
 from ._transport import JsonObject, Transport
 
 __all__ = ["McpMetrics"]
@@ -76,7 +78,8 @@ class McpMetrics:
 
     @classmethod
     def attach(cls, registry: CollectorRegistry | None = None) -> McpMetrics:
-        """Metrics fed by every session created from now on (`detach()` stops that)."""
+        """Metrics fed by every session created from now on that is given no
+        `instruments` of its own (`detach()` stops that)."""
         metrics = cls(registry)
         metrics._instrumentation = instrument(metrics)
         return metrics
@@ -112,7 +115,7 @@ class _Metered(Observed):
         self._in_flight.inc()
         return message
 
-    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
+    def ended(self, request: Request, outcome: Outcome, error_type: str | None, at: float) -> None:
         self._in_flight.dec()
         if request.method == "tools/call":
             tool = request.target or ""

@@ -2,7 +2,9 @@
 (extra `paicli-mcp[otel]`, opentelemetry-api), following the semantic conventions for MCP.
 
     from paicli.mcp.otel import McpTelemetry
-    McpTelemetry.attach()      # every session from now on, with the global providers
+    telemetry = McpTelemetry()                 # the global providers
+    async with paicli.mcp.connect(server, instruments=[telemetry]) as session: ...
+    McpTelemetry.attach()      # or: the default of every session from now on
 
 Each request is a CLIENT span named `{mcp.method.name} {target}` (`tools/call echo`), with
 `mcp.method.name`, `jsonrpc.request.id`, `mcp.protocol.version` (once agreed),
@@ -23,9 +25,9 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ._instrument import Instrumentation, instrument
-from ._observe import Observed, Request
+from ._observe import Observed, Outcome, Request
 from ._trace import hashed
-from ._transport import JsonObject, Transport
+from ._transport import JsonObject, Transport, process_of
 
 __all__ = ["McpTelemetry"]
 
@@ -56,7 +58,8 @@ class McpTelemetry:
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
     ) -> McpTelemetry:
-        """Spans and metrics for every session created from now on (`detach()` stops it)."""
+        """Spans and metrics for every session created from now on that is given no
+        `instruments` of its own (`detach()` stops it)."""
         telemetry = cls(tracer_provider, meter_provider)
         telemetry._instrumentation = instrument(telemetry)
         return telemetry
@@ -74,7 +77,7 @@ class _Traced(Observed):
         super().__init__(inner, server)
         self._telemetry = telemetry
         # A stdio server is a child process on pipes; the others speak over TCP.
-        self._network = "pipe" if inner.pid is not None else "tcp"
+        self._network = "pipe" if process_of(inner) is not None else "tcp"
         self._session: str | None = None
 
     def started(self, request: Request, message: JsonObject) -> JsonObject:
@@ -109,7 +112,7 @@ class _Traced(Observed):
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **carrier}
         return {**message, "params": params}
 
-    def ended(self, request: Request, outcome: str, error_type: str | None, at: float) -> None:
+    def ended(self, request: Request, outcome: Outcome, error_type: str | None, at: float) -> None:
         span = request.state
         attributes: dict[str, str] = {"mcp.method.name": request.method}
         if request.method == "tools/call" and request.target is not None:

@@ -1,39 +1,45 @@
-"""`ClientSession`: typed MCP methods over the JSON-RPC engine, in either protocol era.
+"""`ClientSession`: typed MCP methods over a negotiated connection, in either protocol era.
 
 A session is built on any `Transport` and needs no server description: `connect()` makes the
-transport and the session from one, and tests build one on an in-memory pair. The session
-owns its receive task and its modern-era listen task; `aclose()` (or leaving `async with`)
-stops both and closes the transport. Negotiation (`_negotiate`) hands back an `Agreement`
-that the session keeps; the 2026 request loop (MRTR rounds, -32022/-32020 retries) and the
-listen request are `_modern`'s. A tool found speaking the minimal dialect (`dialect ==
-"minimal"`, see `_minimal`) gets tool calls only: its tools come from its handshake, lists of
-resources and prompts are empty, ping and log levels send nothing, and any other request is
-refused here rather than sent to a tool it may crash.
+transport and the session from one, and tests build one on an in-memory pair. Below the
+typed methods is a `_connection.Connection`: the JSON-RPC engine and its receive task, the
+`Agreement` negotiation hands back (`_negotiate`), and requests shaped for the agreed era
+(`_modern`'s 2026 loop; a tool in the minimal dialect, `_minimal`, gets tool calls only: its
+tools come from its handshake, lists of resources and prompts are empty, ping and log levels
+send nothing, and any other request is refused rather than sent to a tool it may crash).
+Notifications go to `_subscriptions`, lists are read by `_paging`. `aclose()` (or leaving
+`async with`) stops the listen and receive tasks and closes the transport.
+
+The session calls a transport's optional hooks only if it has them (`isinstance` once, when
+the session is made): `ToolsHook` on each tool list, `AgreementHook` when a 2026 retry
+switches the version; `process` is the `ProcessTransport` behind it, if any.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from ._instrument import instrumented
-from ._minimal import Dialect, MinimalCalls
-from ._modern import ModernRequests, listen_filter, modern_meta
-from ._negotiate import Agreement, EraCache, Offer, negotiate
-from ._rpc import ProgressCallback, RpcEngine
+from ._client_info import default_client_info
+from ._connection import Connection, LogLevel
+from ._instrument import Instrument, instrumented
+from ._minimal import Dialect
+from ._negotiate import EraCache, Offer
+from ._paging import paginate
+from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
-from ._transport import Era, JsonObject, Transport
-from .errors import ConnectionClosed, McpError, ProtocolError
+from ._subscriptions import NotificationCallback, Subscriptions
+from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
+from ._versions import ProtocolChoice
+from .errors import McpError
 from .handlers import ClientHandlers
 from .types import (
     CallToolResult,
     Completion,
     GetPromptResult,
     Implementation,
-    Notification,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -41,33 +47,11 @@ from .types import (
     Tool,
 )
 
-__all__ = ["CLIENT_INFO", "ClientSession", "Timeouts"]
+__all__ = ["ClientSession", "Timeouts"]
 
 log = logging.getLogger("paicli.mcp.session")
 
 T = TypeVar("T")
-NotificationCallback = Callable[[Notification], object]
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-
-CLIENT_INFO: JsonObject = {"name": "paicli", "version": "0.1.0"}
-
-# Pagination guards against a server that hands out a fresh cursor with every page (the
-# list would never end and memory would grow). Page sizes are the server's choice, commonly
-# 50 to 100, so 100 pages hold any list a real server pages through; 10,000 items is far
-# more tools, resources or prompts than anyone can use (a model is offered a few hundred
-# tools at most) while keeping a list at a few tens of MB of parsed JSON.
-MAX_PAGES = 100
-MAX_ITEMS = 10_000
-# A list with malformed items by the thousand gets this many warning lines naming them and
-# one counting the rest.
-MAX_ITEM_WARNINGS = 5
-
-
-@dataclass(slots=True)
-class _Malformed:
-    """How many items of one list were left out as malformed."""
-
-    count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +74,10 @@ class ClientSession:
 
     `protocol` is `"auto"` (probe the 2026 revision, else the handshake), `"legacy"`,
     `"modern"` or an exact version. With an `era_cache` and an `identity` for the server,
-    an `auto` verdict is remembered and reused.
+    an `auto` verdict is remembered and reused. `instruments` wrap the transport (tracing,
+    metrics, spans: `TraceRecorder`, `McpMetrics`, `McpTelemetry`), the first closest to
+    the wire; None takes those registered with `paicli.mcp.instrument()`, `()` none.
+    `client_info` defaults to `{"name": "paicli", "version": <paicli-mcp's version>}`.
     """
 
     def __init__(
@@ -98,49 +85,46 @@ class ClientSession:
         transport: Transport,
         *,
         name: str = "server",
-        protocol: str = "auto",
+        protocol: ProtocolChoice = "auto",
         timeouts: Timeouts | None = None,
         handlers: ClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
         era_cache: EraCache | None = None,
         identity: tuple[str, ...] | None = None,
+        instruments: Sequence[Instrument] | None = None,
     ) -> None:
-        # Tracing, metrics, spans (see paicli.mcp.instrument); usually none.
-        transport = instrumented(transport, name)
-        self._transport = transport
+        transport = instrumented(transport, name, instruments)
+        self._tools_hook = transport if isinstance(transport, ToolsHook) else None
         self._name = name
-        self._protocol = protocol
+        self._protocol: ProtocolChoice = protocol
         self._timeouts = timeouts or Timeouts()
         self._handlers = handlers or ClientHandlers()
-        self._client_info: JsonObject = dict(client_info or CLIENT_INFO)
         self._capabilities: JsonObject = self._handlers.capabilities()
         self._era_cache = era_cache
         self._identity = identity
-        self._engine = RpcEngine(
+        self._subscriptions = Subscriptions()
+        self._connection = Connection(
             transport,
-            on_request=self._handlers.answer,
-            on_notification=self._on_notification,
-            label=name,
+            name=name,
+            handlers=self._handlers,
+            client_info=dict(client_info or default_client_info()),
+            request_timeout=self._timeouts.request,
+            on_notification=self._subscriptions.notify,
         )
-        self._agreement: Agreement | None = None
-        # The version in use: the agreed one, until a 2026 -32022 retry switches it.
-        self._version: str | None = None
-        self._modern: ModernRequests | None = None
-        self._minimal: MinimalCalls | None = None
-        self._log_level: LogLevel | None = None
-        self._subscribers: list[NotificationCallback] = []
-        self._resource_subscriptions: set[str] = set()
-        self._reader: asyncio.Task[None] | None = None
-        self._listener: asyncio.Task[None] | None = None
-        # Every listen task, including replaced ones still winding down; aclose awaits them.
-        self._listeners: set[asyncio.Task[None]] = set()
         self._closed = False
 
-    # -- what was agreed -----------------------------------------------------------------
+    # -- what it runs over, and what was agreed -------------------------------------------
 
     @property
     def transport(self) -> Transport:
-        return self._transport
+        """The transport the session runs over (wrapped by its instruments, if any)."""
+        return self._connection.transport
+
+    @property
+    def process(self) -> ProcessTransport | None:
+        """The server's local process (a stdio server: pid, exit status, stderr tail,
+        skipped stdout lines), found through any wrappers; None for other transports."""
+        return self._connection.process
 
     @property
     def name(self) -> str:
@@ -157,88 +141,71 @@ class ClientSession:
 
     @property
     def client_info(self) -> JsonObject:
-        return dict(self._client_info)
+        return dict(self._connection.client_info)
 
     @property
     def capabilities(self) -> JsonObject:
         """What this client offers the server (from its handlers)."""
         return dict(self._capabilities)
 
-    def _agreed(self) -> Agreement:
-        if self._agreement is None:
-            raise ProtocolError(f"{self._name}: the session is not open yet (use 'async with')")
-        return self._agreement
-
     @property
     def era(self) -> Era:
         """`"legacy"` (the initialize handshake) or `"modern"` (2026-07-28). A minimal-
         dialect tool counts as legacy: a live process whose first line is a handshake."""
-        return self._agreed().era
+        return self._connection.agreed().era
 
     @property
     def dialect(self) -> Dialect:
         """`"mcp"`, or `"minimal"` for a hand-written tool that speaks the minimal JSON-RPC
         dialect (its `protocol_version` is then `"minimal"`)."""
-        return self._agreed().dialect
+        return self._connection.agreed().dialect
 
     @property
     def protocol_version(self) -> str:
-        self._agreed()
-        assert self._version is not None
-        return self._version
+        """The version in use: the agreed one, unless a 2026 -32022 retry switched it."""
+        self._connection.agreed()
+        assert self._connection.version is not None
+        return self._connection.version
 
     @property
     def server_info(self) -> Implementation:
-        return self._agreed().server_info
+        return self._connection.agreed().server_info
 
     @property
     def server_capabilities(self) -> JsonObject:
-        return dict(self._agreed().server_capabilities)
+        return dict(self._connection.agreed().server_capabilities)
 
     @property
     def instructions(self) -> str | None:
-        return self._agreed().instructions
+        return self._connection.agreed().instructions
 
     @property
     def probe_fallback(self) -> float | None:
         """Seconds the 2026 `server/discover` probe took before negotiation fell back to the
         `initialize` handshake; None when there was no fallback (no probe, or it was
         answered). What a slow start of a legacy server was spent on."""
-        return self._agreed().probe_fallback
+        return self._connection.agreed().probe_fallback
 
     # -- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> ClientSession:
-        self._reader = asyncio.get_running_loop().create_task(self._engine.run())
         offer = Offer(
             label=self._name,
             protocol=self._protocol,
             capabilities=self._capabilities,
-            client_info=self._client_info,
+            client_info=self._connection.client_info,
             handshake_timeout=self._timeouts.handshake,
             identity=self._identity,
             cache=self._era_cache,
         )
         try:
-            agreement = await negotiate(self._engine, self._transport, offer, self._meta_for)
+            await self._connection.open(offer, refresh_tools=self.list_tools)
         except BaseException:
             await self.aclose()
             raise
-        self._agreement = agreement
-        self._version = agreement.protocol_version
-        if agreement.dialect == "minimal":
-            self._minimal = MinimalCalls(
-                self._engine, self._transport, self._name, self._timeouts.handshake
-            )
-        if agreement.era == "modern":
-            self._modern = ModernRequests(
-                self._engine,
-                self._handlers,
-                self._name,
-                meta=lambda: self._meta_for(self.protocol_version),
-                on_version=self._switch_version,
-                refresh_tools=self.list_tools,
-            )
+        modern = self._connection.modern
+        if modern is not None:
+            self._subscriptions.use_listen(modern, self.server_capabilities)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -249,55 +216,18 @@ class ClientSession:
         if self._closed:
             return
         self._closed = True
-        cancelled = False
-        tasks = [*self._listeners, *([self._reader] if self._reader else [])]
-        for task in tasks:
-            task.cancel()
-        try:
-            await self._transport.aclose()
-        except asyncio.CancelledError:
-            cancelled = True
-        for task in tasks:
-            if task is not None:
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    if not task.cancelled():
-                        cancelled = True
-                except Exception:
-                    log.exception("session task failed")
-        if cancelled:
-            raise asyncio.CancelledError
+        await self._connection.aclose(self._subscriptions.stop())
 
     async def wait_closed(self) -> McpError:
         """Wait until the connection is gone (a crash, or `aclose()`); return why."""
-        if self._reader is not None:
-            await asyncio.wait({self._reader})
-        return self._engine.closed or ConnectionClosed(f"{self._name}: closed")
+        return await self._connection.wait_closed()
 
     @property
     def closed(self) -> McpError | None:
         """Why the connection is gone, or None while it is up."""
-        return self._engine.closed
-
-    @property
-    def pid(self) -> int | None:
-        """The server's process id for stdio servers, else None."""
-        return self._transport.pid
-
-    def stderr_lines(self) -> list[str]:
-        """The server's last stderr lines (stdio servers; empty otherwise)."""
-        return self._transport.stderr_lines()
+        return self._connection.engine.closed
 
     # -- requests ------------------------------------------------------------------------
-
-    def _meta_for(self, version: str) -> JsonObject:
-        capabilities = self._handlers.capabilities("modern")
-        return modern_meta(version, capabilities, self._client_info, self._log_level)
-
-    def _switch_version(self, version: str) -> None:
-        self._version = version
-        self._transport.negotiated("modern", version)
 
     async def request(
         self,
@@ -310,24 +240,9 @@ class ClientSession:
         max_timeout: float | None = None,
     ) -> JsonObject:
         """Send any request and return its raw result, shaped for the session's era."""
-        if self._agreed().dialect == "minimal":
-            raise ProtocolError(
-                f"{self._name}: {method}: this tool speaks the minimal JSON-RPC dialect, "
-                "which takes tool calls only"
-            )
-        timeout = self._timeouts.request if timeout is None else timeout
-        if self._modern is None:
-            return await self._engine.request(
-                method,
-                params,
-                timeout=timeout,
-                on_progress=on_progress,
-                progress_extends_deadline=progress_extends_deadline,
-                max_timeout=max_timeout,
-            )
-        return await self._modern.request(
+        return await self._connection.request(
             method,
-            params or {},
+            params,
             timeout=timeout,
             on_progress=on_progress,
             progress_extends_deadline=progress_extends_deadline,
@@ -337,89 +252,21 @@ class ClientSession:
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         """Send a notification to the server (never to a minimal-dialect tool, which a
         message it does not expect may crash: there it is dropped)."""
-        if self._agreed().dialect == "minimal":
-            log.debug("%s: not sending %s to a minimal-dialect tool", self._name, method)
-            return
-        await self._engine.notify(method, params)
+        await self._connection.notify(method, params)
 
     async def _paginate(
         self, method: str, key: str, build: Callable[[Any], T], timeout: float | None
     ) -> list[T]:
-        """Every item of a paginated list, up to MAX_PAGES pages and MAX_ITEMS items (a
-        warning names the server and the method when a limit cuts the list short)."""
-        malformed = _Malformed()
-        try:
-            return await self._pages(method, key, build, timeout, malformed)
-        finally:
-            if (more := malformed.count - MAX_ITEM_WARNINGS) > 0:
-                log.warning("%s: %s: left out %d more malformed items", self._name, method, more)
+        return await paginate(self._page, self._name, method, key, build, timeout=timeout)
 
-    async def _pages(
-        self,
-        method: str,
-        key: str,
-        build: Callable[[Any], T],
-        timeout: float | None,
-        malformed: _Malformed,
-    ) -> list[T]:
-        items: list[T] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            params: JsonObject = {} if cursor is None else {"cursor": cursor}
-            result = await self.request(method, params or None, timeout=timeout)
-            page = result.get(key, [])
-            if not isinstance(page, list):
-                raise ProtocolError(f"{self._name}: {method}: {key!r} is not a list")
-            room = MAX_ITEMS - len(items)
-            items.extend(self._readable(method, build, page[:room], malformed))
-            next_cursor = result.get("nextCursor")
-            if len(page) > room or (isinstance(next_cursor, str) and len(items) >= MAX_ITEMS):
-                log.warning(
-                    "%s: %s: stopped at %d items; the server offers more, which are left out",
-                    self._name,
-                    method,
-                    MAX_ITEMS,
-                )
-                return items
-            if not isinstance(next_cursor, str):
-                return items
-            if next_cursor in seen:
-                log.warning(
-                    "%s: %s: the server repeated cursor %.100r; stopping with %d items",
-                    self._name,
-                    method,
-                    next_cursor,
-                    len(items),
-                )
-                return items
-            seen.add(next_cursor)
-            cursor = next_cursor
-        log.warning(
-            "%s: %s: stopped after %d pages (%d items); the server keeps sending a next "
-            "cursor, so the rest is left out",
-            self._name,
-            method,
-            MAX_PAGES,
-            len(items),
-        )
-        return items
+    async def _page(
+        self, method: str, params: JsonObject | None, timeout: float | None
+    ) -> JsonObject:
+        return await self.request(method, params, timeout=timeout)
 
-    def _readable(
-        self, method: str, build: Callable[[Any], T], page: list[Any], malformed: _Malformed
-    ) -> list[T]:
-        """The items of a page that are well formed; each other one is left out and counted
-        in `malformed`, with a warning for the first few of the list (one broken tool must
-        not cost the server all of its tools, nor a thousand of them fill the screen)."""
-        items: list[T] = []
-        for item in page:
-            try:
-                items.append(build(item))
-            except ProtocolError as exc:
-                malformed.count += 1
-                if malformed.count <= MAX_ITEM_WARNINGS:
-                    log.warning("%s: %s: leaving out an item: %s", self._name, method, exc)
-        return items
+    def _usable(self, tools: list[Tool]) -> list[Tool]:
+        """The tools usable over this transport (see `ToolsHook`)."""
+        return tools if self._tools_hook is None else self._tools_hook.tools_listed(tools)
 
     # -- typed methods -------------------------------------------------------------------
 
@@ -429,11 +276,10 @@ class ClientSession:
         Over HTTP in the 2026 era, a tool whose `x-mcp-header` annotations are invalid is
         left out (with a warning naming it), as the specification requires.
         """
-        agreement = self._agreed()
+        agreement = self._connection.agreed()
         if agreement.dialect == "minimal":
-            return self._transport.tools_listed(list(agreement.tools))
-        tools = await self._paginate("tools/list", "tools", Tool.from_wire, timeout)
-        return self._transport.tools_listed(tools)
+            return self._usable(list(agreement.tools))
+        return self._usable(await self._paginate("tools/list", "tools", Tool.from_wire, timeout))
 
     async def call_tool(
         self,
@@ -451,11 +297,12 @@ class ClientSession:
         token, and a timed-out call is not cancelled (the tool might not survive the notice);
         if the tool says nothing more after that, the next call restarts it first (stdio).
         """
-        if self._minimal is not None:
+        connection = self._connection
+        if connection.minimal is not None:
             timeout = self._timeouts.request if timeout is None else timeout
-            return await self._minimal.call(name, dict(arguments or {}), timeout)
+            return await connection.minimal.call(name, dict(arguments or {}), timeout)
         params: JsonObject = {"name": name, "arguments": dict(arguments or {})}
-        result = await self.request(
+        result = await connection.request(
             "tools/call",
             params,
             timeout=timeout,
@@ -466,14 +313,14 @@ class ClientSession:
         return CallToolResult.from_wire(result)
 
     async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        if self._agreed().dialect == "minimal":
+        if self._connection.agreed().dialect == "minimal":
             return []
         return await self._paginate("resources/list", "resources", Resource.from_wire, timeout)
 
     async def list_resource_templates(
         self, *, timeout: float | None = None
     ) -> list[ResourceTemplate]:
-        if self._agreed().dialect == "minimal":
+        if self._connection.agreed().dialect == "minimal":
             return []
         return await self._paginate(
             "resources/templates/list", "resourceTemplates", ResourceTemplate.from_wire, timeout
@@ -484,7 +331,7 @@ class ClientSession:
         return ReadResourceResult.from_wire(result)
 
     async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        if self._agreed().dialect == "minimal":
+        if self._connection.agreed().dialect == "minimal":
             return []
         return await self._paginate("prompts/list", "prompts", Prompt.from_wire, timeout)
 
@@ -524,7 +371,7 @@ class ClientSession:
         if self.dialect == "minimal":
             return
         if self.era == "modern":
-            self._log_level = level
+            self._connection.log_level = level
         else:
             await self.request("logging/setLevel", {"level": level})
 
@@ -532,8 +379,8 @@ class ClientSession:
         """Check the server answers. 2026 has no ping; `server/discover` stands in. A
         minimal-dialect tool, which a ping may crash, is only checked to be connected."""
         if self.dialect == "minimal":
-            if self._engine.closed is not None:
-                raise self._engine.closed
+            if self.closed is not None:
+                raise self.closed
             return
         if self.era == "modern":
             await self.request("server/discover", None, timeout=timeout)
@@ -554,51 +401,19 @@ class ClientSession:
     def subscribe(self, callback: NotificationCallback) -> Callable[[], None]:
         """Deliver server notifications (list changes, resource updates, log messages) to
         `callback`; returns a function that removes it."""
-        self._subscribers.append(callback)
-        self._ensure_listening()
-
-        def remove() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return remove
+        return self._subscriptions.add(callback)
 
     async def subscribe_resource(self, uri: str) -> None:
         """Get `notifications/resources/updated` for `uri`."""
-        self._resource_subscriptions.add(uri)
+        self._subscriptions.resources.add(uri)
         if self.era == "legacy" and self.dialect == "mcp":
             await self.request("resources/subscribe", {"uri": uri})
         else:
-            self._restart_listening()
+            self._subscriptions.restart_listening()
 
     async def unsubscribe_resource(self, uri: str) -> None:
-        self._resource_subscriptions.discard(uri)
+        self._subscriptions.resources.discard(uri)
         if self.era == "legacy" and self.dialect == "mcp":
             await self.request("resources/unsubscribe", {"uri": uri})
         else:
-            self._restart_listening()
-
-    def _on_notification(self, method: str, params: JsonObject | None) -> None:
-        notification = Notification(method, params or {})
-        for callback in list(self._subscribers):
-            try:
-                callback(notification)
-            except Exception:
-                log.exception("notification subscriber failed on %s", method)
-
-    def _ensure_listening(self) -> None:
-        if self._modern is None or self._closed:
-            return
-        if self._listener is None or self._listener.done():
-            wanted = listen_filter(self.server_capabilities, self._resource_subscriptions)
-            if wanted and self._modern is not None:
-                task = asyncio.get_running_loop().create_task(self._modern.listen(wanted))
-                self._listener = task
-                self._listeners.add(task)
-                task.add_done_callback(self._listeners.discard)
-
-    def _restart_listening(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            self._listener = None
-        self._ensure_listening()
+            self._subscriptions.restart_listening()

@@ -1,8 +1,12 @@
 """Typed views of what MCP servers return: tools, content blocks, resources, prompts.
 
-Each type is a frozen dataclass built by `from_wire` from the server's JSON, tolerant of
-missing optional fields and of fields from newer revisions (kept in `meta` or ignored).
-A malformed required field raises `ProtocolError` naming the field.
+Each type is a frozen, slotted dataclass built by `from_wire` from the server's JSON, tolerant
+of missing optional fields and of fields from newer revisions (kept in `meta` or ignored). A
+malformed required field raises `ProtocolError` naming the field. Frozen is shallow: a list
+or dict field (`content`, `input_schema`, `meta`) is the parsed JSON itself; change a value
+with `dataclasses.replace`. A value the specification fixes is a `Literal` where this
+client decides it (a content block's `type`); one a server may get wrong (a prompt
+message's `role`) stays a string, since the reader is tolerant.
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def _obj(item: Any, where: str) -> Json:
     return item
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Implementation:
     """A server's (or client's) name and version, as sent in `serverInfo`."""
 
@@ -94,7 +98,7 @@ class Implementation:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Tool:
     """A tool a server offers. `input_schema` is kept exactly as received.
 
@@ -135,14 +139,14 @@ class Tool:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class TextContent:
     text: str
     annotations: Json | None = None
     type: Literal["text"] = "text"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ImageContent:
     data: str
     mime_type: str
@@ -150,7 +154,7 @@ class ImageContent:
     type: Literal["image"] = "image"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class AudioContent:
     data: str
     mime_type: str
@@ -158,7 +162,7 @@ class AudioContent:
     type: Literal["audio"] = "audio"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ResourceLink:
     uri: str
     name: str
@@ -170,14 +174,14 @@ class ResourceLink:
     type: Literal["resource_link"] = "resource_link"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class TextResourceContents:
     uri: str
     text: str
     mime_type: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class BlobResourceContents:
     uri: str
     blob: str
@@ -198,14 +202,14 @@ def resource_contents_from_wire(data: Any) -> ResourceContents:
     raise ProtocolError(f"resource contents {uri!r}: neither 'text' nor 'blob'")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class EmbeddedResource:
     resource: ResourceContents
     annotations: Json | None = None
     type: Literal["resource"] = "resource"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class UnknownContent:
     """A content block of a type this client does not know; `raw` keeps it whole."""
 
@@ -253,7 +257,7 @@ def content_from_wire(data: Any) -> ContentBlock:
     return UnknownContent(raw=data, type=kind if isinstance(kind, str) else "unknown")
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class CallToolResult:
     """The result of `tools/call`: content blocks, optional structured content, error flag."""
 
@@ -277,7 +281,7 @@ class CallToolResult:
         return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Resource:
     uri: str
     name: str
@@ -300,7 +304,7 @@ class Resource:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ResourceTemplate:
     uri_template: str
     name: str
@@ -321,7 +325,7 @@ class ResourceTemplate:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ReadResourceResult:
     contents: list[ResourceContents]
 
@@ -331,14 +335,14 @@ class ReadResourceResult:
         return cls([resource_contents_from_wire(c) for c in items])
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class PromptArgument:
     name: str
     description: str | None = None
     required: bool = False
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Prompt:
     name: str
     title: str | None = None
@@ -364,13 +368,13 @@ class Prompt:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class PromptMessage:
     role: str
     content: ContentBlock
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class GetPromptResult:
     messages: list[PromptMessage]
     description: str | None = None
@@ -386,7 +390,7 @@ class GetPromptResult:
         return cls(messages=messages, description=_opt_str(data, "description"))
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Completion:
     values: list[str]
     total: int | None = None
@@ -404,7 +408,7 @@ class Completion:
         )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Root:
     """A filesystem root the client exposes to servers (`file://` URI)."""
 
@@ -418,7 +422,7 @@ class Root:
         return data
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Notification:
     """A notification from the server (list changes, resource updates, log messages)."""
 
