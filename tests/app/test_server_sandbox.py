@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import paicli.mcp as m
+from paicli.cli import main
 from paicli.doctor._sandbox import note_sandbox
 from paicli.doctor.findings import ServerReport
 from paicli.home import PaicliHome
@@ -323,3 +324,18 @@ async def test_the_doctor_names_the_mechanism_or_why_not(
     assert finding.severity == "error" and finding.code == "sandbox-unavailable"
     assert finding.message.startswith("its sandbox cannot be had here: no sandbox works here")
     assert finding.fix is not None and 'add "srv" to unsandboxed' in finding.fix
+
+
+def test_mcp_approve_says_what_sandbox_the_server_is_approved_with(
+    places: Places, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    places.project_server(sandbox=False)
+    monkeypatch.setenv("HOME", str(places.home))
+    monkeypatch.delenv("PAICLI_HOME", raising=False)
+    monkeypatch.chdir(places.project)
+    assert main(["mcp", "approve", "srv"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert "OS sandbox: none" in said
+    assert any(
+        line.startswith('Warning: it turns its OS sandbox off ("sandbox": false)') for line in said
+    )
