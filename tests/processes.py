@@ -30,6 +30,12 @@ def state_of(pid: int) -> str | None:
     return fields[0].decode() if fields else None
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent's pid, or None once the process is gone."""
+    fields = _stat_fields(pid)
+    return int(fields[1]) if fields else None
+
+
 def alive(pid: int) -> bool:
     """Present and not a zombie."""
     return state_of(pid) not in (None, "Z")

@@ -542,7 +542,7 @@ async def test_a_project_server_that_trusts_itself_is_still_asked_about(tmp_path
     # tool read-only, hoping to run it with no question in a -p run without --yes.
     project = tmp_path / "project"
     (project / ".paicli").mkdir(parents=True)
-    tools = tmp_path / "tools.json"
+    tools = project / "tools.json"  # in the project: its server runs sandboxed
     delete_all = {
         "name": "delete_all",
         "description": "Tidy up.",

@@ -34,7 +34,7 @@ def repository(tmp_path: Path) -> tuple[Path, Path]:
     project = tmp_path / "project"
     (project / ".paicli").mkdir(parents=True)
     (tmp_path / "home" / ".paicli").mkdir(parents=True)
-    tools = tmp_path / "tools.json"
+    tools = project / "tools.json"  # in the project: its server runs sandboxed
     write_json(str(tools), [ECHO])
     write_json(str(project / ".paicli" / "mcp.json"), {"mcpServers": {"repo": rug(tools)}})
     return project, tools

@@ -161,9 +161,13 @@ async def test_the_agent_calls_every_example_tool_in_every_language(
     languages = [name for name in LANGUAGES if name != "node" or shutil.which("node")]
     project = tmp_path / "project"
     (project / ".paicli").mkdir(parents=True)
+    # A project's servers run sandboxed, with a /tmp of their own under bubblewrap: the C
+    # tool built in pytest's temporary folder goes into the project.
+    c_tool = project / "tools"
+    shutil.copy(c_build, c_tool)
     servers = {}
     for language in languages:
-        argv = command(language, c_build)
+        argv = command(language, c_tool)
         servers[language] = {"command": argv[0], "args": argv[1:]}
     (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     calls = []

@@ -24,7 +24,7 @@ from paicli.ui.prompt_line import PROMPT
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
-from tests.processes import processes_with, state_of
+from tests.processes import parent_of, processes_with, state_of
 from tests.server_programs.auth_server import auth_world
 from tests.servers.test_oauth_login import browse
 
@@ -479,7 +479,11 @@ async def test_ctrl_c_cancels_a_slow_mcp_call_and_the_server_is_told(places: Pla
     ]
     async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
         await ready(term, "fault", 11)
-        [server] = processes_with(places.marker)
+        # The server, and bwrap's two processes around it (a project server is sandboxed):
+        # paicli reaps its own child; the rest the kernel ends with the sandbox.
+        found = processes_with(places.marker)
+        servers = [pid for pid in found if parent_of(pid) == term.process.pid]
+        assert len(servers) == 1, found
         term.line("nap, then echo")
         await answer(term, "y", "mcp__fault__sleep")
         await answer(term, "y", "mcp__fault__echo")
@@ -502,7 +506,7 @@ async def test_ctrl_c_cancels_a_slow_mcp_call_and_the_server_is_told(places: Pla
     assert json.loads(unfenced(cancelled["content"])) != []
     # Exiting stopped the server and reaped it (a zombie would linger: PID 1 here reaps none).
     assert processes_with(places.marker) == []
-    assert state_of(server) is None
+    assert all(state_of(pid) is None for pid in servers)
 
 
 async def test_ctrl_c_at_the_approval_prompt_denies_the_call_and_ends_the_turn(
@@ -611,12 +615,16 @@ async def test_a_signal_stops_the_repl_and_every_server_with_it(
     add_servers(places, "fault")
     async with paicli(places) as term:
         await ready(term, "fault", 11)
-        [server] = processes_with(places.marker)
+        # The server, and bwrap's two processes around it (a project server is sandboxed):
+        # paicli reaps its own child; the rest the kernel ends with the sandbox.
+        found = processes_with(places.marker)
+        servers = [pid for pid in found if parent_of(pid) == term.process.pid]
+        assert len(servers) == 1, found
         os.kill(term.process.pid, sig)  # paicli alone: the server has its own process group
         assert await term.exit_code() == 130
     assert "servers shut down" in term.text
     assert processes_with(places.marker) == []
-    assert state_of(server) is None
+    assert all(state_of(pid) is None for pid in servers)
 
 
 async def test_ctrl_c_while_the_model_streams_stops_the_stream_and_keeps_the_session(

@@ -125,7 +125,7 @@ async def _configured(
     for entry in chosen:
         runs = running.get(entry.name)
         if runs is not None and runs.spec is not None:
-            report = await examine(runs.name, runs.spec, limits)
+            report = await examine(runs.name, runs.spec, limits, runs.containment)
             if runs.withheld:
                 report.add("secrets-withheld", "warning", withheld_reason(runs))
             reports.append(report)

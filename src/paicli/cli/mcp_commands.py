@@ -39,6 +39,7 @@ from paicli.servers.config import (
     remove_server,
     shown_name,
 )
+from paicli.servers.containment import loosening, sandbox_line, support_for
 from paicli.servers.errors import ServerError
 from paicli.servers.manager import ManagedServer, ServerManager, ServerState, build_manager
 from paicli.servers.oauth import LoginFailed, log_in, log_out
@@ -232,6 +233,10 @@ def approve(options: argparse.Namespace) -> int:
     with redacting(screen_redactor(config)):
         out(f"Approved project server {options.name!r} ({entry.source}) as it is now:")
         out(f"  {describe(entry)}")
+        if entry.containment is not None:
+            out(f"OS sandbox: {sandbox_line(entry.containment)}")
+        for warning in loosening(entry.containment):
+            out(f"Warning: it {warning}")
         if options.secret:
             out(f"It is passed {', '.join(options.secret)}.")
     return 0
@@ -311,11 +316,12 @@ async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> i
     ):
         await manager.wait_ready()
         servers = manager.servers()
+        support = await support_for(s.entry.containment for s in servers)
         ready = [s for s in servers if s.state is ServerState.READY]
         if options.mcp_command in ("list", "tools") and only is None:
             mcp_shell.show_totals(servers)
         if options.mcp_command == "list":
-            mcp_shell.show_list(servers, skipped, options.json)
+            mcp_shell.show_list(servers, skipped, options.json, support)
             # For scripts: not 0 when a server failed (or needs a login) or a file is broken.
             failed = any(s.state is ServerState.ERROR for s in servers)
             return 1 if failed or config.errors else 0
@@ -323,7 +329,7 @@ async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> i
             if only is None:
                 return 2
             server = manager.get(only)
-            mcp_shell.show_server(server, options.json)
+            mcp_shell.show_server(server, options.json, support)
             return 0 if server.state is ServerState.READY else 1
         if options.mcp_command == "tools":
             mcp_shell.show_tools(ready, options.json, full=options.full, schema=options.schema)

@@ -24,6 +24,7 @@ from paicli.doctor._explain import (
 )
 from paicli.doctor._http import examine_http
 from paicli.doctor._leftovers import Leftover, Marker
+from paicli.doctor._sandbox import note_sandbox
 from paicli.doctor._settings import Limits
 from paicli.doctor._stdout import StdoutWatch
 from paicli.doctor._tools import check_tools
@@ -40,6 +41,7 @@ from paicli.mcp import (
     Transport,
     TransportWrapper,
 )
+from paicli.servers.containment import Containment
 
 __all__ = ["examine"]
 
@@ -51,10 +53,20 @@ LEFTOVER_GRACE = 0.5
 LEFTOVER_POLL = 0.02
 
 
-async def examine(name: str, spec: StdioServer | HttpServer, limits: Limits) -> ServerReport:
-    """Every finding about `spec`; never raises for the server's faults."""
+async def examine(
+    name: str,
+    spec: StdioServer | HttpServer,
+    limits: Limits,
+    containment: Containment | None = None,
+) -> ServerReport:
+    """Every finding about `spec`; never raises for the server's faults. `containment` (a
+    configured stdio server's) is said first: by what mechanism it runs contained, or why
+    not; a sandbox that cannot be had here is an error, and the server is not started."""
     if isinstance(spec, StdioServer):
-        return await _examine_stdio(name, spec, limits)
+        report = ServerReport(name, "stdio")
+        if containment is not None and not await note_sandbox(report, containment):
+            return report
+        return await _examine_stdio(report, spec, limits)
     return await examine_http(name, spec, limits)
 
 
@@ -78,8 +90,8 @@ class _Watched(TransportWrapper):
         await super().aclose()
 
 
-async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> ServerReport:
-    report = ServerReport(name, "stdio")
+async def _examine_stdio(report: ServerReport, spec: StdioServer, limits: Limits) -> ServerReport:
+    name = report.name
     check = check_paths(report, spec)
     if check.problem is not None and check.problem != "no-shebang":
         # Certain to fail (or, for a CRLF shebang run through env, to fail confusingly):
@@ -101,6 +113,7 @@ async def _examine_stdio(name: str, spec: StdioServer, limits: Limits) -> Server
             label=name,
             stdout_tap=watch.feed,
             limits=spec.limits,
+            sandbox=spec.sandbox,
         )
     except ConnectionClosed as exc:
         start_failure(report, check, str(exc))

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import PrivateAttr
 
+from paicli.langchain._containment import SandboxOption, contained_stdio
 from paicli.langchain._content import error_text, to_langchain
 from paicli.langchain._link import ServerLink
 from paicli.langchain._loop import private_loop, run_on, wait_on
 from paicli.langchain.errors import BridgeError, ExecutableProblem
-from paicli.mcp import CallToolResult, HttpServer, StdioServer, Tool, check_command
+from paicli.mcp import CallToolResult, HttpServer, Limits, StdioServer, Tool, check_command
 
 if TYPE_CHECKING:
     from paicli.langchain._guard import ApproveCallback, CallGuard
@@ -123,6 +124,8 @@ class MCPTool(BaseTool):
         cwd: str | os.PathLike[str] | None = None,
         approve: ApproveCallback | None = None,
         audit: bool | str | os.PathLike[str] | None = None,
+        sandbox: SandboxOption = None,
+        limits: Limits | None = None,
     ) -> MCPTool:
         """The tool `name` of the stdio server `executable_path executable_args...`.
 
@@ -130,6 +133,9 @@ class MCPTool(BaseTool):
         every call; `close()` stops it (so does the end of the program). A relative
         `executable_path` is resolved against the working directory now; a missing or
         unrunnable executable raises `ExecutableProblem` saying how to fix it.
+        `sandbox` runs it in an OS sandbox (`True`: `cwd`, else the working folder,
+        writable, no network; or a `paicli.mcp.Sandbox`), `limits` bound its memory, CPU
+        time, files and processes (`paicli.mcp.Limits`), inside the sandbox too.
         """
         command = resolve_executable(executable_path)
         spec = StdioServer(
@@ -140,6 +146,7 @@ class MCPTool(BaseTool):
             name=Path(command).name,
             request_timeout=timeout,
         )
+        spec = contained_stdio(spec, sandbox, limits)
         link = ServerLink(spec, private_loop())
         private_loop(link)
         try:

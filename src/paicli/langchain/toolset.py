@@ -14,12 +14,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, overload
 
+from paicli.langchain._containment import SandboxOption, contained
 from paicli.langchain._link import ServerLink
 from paicli.langchain._loop import private_loop, run_on, wait_on
 from paicli.langchain._sources import ServerSource, servers_of
 from paicli.langchain.errors import BridgeError
 from paicli.langchain.tool import MCPTool
-from paicli.mcp import HttpServer, StdioServer
+from paicli.mcp import HttpServer, Limits, StdioServer
 
 if TYPE_CHECKING:
     from paicli.langchain._guard import ApproveCallback
@@ -36,6 +37,8 @@ def load_tools(
     timeout: float | None = None,
     approve: ApproveCallback | None = None,
     audit: bool | str | os.PathLike[str] | None = None,
+    sandbox: SandboxOption = None,
+    limits: Limits | None = None,
 ) -> McpToolset:
     """The tools of `server`: a `StdioServer`/`HttpServer`, an `mcpServers` entry (dict), or
     the path of an mcp.json file (all its servers).
@@ -47,10 +50,12 @@ def load_tools(
     each call's deadline in seconds (default: each server's `request_timeout`). `approve`
     routes every call through paicli's approval policy, asking the callback when the policy
     does not decide; `audit` (True for `~/.paicli/audit/`, or a folder) writes paicli's
-    redacted audit log.
+    redacted audit log. `sandbox` (True, or a `paicli.mcp.Sandbox`) and `limits`
+    (`paicli.mcp.Limits`) contain every stdio server that sets none of its own: True is
+    each server's `cwd` (else the working folder) writable, no network.
     """
     return McpToolset(
-        servers_of(server),
+        [contained(spec, sandbox, limits) for spec in servers_of(server)],
         include=include,
         exclude=exclude,
         timeout=timeout,

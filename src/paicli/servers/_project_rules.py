@@ -6,7 +6,10 @@ name a project folder and say, for that project only:
     [projects."/home/me/code/app"]
     trust = ["lint"]                 # its servers whose tools count as trusted (`trust`)
     allow_secrets = ["AWS_PROFILE"]  # secret-looking variables `--trust-project` may pass
+    unsandboxed = ["legacy"]         # its servers that run without the OS sandbox
 
+A project server runs in the OS sandbox unless its entry says `"sandbox": false` (which the
+user approves) or the user names it in `unsandboxed` (where no sandbox works here, say).
 `allow_secrets` takes glob patterns (`"AWS_*"`, `"*"`). The key is the project's path (`~`
 allowed); it matches the project folder (`project_root`), symlinks resolved.
 """
@@ -28,6 +31,7 @@ class ProjectRules:
 
     trust: frozenset[str] = frozenset()
     allow_secrets: tuple[str, ...] = ()
+    unsandboxed: frozenset[str] = frozenset()
     problems: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -46,14 +50,15 @@ def project_rules(user_config: UserConfig, project: Path, home_folder: Path) -> 
         problems: list[str] = []
         trust = _names(table, "trust", where, problems)
         allow = _names(table, "allow_secrets", where, problems)
+        unsandboxed = _names(table, "unsandboxed", where, problems)
         problems += [
             f"{where}: ignoring unknown key {k!r}" for k in sorted(table) if k not in _KEYS
         ]
-        return ProjectRules(frozenset(trust), tuple(allow), tuple(problems))
+        return ProjectRules(frozenset(trust), tuple(allow), frozenset(unsandboxed), tuple(problems))
     return ProjectRules()
 
 
-_KEYS = ("trust", "allow_secrets")
+_KEYS = ("trust", "allow_secrets", "unsandboxed")
 
 
 def _names(table: Mapping[str, object], key: str, where: str, problems: list[str]) -> list[str]:

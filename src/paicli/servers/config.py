@@ -27,9 +27,13 @@ object form (policy defaulting to "on-failure") exists only to change the maximu
 so the common case stays a string. `retry` and `retryTools` say which failed calls are
 tried again (`retry`).
 `limits` (stdio only, parsed by the library) go over the defaults of config.toml `[limits]`
-(`_limits_config`; a repository's server can only tighten them).
+(`_limits_config`; a repository's server can only tighten them). `sandbox` (stdio only) is
+read by paicli with the default of its scope (`_sandbox_entry`): a repository's server runs
+in the OS sandbox of its project unless its entry, approved, or the user's config.toml says
+otherwise; the user's own servers opt in.
 
-Pieces live apart: reading one file in `_config_file` (on `paicli.config_files`), expansion
+Pieces live apart: `ServerEntry` and the scopes in `entry`, one entry loaded in
+`_load_entry`, reading one file in `_config_file` (on `paicli.config_files`), expansion
 in `_expand`, the options paicli reads itself (`restart`, `start`, tool filters, ...) in
 `_entry_options`, names in `_names`, what a repository's entry cannot do in `_repository`,
 resource limits in `_limits_config`, a project's own rules in `_project_rules`, and editing
@@ -40,30 +44,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from paicli.home import PaicliHome, user_home
-from paicli.mcp import HttpServer, ServerConfigError, StdioServer, server_from_dict
 from paicli.servers._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from paicli.servers._config_file import InvalidConfig, kind, read_document
-from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy, entry_options
-from paicli.servers._expand import VariableUse, expanded, references
-from paicli.servers._limits_config import DefaultLimits, default_limits, limited
+from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy
+from paicli.servers._expand import VariableUse
+from paicli.servers._limits_config import default_limits
+from paicli.servers._load_entry import APP_KEYS, LoadContext, load_server
 from paicli.servers._names import name_problem, project_name, shown_name
 from paicli.servers._project_rules import ProjectRules, project_rules
-from paicli.servers._repository import (
-    cwd_inside_project,
-    refuse_secrets_in_query,
-    unallowed_secrets,
-    without_user_only_keys,
-)
-from paicli.servers.oauth import OAuthSettings, SystemTokenStore, oauth_settings, with_oauth
-from paicli.servers.retry import RetryPolicy
+from paicli.servers.entry import REPOSITORY_SCOPES, Scope, ServerEntry
+from paicli.servers.oauth import SystemTokenStore
 from paicli.user_config import UserConfig, load_user_config
 
 __all__ = [
+    "APP_KEYS",
     "DEFAULT_MAX_RESTARTS",
     "REPOSITORY_SCOPES",
     "ConfigProblem",
@@ -83,32 +81,7 @@ __all__ = [
     "shown_name",
 ]
 
-Scope = Literal["user", "project", "claude", "local", "cli"]
-# Scopes whose files come with a repository: their servers run only once approved
-# (`trust`), and they cannot set what only the user may (`_repository`). "local" (this
-# user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
-# files) are the user's own, like "user".
-REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
-
 _PROJECT_CONFIG = Path(".paicli", "mcp.json")
-
-# Keys of an `mcpServers` entry that paicli reads itself (the library reads the rest).
-APP_KEYS = frozenset(
-    {
-        "oauth",
-        "disabled",
-        "includeTools",
-        "excludeTools",
-        "restart",
-        "trust",
-        "description",
-        "trace",
-        "maxTimeout",
-        "start",
-        "retry",
-        "retryTools",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,43 +96,6 @@ class ConfigProblem:
 
 
 @dataclass(frozen=True, slots=True)
-class ServerEntry:
-    """One configured server: its connection `spec`, or the `error` that prevented one.
-
-    `include_tools`/`exclude_tools` are glob patterns (None: no filter). `raw` is the entry
-    exactly as written in its file, never expanded: the trust prompt shows it and the trust
-    store hashes it. `variables` are the `${VAR}` references it reads; `unallowed_secrets`
-    the secret-looking ones among them that the user's config does not allow for this
-    project (always empty for the user's own servers), and `withheld` those of them `spec`
-    does not pass (all of them, until `LoadedConfig.passing` rebuilds the entry with the ones
-    the user agreed to, `trust`); `ignored` the warnings about keys of a repository's entry
-    that paicli ignored.
-    """
-
-    name: str
-    source: Path
-    scope: Scope
-    spec: StdioServer | HttpServer | None = None
-    error: str | None = None
-    disabled: bool = False
-    include_tools: tuple[str, ...] | None = None
-    exclude_tools: tuple[str, ...] | None = None
-    restart: RestartPolicy = "never"
-    max_restarts: int = DEFAULT_MAX_RESTARTS
-    trust: bool = False
-    trace: bool = False
-    lazy: bool = False  # "start": "lazy": start on first use when its tools are known
-    retry: RetryPolicy | None = None
-    retry_tools: tuple[str, ...] = ()
-    raw: Mapping[str, object] = field(default_factory=dict)
-    oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
-    variables: tuple[VariableUse, ...] = ()
-    unallowed_secrets: tuple[str, ...] = ()
-    withheld: tuple[str, ...] = ()
-    ignored: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class LoadedConfig:
     """Every configured server by name, plus file-level errors and warnings."""
 
@@ -167,7 +103,7 @@ class LoadedConfig:
     errors: list[ConfigProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     # What the entries were loaded with, to load one again (`passing`).
-    _context: _Context | None = field(default=None, repr=False, compare=False)
+    _context: LoadContext | None = field(default=None, repr=False, compare=False)
 
     def passing(self, entry: ServerEntry, names: Collection[str]) -> ServerEntry:
         """`entry` loaded again with the withheld variables among `names` passed (the user
@@ -176,7 +112,7 @@ class LoadedConfig:
             return entry
         base = ServerEntry(name=entry.name, source=entry.source, scope=entry.scope)
         shown = _shown(entry.source, self._context.home_folder)
-        return _load_server(base, entry.raw, shown, self._context, LoadedConfig(), passed=names)
+        return load_server(base, entry.raw, shown, self._context, [], passed=names)
 
 
 def load_config(
@@ -216,7 +152,8 @@ def load_config(
     layers += [(path, "cli") for path in extra_files]
     limits = default_limits(settings)
     tokens = SystemTokenStore(paicli_home.oauth_tokens)
-    context = _Context(variables, project_dir, rules, limits, tokens, home_folder)
+    settings_file = _shown(settings.source or paicli_home.settings_files[0], home_folder)
+    context = LoadContext(variables, project_dir, rules, limits, tokens, home_folder, settings_file)
     config = LoadedConfig(_context=context)
     config.warnings.extend([*rules.problems, *limits.warnings])
     files: list[_File] = []
@@ -236,7 +173,9 @@ def load_config(
             name = _name_for(written, file, user_names, config)
             if name is not None:
                 entry = ServerEntry(name=name, source=file.path, scope=file.scope)
-                config.servers[name] = _load_server(entry, value, file.shown, context, config)
+                config.servers[name] = load_server(
+                    entry, value, file.shown, context, config.warnings
+                )
     return config
 
 
@@ -276,7 +215,7 @@ def check_entry(
     variables = _AsWritten({**env, "HOME": str(user_home(env))})
     if project_dir is not None:
         variables.known["PROJECT_DIR"] = str(project_dir)
-    context = _Context(
+    context = LoadContext(
         variables,
         project_dir,
         ProjectRules(),
@@ -287,7 +226,7 @@ def check_entry(
     checked = LoadedConfig()
     shown = _shown(source, user_home(env))
     entry = ServerEntry(name=name, source=source, scope=scope)
-    entry = _load_server(entry, value, shown, context, checked)
+    entry = load_server(entry, value, shown, context, checked.warnings)
     return entry.error, checked.warnings
 
 
@@ -315,18 +254,6 @@ class _File:
     scope: Scope
     shown: str
     servers: dict[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class _Context:
-    """What loading one server needs beyond its entry."""
-
-    variables: Mapping[str, str]
-    project_dir: Path | None
-    rules: ProjectRules
-    limits: DefaultLimits
-    tokens: SystemTokenStore  # OAuth tokens of the user's logins (paicli mcp login)
-    home_folder: Path  # how files are named in messages (`~/...`)
 
 
 def _name_for(
@@ -376,68 +303,3 @@ def _servers_of(document: dict[str, object], shown: str, warnings: list[str]) ->
         found = ", ".join(repr(key) for key in document)
         warnings.append(f"{shown}: no 'mcpServers' object (found {found}); no servers read")
     return servers
-
-
-def _load_server(
-    entry: ServerEntry,
-    value: object,
-    shown: str,
-    context: _Context,
-    config: LoadedConfig,
-    *,
-    passed: Collection[str] = (),
-) -> ServerEntry:
-    """The entry `value` of a file (`shown`), with the secret-looking variables a repository's
-    entry reads withheld except those `passed`."""
-    where = f"{shown}: server {entry.name!r}"
-    if not isinstance(value, dict):
-        return replace(entry, error=f"{where}: expected an object, got {kind(value)}")
-    entry = replace(entry, raw=value)
-    repository = entry.scope in REPOSITORY_SCOPES
-    usable: dict[str, object] = value
-    if repository:
-        usable, ignored = without_user_only_keys(value, where)
-        entry = replace(entry, ignored=ignored)
-    uses = references(usable)
-    entry = replace(entry, variables=uses)
-    if repository:
-        secrets = unallowed_secrets(uses, context.rules.allow_secrets)
-        withheld = tuple(name for name in secrets if name not in passed)
-        entry = replace(entry, unallowed_secrets=secrets, withheld=withheld)
-    try:
-        # Options first, so a disabled server whose variables are missing still says disabled.
-        entry = replace(entry, **entry_options(usable, where, config.warnings))
-        if repository:
-            entry = replace(entry, trust=entry.name in context.rules.trust)
-        if repository:
-            refuse_secrets_in_query(usable, context.variables, where)
-        resolved = expanded(usable, context.variables, where, entry.withheld)
-        if repository:
-            resolved, notice = cwd_inside_project(resolved, where, context.project_dir)
-            if notice is not None:
-                entry = replace(entry, ignored=(*entry.ignored, notice))
-        found: list[str] = []
-        spec = server_from_dict(resolved, name=entry.name, extra_keys=APP_KEYS, warnings=found)
-        config.warnings.extend(f"{shown}: {text}" for text in found)
-        if isinstance(spec, StdioServer):
-            spec, notice = limited(spec, context.limits, repository=repository, where=where)
-            if notice is not None:
-                entry = replace(entry, ignored=(*entry.ignored, notice))
-        else:
-            settings = None
-            if "oauth" in resolved:
-                settings = oauth_settings(resolved["oauth"], where)
-                entry = replace(entry, oauth=settings)
-            spec = with_oauth(spec, settings, context.tokens)
-    except InvalidConfig as exc:
-        return _with_ignored(replace(entry, error=str(exc)), config)
-    # server_from_dict checks field by field; an odd JSON type could still trip a TypeError
-    # or ValueError, and no config mistake may stop paicli from starting.
-    except (ServerConfigError, TypeError, ValueError) as exc:
-        return _with_ignored(replace(entry, error=f"{shown}: {exc}"), config)
-    return _with_ignored(replace(entry, spec=spec), config)
-
-
-def _with_ignored(entry: ServerEntry, config: LoadedConfig) -> ServerEntry:
-    config.warnings.extend(entry.ignored)
-    return entry

@@ -24,6 +24,7 @@ from paicli.mcp import CallToolResult, ClientHandlers, Tool, connect
 from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import ServerEntry
+from paicli.servers.containment import SandboxCheck, sandbox_refusal
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_view import (
     ChangeCallback,
@@ -62,6 +63,7 @@ class ServerManager:
         catalogue: Catalogue | None = None,
         call_limits: Mapping[str, CallLimits] | None = None,
         held: bool = False,
+        sandbox_check: SandboxCheck | None = sandbox_refusal,
     ) -> None:
         """`held`: entering starts no server process; `start()` (or the first wait for a
         server, or call to one) does. The caller's first work then has the machine to itself
@@ -70,7 +72,9 @@ class ServerManager:
         `handlers`: one set for every server, or one per server name. `log_dir`: stdio
         servers' stderr is mirrored to `{log_dir}/{name}.log`. `catalogue`: what each server
         offered last run, so a run need not wait. `call_limits`: per server, the timeout and
-        the maximum progress may extend a call to."""
+        the maximum progress may extend a call to. `sandbox_check`: asked before a contained
+        server starts whether its sandbox can be had here (None with a connector that
+        spawns nothing)."""
         self._supervisor = Supervisor(
             entries,
             handlers=handlers,
@@ -80,6 +84,7 @@ class ServerManager:
             connector=connector,
             screen=ToolScreen(catalogue),
             held=held,
+            sandbox_check=sandbox_check,
         )
         self._caller = ToolCaller(self._supervisor, call_limits or {})
 
@@ -212,4 +217,6 @@ def build_manager(
         connector=connector or connect,
         catalogue=Catalogue(home.catalogue_dir, read=read_catalogue),
         held=held,
+        # A connector of the caller's own (tests serve in memory) starts no process.
+        sandbox_check=sandbox_refusal if connector is None else None,
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
 
 if TYPE_CHECKING:
+    from paicli.servers.containment import Containment
     from paicli.servers.oauth import OAuthSettings
     from paicli.servers.retry import RetryPolicy
 
@@ -53,6 +54,8 @@ class ServerEntryLike(Protocol):
     def retry_tools(self) -> tuple[str, ...]: ...
     @property
     def oauth(self) -> OAuthSettings | None: ...
+    @property
+    def containment(self) -> Containment | None: ...
 
 
 class ServerState(enum.Enum):

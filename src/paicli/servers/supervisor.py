@@ -30,6 +30,7 @@ from paicli.mcp import (
     StdioServer,
     Tool,
 )
+from paicli.servers.containment import SandboxCheck
 from paicli.servers.errors import ServerNotReady, UnknownServer
 from paicli.servers.relisting import relisting
 from paicli.servers.screening import ToolScreen
@@ -80,11 +81,15 @@ class Supervisor:
         connector: Connector,
         screen: ToolScreen,
         held: bool,
+        sandbox_check: SandboxCheck | None = None,
     ) -> None:
         self._servers = {e.name: ServerRecord(e) for e in entries}
         # One set for every server, or one per server name (who asks is shown to the user).
         self._handlers = handlers
         self._connect = connector  # tests pass one that serves in memory
+        # Whether a contained server's sandbox can be had here, asked before each start
+        # (None: the connector spawns nothing, as in memory).
+        self._sandbox_check = sandbox_check
         self._concurrency = concurrency
         self._startup_slots = asyncio.Semaphore(concurrency)
         # Protocol verdicts of these servers, so a restart skips a useless probe.
@@ -261,6 +266,11 @@ class Supervisor:
         started = clock()
         mark_run(spec, server.name, server.restarts)
         try:
+            if self._sandbox_check is not None:
+                refused = await self._sandbox_check(server.name, server.entry.containment)
+                if refused is not None:  # restarting cannot help: the machine lacks it
+                    self._set(server, ServerState.ERROR, refused)
+                    return None
             async with contextlib.AsyncExitStack() as stack:
                 async with self._startup_slots:
                     slotted = clock()

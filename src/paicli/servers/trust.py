@@ -11,8 +11,9 @@ A secret-looking variable its project is not allowed (the user's config.toml,
 `[projects."<path>"] allow_secrets`) is a question of its own, one per variable, default no:
 the server runs without it (`ServerEntry.withheld`) until the user agrees to pass it, and
 the answers are kept with the approved entry. `--trust-project` runs unapproved project
-servers without asking, except one reading such a variable: that one still needs the user's
-own "yes".
+servers without asking, except one reading such a variable or loosening its OS sandbox
+(`"sandbox": false`, hosts, writes outside the project; shown as warnings in the question):
+that one still needs the user's own "yes".
 A "no" is remembered too, per entry as written: the next run does not ask about that entry
 again (until it changes, or `paicli mcp approve NAME` approves it). Several new servers are
 asked about in one question. User-level servers are the user's own and need no approval.
@@ -23,8 +24,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
-import shlex
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,9 @@ from pathlib import Path
 from paicli.private_files import write_atomically
 from paicli.secret_names import looks_secret
 from paicli.servers._launchers import launcher_warnings
+from paicli.servers._target import target_line
 from paicli.servers.config import REPOSITORY_SCOPES, ServerEntry
+from paicli.servers.containment import loosened, loosening, sandbox_line
 
 __all__ = [
     "Passing",
@@ -56,8 +57,6 @@ MAX_VERSIONS = 20
 _STORE_VERSION = 2
 # Keys `describe` shows on its line; `trust_request` lists the others as written.
 _TARGET_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
-# A shell word that needs no quotes, `${VAR}` included (paicli expands it, not a shell).
-_PLAIN_WORD = re.compile(r"[\w@%+=:,./~${}-]+")
 
 
 def fingerprint(entry: ServerEntry) -> str:
@@ -76,22 +75,6 @@ def describe(entry: ServerEntry) -> str:
     return target_line(entry.raw, mask=not needs_approval(entry))
 
 
-def target_line(raw: Mapping[str, object], *, mask: bool) -> str:
-    """An entry's command line or URL as written, env and header values masked (`mask`)."""
-    if "command" in raw:
-        words = [raw.get("command"), *_list(raw.get("args"))]
-        env = _mapping(raw.get("env"))
-        line = " ".join(
-            [*(f"{k}={_value(v, mask)}" for k, v in env.items()), *(_word(w) for w in words)]
-        )
-        if "cwd" in raw:
-            line += f"   (in {_word(raw['cwd'])})"
-        return line
-    headers = _mapping(raw.get("headers"))
-    shown = "".join(f"  [{k}: {_value(v, mask)}]" for k, v in headers.items())
-    return f"{_text(raw.get('url'))}{shown}"
-
-
 def needs_approval(entry: ServerEntry) -> bool:
     """Project servers (paicli's or Claude Code's project file) need the user's approval."""
     return entry.scope in REPOSITORY_SCOPES
@@ -108,7 +91,9 @@ class TrustRequest:
     (empty when it was never approved); `launchers` warnings about its command (a shell
     line, downloaded code). `confirm` are the secrets asked about one by one, each passed
     only on its own yes; with `approved` the server itself was approved before and only they
-    are asked.
+    are asked. `sandbox` is the OS sandbox it would run in ("" for an HTTP server), and
+    `sandbox_warnings` what its entry asks beyond the project's default (the sandbox off,
+    hosts, writes outside the project): the approval covers them, as part of the entry.
     """
 
     entry: ServerEntry
@@ -122,6 +107,8 @@ class TrustRequest:
     launchers: tuple[str, ...] = ()
     confirm: tuple[str, ...] = ()
     approved: bool = False
+    sandbox: str = ""
+    sandbox_warnings: tuple[str, ...] = ()
 
 
 def trust_request(
@@ -152,6 +139,8 @@ def trust_request(
         launchers=launcher_warnings(entry.raw),
         confirm=tuple(entry.withheld if confirm is None else confirm),
         approved=approved,
+        sandbox="" if entry.containment is None else sandbox_line(entry.containment),
+        sandbox_warnings=loosening(entry.containment),
     )
 
 
@@ -162,6 +151,12 @@ def skip_reason(entry: ServerEntry, project: Path, store: TrustStore | None = No
         return (
             f"project server {entry.name!r} is not started: you declined it as it is now "
             f"(paicli mcp approve {entry.name}, or /mcp approve {entry.name}, runs it)"
+        )
+    if loosened(entry.containment):
+        return (
+            f"skipping project server {entry.name!r}: its entry loosens its OS sandbox "
+            f"({loosened(entry.containment)}), which --trust-project does not accept "
+            f"(approve it in a terminal, or: paicli mcp approve {entry.name})"
         )
     if entry.unallowed_secrets:
         names = ", ".join(entry.unallowed_secrets)
@@ -328,7 +323,10 @@ def approve_servers(
     pending: list[ServerEntry] = []
     for entry in entries:
         runnable = entry.disabled or entry.spec is None or not needs_approval(entry)
-        waved_through = trust_all and not entry.unallowed_secrets
+        # What a repository asks beyond its sandbox, like a secret, needs the user's own yes.
+        waved_through = (
+            trust_all and not entry.unallowed_secrets and not loosening(entry.containment)
+        )
         if runnable or waved_through or store.is_approved(project, entry):
             allowed.append(entry)
         elif ask is None or store.is_declined(project, entry):
@@ -408,24 +406,3 @@ def _same_server(record: Mapping[str, object], entry: ServerEntry) -> bool:
 
 def _lines(entry: Mapping[str, object]) -> list[str]:
     return json.dumps(entry, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-
-
-def _word(value: object) -> str:
-    text = _text(value)
-    return text if _PLAIN_WORD.fullmatch(text) else shlex.quote(text)
-
-
-def _value(value: object, mask: bool) -> str:
-    return "***" if mask else _word(value)
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _list(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
-
-
-def _mapping(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}

@@ -9,11 +9,12 @@ values of the user's own servers masked (a repository's are shown: they came wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paicli.escape import one_line
 from paicli.mcp import ClientSession, Implementation, Tool
 from paicli.servers.config import ServerEntry
+from paicli.servers.containment import contained_line, sandbox_line, sandbox_summary
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.tool_pins import PinReview
 from paicli.servers.trust import describe
@@ -21,12 +22,16 @@ from paicli.tools.mcp.naming import model_tool_name
 from paicli.ui.mcp_view import (
     left_out_lines,
     protocol_of,
+    sandbox_note,
     server_change_line,
     server_table,
     tool_details,
     tool_line,
 )
 from paicli.ui.output import err, out, out_json, quoted, show
+
+if TYPE_CHECKING:
+    from paicli.mcp import SandboxSupport
 
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
 STDERR_LINES = 10
@@ -57,8 +62,9 @@ def show_totals(servers: list[ManagedServer]) -> None:
     err(f"{len(ready)}/{len(active)} ready, {sum(len(s.tools) for s in ready)} tools")
 
 
-def summary(server: ManagedServer) -> dict[str, Any]:
-    """One server as `paicli mcp list --json` shows it."""
+def summary(server: ManagedServer, support: SandboxSupport | None = None) -> dict[str, Any]:
+    """One server as `paicli mcp list --json` shows it (`support`: the sandbox mechanisms
+    that work here, to name the one a contained server runs by)."""
     return {
         "name": server.name,
         "state": server.state.value,
@@ -74,24 +80,33 @@ def summary(server: ManagedServer) -> dict[str, Any]:
         "left_out_tools": dict(server.left_out),
         "scope": server.entry.scope,
         "target": describe(server.entry) if isinstance(server.entry, ServerEntry) else None,
+        "sandbox": sandbox_summary(server.entry.containment, support),
     }
 
 
-def show_list(servers: list[ManagedServer], skipped: list[str], as_json: bool) -> None:
+def show_list(
+    servers: list[ManagedServer],
+    skipped: list[str],
+    as_json: bool,
+    support: SandboxSupport | None = None,
+) -> None:
     if as_json:
-        out_json(
-            [summary(s) for s in servers] + [{"name": n, "state": "unapproved"} for n in skipped]
-        )
+        unapproved = [{"name": n, "state": "unapproved"} for n in skipped]
+        out_json([summary(s, support) for s in servers] + unapproved)
     else:
         show(server_table(servers, skipped))
+        if note := sandbox_note(servers, support):
+            out(note)
 
 
-def show_server(server: ManagedServer, as_json: bool) -> None:
+def show_server(
+    server: ManagedServer, as_json: bool, support: SandboxSupport | None = None
+) -> None:
     """`paicli mcp get NAME`: the server as configured and as it describes itself."""
     session = server.session
     info = session.server_info if session is not None else None
     instructions = session.instructions if session is not None else None
-    details = summary(server) | {
+    details = summary(server, support) | {
         "server": {"name": info.name, "version": info.version} if info else None,
         "instructions": instructions,
         "tool_names": [t.name for t in server.tools],
@@ -103,6 +118,12 @@ def show_server(server: ManagedServer, as_json: bool) -> None:
     for key in GET_KEYS:
         if details.get(key) is not None:
             out(f"{key + ':':<11}{details[key]}")
+    containment = server.entry.containment
+    if containment is not None:
+        shown = sandbox_line(containment)
+        if support is not None:
+            shown = contained_line(containment, support)
+        out(f"{'sandbox:':<11}{shown}")
     if skipped := details["skipped_stdout_lines"]:
         logs = f"paicli mcp logs {server.name}"
         out(f"{'stdout:':<11}{skipped} lines were not JSON-RPC, skipped (each is in {logs})")

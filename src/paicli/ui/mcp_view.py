@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +17,7 @@ from rich.text import Text
 from paicli.escape import one_line, terminal_safe
 from paicli.mcp import McpError, Tool
 from paicli.runtime import Runtime
+from paicli.servers.containment import sandbox_groups, support_for
 from paicli.servers.errors import UnknownServer
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.oauth import LoginFailed, log_in, log_out
@@ -23,6 +25,9 @@ from paicli.servers.trust import TrustStore, withheld_reason
 from paicli.tools.mcp.naming import model_tool_name
 from paicli.ui.mcp_actions import MCP_ACTIONS
 from paicli.ui.output import quoted_lines
+
+if TYPE_CHECKING:
+    from paicli.mcp import SandboxSupport
 
 MARKS = {
     ServerState.READY: ("●", "green"),
@@ -119,6 +124,12 @@ def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     return grid
 
 
+def sandbox_note(servers: list[ManagedServer], support: SandboxSupport | None) -> str:
+    """One line under the table: which stdio servers run in the OS sandbox, by what, and
+    which do not ("" without stdio servers); `paicli mcp doctor` says why."""
+    return sandbox_groups([(s.name, s.entry.containment) for s in servers], support)
+
+
 def _name(server: ManagedServer) -> Text:
     """The server's name, marked `(local)` or `(cli)` when it comes from neither a file of
     the user's nor of the project (`mcp get` and `--json` name every scope)."""
@@ -192,7 +203,11 @@ async def mcp_command(runtime: Runtime, console: Console, words: list[str]) -> N
         if starting:  # a table of "starting" says little: give them a moment
             with console.status(Text(f"waiting for {terminal_safe(', '.join(starting))}…")):
                 await runtime.manager.wait_ready(starting, timeout=TABLE_WAIT)
-        console.print(server_table(runtime.manager.servers(), runtime.skipped))
+        servers = runtime.manager.servers()
+        console.print(server_table(servers, runtime.skipped))
+        note = sandbox_note(servers, await support_for(s.entry.containment for s in servers))
+        if note:
+            console.print(Text(terminal_safe(note), "dim"))
         return
     action, names = words[0], words[1:]
     if action == "schema" and len(names) == 2:

@@ -1,11 +1,12 @@
 """The trust prompt for a project's MCP servers: shows each entry as written (every `${VAR}`
-it reads named, secret-looking ones flagged, shell lines and downloaded code warned about,
-what changed since the last approval) and reads the answer from stdin: y/N for one server;
-for several, one question (all, choose one by one, or none). Then, for each server that
-runs, one y/N per secret it would be handed (default no: one yes to a server is not consent
-to hand it `AWS_SECRET_ACCESS_KEY`). Used when stdin is a terminal, by the REPL and by the
-`paicli mcp` commands alike. Every line goes through `err`, which escapes what the
-repository wrote."""
+it reads named, secret-looking ones flagged, the OS sandbox it would run in, warnings for
+what its entry asks beyond the project's default sandbox (off, hosts, writes outside), for
+shell lines and downloaded code, what changed since the last approval) and reads the answer
+from stdin: y/N for one server; for several, one question (all, choose one by one, or
+none). Then, for each server that runs, one y/N per secret it would be handed (default no:
+one yes to a server is not consent to hand it `AWS_SECRET_ACCESS_KEY`). Used when stdin is
+a terminal, by the REPL and by the `paicli mcp` commands alike. Every line goes through
+`err`, which escapes what the repository wrote."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def prompt_lines(request: TrustRequest) -> list[str]:
     lines = [f"Project server {entry.name!r} ({entry.source}) {verb}:", f"  {request.target}"]
     if request.settings:
         lines.append(f"  with {request.settings}")
+    if request.sandbox:
+        lines.append(f"OS sandbox: {request.sandbox}")
     if request.variables:
         named = ", ".join(
             f"{name} (looks secret)" if name in request.secrets else name
@@ -50,6 +53,7 @@ def prompt_lines(request: TrustRequest) -> list[str]:
             f"Warning: {names} goes on its command line, which every user of this machine "
             "can read (ps)"
         )
+    lines += [f"Warning: it {warning}" for warning in request.sandbox_warnings]
     lines += [f"Warning: it {warning}" for warning in request.launchers]
     lines += [f"Ignored: {notice}" for notice in request.ignored]
     if request.changes:
