@@ -125,8 +125,8 @@ lint: setup
 	$(UVRUN) mypy
 
 # pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
-# on two cores finish it sooner (whole suite 130 s with 2, 112 s with 3, 109 s with 4); the
-# in-memory tier is all CPU, so two.
+# on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 155 s with
+# 3, 200 s with 4, which over-subscribes it); the in-memory tier is all CPU, so two.
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 
