@@ -33,10 +33,13 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return home, project
 
 
-def paicli(places: tuple[Path, Path], *args: str) -> subprocess.CompletedProcess[str]:
+def paicli(
+    places: tuple[Path, Path], *args: str, before: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """`paicli [BEFORE...] mcp ARGS...` in the project, its home beside it."""
     home, project = places
     return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", "mcp", *args],
+        [sys.executable, "-m", "paicli.cli", *before, "mcp", *args],
         cwd=project,
         env={**os.environ, "PAICLI_HOME": str(home)},
         stdin=subprocess.DEVNULL,
@@ -51,6 +54,17 @@ def test_no_servers_says_how_to_add_one(places: tuple[Path, Path]) -> None:
     done = paicli(places, "list")
     assert done.returncode == 0
     assert "paicli mcp add" in done.stdout
+
+
+def test_the_servers_of_mcp_config_files_are_listed_too(places: tuple[Path, Path]) -> None:
+    _, project = places
+    extra = project / "extra.json"
+    extra.write_text(
+        json.dumps({"mcpServers": {"extra": {"command": sys.executable, "args": [FAULT]}}})
+    )
+    done = paicli(places, "list", before=("--mcp-config", str(extra)))
+    assert done.returncode == 0, done.stderr
+    assert "extra" in done.stdout and "ready" in done.stdout
 
 
 def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:

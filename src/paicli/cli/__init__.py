@@ -133,7 +133,7 @@ def dispatch(options: argparse.Namespace) -> int:
             from paicli.cli.doctor import run as run_doctor  # noqa: PLC0415
 
             return run_doctor(options)
-        if options.mcp_command == "list" and not config_files_exist():
+        if options.mcp_command == "list" and not options.mcp_config and not config_files_exist():
             # The common first run: answer without loading the MCP machinery at all.
             from paicli.ui.output import out  # noqa: PLC0415
 
