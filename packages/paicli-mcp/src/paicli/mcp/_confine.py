@@ -20,6 +20,7 @@ time used) is attributed to a limit by its stderr ("out of memory", "MemoryError
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -39,6 +40,11 @@ except ImportError:  # Windows
 __all__ = ["Confinement", "LimitUnavailable"]
 
 log = logging.getLogger("paicli.mcp.limits")
+
+# How long to wait, after the process group is gone, for the kernel to empty the server's
+# cgroup before deleting it (exited processes leave it within milliseconds).
+CGROUP_EMPTY_GRACE = 1.0
+CGROUP_POLL_INTERVAL = 0.02
 
 # What a process that ran out of memory under RLIMIT_DATA says on the way out: Python's
 # MemoryError, V8's "JavaScript heap out of memory" / "Fatal process out of memory", C++'s
@@ -176,3 +182,13 @@ class Confinement:
             self.cgroup = None
             return True
         return False
+
+    async def release_within(self, label: str) -> None:
+        """`release()` until it succeeds, at most `CGROUP_EMPTY_GRACE`; `label` names the
+        server in the warning when the cgroup stays."""
+        deadline = asyncio.get_running_loop().time() + CGROUP_EMPTY_GRACE
+        while not self.release():
+            if asyncio.get_running_loop().time() >= deadline:
+                log.warning("%s: could not remove its cgroup", label)
+                return
+            await asyncio.sleep(CGROUP_POLL_INTERVAL)

@@ -14,17 +14,16 @@ import os
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from ._confine import Confinement, LimitUnavailable
-from ._executable import check_command
+from ._confine import Confinement
 from ._jsonrpc import batches_allowed
 from ._limits import Limits
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
 from ._stderr import StderrLog, StderrTail
+from ._stdio_start import build_env, contain, start_failure
 from ._transport import Era, ErrorSink, MessageSink, Transport, TransportTraits, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
 
@@ -36,28 +35,6 @@ __all__ = ["StdioTransport"]
 
 log = logging.getLogger("paicli.mcp.stdio")
 
-# Variables a server needs to run at all (find binaries, a home, a locale, a temp dir);
-# everything else, API keys included, must be passed explicitly through the server's `env`.
-INHERITED_ENV = (
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "TZ",
-    "XDG_RUNTIME_DIR",
-)
-
-# How long to wait, after the process group is gone, for the kernel to empty the server's
-# cgroup before deleting it (exited processes leave it within milliseconds).
-CGROUP_EMPTY_GRACE = 1.0
-CGROUP_POLL_INTERVAL = 0.02
 # After stdout EOF, how long to wait for the exit status and stderr tail to build the error.
 EOF_EXIT_GRACE = 0.5
 # Messages per write in a burst. One write per message costs a syscall each; one write per
@@ -67,34 +44,6 @@ FLUSH_EVERY = 32
 
 Message = dict[str, Any]
 StdoutTap = Callable[[bytes], None]
-
-
-def build_env(extra: Mapping[str, str] | None, keep: Sequence[str] | None = None) -> dict[str, str]:
-    """The child's environment: a minimal inherited set (only the names matching `keep`,
-    when given: a sandbox's `env`) plus the server's own variables.
-    An inherited value that is an exported shell function (`() { ...`, what bash exports
-    with `export -f` and what Shellshock abused) is dropped: no locale or path looks so."""
-    env = {
-        k: v
-        for k in INHERITED_ENV
-        if (v := os.environ.get(k)) is not None
-        and not v.lstrip().startswith("()")
-        and (keep is None or any(fnmatchcase(k, pattern) for pattern in keep))
-    }
-    if extra:
-        env.update(extra)
-    return env
-
-
-def _start_failure(
-    command: str, cwd: str | os.PathLike[str] | None, search_path: str, exc: OSError
-) -> str:
-    """`command`, and why exec failed in words that say how to fix it (exec's own words
-    mislead for scripts)."""
-    if cwd is not None and not os.path.isdir(cwd):
-        return f"{command!r}: its working folder {os.fspath(cwd)!r} does not exist"
-    check = check_command(command, cwd=cwd, search_path=search_path)
-    return check.message or f"{command!r}: {exc.strerror or exc}"
 
 
 class StdioTransport(Transport):
@@ -161,23 +110,7 @@ class StdioTransport(Transport):
         applying inside; when no sandbox works here, `ConnectionClosed` again, unless the
         profile is not strict."""
         name = label or command
-        prepared = None
-        if sandbox is not None:
-            from ._sandbox.prepare import open_for_server  # noqa: PLC0415 - when sandboxed
-
-            prepared = await open_for_server(name, sandbox)
-        confinement: Confinement | None = None
-        track = prepared is not None and prepared.needs_cgroup
-        if (limits is not None and not limits.empty) or track:
-            extra = prepared.overhead_tasks if prepared is not None else 0
-            try:
-                confinement = Confinement.prepare(
-                    limits or Limits(), extra_tasks=extra, track=track
-                )
-            except LimitUnavailable as exc:
-                if prepared is not None:
-                    await prepared.aclose()
-                raise ConnectionClosed(f"{name}: not started: {exc}") from None
+        confinement, prepared = await contain(name, limits, sandbox)
         mirror: StderrLog | None = None
         if stderr_file is not None:
             # Creating a log folder and opening a local file are quick, one-off operations;
@@ -196,7 +129,7 @@ class StdioTransport(Transport):
             transport._process = await transport._spawn()
         except OSError as exc:
             await transport._failed_start()
-            reason = _start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
+            reason = start_failure(command, cwd, child_env.get("PATH", os.defpath), exc)
             raise ConnectionClosed(f"cannot start {reason}") from exc
         except subprocess.SubprocessError as exc:
             # Raised for an exception in the child's preexec: a limit did not take.
@@ -500,7 +433,8 @@ class StdioTransport(Transport):
                     await process.aclose()
                 except asyncio.CancelledError:
                     cancelled = True  # every ladder still runs to its end
-            await self._release_cgroup()
+            if self._confinement is not None:
+                await self._confinement.release_within(self._command)
             if self._sandbox is not None:
                 await self._sandbox.aclose()
         finally:
@@ -512,15 +446,3 @@ class StdioTransport(Transport):
             self._wake()
         if cancelled:
             raise asyncio.CancelledError
-
-    async def _release_cgroup(self) -> None:
-        """Delete the server's cgroup, killing anything left in it (bounded)."""
-        confinement = self._confinement
-        if confinement is None:
-            return
-        deadline = asyncio.get_running_loop().time() + CGROUP_EMPTY_GRACE
-        while not confinement.release():
-            if asyncio.get_running_loop().time() >= deadline:
-                log.warning("%s: could not remove its cgroup", self._command)
-                return
-            await asyncio.sleep(CGROUP_POLL_INTERVAL)
