@@ -78,6 +78,8 @@ class StartOptions:
     # model's first answer (so none competes with them for the machine).
     hold_servers: bool = False
     sandbox: SandboxMode | None = None  # --sandbox (None: config.toml's, else on)
+    system_prompt: str | None = None  # --system-prompt-file's text (None: paicli's own)
+    append_system_prompt: str | None = None  # --append-system-prompt
 
 
 @dataclass(frozen=True)
@@ -121,10 +123,14 @@ class RunSettings:
 
 
 def start_options(
-    arguments: argparse.Namespace, flags: Mapping[str, str | None], *, hold_servers: bool
+    arguments: argparse.Namespace,
+    flags: Mapping[str, str | None],
+    *,
+    hold_servers: bool,
 ) -> StartOptions:
     """The options of a run from the command line's parsed `arguments` (the REPL's and
-    `-p`'s share them) and its model `flags`."""
+    `-p`'s share them) and its model `flags`; `system_prompt_text` is `--system-prompt-file`'s
+    text, read at the entry (which reports a file that cannot be read)."""
     return StartOptions(
         flags=dict(flags),
         allow=tuple(arguments.allow),
@@ -137,6 +143,8 @@ def start_options(
         strict_mcp_config=bool(arguments.strict_mcp_config),
         hold_servers=hold_servers,
         sandbox=getattr(arguments, "sandbox", None),
+        system_prompt=getattr(arguments, "system_prompt_text", None),
+        append_system_prompt=getattr(arguments, "append_system_prompt", None),
     )
 
 

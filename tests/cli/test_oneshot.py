@@ -686,3 +686,39 @@ async def test_a_missing_mcp_config_file_or_strict_alone_is_a_usage_error(projec
     assert missing.code == 2 and "nope.json: cannot read: no such file" in missing.stderr
     alone = await paicli(project, "--strict-mcp-config", "-p", "hi")
     assert alone.code == 2 and "--strict-mcp-config needs --mcp-config FILE" in alone.stderr
+
+
+async def test_system_prompt_flags_and_cwd_shape_the_run(project: Path) -> None:
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "here.txt").write_text("from elsewhere")
+    (project / "prompt.md").write_text("You are a terse reviewer.")
+    call = {"id": "r", "name": "read_file", "arguments": '{"path": "here.txt"}'}
+    script: list[Json] = [{"tool_calls": [call]}, {"text": "ok"}]
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(
+            project,
+            "-C",
+            str(elsewhere),
+            "--system-prompt-file",
+            str(project / "prompt.md"),
+            "--append-system-prompt",
+            "Answer in French.",
+            "-p",
+            "go",
+            llm=llm,
+        )
+    assert run.code == 0, run.stderr
+    system = llm.requests[0]["messages"][0]["content"]
+    assert system.startswith("You are a terse reviewer.") and "Answer in French." in system
+    assert "You are paicli" not in system
+    (result,) = [m for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert "from elsewhere" in result["content"]
+
+
+async def test_a_missing_cwd_or_prompt_file_is_one_line(project: Path) -> None:
+    run = await paicli(project, "-C", str(project / "nowhere"), "-p", "go")
+    assert run.code == 2 and run.stderr.count("\n") == 1 and "-C" in run.stderr
+    run = await paicli(project, "--system-prompt-file", "missing.md", "-p", "go")
+    assert run.code == 2 and "--system-prompt-file" in run.stderr
+    assert run.stderr.count("\n") == 1

@@ -23,12 +23,18 @@ def build_agent(
     max_steps: int | None,
     offer: ToolOffer | None,
     context: Callable[[], str] | None = None,
+    prompt: str | None = None,
+    append: str | None = None,
 ) -> Agent:
-    """The agent working in `root` through `toolbox`; `max_steps` None is the default."""
+    """The agent working in `root` through `toolbox`; `max_steps` None is the default.
+    `prompt` replaces paicli's own system prompt (`--system-prompt-file`), `append` is added
+    after it (`--append-system-prompt`); the context (memory, servers' instructions) is
+    added before each request either way."""
+    base = prompt if prompt is not None else system_prompt(root)
     return Agent(
         llm,
         toolbox,
-        system_prompt=system_prompt(root),
+        system_prompt="\n\n".join(part for part in (base.rstrip(), append) if part),
         context_window=context_window,
         max_steps=max_steps or DEFAULT_MAX_STEPS,
         offer=offer,

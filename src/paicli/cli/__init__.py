@@ -44,6 +44,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = build_parser(full_help=wants_help).parse_args(args)
     if server_command is not None:
         options.target = [*options.target, "--", *server_command]
+    if options.cwd is not None:
+        # As if paicli were started there (git's -C): the project, its servers and every
+        # relative path on the command line are that folder's.
+        try:
+            os.chdir(options.cwd)
+        except OSError as exc:
+            from paicli.ui.output import err  # noqa: PLC0415
+
+            err(f"paicli: -C {options.cwd}: {exc.strerror or exc}")
+            return 2
+    if options.system_prompt_file is not None:
+        problem = read_system_prompt(options)
+        if problem is not None:
+            from paicli.ui.output import err  # noqa: PLC0415
+
+            err(f"paicli: --system-prompt-file {problem}")
+            return 2
     from paicli.ui.logs import log_to_terminal  # noqa: PLC0415 - keep --version fast
 
     log_to_terminal()
@@ -222,3 +239,21 @@ def check_permission_mode(options: argparse.Namespace) -> str | None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def read_system_prompt(options: argparse.Namespace) -> str | None:
+    """Read `--system-prompt-file` into `options.system_prompt_text` through the safe reader
+    (a regular file, capped, no blocking open); why not, when it cannot be read."""
+    from pathlib import Path  # noqa: PLC0415 - keep --version fast
+
+    from paicli.config_files import ConfigFileError, read_config_text  # noqa: PLC0415
+
+    name = options.system_prompt_file
+    try:
+        text = read_config_text(Path(name), name)
+    except ConfigFileError as exc:
+        return str(exc)
+    if text is None or not text.strip():
+        return f"{name}: no such file, or it is empty"
+    options.system_prompt_text = text
+    return None

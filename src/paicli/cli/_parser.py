@@ -138,6 +138,23 @@ def _model_and_tool_options(parser: argparse.ArgumentParser) -> None:
 def _run_options(parser: argparse.ArgumentParser) -> None:
     """The project's servers, extra server files, tracing and metrics of a run."""
     parser.add_argument(
+        "-C",
+        "--cwd",
+        metavar="DIR",
+        help="run as if started in DIR (its project, servers and relative paths)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="add TEXT to the end of paicli's system prompt",
+    )
+    parser.add_argument(
+        "--system-prompt-file",
+        metavar="FILE",
+        help="use the text of FILE instead of paicli's own system prompt (the project's "
+        "memory files and servers' instructions are still added)",
+    )
+    parser.add_argument(
         "--trust-project",
         action="store_true",
         help="run this project's MCP servers without asking",

@@ -168,6 +168,8 @@ class Runtime:
                 max_steps=self.max_steps,
                 offer=self.offer,
                 context=self.context,
+                prompt=self.run.options.system_prompt,
+                append=self.run.options.append_system_prompt,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
