@@ -122,7 +122,7 @@ async def pick_session(
             console.print("No saved conversation in this folder yet; starting a new one.")
             return False
         for number, found in enumerate(sessions, 1):
-            line = f"{number:>2}. {found.updated.replace('T', ' ')}  {found.title}"
+            line = f"{number:>2}. {found.id}  {found.updated.replace('T', ' ')}  {found.title}"
             console.print(Text(one_line(line, 110)))
         if not interactive:
             console.print(Text("Choose one with: paicli --resume ID", "yellow"))
