@@ -30,3 +30,27 @@ async def test_resume_without_a_terminal_lists_the_ids_to_choose_from(tmp_path: 
     text = screen.getvalue()
     assert f" {saved} " in text and "fix the parser" in text
     assert "paicli --resume ID" in text
+
+
+async def test_a_conversation_of_another_folder_says_where_it_belongs(tmp_path: Path) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PAICLI_HOME": str(tmp_path / ".paicli"),
+    }
+    other = tmp_path / "other project"
+    other.mkdir()
+    here = tmp_path / "here"
+    here.mkdir()
+    screen = io.StringIO()
+    console = SafeConsole(file=screen, width=300)
+    async with runtime_for(root=other, flags={}, approver=None, environ=env) as runtime:
+        saved = runtime.sessions.new_id()
+        runtime.sessions.save(saved, [{"role": "user", "content": "fix the parser"}])
+    options = argparse.Namespace(resume=saved, continue_session=False)
+    async with runtime_for(root=here, flags={}, approver=None, environ=env) as runtime:
+        assert await pick_session(runtime, options, console, interactive=False) is None
+        assert runtime.session_id == ""  # not resumed, so never saved over here
+    text = screen.getvalue()
+    assert f"belongs to {other.resolve()}" in text
+    assert f"paicli -C '{other.resolve()}' --resume {saved}" in text

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -78,6 +79,16 @@ class SessionStore:
         if not _ID.fullmatch(session_id):
             return None
         return self._read(self._path(session_id))
+
+    def elsewhere(self, session: SavedSession) -> str | None:
+        """Why `session` is not resumed here: one line naming the project folder it belongs
+        to and how to carry it on there (resumed here, it would move to this project)."""
+        if session.project in ("", self.project):
+            return None
+        return (
+            f"conversation {session.id} belongs to {session.project}; carry it on there: "
+            f"paicli -C {shlex.quote(session.project)} --resume {session.id}"
+        )
 
     def recent(self, limit: int = 20) -> list[SavedSession]:
         """This project's sessions, the most recently saved first."""

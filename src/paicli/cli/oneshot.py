@@ -133,6 +133,8 @@ def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
         session = store.load(options.resume)
         if session is None:
             return f"no saved conversation {options.resume!r}"
+        if (elsewhere := store.elsewhere(session)) is not None:
+            return elsewhere
     runtime.resume(session)
     return None
 

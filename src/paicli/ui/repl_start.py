@@ -116,6 +116,9 @@ async def pick_session(
         if session is None:
             console.print(Text(f"No saved conversation {terminal_safe(wanted)!r}.", "red"))
             return None
+        if (elsewhere := store.elsewhere(session)) is not None:
+            console.print(Text(terminal_safe(elsewhere), "red"))
+            return None
     else:
         sessions = await asyncio.to_thread(store.recent, 20)
         if not sessions:
