@@ -278,11 +278,15 @@ class ApprovingToolbox(ToolboxWrapper):
             return None
         return command_limit(arguments, self._root, self._project)
 
-    def _covers(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+    def _covers(
+        self, spec: ToolSpec, arguments: Mapping[str, object], limit: str | None
+    ) -> str | None:
+        """What a kept answer covers; `limit` is why no rule can cover the call (then none:
+        a rule saved for it would never apply)."""
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
-        if self._limit(spec, arguments) is not None:
-            return None  # no rule could cover it: a saved one would never apply
+        if limit is not None:
+            return None
         prefix = command_prefix(arguments, self._root, self._project)
         return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
@@ -305,14 +309,15 @@ class ApprovingToolbox(ToolboxWrapper):
                 frozen = copy.deepcopy(dict(arguments))
                 if self._previewer is not None:
                     preview = await asyncio.to_thread(self._previewer, spec, frozen)
+                limit = self._limit(spec, frozen)
                 request = ApprovalRequest(
                     spec,
                     copy.deepcopy(frozen),
                     protected,
                     self._change(spec),
-                    covers=None if protected else self._covers(spec, frozen),
+                    covers=None if protected else self._covers(spec, frozen, limit),
                     preview=preview,
-                    limit=self._limit(spec, frozen),
+                    limit=limit,
                 )
                 if (verdict := VERDICT.get()) is not None:
                     verdict.changed = request.changed  # the audit record keeps what was shown
