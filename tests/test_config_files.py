@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -17,10 +14,7 @@ from paicli.config_files import MAX_CONFIG_BYTES, ConfigFileError, parse_json, r
 from paicli.home import PaicliHome
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.user_config import load_user_config
-
-T = TypeVar("T")
-# Generous for a read that must not block at all; only a hang ever waits this long.
-HANG = 10.0
+from tests.no_hang import without_hanging
 
 
 @pytest.fixture
@@ -37,30 +31,6 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
 def load(places: tuple[Path, Path]) -> LoadedConfig:
     home, project = places
     return load_config(project, environ={"HOME": str(home)})
-
-
-def without_hanging(call: Callable[[], T], fifo: Path) -> T:
-    """`call()` in a thread; if it is still blocked after HANG seconds the FIFO is opened
-    for writing and closed (which ends a reader's wait) and the test fails."""
-    result: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:
-            errors.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(HANG)
-    if worker.is_alive():
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join(HANG)
-        pytest.fail(f"reading {fifo} blocked on the FIFO")
-    if errors:
-        raise errors[0]
-    return result[0]
 
 
 def problems(config: LoadedConfig) -> list[str]:

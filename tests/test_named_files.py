@@ -10,10 +10,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -21,35 +18,9 @@ from paicli.agent.sessions import MAX_SESSION_BYTES, SessionStore
 from paicli.config_files import MAX_CONFIG_BYTES
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import MAX_TRACE_BYTES, TraceError, read_trace
+from tests.no_hang import HANG, without_hanging
 
-T = TypeVar("T")
-# Generous for a read that must not block at all; only a hang ever waits this long.
-HANG = 10.0
 RECORD = {"t": 1.0, "server": "s", "conn": "1", "dir": "event", "era": None, "event": "open"}
-
-
-def without_hanging(call: Callable[[], T], fifo: Path) -> T:
-    """`call()` in a thread; if it is still blocked after HANG seconds the FIFO is opened
-    for writing and closed (which ends a reader's wait) and the test fails."""
-    result: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(call())
-        except BaseException as exc:
-            errors.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(HANG)
-    if worker.is_alive():
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join(HANG)
-        pytest.fail(f"reading {fifo} blocked on the FIFO")
-    if errors:
-        raise errors[0]
-    return result[0]
 
 
 def paicli(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

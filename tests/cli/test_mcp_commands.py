@@ -210,28 +210,7 @@ def test_stopping_paicli_leaves_no_server_behind(places: tuple[Path, Path], sig:
 
 def interactive_list(places: tuple[Path, Path], answer: bytes) -> tuple[str, str]:
     """`paicli mcp list` with a real pseudo-terminal as stdin, answering the trust prompt."""
-    home, project = places
-    master, slave = os.openpty()
-    with subprocess.Popen(
-        [sys.executable, "-m", "paicli.cli", "mcp", "list"],
-        cwd=project,
-        env={**os.environ, "PAICLI_HOME": str(home)},
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as running:
-        os.close(slave)
-        assert running.stderr is not None
-        prompt = ""
-        for line in running.stderr:
-            prompt += line
-            if "Allow it?" in line:
-                os.write(master, answer)
-                break
-        out, rest = running.communicate(timeout=30)
-    os.close(master)
-    return out, prompt + rest
+    return answering(places, [answer], "list")
 
 
 def test_the_user_approves_a_project_server_once_and_is_asked_again_after_a_change(
