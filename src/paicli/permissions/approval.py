@@ -166,15 +166,8 @@ class ApprovingToolbox(ToolboxWrapper):
         """What the user allowed for this session, as rules."""
         return (*self._session, *self._session_rules.allow)
 
-    def specs(self) -> list[ToolSpec]:
-        # Denied tools stay listed: the model learns why at call time instead of guessing.
-        return self._inner.specs()
-
-    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
-        return self._inner.precheck(spec, arguments)
-
-    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
-        return self._inner.must_ask(spec, arguments)
+    # `specs` is the inner toolbox's: denied tools stay listed, so the model learns why at
+    # call time instead of guessing.
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         refusal = self._inner.precheck(spec, arguments)

@@ -42,7 +42,14 @@ from pathlib import Path
 
 from paicli.errors import PaicliError
 from paicli.tools.builtin.catalog import BUILTIN_TOOLS
-from paicli.tools.shell.line import ASSIGNMENT, invocations, line_invocations, peel, split
+from paicli.tools.shell.line import (
+    ASSIGNMENT,
+    Invocation,
+    invocations,
+    line_invocations,
+    peel,
+    split,
+)
 from paicli.tools.shell.reach import canonical, rule_prefix, uncovered
 
 __all__ = [
@@ -152,30 +159,32 @@ def command_prefix(
     line of several commands, or a wrapper paicli cannot see through). Whatever the prefix,
     a later call with options that write, run a program or reach outside the project is not
     covered by it."""
-    words = _call_words(arguments)
-    if words is None:
-        return None
-    found = invocations(words)
-    if len(found) != 1 or found[0].opaque is not None:
+    if isinstance(seen := _seen_through(arguments), str):
         return None
     where = root or Path.cwd()
-    argv = canonical(found[0].argv)
+    argv = canonical(seen.argv)
     prefix = rule_prefix(argv, where, project or where)
     return shlex.join(argv) if prefix is None else f"{shlex.join(prefix)}:*"
 
 
 def command_limit(arguments: Mapping[str, object], root: Path, project: Path) -> str | None:
     """Why no allow rule can cover this command call, whatever it says (one phrase), or None."""
+    if isinstance(seen := _seen_through(arguments), str):
+        return seen
+    shell = not isinstance(arguments.get("argv"), list)
+    return uncovered(list(seen.argv), root, project, shell=shell)
+
+
+def _seen_through(arguments: Mapping[str, object]) -> Invocation | str:
+    """The one program the call runs, read through its wrappers, or why an allow rule cannot
+    say what runs (a line of several commands, or a wrapper it cannot see through)."""
     words = _call_words(arguments)
     if words is None:
         return "it is not one plain command (`;`, `&&`, `|`, a redirection, `$(...)`, VAR=value)"
     found = invocations(words)
     if len(found) != 1:
         return "it runs more than one command"
-    if found[0].opaque is not None:
-        return found[0].opaque
-    shell = not isinstance(arguments.get("argv"), list)
-    return uncovered(list(found[0].argv), root, project, shell=shell)
+    return found[0].opaque if found[0].opaque is not None else found[0]
 
 
 def _call_words(arguments: Mapping[str, object]) -> list[str] | None:
@@ -217,13 +226,9 @@ def _command_matches(
     its arguments neither write, run another program nor reach outside the project."""
     if deny:
         return any(_words_match(pattern, words, root, deny=True) for words in _spellings(arguments))
-    words = _call_words(arguments)
-    if words is None:
+    if isinstance(seen := _seen_through(arguments), str):
         return False
-    found = invocations(words)
-    if len(found) != 1 or found[0].opaque is not None:
-        return False
-    argv = list(found[0].argv)
+    argv = list(seen.argv)
     if not _words_match(pattern, canonical(argv), root, deny=False):
         return False
     shell = not isinstance(arguments.get("argv"), list)
