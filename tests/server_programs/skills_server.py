@@ -51,7 +51,7 @@ class SkillsServer:
             asked = params.get("protocolVersion")
             return {
                 "protocolVersion": asked if asked in VERSIONS else VERSIONS[-1],
-                "capabilities": {"resources": {}, "extensions": {EXTENSION: {}}},
+                "capabilities": {"tools": {}, "resources": {}, "extensions": {EXTENSION: {}}},
                 "serverInfo": {"name": "skills", "version": "1"},
             }
         if method == "ping":
@@ -66,8 +66,8 @@ class SkillsServer:
             return {"skill": self.entry(name)}
         if method == "resources/read":
             return self.read(str(params.get("uri")))
-        if method == "resources/list":
-            return {"resources": []}
+        if method in ("resources/list", "tools/list", "prompts/list"):
+            return {method.partition("/")[0]: []}
         return None
 
     def names(self) -> list[str]:
