@@ -19,6 +19,8 @@ __all__ = ["skills_command"]
 
 # What /skills shows of a description.
 DESCRIPTION_CHARS = 160
+# How long /skills waits for servers still starting, whose skills it would list (as /mcp).
+SERVER_WAIT = 5.0
 
 
 async def skills_command(runtime: Runtime, console: Console) -> None:
@@ -26,6 +28,7 @@ async def skills_command(runtime: Runtime, console: Console) -> None:
     if toolbox is None:
         return
     catalog = toolbox.catalog
+    await runtime.manager.wait_ready(runtime.manager.starting(), timeout=SERVER_WAIT)
     await catalog.refresh()
     entries = catalog.entries()
     if not entries:
