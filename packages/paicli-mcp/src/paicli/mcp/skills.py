@@ -45,6 +45,9 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 # A front matter holds a name, a description and a few short fields; a larger one is refused
 # before PyYAML reads it.
 MAX_FRONT_MATTER_BYTES = 64 * 1024
+# Flow collections (`[`, `{`) nested deeper than this are refused before parsing: PyYAML
+# would recurse once per level (and slowly) until Python's limit.
+MAX_FLOW_DEPTH = 64
 # Agent Skills names: 1-64 of a-z, 0-9 and single hyphens inside.
 NAME = re.compile(r"[a-z0-9](?:-?[a-z0-9])*")
 MAX_NAME = 64
@@ -186,6 +189,8 @@ def split_front_matter(text: str) -> tuple[Json, str]:
     block = match.group(1)
     if len(block.encode("utf-8", errors="replace")) > MAX_FRONT_MATTER_BYTES:
         raise ProtocolError(f"the front matter is over {MAX_FRONT_MATTER_BYTES // 1024} KiB")
+    if _flow_depth(block) > MAX_FLOW_DEPTH:
+        raise ProtocolError("the front matter is nested too deeply")
     front = _load_yaml(block)
     if not isinstance(front, dict):
         raise ProtocolError("the front matter is not a mapping of keys to values")
@@ -220,6 +225,17 @@ def _load_yaml(block: str) -> object:
         raise ProtocolError(f"the front matter is not valid YAML{line}: {problem}") from exc
     except RecursionError as exc:
         raise ProtocolError("the front matter is nested too deeply") from exc
+
+
+def _flow_depth(block: str) -> int:
+    depth = deepest = 0
+    for char in block:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _differ(front: Json, skill: Skill, key: object) -> bool:
