@@ -184,3 +184,25 @@ async def test_an_unknown_skill_is_refused_naming_the_skills(start: Start) -> No
     (refused,) = tool_messages(llm.requests[1])
     assert "there is no skill named" in refused["content"]
     assert "code-reviewer, changelog, skills:pdf-processing" in refused["content"]
+
+
+async def test_a_tampered_servers_skill_is_an_error_the_model_reads(
+    folders: tuple[Path, Path, Path],
+) -> None:
+    project, home, served = folders
+    args = [str(SERVER_PROGRAMS / "skills_server.py"), str(served), "--tamper", "digest"]
+    servers = {"skills": {"command": sys.executable, "args": args}}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    environ = {"PATH": "", "HOME": str(home.parent), "PAICLI_HOME": str(home)}
+    script = [call("a", "load_skill", {"name": "skills:pdf-processing"}), {"text": "ok"}]
+    async with MemoryLlm(script) as llm:
+        environ["PAICLI_API_KEY"] = API_KEY
+        async with memory_runtime(project, environ, llm, Approvals()) as runtime:
+            async with asyncio.timeout(30):
+                await runtime.manager.wait_ready()
+            assert runtime.agent is not None
+            await runtime.agent.run("go", Events())
+    (failed,) = tool_messages(llm.requests[1])
+    assert failed["content"].startswith("load_skill failed: skills:pdf-processing:")
+    assert "does not match its digest" in failed["content"]
+    assert "Use FORMS.md" not in failed["content"]
