@@ -11,11 +11,13 @@ are about processes, pipes and framing (`huge_line`, `no_newline`, `garbage_stdo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from paicli.mcp import (
@@ -28,6 +30,7 @@ from paicli.mcp import (
 )
 from paicli.mcp._versions import ProtocolChoice
 from tests.server_programs.fault_server import FaultServer, parse_options
+from tests.server_programs.skills_server import SkillsServer
 
 PROCESS_ONLY_MODES = frozenset(
     {
@@ -167,3 +170,30 @@ async def memory_fault_session(
         ) as session,
     ):
         yield session
+
+
+@asynccontextmanager
+async def skills_in_memory(
+    folder: Path, *, tamper: str | None = None
+) -> AsyncIterator[tuple[MemoryTransport, SkillsServer]]:
+    """Serve the skills of `folder` (tests/server_programs/skills_server.py) in this
+    process; yield the client's transport and the server (its `reads`)."""
+    client, end = MemoryTransport.pair()
+    server = SkillsServer(folder, tamper=tamper)
+
+    async def serve() -> None:
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                reply = server.handle(await end.receive())
+                if reply is not None:
+                    await end.send(reply)
+
+    task = asyncio.ensure_future(serve())
+    try:
+        yield client, server
+    finally:
+        await client.aclose()
+        await end.aclose()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -35,6 +35,8 @@ RANKS = {
     "paicli.llm": 2,
     "paicli.tools": 3,
     "paicli.observe": 3,
+    # Skills (local folders and MCP servers' SEP-2640 skills) and their load_skill tool.
+    "paicli.skills": 3,
     "paicli.permissions": 4,
     "paicli.audit": 4,
     "paicli.doctor": 4,

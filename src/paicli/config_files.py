@@ -223,4 +223,6 @@ class _Capped(io.RawIOBase):
 
 
 def _size(limit: int) -> str:
+    if limit < 1024 * 1024:
+        return f"{limit // 1024} KiB"
     return f"{limit // (1024 * 1024)} MiB"

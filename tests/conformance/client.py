@@ -181,6 +181,26 @@ async def schema_preservation(session: mcp.ClientSession, context: Json) -> None
         await session.call_tool("json_schema_echo", {"schema": focal.input_schema})
 
 
+async def skills_listed(session: mcp.ClientSession, context: Json) -> None:
+    """SEP-2640, no prefetch: the skills are listed and nothing of them is read."""
+    await session.list_skills()
+
+
+async def skills_loaded(session: mcp.ClientSession, context: Json) -> None:
+    """SEP-2640, verification: each listed skill is loaded (its SKILL.md read and
+    verified), then its other files are read as a model following its references would; a
+    skill that fails verification is refused, and none of its files is read."""
+    for skill in await session.list_skills():
+        try:
+            await session.read_skill(skill)
+        except mcp.SkillVerificationError as exc:
+            print(f"conformance client: refused: {exc}", file=sys.stderr)
+            continue
+        for listed in skill.files or ():
+            if listed.uri != skill.uri:
+                await session.read_skill(skill, listed.uri)
+
+
 async def call_test_tool(session: mcp.ClientSession, context: Json) -> None:
     await call_named(session, "test-tool")
 
@@ -209,6 +229,10 @@ SCENARIOS: dict[str, Scenario] = {
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_preservation,
     "auth": call_test_tool,
+    "sep-2640-client-no-prefetch": skills_listed,
+    "sep-2640-client-verify-digest": skills_loaded,
+    "sep-2640-client-verify-size": skills_loaded,
+    "sep-2640-client-verify-frontmatter": skills_loaded,
 }
 
 

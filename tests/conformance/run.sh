@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite's required CLIENT scenarios, and its auth extension
-# scenarios, against tests/conformance/client.py and compare the outcome with
+# Run the official MCP conformance suite's required CLIENT scenarios, and its auth and skills
+# extension scenarios, against tests/conformance/client.py and compare the outcome with
 # expected-failures.txt.
 #
 #   tests/conformance/run.sh                    every required client scenario of every revision
@@ -59,13 +59,16 @@ for rev in "${REVISIONS[@]}"; do
   [[ -n $names ]] || die "could not read the required client scenarios of $rev from 'list'"
   while read -r name; do all_ids+=("$rev/$name"); done <<<"$names"
 done
-# --- and the auth extensions of the whole suite (`--suite all`): client credentials,
-# workload identity, enterprise-managed authorization, DPoP. Their ids are extension/<name>;
-# they run without a pinned revision. The other extensions (sep-2640 skills) are not ours.
+# --- and the extensions of the whole suite (`--suite all`): the auth ones (client
+# credentials, workload identity, enterprise-managed authorization, DPoP) and the skills
+# client scenarios (sep-2640-client-*: no prefetch, digest, size and front matter checked).
+# Their ids are extension/<name>; they run without a pinned revision.
 listing=$("$NODE" "$RUNNER" list --client)
 extensions=$(awk '/^Client scenarios/ {on = 1; next} on && /^$/ {exit}
-  on && $1 == "-" && $2 ~ /^auth\// && $3 == "[extension]" {print $2}' <<<"$listing")
-[[ -n $extensions ]] || die "could not read the auth extension scenarios from 'list'"
+  on && $1 == "-" && $2 ~ /^(auth\/|sep-2640-client-)/ && $3 == "[extension]" {print $2}' \
+  <<<"$listing")
+[[ -n $extensions ]] || die "could not read the extension scenarios from 'list'"
+grep -q '^sep-2640-client-' <<<"$extensions" || die "no sep-2640 client scenario in 'list'"
 while read -r name; do all_ids+=("extension/$name"); done <<<"$extensions"
 
 # --- expected failures -----------------------------------------------------------------------

@@ -3,7 +3,7 @@ the model settings and the command line (`build_agent`, used by the REPL, `-p` a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
@@ -25,11 +25,12 @@ def build_agent(
     context: Callable[[], str] | None = None,
     prompt: str | None = None,
     append: str | None = None,
+    prepare: Callable[[], Awaitable[None]] | None = None,
 ) -> Agent:
     """The agent working in `root` through `toolbox`; `max_steps` None is the default.
     `prompt` replaces paicli's own system prompt (`--system-prompt-file`), `append` is added
     after it (`--append-system-prompt`); the context (memory, servers' instructions) is
-    added before each request either way."""
+    added before each request either way, after `prepare` is awaited."""
     base = prompt if prompt is not None else system_prompt(root)
     return Agent(
         llm,
@@ -39,4 +40,5 @@ def build_agent(
         max_steps=max_steps or DEFAULT_MAX_STEPS,
         offer=offer,
         context=context,
+        prepare=prepare,
     )

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
 from paicli.agent import context
@@ -74,6 +74,7 @@ class Agent:
         max_steps: int = DEFAULT_MAX_STEPS,
         offer: ToolOffer | None = None,
         context: Callable[[], str] | None = None,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.llm = llm
         # Which tool definitions each request carries (None: all of them, always).
@@ -86,6 +87,8 @@ class Agent:
         # Added to the system prompt before each request (memory files, server instructions),
         # so what changed meanwhile (a server came up, a file was written) is in it.
         self._context = context
+        # Awaited before each request, ahead of `context` (the MCP servers' skills listed).
+        self._prepare = prepare
         self.messages: list[Message] = [SystemMessage(role="system", content=system_prompt)]
         # What a cancellation must settle: text streamed so far, tool calls not answered yet.
         self._partial = ""
@@ -157,6 +160,8 @@ class Agent:
         try:
             while step < self.max_steps:
                 step += 1
+                if self._prepare is not None:
+                    await self._prepare()
                 self._refresh_system()
                 specs = self.toolbox.specs()
                 tools = [spec.openai_tool() for spec in self._offered(specs, emit)]

@@ -92,7 +92,8 @@ class ApprovingToolbox(ToolboxWrapper):
     (config and project settings) or of a saved answer is anchored there, one of `flag_allow`
     and `flag_deny` (`--allow`, `--deny`, typed in `root`) or of a session answer at `root`.
     `previewer` computes what a file edit would change, to show it (and run it only if the
-    file is unchanged)."""
+    file is unchanged); `granted` gives the rules the user's own skills in use pre-approve
+    (their `allowed-tools`, `paicli.skills.toolbox`)."""
 
     def __init__(
         self,
@@ -109,6 +110,7 @@ class ApprovingToolbox(ToolboxWrapper):
         project: Path | None = None,
         previewer: Previewer | None = None,
         contained: Callable[[ToolSpec], bool] | None = None,
+        granted: Callable[[], tuple[str, ...]] | None = None,
     ) -> None:
         super().__init__(inner)
         self._policy = policy
@@ -124,6 +126,8 @@ class ApprovingToolbox(ToolboxWrapper):
         self._previewer = previewer
         # Whether a call runs in the OS sandbox (accept-edits lets those commands run).
         self._contained = contained
+        # The calls the user's own skills in use pre-approve (their allowed-tools), as rules.
+        self._granted = granted
         # Session answers: tool name → the definition hash allowed (None: a built-in tool).
         self._session: dict[str, str | None] = {}
         # Session answers about commands: prefix rules (`execute_command(git diff:*)`).
@@ -241,6 +245,10 @@ class ApprovingToolbox(ToolboxWrapper):
             return "session"
         if spec.kind != "mcp" and self._session_rules.allows(spec.name, arguments, self._root):
             return "session"
+        if self._granted is not None and Policy(allow=self._granted()).allows(
+            spec.name, arguments, self._root, self._project
+        ):
+            return "skill"
         if self.mode is Mode.YOLO:
             return "mode"
         if self.mode is Mode.ACCEPT_EDITS and spec.name in EDIT_TOOLS and spec.kind == "write":

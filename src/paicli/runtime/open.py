@@ -31,6 +31,9 @@ from paicli.servers.config import ServerEntry
 from paicli.servers.manager import Connector, ServerManager, build_manager
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustStore, approve_servers, withheld_reason
+from paicli.skills.catalog import SkillCatalog
+from paicli.skills.local import local_skills
+from paicli.skills.toolbox import SkillToolbox
 from paicli.tools.base import Toolbox
 from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.toolbox import BuiltinToolbox
@@ -70,9 +73,13 @@ async def open_runtime(
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
-    mcp, approvals, toolbox, toolbox_problems = build_toolbox(settings, io, manager, offer, record)
+    found, skill_problems = local_skills(settings.home.root, settings.project)
+    skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
+    mcp, approvals, toolbox, toolbox_problems = build_toolbox(
+        settings, io, manager, offer, record, skills=skills
+    )
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
-    problems += [*toolbox_problems, *(memory.problems if memory.text() else ())]
+    problems += [*toolbox_problems, *skill_problems, *(memory.problems if memory.text() else ())]
     traced = [e.name for e in entries if e.trace]
     async with configured(traced, list(settings.secrets), settings.home), manager:
         runtime = Runtime(
@@ -88,7 +95,8 @@ async def open_runtime(
             approvals=approvals,
             memory=memory,
             sessions=SessionStore(settings.home.sessions_dir, settings.root),
-            context=_Context(memory, manager, approvals),
+            context=_Context(memory, manager, approvals, skills.catalog),
+            skills=skills,
             skipped=skipped,
             problems=problems,
             http_client=http_client,
@@ -123,18 +131,25 @@ def _approved_servers(
 
 class _Context:
     """What the system prompt adds before each request: the project's memory, the ready
-    servers' instructions, and the permission mode's note."""
+    servers' instructions, the skills' names and descriptions, and the permission mode's
+    note."""
 
     def __init__(
-        self, memory: ProjectMemory, manager: ServerManager, approvals: ApprovingToolbox
+        self,
+        memory: ProjectMemory,
+        manager: ServerManager,
+        approvals: ApprovingToolbox,
+        skills: SkillCatalog,
     ) -> None:
         self._memory = memory
         self._manager = manager
         self._approvals = approvals
+        self._skills = skills
 
     def __call__(self) -> str:
         block = context_block(self._memory.text(), server_instructions(self._manager))
-        return "\n\n".join(filter(None, [block, mode_note(self._approvals.mode)]))
+        parts = [block, self._skills.prompt_block(), mode_note(self._approvals.mode)]
+        return "\n\n".join(filter(None, parts))
 
 
 @dataclass(frozen=True)
@@ -192,8 +207,11 @@ def build_toolbox(
     manager: ServerManager,
     offer: ToolOffer,
     record: Record,
+    *,
+    skills: SkillToolbox | None = None,
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search ) ) )`, with its
+    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search + skills ) ) )`,
+    with its
     MCP toolbox, its approving wrapper (the mode and session answers live there) and the
     problems met on the way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
@@ -233,8 +251,11 @@ def build_toolbox(
         learn_secrets=record.redactor.learn,
         sandbox=sandbox,
     )
+    sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer)]
+    if skills is not None:
+        sources.append(skills)
     approvals = ApprovingToolbox(
-        CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
+        CombinedToolbox(*sources),
         policy=policy,
         store=store,
         approver=io.approver,
@@ -246,6 +267,7 @@ def build_toolbox(
         project=project,
         previewer=builtin.preview,
         contained=builtin.contained,
+        granted=skills.granted if skills is not None else None,
     )
     toolbox = guard(
         approvals, redactor=record.redactor, audit=record.audit, session_id=record.session_id

@@ -31,6 +31,7 @@ from paicli.runtime.model import model_client
 from paicli.servers.call_limits import limits_by_server
 from paicli.servers.config import LoadedConfig, ServerEntry
 from paicli.servers.manager import ManagedServer, ServerManager
+from paicli.skills.toolbox import SkillToolbox
 from paicli.tools.base import Toolbox
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.tools.search.offer import ToolOffer
@@ -60,6 +61,7 @@ class Runtime:
     memory: ProjectMemory  # PAICLI.md, AGENTS.md, CLAUDE.md (agent.memory)
     sessions: SessionStore  # saved conversations (--continue, --resume)
     context: Callable[[], str]  # what the system prompt adds before each request
+    skills: SkillToolbox | None = None  # the run's skills and their load_skill tool
     skipped: list[str] = field(default_factory=list)  # unapproved project servers
     problems: list[str] = field(default_factory=list)  # config problems, one line each
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
@@ -116,6 +118,8 @@ class Runtime:
         """`/clear`: the conversation starts again, and the next turn is saved anew."""
         if self.agent is not None:
             self.agent.clear()
+        if self.skills is not None:
+            self.skills.end_grants()
         self.session_id = ""
 
     def approve_server(self, entry: ServerEntry) -> ManagedServer:
@@ -170,6 +174,7 @@ class Runtime:
                 context=self.context,
                 prompt=self.run.options.system_prompt,
                 append=self.run.options.append_system_prompt,
+                prepare=self.skills.catalog.refresh if self.skills is not None else None,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()

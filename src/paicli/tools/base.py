@@ -26,7 +26,7 @@ from paicli.llm.messages import ToolDefinition
 ToolKind = Literal["read", "write", "execute", "mcp"]
 
 # Who let a call run or stopped it, as the audit log records it.
-DecidedBy = Literal["policy", "user", "session", "flag", "mode", "refusal", "validation"]
+DecidedBy = Literal["policy", "user", "session", "skill", "flag", "mode", "refusal", "validation"]
 Decision = Literal["allowed", "denied", "refused"]
 
 

@@ -168,6 +168,12 @@ async def _permissions(context: SlashContext, words: list[str]) -> None:
     )
 
 
+async def _skills(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.skills_view import skills_command  # noqa: PLC0415 - rich stays out of --help
+
+    await skills_command(context.runtime, context.console)
+
+
 def _model_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str]:
     return list(PRESETS) if not earlier else ()
 
@@ -320,6 +326,9 @@ COMMANDS = (
         _mode_arguments,
     ),
     SlashCommand("/permissions", "", "the permission mode and the rules in force", _permissions),
+    SlashCommand(
+        "/skills", "", "the skills the model can load, and where each comes from", _skills
+    ),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
     SlashCommand(
         "/compact",

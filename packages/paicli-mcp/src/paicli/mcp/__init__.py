@@ -13,6 +13,8 @@ or `connect(..., instruments=[...])`, with `instrument(wrap)` as the default for
 given none; `TraceRecorder` records every message.
 `StdioServer(sandbox=Sandbox.for_project(root))` runs a server in an OS sandbox;
 `sandbox_command` wraps any command the same way, and `check_sandbox()` says what works here.
+Skills (SEP-2640): `session.list_skills()`, `get_skill(uri)` and `read_skill(skill, path)`,
+which verifies each file against the skill's entry (`paicli.mcp.skills`).
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """
@@ -52,10 +54,12 @@ from .errors import (
     RpcError,
     SandboxUnavailable,
     ServerConfigError,
+    SkillVerificationError,
     UnsupportedVersion,
 )
 from .handlers import ClientHandlers
 from .session import ClientSession, Timeouts
+from .skills import Skill, SkillContent, SkillFile
 from .types import (
     AudioContent,
     BlobResourceContents,
@@ -142,6 +146,10 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxedCommand",
     "ServerConfigError",
+    "Skill",
+    "SkillContent",
+    "SkillFile",
+    "SkillVerificationError",
     "StdioServer",
     "StdioTransport",
     "StreamableHttpTransport",

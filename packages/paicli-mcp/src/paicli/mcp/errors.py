@@ -14,6 +14,7 @@ Every error the library raises derives from `McpError`:
     ├── RpcError                 the server answered with a JSON-RPC error (code, message, data)
     │   └── UnsupportedVersion   -32022: the server does not speak the requested version
     ├── ProtocolError            the server broke the protocol (bad version, malformed result)
+    │   └── SkillVerificationError  a skill's file is not what its entry promised (SEP-2640)
     ├── HandlerError             a 2026 server asked for input (roots, sampling, elicitation)
     │                            and the client could not give it (no handler, or it failed)
     └── SandboxUnavailable       no sandbox mechanism here can enforce a strict profile
@@ -41,6 +42,7 @@ __all__ = [
     "RpcError",
     "SandboxUnavailable",
     "ServerConfigError",
+    "SkillVerificationError",
     "UnsupportedVersion",
 ]
 
@@ -186,6 +188,11 @@ class UnsupportedVersion(RpcError):
 
 class ProtocolError(McpError):
     """The server broke the protocol: an unknown version, a malformed result, and so on."""
+
+
+class SkillVerificationError(ProtocolError):
+    """A skill's file is not what its entry promised (size, digest, front matter), or is not
+    listed in it (`paicli.mcp.skills`): its content must not be used."""
 
 
 class HandlerError(McpError):

@@ -35,6 +35,7 @@ from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
 from ._versions import ProtocolChoice
 from .errors import McpError
 from .handlers import ClientHandlers
+from .skills import Skill, SkillContent, verified
 from .types import (
     CallToolResult,
     Completion,
@@ -329,6 +330,25 @@ class ClientSession:
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
         return ReadResourceResult.from_wire(result)
+
+    # SEP-2640 skills: listing reads entries only; files are fetched one by one, when asked.
+
+    async def list_skills(self, *, timeout: float | None = None) -> list[Skill]:
+        """Every well-formed skill entry of `skills/list` (see `paicli.mcp.skills`)."""
+        return await self._paginate("skills/list", "skills", Skill.from_wire, timeout)
+
+    async def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
+        """The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`)."""
+        result = await self.request("skills/get", {"uri": uri}, timeout=timeout)
+        return Skill.from_wire(result.get("skill"))
+
+    async def read_skill(
+        self, skill: Skill, path: str = "SKILL.md", *, timeout: float | None = None
+    ) -> SkillContent:
+        """One listed file of `skill` (relative to its folder), verified against the entry;
+        `SkillVerificationError` when it is not listed or not what the entry promised."""
+        listed = skill.file(path)
+        return verified(skill, listed, await self.read_resource(listed.uri, timeout=timeout))
 
     async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         if self._connection.agreed().dialect == "minimal":
