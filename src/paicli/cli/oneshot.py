@@ -180,11 +180,16 @@ async def _start(runtime: Runtime, printer: Printer, *, accept_changes: bool) ->
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
-    runtime.load_model()  # in the background, while cold servers are waited for
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
-    await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
+    starting = runtime.manager.starting(without_catalogue=True)
+    if starting:
+        runtime.load_model()  # in the background, while cold servers are waited for
+        await runtime.manager.wait_ready(starting)
     tool_changes(runtime, accept=accept_changes)
     printer.begin(runtime.conversation_id(), run_facts(runtime))
+    # With nothing to wait for, the init message goes first: loading the model client (the
+    # openai SDK, in a thread) would hold the interpreter while it is written.
+    runtime.load_model()
     return None
 
 
