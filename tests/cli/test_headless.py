@@ -5,7 +5,10 @@ ships in docs/stream-json.schema.json."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.cli.test_oneshot import Run, paicli
+from tests.cli.test_oneshot import API_KEY, Run, paicli
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
+from tests.processes import processes_with
 
 pytestmark = pytest.mark.real
 
@@ -270,6 +274,7 @@ async def test_the_permission_prompt_tool_decides_what_rules_do_not(project: Pat
     assert questions[0]["input"] == {"path": "a.txt", "content": "x"}
     denials = lines[-1]["permission_denials"]
     assert {d["tool_use_id"] for d in denials} == {"c", "p"}
+    assert processes_with(str(SERVER_PROGRAMS / "approval_server.py")) == []
 
 
 @pytest.mark.parametrize(
@@ -340,3 +345,49 @@ async def test_claude_codes_tool_flags_are_rules(project: Path) -> None:
     assert (project / "a.txt").read_text() == "x"
     assert "hi" in results[1]
     assert "denied by --deny" in results[2]
+
+
+async def test_secrets_and_control_bytes_never_reach_the_stream(project: Path) -> None:
+    """The model repeats the API key and writes escape sequences: each message stays valid
+    JSON with the key replaced and the controls spelled as escapes."""
+    said = f"key {API_KEY} \x1b]0;pwned\x07\u202e end"
+    async with ScriptedLlm([{"text": said}]) as llm:
+        run = await paicli(
+            project,
+            *("-p", "x", "--output-format", "stream-json", "--include-partial-messages"),
+            llm=llm,
+        )
+    assert run.code == 0, run.stderr
+    assert API_KEY not in run.stdout and "\x1b" not in run.stdout and "\u202e" not in run.stdout
+    result = messages(run)[-1]
+    assert result["result"].startswith("key ") and result["result"].endswith("\u202e end")
+    assert "\x1b]0;pwned\x07" in result["result"]
+
+
+async def test_a_signal_while_waiting_for_stdin_ends_the_run_at_once(project: Path) -> None:
+    async with ScriptedLlm([{"text": "Noted."}]) as llm:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
+            *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
+            cwd=project,
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "PAICLI_HOME": str(project.parent / "home"),
+                "PAICLI_API_KEY": API_KEY,
+            },
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write((user_line("remember PLUM") + "\n").encode())
+        await process.stdin.drain()
+        async with asyncio.timeout(30):
+            seen: list[dict[str, Any]] = []
+            while not seen or seen[-1]["type"] != "result":
+                seen.append(json.loads(await process.stdout.readline()))
+            process.send_signal(signal.SIGTERM)  # stdin is still open: a read is blocked
+            out, _ = await process.communicate()
+    assert process.returncode == 130
+    assert seen[-1]["result"] == "Noted." and out == b""

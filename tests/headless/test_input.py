@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -53,14 +54,32 @@ def test_anything_else_is_one_error_naming_the_line(raw: bytes, said: str) -> No
     assert said in str(raised.value)
 
 
-async def test_stdin_lines_are_numbered_and_a_line_too_long_is_an_error() -> None:
-    stream = io.BytesIO(b"one\n\ntwo\n" + b"x" * (LINE_LIMIT + 10) + b"\nafter\n")
-    lines = StdinLines(stream)
-    async with asyncio.timeout(10):
-        assert await lines.next() == b"one\n"
-        assert await lines.next() == b"\n"
-        assert await lines.next() == b"two\n"
-        with pytest.raises(BadInputLine, match="stdin line 4: longer than 4 MiB"):
-            await lines.next()
-        assert await lines.next() is None  # it stopped reading there
-        assert await lines.next() is None
+async def test_stdin_lines_are_numbered_and_a_line_too_long_is_an_error(tmp_path: Path) -> None:
+    data = tmp_path / "stdin"
+    data.write_bytes(b"one\n\ntwo\n" + b"x" * (LINE_LIMIT + 10) + b"\nafter\n")
+    fd = os.open(data, os.O_RDONLY)
+    try:
+        lines = StdinLines(fd)
+        async with asyncio.timeout(10):
+            assert await lines.next() == b"one\n"
+            assert await lines.next() == b"\n"
+            assert await lines.next() == b"two\n"
+            with pytest.raises(BadInputLine, match="stdin line 4: longer than 4 MiB"):
+                await lines.next()
+            assert await lines.next() is None  # it stopped reading there
+            assert await lines.next() is None
+    finally:
+        os.close(fd)
+
+
+async def test_a_last_line_without_its_newline_is_still_a_line(tmp_path: Path) -> None:
+    data = tmp_path / "stdin"
+    data.write_bytes(b"a\nb\nlast")
+    fd = os.open(data, os.O_RDONLY)
+    try:
+        lines = StdinLines(fd)
+        async with asyncio.timeout(10):
+            got = [await lines.next() for _ in range(4)]
+    finally:
+        os.close(fd)
+    assert got == [b"a\n", b"b\n", b"last", None]

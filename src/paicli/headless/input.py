@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import threading
-from typing import BinaryIO
 
 from paicli.errors import PaicliError
 
@@ -23,6 +23,7 @@ __all__ = ["LINE_LIMIT", "BadInputLine", "StdinLines", "user_turn"]
 
 # A turn's text is bounded like a piped prompt: far more than any model's window.
 LINE_LIMIT = 4 * 1024 * 1024
+CHUNK = 64 * 1024
 
 
 class BadInputLine(PaicliError):
@@ -79,31 +80,58 @@ def _text(content: object, where: str) -> str:
 
 class StdinLines:
     """stdin's lines (bytes, newline kept), each at most `LINE_LIMIT`; None at the end. A
-    longer line is a `BadInputLine` from `next`."""
+    longer line is a `BadInputLine` from `next`, and the end of reading.
 
-    def __init__(self, stream: BinaryIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stdin.buffer
+    The thread reads the file descriptor itself (`os.read`), not `sys.stdin.buffer`: a
+    daemon thread blocked inside a buffered reader holds its lock, and the interpreter
+    aborts when it finds that lock taken at exit (a signal while stdin is still open)."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self._fd = sys.stdin.fileno() if fd is None else fd
         self._loop = asyncio.get_running_loop()
         self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.number = 0  # the number of the last line returned
         threading.Thread(target=self._pump, name="paicli-stdin", daemon=True).start()
 
-    def _pump(self) -> None:
+    def _put(self, line: bytes | None) -> None:
         try:
-            while True:
-                line = self._stream.readline(LINE_LIMIT + 1)
-                if not line:
-                    break
-                self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
-                if len(line) > LINE_LIMIT:
-                    break  # the reader stops at this line: no need to read the rest
-        except (OSError, ValueError):
-            pass  # stdin closed under the thread: the end of input
-        finally:
-            try:
-                self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
-            except RuntimeError:
-                pass  # the loop is gone: nobody reads any more
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
+        except RuntimeError:
+            pass  # the loop is gone: nobody reads any more
+
+    def _pump(self) -> None:
+        pending = bytearray()
+        while (chunk := self._read()) and self._split(pending, chunk):
+            pass
+        if pending and len(pending) <= LINE_LIMIT:
+            self._put(bytes(pending))  # a last line without its newline
+        self._put(None)
+
+    def _read(self) -> bytes:
+        try:
+            return os.read(self._fd, CHUNK)
+        except OSError:
+            return b""  # stdin closed under the thread: the end of input
+
+    def _split(self, pending: bytearray, chunk: bytes) -> bool:
+        """Each whole line of `pending` + `chunk` handed over; False once one is too long
+        (`next` says so, and reading stops there)."""
+        searched = len(pending)
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", max(start, searched))) >= 0:
+            line = bytes(pending[start : end + 1])
+            self._put(line)
+            start = end + 1
+            if len(line) > LINE_LIMIT:
+                pending.clear()
+                return False
+        del pending[:start]
+        if len(pending) > LINE_LIMIT:
+            self._put(bytes(pending))
+            pending.clear()
+            return False
+        return True
 
     async def next(self) -> bytes | None:
         line = await self._lines.get()
