@@ -112,7 +112,13 @@ async def test_json_prints_the_result_object_alone_and_diagnostics_go_to_stderr(
     assert run.code == 0, run.stderr
     [result] = messages(run)
     assert result["type"] == "result" and result["result"] == "Could not."
-    assert result["permission_denials"] == [{"tool_name": "write_file", "tool_use_id": "w"}]
+    assert result["permission_denials"] == [
+        {
+            "tool_name": "write_file",
+            "tool_use_id": "w",
+            "tool_input": {"path": "a.txt", "content": "x"},
+        }
+    ]
     assert "skipping unapproved project server 'fault'" in run.stderr
 
 
@@ -391,3 +397,11 @@ async def test_a_signal_while_waiting_for_stdin_ends_the_run_at_once(project: Pa
             out, _ = await process.communicate()
     assert process.returncode == 130
     assert seen[-1]["result"] == "Noted." and out == b""
+
+
+async def test_a_bare_p_reads_its_prompt_from_a_pipe(project: Path) -> None:
+    async with ScriptedLlm([{"text": "Piped."}]) as llm:
+        run = await paicli(project, "-p", "--output-format", "json", llm=llm, stdin="from a pipe\n")
+    assert run.code == 0, run.stderr
+    assert messages(run)[0]["result"] == "Piped."
+    assert llm.requests[0]["messages"][-1]["content"] == "from a pipe\n"

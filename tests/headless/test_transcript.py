@@ -125,7 +125,9 @@ def test_the_result_counts_the_turn_and_its_denials() -> None:
     result = transcript.result(events[-1])  # type: ignore[arg-type]
     VALIDATOR.validate(result)
     assert result["duration_ms"] == 1500 and result["duration_api_ms"] == 750
-    assert result["permission_denials"] == [{"tool_name": "write_file", "tool_use_id": "c1"}]
+    assert result["permission_denials"] == [
+        {"tool_name": "write_file", "tool_use_id": "c1", "tool_input": {"path": "a"}}
+    ]
     assert result["usage"] == {"input_tokens": 14, "output_tokens": 6}
     assert result["stop_reason"] == "end_turn" and result["result"] == "Done."
     transcript.begin_turn()

@@ -27,6 +27,7 @@ from paicli.agent.events import (
     ToolFinished,
     ToolProgress,
     ToolRetrying,
+    ToolStarted,
     TurnEnded,
 )
 from paicli.agent.turn_messages import parse_arguments
@@ -91,6 +92,7 @@ class Transcript:
     _started: float = field(default=0.0, init=False)
     _api_seconds: float = field(default=0.0, init=False)
     _denials: list[Message] = field(default_factory=list, init=False)
+    _inputs: dict[str, Mapping[str, object]] = field(default_factory=dict, init=False)
     _streaming: _Partial | None = field(default=None, init=False)
     _stop_reason: str | None = field(default=None, init=False)
 
@@ -102,6 +104,7 @@ class Transcript:
         self._started = self.clock()
         self._api_seconds = 0.0
         self._denials = []
+        self._inputs = {}
         self._streaming = None
         self._stop_reason = None
 
@@ -251,8 +254,11 @@ class Transcript:
 
     def _tool_result(self, event: ToolFinished) -> list[Message]:
         outcome = event.outcome
+        tool_input = self._inputs.pop(event.call_id, {})
         if outcome.decision == "denied":
-            self._denials.append({"tool_name": event.name, "tool_use_id": event.call_id})
+            self._denials.append(
+                {"tool_name": event.name, "tool_use_id": event.call_id, "tool_input": tool_input}
+            )
         block = {
             "type": "tool_result",
             "tool_use_id": event.call_id,
@@ -261,6 +267,12 @@ class Transcript:
         }
         message = {"role": "user", "content": [block]}
         return [self.message("user", message=message, parent_tool_use_id=None)]
+
+    def _started(self, event: ToolStarted) -> list[Message]:
+        """Nothing to say (the call is the reply's `tool_use` block); its input is kept for
+        `permission_denials`."""
+        self._inputs[event.call_id] = dict(event.arguments or {})
+        return []
 
     def _progress(self, event: ToolProgress) -> list[Message]:
         return [
@@ -336,11 +348,14 @@ RENDERERS: dict[type, Renderer] = {
     TextDelta: lambda t, e: t._delta("text", e.text),
     ReasoningDelta: lambda t, e: t._delta("thinking", e.text),
     ModelReplied: Transcript._replied,
+    ToolStarted: Transcript._started,
     ToolFinished: Transcript._tool_result,
     ToolProgress: Transcript._progress,
     Retrying: Transcript._api_retry,
     ToolRetrying: Transcript._tool_retry,
     Notice: Transcript._notice,
 }
-"""Each agent event the stream shows, and how. ToolStarted is the `tool_use` block of the
-reply before it; TurnEnded is the `result` the printer writes."""
+"""Each agent event the stream shows, and how (ToolStarted is the `tool_use` block of the
+reply before it, TurnEnded the `result` the printer writes). An event type not listed here
+is left out of the stream: a new one is added by giving it a renderer here and its message
+a shape in docs/stream-json.schema.json."""
