@@ -268,7 +268,7 @@ class Transcript:
         message = {"role": "user", "content": [block]}
         return [self.message("user", message=message, parent_tool_use_id=None)]
 
-    def _started(self, event: ToolStarted) -> list[Message]:
+    def _tool_started(self, event: ToolStarted) -> list[Message]:
         """Nothing to say (the call is the reply's `tool_use` block); its input is kept for
         `permission_denials`."""
         self._inputs[event.call_id] = dict(event.arguments or {})
@@ -348,7 +348,7 @@ RENDERERS: dict[type, Renderer] = {
     TextDelta: lambda t, e: t._delta("text", e.text),
     ReasoningDelta: lambda t, e: t._delta("thinking", e.text),
     ModelReplied: Transcript._replied,
-    ToolStarted: Transcript._started,
+    ToolStarted: Transcript._tool_started,
     ToolFinished: Transcript._tool_result,
     ToolProgress: Transcript._progress,
     Retrying: Transcript._api_retry,
