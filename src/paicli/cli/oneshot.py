@@ -1,8 +1,12 @@
 """`paicli -p PROMPT`: answer once and exit, for scripts and pipelines.
 
-Never prompts: tools that would ask run only when `--allow PATTERN` or `--yes` says so, and
-anything else is denied with a message the model and the user can read. The answer goes to
-stdout (text, one JSON object, or JSON lines of events); everything else goes to stderr.
+Never prompts: tools that would ask run only when `--allow PATTERN` or `--yes` says so, or
+the MCP tool `--permission-prompt-tool` names decides they may, and anything else is denied
+with a message the model and the user can read. The answer goes to stdout (text, or Claude
+Code's headless messages: `json`, `stream-json`, see `paicli.headless`); everything else
+goes to stderr. Every run is saved as a conversation (`-c`, `--resume ID` carry it on;
+`--no-session-persistence` does not save it); `--input-format stream-json` runs one turn per
+stdin line (`stream_input`).
 
 Exit codes: 0 answered; 1 the model endpoint failed; 2 usage or setup problem (no model
 configured, empty prompt); 3 the step budget ran out; 130 interrupted.
