@@ -405,3 +405,16 @@ async def test_a_bare_p_reads_its_prompt_from_a_pipe(project: Path) -> None:
     assert run.code == 0, run.stderr
     assert messages(run)[0]["result"] == "Piped."
     assert llm.requests[0]["messages"][-1]["content"] == "from a pipe\n"
+
+
+async def test_stream_json_input_with_no_message_is_an_error_result(project: Path) -> None:
+    async with ScriptedLlm([]) as llm:
+        run = await paicli(
+            project,
+            *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
+            llm=llm,
+            stdin="\n\n",
+        )
+    assert run.code == 2, run.stderr
+    init, result = messages(run)
+    assert init["subtype"] == "init" and result["errors"] == ["paicli -p: no user message on stdin"]
