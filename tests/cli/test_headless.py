@@ -169,6 +169,7 @@ async def test_stream_json_input_runs_one_turn_per_line(project: Path) -> None:
         run = await paicli(
             project,
             *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
+            "--replay-user-messages",
             llm=llm,
             stdin=stdin + "\n",
         )
@@ -176,9 +177,10 @@ async def test_stream_json_input_runs_one_turn_per_line(project: Path) -> None:
     lines = messages(run)
     assert [m["type"] for m in lines] == [
         "system",
-        *("assistant", "result"),
-        *("assistant", "result"),
+        *("user", "assistant", "result"),
+        *("user", "assistant", "result"),
     ]
+    assert lines[1]["message"]["content"] == [{"type": "text", "text": "the word is PEAR"}]
     assert [m["result"] for m in lines if m["type"] == "result"] == ["Noted.", "PEAR."]
     asked = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "user"]
     assert asked == ["the word is PEAR", "what\n\nwas it?"]

@@ -1,7 +1,7 @@
 """The options of a headless run (`-p`) that programs drive, in Claude Code's spelling:
-output and input formats, partial messages, `--max-turns`, `--allowedTools` /
-`--disallowedTools`, `--permission-prompt-tool`, `--no-session-persistence`; and the checks
-that tie them to `-p` and to each other.
+output and input formats, partial messages, replayed user messages, `--max-turns`,
+`--allowedTools` / `--disallowedTools`, `--permission-prompt-tool`,
+`--no-session-persistence`; and the checks that tie them to `-p` and to each other.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ def add_headless_options(parser: argparse.ArgumentParser, count: Callable[[str],
         "--include-partial-messages",
         action="store_true",
         help="with --output-format stream-json: also stream the model's deltas (stream_event)",
+    )
+    group.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        help="with --input-format stream-json: echo each user message read as a user message",
     )
     group.add_argument(
         "--verbose",
@@ -116,6 +121,7 @@ def headless_problem(options: argparse.Namespace) -> str | None:
         for flag, given in (
             ("--input-format stream-json", options.input_format == "stream-json"),
             ("--include-partial-messages", options.include_partial_messages),
+            ("--replay-user-messages", options.replay_user_messages),
             ("--permission-prompt-tool", options.permission_prompt_tool),
         ):
             if given:
@@ -123,6 +129,8 @@ def headless_problem(options: argparse.Namespace) -> str | None:
         return None
     if options.input_format == "stream-json" and not streaming:
         return "--input-format stream-json needs --output-format stream-json"
+    if options.replay_user_messages and options.input_format != "stream-json":
+        return "--replay-user-messages needs --input-format stream-json"
     if options.include_partial_messages and not streaming:
         return "--include-partial-messages needs --output-format stream-json"
     tool = options.permission_prompt_tool

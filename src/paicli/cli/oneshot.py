@@ -131,7 +131,14 @@ async def _answer(
                 return code
             saving = not options.no_session_persistence
             if options.input_format == "stream-json":
-                code = await stream_turns(runtime, prompt, printer, one_turn, saving=saving)
+                code = await stream_turns(
+                    runtime,
+                    prompt,
+                    printer,
+                    one_turn,
+                    saving=saving,
+                    replay=options.replay_user_messages,
+                )
             else:
                 code = await one_turn(runtime, prompt, printer, saving=saving)
             # Servers that came up during the run (their tools were offered from the

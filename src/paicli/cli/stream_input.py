@@ -19,10 +19,11 @@ Turn = Callable[..., Awaitable[int]]
 
 
 async def stream_turns(
-    runtime: Runtime, prompt: str, printer: Printer, turn: Turn, *, saving: bool
+    runtime: Runtime, prompt: str, printer: Printer, turn: Turn, *, saving: bool, replay: bool
 ) -> int:
     """Run `turn` for the prompt given on the command line (if any), then for each stdin
-    line; the exit code of the first turn that did not answer, else 0."""
+    line (echoed first with `replay`); the exit code of the first turn that did not
+    answer, else 0."""
     lines = StdinLines()
     pending = prompt if prompt not in ("", "-") else None
     code = 0
@@ -37,6 +38,8 @@ async def stream_turns(
                 if line is None:
                     break
                 text = user_turn(line, lines.number)
+                if text is not None and replay:
+                    printer.replay(text)
             except BadInputLine as exc:
                 printer.begin_turn()
                 printer.failed(f"paicli -p: {exc}")

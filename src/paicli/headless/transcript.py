@@ -125,6 +125,11 @@ class Transcript:
             paicli_version=facts.version,
         )
 
+    def user_text(self, text: str) -> Message:
+        """A user message read from stdin, echoed (`--replay-user-messages`)."""
+        message = {"role": "user", "content": [{"type": "text", "text": text}]}
+        return self.message("user", message=message, parent_tool_use_id=None)
+
     def on(self, event: AgentEvent) -> list[Message]:
         """The messages `event` becomes (none for an event the stream leaves out)."""
         renderer = RENDERERS.get(type(event))

@@ -51,6 +51,9 @@ class EventPrinter:
     def begin(self, session_id: str, facts: RunFacts) -> None:
         """Nothing to say before a text answer."""
 
+    def replay(self, text: str) -> None:
+        """Only stream-json echoes the user's messages."""
+
     def begin_turn(self) -> None:
         self.ended = None
         self._finished = False

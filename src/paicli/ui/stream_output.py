@@ -37,6 +37,11 @@ class JsonPrinter:
         self.ended = None
         self._finished = False
 
+    def replay(self, text: str) -> None:
+        """Echo a user message read from stdin (`--replay-user-messages`)."""
+        if self.streaming:
+            self._write(self.transcript.user_text(text))
+
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TurnEnded):
             self.ended = event
