@@ -158,3 +158,20 @@ def test_an_unparsable_tool_call_keeps_the_block_shape() -> None:
     assert message["message"]["content"] == [
         {"type": "tool_use", "id": "c", "name": "read_file", "input": {}}
     ]
+
+
+def test_the_schema_is_valid_and_refuses_what_claude_codes_parsers_would() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    good = Transcript("s").result(TurnEnded("done", "ok", steps=1))
+    VALIDATOR.validate(good)
+    bad = [
+        {**good, "subtype": "done"},
+        {**good, "is_error": True},  # a success is no error
+        {k: v for k, v in good.items() if k != "result"},
+        {**good, "usage": {"prompt_tokens": 1}},
+        {"type": "turn_ended", "session_id": "s", "uuid": "u"},
+        {**Transcript("s").init(FACTS), "mcp_servers": [{"name": "fs", "status": "ready"}]},
+        {**Transcript("s").user_text("hi"), "message": {"role": "user", "content": "hi"}},
+    ]
+    for message in bad:
+        assert not VALIDATOR.is_valid(message), message
