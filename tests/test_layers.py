@@ -47,6 +47,8 @@ RANKS = {
     # The LangChain bridge uses paicli's approval and audit; nothing imports it.
     "paicli.langchain": 6,
     "paicli.runtime": 7,
+    # Headless runs (-p as programs read it): messages, stdin turns, the prompt tool.
+    "paicli.headless": 7,
     "paicli.ui": 8,
     "paicli.cli": 9,
 }

@@ -29,6 +29,8 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │   └── RequestRejected, ServiceUnavailable
     ├── UsageError               paicli.cli.errors: the command line or its input cannot
     │                            be used (a malformed `paicli mcp add`, stdin too large)
+    ├── BadInputLine             paicli.headless.input: a `--input-format stream-json` line
+    │                            is not a user message (names the line)
     ├── ArmExit                  paicli.ui.prompt_line: Ctrl+C at an empty prompt (the REPL
     │                            warns and leaves on the next one; never leaves the REPL)
     ├── BridgeError              paicli.langchain.errors: the bridge's subtree (drawn there)

@@ -19,6 +19,7 @@ import pytest
 
 from paicli.agent.events import (
     AgentEvent,
+    ModelReplied,
     Notice,
     Retrying,
     TextDelta,
@@ -404,6 +405,8 @@ async def test_a_running_mcp_call_reports_its_progress_after_approval(
     ]
     assert [r.seconds for r in reports] == sorted(r.seconds for r in reports)
     kinds = [type(e).__name__ for e in events.items if not isinstance(e, TextDelta)]
+    assert kinds[0] == "ModelReplied"  # the model's reply comes before its calls start
+    kinds = [k for k in kinds if k != "ModelReplied"]
     assert kinds.index("ToolStarted") < kinds.index("ToolProgress")
     assert kinds.index("ToolFinished") > len(kinds) - 3
 
@@ -605,7 +608,8 @@ async def test_a_retried_call_shows_each_attempt_and_audits_each_one(tmp_path: P
     assert [(e.call_id, e.line) for e in events.of(ToolRetrying)] == [
         ("c1", "retry 2/2 after timeout")
     ]
-    kinds = [type(e).__name__ for e in events.items if not isinstance(e, TextDelta | ToolProgress)]
+    shown = (TextDelta, ToolProgress, ModelReplied)
+    kinds = [type(e).__name__ for e in events.items if not isinstance(e, shown)]
     assert kinds[:3] == ["ToolStarted", "ToolRetrying", "ToolFinished"]
     (finished,) = events.of(ToolFinished)
     assert finished.outcome.is_error and "timed out after 0.2s" in finished.outcome.text

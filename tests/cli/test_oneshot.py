@@ -138,7 +138,7 @@ async def test_a_base_url_the_model_sdk_refuses_is_one_line_not_an_internal_erro
     assert "Traceback" not in run.stderr
 
 
-async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> None:
+async def test_json_output_is_one_result_object(project: Path) -> None:
     script: list[Json] = [
         {"tool_calls": [{"id": "c", "name": "list_dir", "arguments": "{}"}]},
         {"text": "There is a .paicli folder."},
@@ -148,8 +148,8 @@ async def test_json_output_is_one_object_with_the_tool_calls(project: Path) -> N
     assert run.code == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["result"] == "There is a .paicli folder."
-    assert result["reason"] == "done" and result["steps"] == 2
-    assert [c["name"] for c in result["tool_calls"]] == ["list_dir"]
+    assert result["type"] == "result" and result["subtype"] == "success"
+    assert result["num_turns"] == 2 and not result["is_error"]
 
 
 async def test_json_output_of_a_failed_run_is_one_object_with_the_reason(project: Path) -> None:
@@ -160,12 +160,12 @@ async def test_json_output_of_a_failed_run_is_one_object_with_the_reason(project
     for run, code in ((failed, 1), (unconfigured, 2), (empty, 2)):
         assert run.code == code, run.stderr
         result = json.loads(run.stdout)
-        assert result["reason"] == "error" and result["result"] == ""
-        assert result["error"]
-    assert "authentication failed" in json.loads(failed.stdout)["error"]
+        assert result["subtype"] == "error_during_execution" and result["is_error"]
+        assert "result" not in result and len(result["errors"]) == 1
+    assert "authentication failed" in json.loads(failed.stdout)["errors"][0]
     assert "No model configured" in unconfigured.stderr
-    assert "No model configured" in json.loads(unconfigured.stdout)["error"]
-    assert json.loads(empty.stdout)["error"] == "paicli -p: the prompt is empty"
+    assert "No model configured" in json.loads(unconfigured.stdout)["errors"][0]
+    assert json.loads(empty.stdout)["errors"] == ["paicli -p: the prompt is empty"]
 
 
 @pytest.mark.parametrize("fmt", ["json", "stream-json"])
@@ -201,13 +201,13 @@ async def test_an_interrupted_run_still_ends_its_json_output(
     assert process.returncode == 130, err
     lines = out.decode().splitlines()
     last = json.loads(lines[-1])
+    assert last["type"] == "result" and last["subtype"] == "error_during_execution"
+    assert last["errors"] == ["interrupted"] and last["num_turns"] == 2
     if fmt == "json":
         assert len(lines) == 1
-        assert last["reason"] == "cancelled" and last["error"] == "interrupted"
-        assert last["result"] == "Half an answer"[: len(last["result"])]
-        assert [c["name"] for c in last["tool_calls"]] == ["list_dir"]
     else:
-        assert last["type"] == "turn_ended" and last["reason"] == "cancelled"
+        kinds = [json.loads(line)["type"] for line in lines]
+        assert kinds[:3] == ["system", "assistant", "user"]  # init, the call, its result
 
 
 async def test_stream_json_prints_one_event_per_line(project: Path) -> None:
@@ -215,8 +215,9 @@ async def test_stream_json_prints_one_event_per_line(project: Path) -> None:
         run = await paicli(project, "-p", "x", "--output-format", "stream-json", llm=llm)
     events = [json.loads(line) for line in run.stdout.splitlines()]
     kinds = [e["type"] for e in events]
-    assert kinds.count("text") >= 2 and kinds[-1] == "turn_ended"
-    assert "".join(e["text"] for e in events if e["type"] == "text") == "a b c"
+    assert kinds == ["system", "assistant", "result"]
+    assert events[1]["message"]["content"] == [{"type": "text", "text": "a b c"}]
+    assert events[2]["result"] == "a b c"
 
 
 async def test_progress_goes_to_stderr_as_text_and_as_events_in_stream_json(
@@ -247,6 +248,7 @@ async def test_progress_goes_to_stderr_as_text_and_as_events_in_stream_json(
     assert re.search(r"  ⋯ mcp__fault__progress  \ds  █{7}░{13} 1/3  step 1\n", text.stderr)
     events = [json.loads(line) for line in stream.stdout.splitlines()]
     reports = [e for e in events if e["type"] == "tool_progress"]
+    assert {r["tool_use_id"] for r in reports} == {"p"}
     assert [(r["progress"], r["total"], r["message"]) for r in reports] == [
         (None, None, None),
         (1.0, 3.0, "step 1"),

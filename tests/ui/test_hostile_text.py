@@ -224,8 +224,9 @@ async def test_one_shot_tool_lines_are_escaped_and_json_stays_exact(
             assert json.loads(run.stdout)["result"] == "Done."
         else:
             events = [json.loads(line) for line in run.stdout.splitlines()]
-            [finished] = [e for e in events if e["type"] == "tool_finished"]
-            assert finished["outcome"]["text"] == hostile.RESULT
+            [finished] = [e for e in events if e["type"] == "user"]
+            assert finished["message"]["content"][0]["content"] == hostile.RESULT
+            assert "\x1b" not in run.stdout and "\u202e" not in run.stdout  # spelled \uXXXX
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from paicli.llm.events import ReasoningDelta, Retrying, TextDelta
+from paicli.llm.events import ReasoningDelta, Retrying, TextDelta, ToolCallRequest
 from paicli.tools.base import ToolOutcome
 
 __all__ = [
     "AgentEvent",
     "EventSink",
+    "ModelReplied",
     "Notice",
     "ReasoningDelta",
     "Retrying",
@@ -24,6 +25,21 @@ __all__ = [
     "ToolStarted",
     "TurnEnded",
 ]
+
+
+@dataclass(frozen=True)
+class ModelReplied:
+    """One model request answered, as the conversation keeps it: its text, its visible
+    reasoning and its tool calls (each with an id), why it stopped (`finish_reason` as the
+    endpoint said it), the tokens it used (`prompt_tokens`, `completion_tokens`) and the
+    seconds it took. Emitted before any of its calls starts."""
+
+    text: str
+    reasoning: str
+    calls: tuple[ToolCallRequest, ...]
+    finish_reason: str | None
+    usage: Mapping[str, int]
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,7 @@ AgentEvent = (
     TextDelta
     | ReasoningDelta
     | Retrying
+    | ModelReplied
     | ToolStarted
     | ToolProgress
     | ToolRetrying

@@ -19,6 +19,7 @@ from typing import Protocol
 from paicli.agent import context
 from paicli.agent.events import (
     EventSink,
+    ModelReplied,
     Notice,
     ToolFinished,
     ToolProgress,
@@ -49,6 +50,22 @@ from paicli.tools.mcp.results import for_model
 from paicli.tools.search.offer import SEARCH_TOOL, Deferral, ToolOffer
 
 DEFAULT_MAX_STEPS = 40
+
+
+def replied(
+    completion: Completion, calls: Sequence[ToolCallRequest], seconds: float
+) -> ModelReplied:
+    """The `ModelReplied` event of `completion`, its calls given ids."""
+    step: dict[str, int] = {}
+    add_usage(step, completion)
+    return ModelReplied(
+        completion.text,
+        completion.reasoning,
+        tuple(calls),
+        completion.finish_reason,
+        step,
+        seconds,
+    )
 
 
 class ModelClient(Protocol):
@@ -166,11 +183,13 @@ class Agent:
                 specs = self.toolbox.specs()
                 tools = [spec.openai_tool() for spec in self._offered(specs, emit)]
                 await self._fit_context(tools, emit)
+                asked = time.monotonic()
                 completion = await self._ask(tools, emit)
                 add_usage(usage, completion)
                 answer = completion.text or answer
                 calls = [with_id(call, n) for n, call in enumerate(completion.tool_calls)]
                 self.messages.append(assistant_message(completion.text, calls))
+                emit(replied(completion, calls, time.monotonic() - asked))
                 if not calls:
                     ended = TurnEnded("done", completion.text, steps=step, usage=usage)
                     emit(ended)

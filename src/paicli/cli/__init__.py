@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from paicli.cli._add_args import split_server_command
+from paicli.cli._headless_args import fold_tool_flags, headless_problem, printing
 from paicli.cli._parser import NO_SERVERS, build_parser, config_files_before_command
 
 __all__ = ["build_parser", "config_files_before_command", "main"]
@@ -41,9 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_help = "-h" in args or "--help" in args
     args, server_command = split_server_command(args)
     args = config_files_before_command(args)
-    options = build_parser(full_help=wants_help).parse_args(args)
+    options = build_parser(full_help=wants_help, prompt_last=printing(args)).parse_args(args)
     if server_command is not None:
         options.target = [*options.target, "--", *server_command]
+    problem = headless_options(options)
+    if problem is not None:
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: {problem}")
+        return 2
     if options.cwd is not None:
         # As if paicli were started there (git's -C): the project, its servers and every
         # relative path on the command line are that folder's.
@@ -73,6 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.getLogger("paicli").error("paicli: internal error", exc_info=True)
         return 1
+
+
+def headless_options(options: argparse.Namespace) -> str | None:
+    """The prompt in one place (`-p PROMPT`, or `-p ... PROMPT`), Claude Code's tool flags
+    folded into the rule flags; why the headless options cannot be used, if so."""
+    prompt = getattr(options, "prompt", None)
+    if prompt is not None:
+        if options.print:
+            return f"-p: two prompts given ({options.print!r} and {prompt!r}); quote one"
+        options.print = prompt
+    fold_tool_flags(options)
+    return headless_problem(options)
 
 
 def traced(options: argparse.Namespace) -> int:

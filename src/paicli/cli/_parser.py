@@ -10,6 +10,7 @@ from typing import TypeAlias
 
 from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
+from paicli.cli._headless_args import add_headless_options
 
 PROTOCOLS = (
     "auto",
@@ -47,9 +48,10 @@ def positive_int(text: str) -> int:
     return value
 
 
-def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
+def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argparse.ArgumentParser:
     """`full_help=False` leaves out the epilog, whose tables cost imports `--version` and
-    every ordinary run can skip."""
+    every ordinary run can skip; `prompt_last` (a `-p` run) takes a positional prompt in
+    place of the commands."""
     parser = argparse.ArgumentParser(
         prog="paicli",
         description="An MCP-native agent CLI. With no command, opens the interactive REPL.",
@@ -60,8 +62,11 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
     parser.add_argument(
         "-p",
         "--print",
+        nargs="?",
+        const="",
         metavar="PROMPT",
-        help="answer PROMPT once and exit (- reads it from stdin); never asks for approval",
+        help="answer PROMPT once and exit (- or none: read it from stdin; it may also come "
+        "last); never asks for approval",
     )
     parser.add_argument(
         "-c",
@@ -78,14 +83,14 @@ def build_parser(*, full_help: bool = True) -> argparse.ArgumentParser:
         metavar="ID",
         help="carry on a saved conversation (without ID: choose from this project's)",
     )
-    parser.add_argument(
-        "--output-format",
-        choices=("text", "json", "stream-json"),
-        default="text",
-        help="with -p: the answer as text, one JSON object, or JSON lines of events",
-    )
+    add_headless_options(parser, positive_int)
     _model_and_tool_options(parser)
     _run_options(parser)
+    if prompt_last:
+        # `paicli -p -c "and now?"`: with -p there is no command, the prompt may come last.
+        parser.add_argument("prompt", nargs="?", help=argparse.SUPPRESS)
+        parser.set_defaults(command=None)
+        return parser
     commands = parser.add_subparsers(dest="command")
     _sandbox_command(commands)
     _mcp_commands(commands)

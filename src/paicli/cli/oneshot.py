@@ -1,8 +1,12 @@
 """`paicli -p PROMPT`: answer once and exit, for scripts and pipelines.
 
-Never prompts: tools that would ask run only when `--allow PATTERN` or `--yes` says so, and
-anything else is denied with a message the model and the user can read. The answer goes to
-stdout (text, one JSON object, or JSON lines of events); everything else goes to stderr.
+Never prompts: tools that would ask run only when `--allow PATTERN` or `--yes` says so, or
+the MCP tool `--permission-prompt-tool` names decides they may, and anything else is denied
+with a message the model and the user can read. The answer goes to stdout (text, or Claude
+Code's headless messages: `json`, `stream-json`, see `paicli.headless`); everything else
+goes to stderr. Every run is saved as a conversation (`-c`, `--resume ID` carry it on;
+`--no-session-persistence` does not save it); `--input-format stream-json` runs one turn per
+stdin line (`stream_input`).
 
 Exit codes: 0 answered; 1 the model endpoint failed; 2 usage or setup problem (no model
 configured, empty prompt); 3 the step budget ran out; 130 interrupted.
@@ -18,11 +22,14 @@ import sys
 from pathlib import Path
 
 from paicli.cli.errors import UsageError
+from paicli.cli.stream_input import stream_turns
+from paicli.headless.facts import run_facts
+from paicli.headless.prompt_tool import PromptTool, PromptToolError
 from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustStore, skip_reason
-from paicli.ui.oneshot import EventPrinter, report_server
+from paicli.ui.oneshot import Printer, printer_for, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
 
@@ -40,7 +47,11 @@ def read_prompt(options: argparse.Namespace) -> str | None:
     `-p -` stdin is the prompt; with `-p PROMPT` and a pipe or file on stdin (`git diff |
     paicli -p "review this"`), its text follows the prompt as a delimited block."""
     prompt: str = options.print
-    if prompt == "-":
+    if options.input_format == "stream-json":
+        return prompt  # the turns come from stdin, as JSON lines, once the run is ready
+    if prompt == "" and not _stdin_is_piped():
+        return None  # `-p` alone on a terminal: there is nothing to read
+    if prompt in ("", "-"):
         prompt = _read_stdin()
     elif _stdin_is_piped():
         piped = _read_stdin()
@@ -79,7 +90,7 @@ def _read_stdin() -> str:
 
 
 async def run_once(options: argparse.Namespace, flags: dict[str, str | None], prompt: str) -> int:
-    printer = EventPrinter(options.output_format)
+    printer = printer_for(options.output_format, partial=options.include_partial_messages)
     try:
         return await _answer(options, flags, prompt, printer)
     except asyncio.CancelledError:
@@ -90,7 +101,7 @@ async def run_once(options: argparse.Namespace, flags: dict[str, str | None], pr
 def no_prompt(options: argparse.Namespace, error: str, code: int) -> int:
     """The prompt could not be read: `error` on stderr, and the one JSON object or the
     end event when one was asked for."""
-    EventPrinter(options.output_format).failed(f"paicli -p: {error}")
+    printer_for(options.output_format).failed(f"paicli -p: {error}")
     return code
 
 
@@ -98,23 +109,50 @@ async def _answer(
     options: argparse.Namespace,
     flags: dict[str, str | None],
     prompt: str,
-    printer: EventPrinter,
+    printer: Printer,
 ) -> int:
     # The servers start at the first wait for them, or at the model's answer.
     settings = load_run_settings(Path.cwd(), start_options(options, flags, hold_servers=True))
+    prompt_tool = PromptTool(options.permission_prompt_tool or "")
+    approver = prompt_tool if options.permission_prompt_tool else None
     async with open_runtime(
         settings,
-        RunIO(on_server_change=report_server),
+        RunIO(on_server_change=report_server, approver=approver),
     ) as runtime:
         with redacting(runtime.redactor):
             problem = _resume(runtime, options)
+            if problem is None and approver is not None:
+                problem = await _check(prompt_tool, runtime)
             if problem is not None:
                 printer.failed(f"paicli -p: {problem}")
                 return 2
-            code = await _turn(runtime, prompt, printer, accept_changes=options.accept_tool_changes)
-            if options.continue_session or options.resume is not None:
-                await asyncio.to_thread(runtime.save_session)
+            code = await _start(runtime, printer, accept_changes=options.accept_tool_changes)
+            if code is not None:
+                return code
+            saving = not options.no_session_persistence
+            if options.input_format == "stream-json":
+                code = await stream_turns(
+                    runtime,
+                    prompt,
+                    printer,
+                    one_turn,
+                    saving=saving,
+                    replay=options.replay_user_messages,
+                )
+            else:
+                code = await one_turn(runtime, prompt, printer, saving=saving)
+            # Servers that came up during the run (their tools were offered from the
+            # catalogue) may have changed a tool too: such a tool was never called.
+            tool_changes(runtime, accept=options.accept_tool_changes)
             return code
+
+
+async def _check(prompt_tool: PromptTool, runtime: Runtime) -> str | None:
+    try:
+        await prompt_tool.check(runtime.manager)
+    except PromptToolError as exc:
+        return str(exc)
+    return None
 
 
 def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
@@ -139,9 +177,9 @@ def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
     return None
 
 
-async def _turn(
-    runtime: Runtime, prompt: str, printer: EventPrinter, *, accept_changes: bool
-) -> int:
+async def _start(runtime: Runtime, printer: Printer, *, accept_changes: bool) -> int | None:
+    """What comes before the first turn: problems and skipped servers said, the servers
+    worth waiting for waited for, the `init` message; an exit code when no turn can run."""
     for problem in runtime.problems:
         err(f"paicli: {problem}")
     if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
@@ -153,14 +191,30 @@ async def _turn(
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
-    runtime.load_model()  # in the background, while cold servers are waited for
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
-    await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
+    starting = runtime.manager.starting(without_catalogue=True)
+    if starting:
+        runtime.load_model()  # in the background, while cold servers are waited for
+        await runtime.manager.wait_ready(starting)
     tool_changes(runtime, accept=accept_changes)
-    ended = await runtime.agent.run(prompt, printer)
-    # Servers that came up during the run (their tools were offered from the catalogue) may
-    # have changed a tool too: such a tool was never called, and is said here.
-    tool_changes(runtime, accept=accept_changes)
+    printer.begin(runtime.conversation_id(), run_facts(runtime))
+    # With nothing to wait for, the init message goes first: loading the model client (the
+    # openai SDK, in a thread) would hold the interpreter while it is written.
+    runtime.load_model()
+    return None
+
+
+async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: bool) -> int:
+    """One prompt answered and the conversation saved (`saving`); the exit code."""
+    assert runtime.agent is not None
+    try:
+        ended = await runtime.agent.run(prompt, printer)
+    except asyncio.CancelledError:
+        if saving:  # the conversation as the agent settled it; the loop is stopping anyway
+            runtime.save_session()
+        raise
+    if saving:
+        await asyncio.to_thread(runtime.save_session)
     printer.finish(ended)
     return EXIT_CODES[ended.reason]
 

@@ -135,14 +135,20 @@ class Runtime:
         if self.agent is not None:
             self.agent.restore(session.messages)
 
+    def conversation_id(self) -> str:
+        """The id this conversation is saved under (a new one, chosen now, if none yet)."""
+        if not self.session_id:
+            self.session_id = SessionStore.new_id()
+        return self.session_id
+
     def save_session(self) -> None:
         """Write the conversation to its session file (blocking: run it off the loop)."""
         if self.agent is None:
             return
-        if not self.session_id:
-            self.session_id = SessionStore.new_id()
         try:
-            self.sessions.save(self.session_id, self.agent.messages, self.settings.model or "")
+            self.sessions.save(
+                self.conversation_id(), self.agent.messages, self.settings.model or ""
+            )
         except OSError as exc:
             log.warning("the conversation could not be saved: %s", exc)
 

@@ -1,14 +1,12 @@
-"""What `paicli -p PROMPT` prints: the answer on stdout as text, one JSON object, or JSON lines
-of events; tool calls, retries and notices as escaped lines on stderr. All through `output`:
-JSON is escaped by JSON itself, so it stays valid and exact; text answers are escaped on a
-terminal and written as they are into a pipe or a file.
+"""What `paicli -p PROMPT` prints as text: the answer on stdout, tool calls, retries and
+notices as escaped lines on stderr, all through `output` (text answers are escaped on a
+terminal and written as they are into a pipe or a file). `printer_for` picks this printer or
+`stream_output.JsonPrinter` (`json`, `stream-json`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from typing import Any
 
 from paicli.agent.events import (
     AgentEvent,
@@ -22,8 +20,10 @@ from paicli.agent.events import (
     TurnEnded,
 )
 from paicli.escape import one_line
+from paicli.headless.transcript import RunFacts
 from paicli.servers.manager import ManagedServer, ServerState
-from paicli.ui.output import answer, err, out, out_json
+from paicli.ui.output import answer, err, out
+from paicli.ui.stream_output import JsonPrinter
 from paicli.ui.tool_progress import progress_text
 
 # Seconds between two progress lines of one call on stderr.
@@ -39,34 +39,28 @@ def report_server(server: ManagedServer) -> None:
 
 
 class EventPrinter:
-    """Writes the agent's events in the chosen output format; `finish` writes the end."""
+    """Writes the agent's events as text: the answer on stdout, the rest on stderr; `finish`
+    writes the end. (`json` and `stream-json` are `stream_output.JsonPrinter`'s.)"""
 
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
-        self.tool_calls: list[dict[str, Any]] = []
+    def __init__(self) -> None:
         self.ended: TurnEnded | None = None  # the agent's own end of the turn, once seen
         self._ends_with_newline = True
         self._finished = False
         self._progress_shown: dict[str, float] = {}  # call id: when its last line was shown
 
+    def begin(self, session_id: str, facts: RunFacts) -> None:
+        """Nothing to say before a text answer."""
+
+    def replay(self, text: str) -> None:
+        """Only stream-json echoes the user's messages."""
+
+    def begin_turn(self) -> None:
+        self.ended = None
+        self._finished = False
+
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TurnEnded):
             self.ended = event
-        if self.fmt == "stream-json":
-            out_json(event_json(event), indent=None)
-            return
-        if isinstance(event, ToolFinished):
-            self.tool_calls.append(
-                {
-                    "id": event.call_id,
-                    "name": event.name,
-                    "is_error": event.outcome.is_error,
-                    "decision": event.outcome.decision,
-                    "seconds": round(event.seconds, 3),
-                }
-            )
-        if self.fmt == "json":
-            return
         if isinstance(event, TextDelta):
             answer(event.text)
             self._ends_with_newline = event.text.endswith("\n")
@@ -102,62 +96,24 @@ class EventPrinter:
         err(f"  ⋯ {progress_text(event, event.seconds)}")
 
     def finish(self, ended: TurnEnded) -> None:
-        """The end of the output, written once whatever ended the run (an answer, a failure,
-        an interruption): with `json` the one object that is the whole output, with
-        `stream-json` a `turn_ended` event if the agent did not write one."""
-        if self._finished:
-            return
+        """The end of the answer (the agent's own TurnEnded wrote it), once."""
         self._finished = True
-        if self.fmt == "json":
-            out_json(self.summary(ended), indent=None)
-        elif self.fmt == "stream-json" and self.ended is None:
-            out_json(event_json(ended), indent=None)
 
     def interrupted(self) -> None:
-        """The run was cancelled (Ctrl+C, SIGTERM): finish with what the agent said, if it
-        got that far, and say so."""
-        ended = self.ended or TurnEnded("cancelled")
-        if ended.reason == "cancelled" and ended.error is None:
-            ended = dataclasses.replace(ended, error="interrupted")
-        self.finish(ended)
+        """The run was cancelled (Ctrl+C, SIGTERM): a text answer just stops."""
+        self._finished = True
 
     def failed(self, error: str) -> None:
-        """The run failed before or outside the agent's turn; `error` is the reason, shown
-        as it is on stderr."""
+        """The run failed before or outside the agent's turn: `error` on stderr."""
+        self._finished = True
         err(error)
-        self.finish(TurnEnded("error", error=error))
-
-    def summary(self, ended: TurnEnded) -> dict[str, Any]:
-        return {
-            "result": ended.text,
-            "reason": ended.reason,
-            "error": ended.error,
-            "steps": ended.steps,
-            "usage": dict(ended.usage),
-            "tool_calls": self.tool_calls,
-        }
 
 
-def event_json(event: AgentEvent) -> dict[str, Any]:
-    """One event as a JSON object with a `type` field (for --output-format stream-json)."""
-    kind = {
-        "TextDelta": "text",
-        "ReasoningDelta": "reasoning",
-        "Retrying": "retrying",
-        "ToolStarted": "tool_started",
-        "ToolProgress": "tool_progress",
-        "ToolRetrying": "tool_retrying",
-        "ToolFinished": "tool_finished",
-        "Notice": "notice",
-        "TurnEnded": "turn_ended",
-    }[type(event).__name__]
-    body = dataclasses.asdict(event)
-    if isinstance(event, ToolFinished):
-        outcome = event.outcome
-        body["outcome"] = {
-            "text": outcome.text,
-            "is_error": outcome.is_error,
-            "decision": outcome.decision,
-            "decided_by": outcome.decided_by,
-        }
-    return {"type": kind, **body}
+Printer = EventPrinter | JsonPrinter
+
+
+def printer_for(fmt: str, *, partial: bool = False) -> Printer:
+    """The printer of `--output-format fmt` (`partial`: --include-partial-messages)."""
+    if fmt == "text":
+        return EventPrinter()
+    return JsonPrinter(fmt, partial=partial)
