@@ -18,6 +18,8 @@ from typing import Protocol
 
 from paicli.agent import context
 from paicli.agent.events import (
+    CALL_EVENTS,
+    CallEvents,
     EventSink,
     Notice,
     ToolFinished,
@@ -255,6 +257,7 @@ class Agent:
 
             # This task's own context: the tool reports to this call's line only.
             PROGRESS.set(report)
+            CALL_EVENTS.set(CallEvents(call.id, emit))
 
             def on_retry(attempt: Attempt) -> None:
                 emit(

@@ -35,6 +35,7 @@ from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
     APPROVED,
+    SUBAGENT,
     VERDICT,
     DecidedBy,
     Preview,
@@ -170,6 +171,13 @@ class ApprovingToolbox(ToolboxWrapper):
     # call time instead of guessing.
 
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        scope = SUBAGENT.get()
+        if scope is not None and not scope.allows(spec.name):
+            return ToolOutcome.refused(
+                f"The tool {spec.name} was not run: the sub-agent {scope.agent} was not given "
+                "it (its definition's tools, within the main agent's).",
+                "policy",
+            )
         refusal = self._inner.precheck(spec, arguments)
         if refusal is not None:
             return refusal
@@ -311,6 +319,7 @@ class ApprovingToolbox(ToolboxWrapper):
                     covers=None if protected else self._covers(spec, frozen, limit),
                     preview=preview,
                     limit=limit,
+                    agent=scope.agent if (scope := SUBAGENT.get()) is not None else None,
                 )
                 if (verdict := VERDICT.get()) is not None:
                     verdict.changed = request.changed  # the audit record keeps what was shown

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block
 from paicli.agent.sessions import SessionStore
+from paicli.agent.todos import TodoToolbox
 from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
@@ -27,10 +28,12 @@ from paicli.redact import Redactor
 from paicli.run_settings import RunIO, RunSettings
 from paicli.runtime.context import mode_note, schema_profile, server_instructions
 from paicli.runtime.run import Runtime
+from paicli.runtime.subagent_host import RunHost
 from paicli.servers.config import ServerEntry
 from paicli.servers.manager import Connector, ServerManager, build_manager
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.trust import TrustStore, approve_servers, withheld_reason
+from paicli.subagents.toolbox import SubAgentToolbox
 from paicli.tools.base import Toolbox
 from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.toolbox import BuiltinToolbox
@@ -70,7 +73,12 @@ async def open_runtime(
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
-    mcp, approvals, toolbox, toolbox_problems = build_toolbox(settings, io, manager, offer, record)
+    host = RunHost(settings.root)
+    subagents = SubAgentToolbox(settings.agents, host)
+    mcp, approvals, toolbox, toolbox_problems = build_toolbox(
+        settings, io, manager, offer, record, own=(TodoToolbox(), subagents)
+    )
+    subagents.serve(toolbox)
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
     problems += [*toolbox_problems, *(memory.problems if memory.text() else ())]
     traced = [e.name for e in entries if e.trace]
@@ -94,6 +102,7 @@ async def open_runtime(
             http_client=http_client,
         )
         model.runtime = runtime
+        host.bind(runtime)
         if settings.model.configured:
             await runtime.use_model(settings.model)
         try:
@@ -192,10 +201,13 @@ def build_toolbox(
     manager: ServerManager,
     offer: ToolOffer,
     record: Record,
+    *,
+    own: Sequence[Toolbox] = (),
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search ) ) )`, with its
-    MCP toolbox, its approving wrapper (the mode and session answers live there) and the
-    problems met on the way (rules, saved answers, pins)."""
+    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search + own ) ) )`
+    (`own`: the agent's own tools, the todo list and sub-agents), with its MCP toolbox, its
+    approving wrapper (the mode and session answers live there) and the problems met on the
+    way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
     # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
@@ -234,7 +246,7 @@ def build_toolbox(
         sandbox=sandbox,
     )
     approvals = ApprovingToolbox(
-        CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
+        CombinedToolbox(builtin, mcp, SearchToolbox(offer), *own),
         policy=policy,
         store=store,
         approver=io.approver,
