@@ -319,3 +319,58 @@ async def test_the_todo_list_is_an_event_and_a_sub_agents_is_wrapped(project: Pa
     assert "input schema" in results["t3"]
     bad = [e for e in events.items if isinstance(e, ToolFinished) and e.call_id == "t3"]
     assert bad[0].outcome.is_error
+
+
+async def test_cancelling_the_turn_stops_the_sub_agent_and_the_conversation_goes_on(
+    project: Path,
+) -> None:
+    script: list[Json] = [
+        {"tool_calls": [agent_call(None, "Think for ever.")]},
+        {"hang": True},
+        {"text": "fresh start"},
+    ]
+    async with MemoryLlm(script) as llm, running(project, llm) as runtime:
+        assert runtime.agent is not None
+        events = Events()
+        turn = asyncio.create_task(runtime.agent.run("go", events))
+        async with asyncio.timeout(10):
+            await llm.wait_for_requests(2)  # the sub-agent is waiting on its model
+            turn.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await turn
+            await llm.disconnected.wait()  # its request was given up, not left running
+        ended = await runtime.agent.run("again", Events())
+    assert ended.text == "fresh start"
+    last = events.items[-1]
+    assert isinstance(last, TurnEnded) and last.reason == "cancelled"
+    assert "Cancelled" in tool_results(llm.requests[2])["a1"]
+    (record,) = audit(runtime)
+    assert (record["tool"], record["outcome"]) == ("Agent", "cancelled")
+
+
+async def test_a_users_agent_runs_on_the_model_its_definition_names(project: Path) -> None:
+    agents = project.parent / "home" / ".paicli" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "cheap.md").write_text(
+        "---\nname: cheap\ndescription: d\nmodel: small-model\n---\nBe brief.\n"
+    )
+    (agents / "elsewhere.md").write_text(
+        "---\nname: elsewhere\ndescription: d\nmodel: deepseek\n---\n"
+    )
+    script: list[Json] = [
+        {"tool_calls": [agent_call("cheap", "Sum up.", "a1"), agent_call("elsewhere", "x", "a2")]},
+        {"text": "brief"},
+        {"text": "done"},
+    ]
+    async with MemoryLlm(script) as llm, running(project, llm) as runtime:
+        assert runtime.agent is not None
+        await runtime.agent.run("go", Events())
+    parent, sub, after = llm.requests
+    assert (parent["model"], sub["model"], after["model"]) == (
+        "scripted",
+        "small-model",
+        "scripted",
+    )
+    results = tool_results(after)
+    assert results["a1"] == "brief"
+    assert "could not run" in results["a2"] and "DEEPSEEK_API_KEY" in results["a2"]
