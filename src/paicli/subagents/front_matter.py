@@ -61,8 +61,8 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str] | None:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 2}" if mark is not None else ""  # after the --- line
         raise FrontMatterError(f"invalid YAML front matter{where}: {exc.problem}") from exc
-    except yaml.YAMLError as exc:
-        raise FrontMatterError(f"invalid YAML front matter: {exc}") from exc
+    except yaml.YAMLError as exc:  # the reader's own, on several lines: made one
+        raise FrontMatterError(f"invalid YAML front matter: {' '.join(str(exc).split())}") from exc
     except RecursionError as exc:
         raise FrontMatterError("invalid YAML front matter: nested too deeply") from exc
     if data is None:

@@ -37,7 +37,8 @@ def agents_lines(catalog: AgentCatalog) -> list[Text]:
     lines = []
     for agent in catalog.agents.values():
         title = Text(one_line(agent.name, 64), style="bold")
-        title.append(f"  ({agent.scope}: {one_line(agent.source, 100)})", style="dim")
+        source = "" if agent.scope == "built-in" else f": {one_line(agent.source, 100)}"
+        title.append(f"  ({agent.scope}{source})", style="dim")
         lines.append(title)
         lines.append(Text(f"  {one_line(agent.description, 200)}"))
         tools = "all of the main agent's" if agent.tools is None else ", ".join(agent.tools)
