@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 from paicli.config_files import ConfigFileError, read_config_text
+from paicli.errors import PaicliError
 from paicli.escape import one_line
 from paicli.llm.presets import PRESETS
 from paicli.subagents.front_matter import FrontMatterError, split_front_matter
@@ -136,8 +137,9 @@ class AgentCatalog:
     problems: tuple[str, ...] = ()
 
 
-class _Invalid(Exception):
-    """A definition that cannot be used; the message says why (without the file's name)."""
+class DefinitionError(PaicliError, ValueError):
+    """A definition that cannot be used; the message says why (without the file's name).
+    It never leaves `load_agents`, which makes it a problem line naming the file."""
 
 
 def load_agents(root: Path, project: Path, home: Path) -> AgentCatalog:
@@ -156,7 +158,7 @@ def load_agents(root: Path, project: Path, home: Path) -> AgentCatalog:
             except ConfigFileError as exc:
                 problems.append(str(exc))
                 continue
-            except (_Invalid, FrontMatterError) as exc:
+            except (DefinitionError, FrontMatterError) as exc:
                 problems.append(f"{shown}: {exc}")
                 continue
             if definition is None:
@@ -236,12 +238,12 @@ def _definition(
     if name is None:
         return None  # Claude Code skips a file without a name too
     if not isinstance(name, str) or not _NAME.match(name):
-        raise _Invalid(
+        raise DefinitionError(
             f"name {_shown(name)}: use lowercase letters, digits, '-' and '_' (at most 64)"
         )
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        raise _Invalid(f"the agent {name} has no description (it tells when to use it)")
+        raise DefinitionError(f"the agent {name} has no description (it tells when to use it)")
     notes: list[str] = []
     model = _model(meta.get("model"), scope, notes, refused)
     return AgentDefinition(
@@ -268,7 +270,7 @@ def _tools(value: object, key: str, notes: list[str]) -> tuple[str, ...] | None:
     elif isinstance(value, list) and all(isinstance(entry, str) for entry in value):
         entries = [entry.strip() for entry in value]
     else:
-        raise _Invalid(f"{key} must be a comma-separated text or a list of tool names")
+        raise DefinitionError(f"{key} must be a comma-separated text or a list of tool names")
     patterns: list[str] = []
     for written in filter(None, entries):
         if not _TOOL.match(written):
@@ -285,7 +287,7 @@ def _servers(value: object, notes: list[str]) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        raise _Invalid("mcpServers must be a list of configured servers' names")
+        raise DefinitionError("mcpServers must be a list of configured servers' names")
     names = tuple(entry for entry in value if isinstance(entry, str))
     if len(names) < len(value):
         notes.append("mcpServers: a server written out in full is never started from here")
@@ -296,7 +298,7 @@ def _model(value: object, scope: Scope, notes: list[str], refused: list[str]) ->
     if value is None:
         return None
     if not isinstance(value, str) or not _MODEL.match(value):
-        raise _Invalid(f"model {_shown(value)} is not a model name")
+        raise DefinitionError(f"model {_shown(value)} is not a model name")
     if value in CLAUDE_MODELS:
         if value != "inherit":
             notes.append(f"model {value} is Claude Code's: it runs on the main agent's model")
@@ -314,7 +316,7 @@ def _steps(value: object) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_STEPS:
-        raise _Invalid(f"maxTurns must be a whole number from 1 to {MAX_STEPS}")
+        raise DefinitionError(f"maxTurns must be a whole number from 1 to {MAX_STEPS}")
     return value
 
 
