@@ -78,7 +78,7 @@ async def test_p_runs_a_sub_agent_within_the_runs_rules_and_audits_it_by_name(
     # The sub-agent's own conversation, prompt and tools (Claude Code's names mapped).
     assert "RUNNER-PROMPT-MARK" in sub["messages"][0]["content"]
     assert sub["messages"][1] == {"role": "user", "content": "Run the suite"}
-    assert offered(sub) == {"execute_command", "read_file", "grep"}
+    assert offered(sub) == {"execute_command", "read_file"}  # grep: denied outright
     assert sub["model"] == "scripted"  # `haiku` is Claude Code's: the main agent's model
     results = tool_results(sub_after)
     assert "alpha" in results["r1"]

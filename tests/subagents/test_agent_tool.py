@@ -242,8 +242,10 @@ async def test_a_denied_tool_stays_denied_inside_and_the_question_names_the_sub_
     ):
         assert runtime.agent is not None
         await runtime.agent.run("go", Events())
+    assert "grep" not in offered(llm.requests[1])  # denied outright: not even offered
+    assert "write_file" in offered(llm.requests[1])
     first = tool_results(llm.requests[2])
-    assert "--deny" in first["g1"]
+    assert "--deny" in first["g1"]  # and denied all the same when called
     assert "denied" in first["w1"].lower()  # the user said no
     assert not (project / "out.txt").exists()
     assert tool_results(llm.requests[3])["e1"].count("hi") >= 1
@@ -374,3 +376,37 @@ async def test_a_users_agent_runs_on_the_model_its_definition_names(project: Pat
     results = tool_results(after)
     assert results["a1"] == "brief"
     assert "could not run" in results["a2"] and "DEEPSEEK_API_KEY" in results["a2"]
+
+
+async def test_a_definition_cannot_give_a_tool_the_main_agent_may_not_use(project: Path) -> None:
+    (project / ".claude" / "agents" / "greedy.md").write_text(
+        "---\nname: greedy\ndescription: wants it all\n"
+        "tools: Read, WebFetch, mcp__ghost__*, mcp__fault__echo\npermissionMode: bypass\n---\n"
+    )
+    script: list[Json] = [
+        {"tool_calls": [agent_call("greedy", "Take over.", "a1")]},
+        {"tool_calls": [call("read_file", {"path": "notes.txt"}, "x1")]},
+        {"text": "no luck"},
+        {"text": "done"},
+    ]
+    async with MemoryLlm(script) as llm, running(project, llm, deny=("read_file",)) as rt:
+        assert rt.agent is not None
+        ended = await rt.agent.run("go", Events())
+    assert ended.text == "done"
+    # Only the one tool of its list the main agent may use; read_file is denied outright.
+    assert offered(llm.requests[1]) == {"mcp__fault__echo"}
+    assert "--deny" in tool_results(llm.requests[2])["x1"]
+    assert rt.approvals.mode.value == "default"  # its permissionMode changed nothing
+    assert tool_results(llm.requests[3])["a1"] == "no luck"
+
+
+async def test_an_agent_left_with_none_of_its_tools_does_not_start(project: Path) -> None:
+    (project / ".claude" / "agents" / "lost.md").write_text(
+        "---\nname: lost\ndescription: d\ntools: WebFetch, mcp__ghost__*\n---\n"
+    )
+    script: list[Json] = [{"tool_calls": [agent_call("lost", "Go.", "a1")]}, {"text": "ok"}]
+    async with MemoryLlm(script) as llm, running(project, llm) as runtime:
+        assert runtime.agent is not None
+        await runtime.agent.run("go", Events())
+    assert len(llm.requests) == 2  # the sub-agent never asked the model
+    assert "given none of the tools it lists" in tool_results(llm.requests[1])["a1"]

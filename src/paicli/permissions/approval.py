@@ -170,6 +170,16 @@ class ApprovingToolbox(ToolboxWrapper):
     # `specs` is the inner toolbox's: denied tools stay listed, so the model learns why at
     # call time instead of guessing.
 
+    def withheld(self, spec: ToolSpec) -> bool:
+        """Whether the rules deny every call of `spec` (a deny rule naming the tool alone):
+        a sub-agent is not even offered such a tool."""
+        written = spec.name
+        if spec.server and spec.tool:
+            written = unsanitised_tool_name(spec.server, spec.tool)
+        return self._policy.denies_every_call(spec.name, written) or self._flags.denies_every_call(
+            spec.name, written
+        )
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
         scope = SUBAGENT.get()
         if scope is not None and not scope.allows(spec.name):

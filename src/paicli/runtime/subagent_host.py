@@ -14,6 +14,7 @@ from paicli.agent.loop import ModelClient
 from paicli.llm.errors import LlmError
 from paicli.llm.settings import switch_model
 from paicli.runtime.model import model_client
+from paicli.tools.base import ToolSpec
 
 if TYPE_CHECKING:
     from paicli.runtime.run import Runtime
@@ -62,6 +63,9 @@ class RunHost:
 
     def max_steps(self) -> int | None:
         return self._runtime.max_steps if self._runtime is not None else None
+
+    def withheld(self, spec: ToolSpec) -> bool:
+        return self._runtime is not None and self._runtime.approvals.withheld(spec)
 
     def add_usage(self, usage: Mapping[str, int]) -> None:
         if self._runtime is not None:

@@ -71,6 +71,10 @@ class SubAgentHost(Protocol):
 
     def add_usage(self, usage: Mapping[str, int]) -> None: ...
 
+    def withheld(self, spec: ToolSpec) -> bool:
+        """Whether the run's rules deny every call of `spec`: no sub-agent is offered it."""
+        ...
+
 
 class SubAgentToolbox:
     """The `Agent` tool over the sub-agents of `catalog`; it has no tool to offer until
@@ -109,7 +113,7 @@ class SubAgentToolbox:
             return refused or ToolOutcome("Error: sub-agents are not available.", True)
         kind = arguments.get("subagent_type")
         definition = self.catalog.agents[kind if isinstance(kind, str) else DEFAULT_AGENT]
-        tools = _Given(self._tools, definition)
+        tools = _Given(self._tools, definition, self._host.withheld)
         if definition.tools is not None and not tools.specs():
             wanted = ", ".join(definition.tools) or "none"
             return ToolOutcome(
@@ -148,15 +152,23 @@ class SubAgentToolbox:
 
 
 class _Given(ToolboxWrapper):
-    """The run's toolbox as a sub-agent sees it: only the tools its definition allows (the
-    approving wrapper refuses a call of any other)."""
+    """The run's toolbox as a sub-agent sees it: only the tools its definition allows and
+    the run's rules do not deny outright (the approving wrapper refuses a call of any
+    other, or denies it)."""
 
-    def __init__(self, inner: Toolbox, definition: AgentDefinition) -> None:
+    def __init__(
+        self, inner: Toolbox, definition: AgentDefinition, withheld: Callable[[ToolSpec], bool]
+    ) -> None:
         super().__init__(inner)
         self._definition = definition
+        self._withheld = withheld
 
     def specs(self) -> list[ToolSpec]:
-        return [spec for spec in self._inner.specs() if self._definition.allows(spec.name)]
+        return [
+            spec
+            for spec in self._inner.specs()
+            if self._definition.allows(spec.name) and not self._withheld(spec)
+        ]
 
 
 def _forward(name: str) -> Callable[[AgentEvent], None]:
