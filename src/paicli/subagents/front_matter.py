@@ -11,38 +11,47 @@ recursion is one error like any other.
 from __future__ import annotations
 
 from collections import Counter
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING
 
 from paicli.errors import PaicliError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["FrontMatterError", "split_front_matter"]
 
 _OPEN = "---"
 _CLOSE = ("---", "...")
-# libyaml's parser when the machine has it (PyYAML's wheels carry it), else the pure one.
-_BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FrontMatterError(PaicliError, ValueError):
     """Front matter that cannot be read; the message says why, on one line."""
 
 
-class _Loader(_BASE):  # type: ignore[misc, valid-type]  # libyaml's class has no stub of its own
-    """The safe loader, refusing a mapping that repeats a key."""
+@cache
+def _loader() -> type[yaml.SafeLoader]:
+    """The safe loader (libyaml's when PyYAML has it), refusing a mapping that repeats a
+    key. PyYAML is imported here, when a file first has front matter (it costs a start
+    tens of milliseconds)."""
+    import yaml  # noqa: PLC0415
 
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-def _mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[object, object]:
-    keys = Counter(key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode))
-    repeated = next((key for key, count in keys.items() if count > 1), None)
-    if repeated is not None:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"the key {repeated!r} is given twice", node.start_mark
-        )
-    return loader.construct_mapping(node, deep=True)
+    class Loader(base):  # type: ignore[misc, valid-type]  # libyaml's class has no stub
+        pass
 
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[object, object]:
+        keys = Counter(key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode))
+        repeated = next((key for key, count in keys.items() if count > 1), None)
+        if repeated is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {repeated!r} is given twice", node.start_mark
+            )
+        return loader.construct_mapping(node, deep=True)
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str] | None:
@@ -55,8 +64,11 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str] | None:
     if end is None:
         raise FrontMatterError("the front matter opened by --- on line 1 is never closed")
     block = "".join(lines[1:end])
+    loader = _loader()
+    import yaml  # noqa: PLC0415 - loaded by _loader already
+
     try:
-        data = yaml.load(block, Loader=_Loader)  # a safe loader (see _Loader)
+        data = yaml.load(block, Loader=loader)  # a safe loader (see _loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 2}" if mark is not None else ""  # after the --- line
