@@ -44,6 +44,9 @@ RANKS = {
     # The composition root's frozen input (flags, environment, config files as one value).
     "paicli.run_settings": 6,
     "paicli.agent": 6,
+    # Sub-agents: their definitions (read with the settings) and the Agent tool, which runs
+    # an agent of its own.
+    "paicli.subagents": 6,
     # The LangChain bridge uses paicli's approval and audit; nothing imports it.
     "paicli.langchain": 6,
     "paicli.runtime": 7,

@@ -23,6 +23,10 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     │                            or an answer does not fit its field (asked again)
     ├── RuleError                paicli.permissions.rules: a permission rule cannot be read
     │                            (also ValueError; loading turns it into a problem line)
+    ├── DefinitionError          paicli.subagents.definitions: a sub-agent definition file
+    │                            cannot be used (loading turns it into a problem line)
+    ├── FrontMatterError         paicli.subagents.front_matter: a Markdown file's YAML front
+    │                            matter cannot be read
     ├── MetricsUnavailable       paicli.observe.metrics: --metrics-port without prometheus-client
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,

@@ -42,6 +42,7 @@ from paicli.servers.call_limits import CallDefaults, call_defaults
 from paicli.servers.config import LoadedConfig, load_config
 from paicli.servers.manager import ChangeCallback
 from paicli.servers.trust import TrustAsk
+from paicli.subagents.definitions import AgentCatalog, load_agents
 from paicli.tools.builtin.sandboxing import SandboxMode, SandboxSettings, sandbox_settings
 from paicli.tools.builtin.toolbox import project_root_warning
 from paicli.user_config import UserConfig, load_user_config
@@ -120,6 +121,7 @@ class RunSettings:
     sandbox: SandboxSettings  # where commands run (the user's config and --sandbox only)
     options: StartOptions
     problems: tuple[str, ...] = ()  # one line each, naming its file where there is one
+    agents: AgentCatalog = field(default_factory=AgentCatalog)  # the sub-agents' definitions
 
 
 def start_options(
@@ -184,6 +186,8 @@ def load_run_settings(
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
     problems += [*limit_problems, *ask_problems, *sandbox_problems]
+    agents = load_agents(root, project, home.root)
+    problems += agents.problems
     secrets = [*config_secrets(config), *environment_secrets(env)]
     if model.api_key:
         secrets.append(model.api_key)
@@ -207,6 +211,7 @@ def load_run_settings(
         sandbox=sandbox,
         options=options,
         problems=tuple(problems),
+        agents=agents,
     )
 
 

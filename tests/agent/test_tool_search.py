@@ -27,6 +27,8 @@ from tests.llm_server import Json
 from tests.runtimes import memory_runtime
 
 BUILTINS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "execute_command"}
+# The agent's own tools are offered like the built-ins: never deferred.
+BUILTINS |= {"todo_write", "Agent"}
 
 Start = Callable[[MemoryLlm, Approvals, str], contextlib.AbstractAsyncContextManager[Runtime]]
 

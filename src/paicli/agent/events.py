@@ -1,10 +1,12 @@
 """What the agent tells its UI while a turn runs (the REPL renders these, one-shot mode
 prints or serialises them, tests collect them). Text, reasoning and retry events are the
-model layer's own, passed through."""
+model layer's own, passed through. The agent's own tools report through `CALL_EVENTS`: the
+todo list as `TodoUpdated`, a sub-agent's events each wrapped in a `SubAgentEvent`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -12,13 +14,19 @@ from paicli.llm.events import ReasoningDelta, Retrying, TextDelta, ToolCallReque
 from paicli.tools.base import ToolOutcome
 
 __all__ = [
+    "CALL_EVENTS",
     "AgentEvent",
+    "CallEvents",
     "EventSink",
     "ModelReplied",
     "Notice",
     "ReasoningDelta",
     "Retrying",
+    "SubAgentEvent",
     "TextDelta",
+    "TodoItem",
+    "TodoStatus",
+    "TodoUpdated",
     "ToolFinished",
     "ToolProgress",
     "ToolRetrying",
@@ -95,6 +103,39 @@ class Notice:
     text: str
 
 
+TodoStatus = Literal["pending", "in_progress", "completed"]
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    """One item of the model's todo list (Claude Code's TodoWrite shape): what to do, its
+    status, and `active_form`, the same in the present continuous ("Running the tests"),
+    shown while it is in progress."""
+
+    content: str
+    status: TodoStatus
+    active_form: str
+
+
+@dataclass(frozen=True)
+class TodoUpdated:
+    """The todo list as the call `call_id` of `todo_write` left it: the whole list, which
+    replaces the last one."""
+
+    call_id: str
+    items: tuple[TodoItem, ...]
+
+
+@dataclass(frozen=True)
+class SubAgentEvent:
+    """An event of the sub-agent `agent` run by the call `call_id` (of the `Agent` tool): its
+    text, tool calls, todo list, notices and end, as the main agent's own would be."""
+
+    call_id: str
+    agent: str
+    event: AgentEvent
+
+
 TurnReason = Literal["done", "step_budget", "cancelled", "error"]
 
 
@@ -117,6 +158,21 @@ AgentEvent = (
     | ToolRetrying
     | ToolFinished
     | Notice
+    | TodoUpdated
+    | SubAgentEvent
     | TurnEnded
 )
 EventSink = Callable[[AgentEvent], None]
+
+
+@dataclass(frozen=True)
+class CallEvents:
+    """Where a running tool call of the agent's own (the todo list, a sub-agent) reports: its
+    call's id and the turn's event sink."""
+
+    call_id: str
+    emit: EventSink
+
+
+# Set by the agent loop in each tool call's own task (as `tools.base.PROGRESS` is).
+CALL_EVENTS: ContextVar[CallEvents | None] = ContextVar("paicli_call_events", default=None)

@@ -18,6 +18,8 @@ from typing import Protocol
 
 from paicli.agent import context
 from paicli.agent.events import (
+    CALL_EVENTS,
+    CallEvents,
     EventSink,
     ModelReplied,
     Notice,
@@ -279,6 +281,7 @@ class Agent:
 
             # This task's own context: the tool reports to this call's line only.
             PROGRESS.set(report)
+            CALL_EVENTS.set(CallEvents(call.id, emit))
 
             def on_retry(attempt: Attempt) -> None:
                 emit(
@@ -314,19 +317,19 @@ class Agent:
         spec: ToolSpec | None,
         specs: Mapping[str, ToolSpec],
     ) -> ToolOutcome:
-        if spec is None:
-            # Through the toolbox all the same, so the call is audited and the toolbox that
-            # once offered the name can say why it is gone (a crashed server, say).
-            unknown = ToolSpec(name=call.name, description="", parameters={}, kind="mcp")
-            outcome = await self.toolbox.call(
-                unknown, arguments if isinstance(arguments, dict) else {}
-            )
-            return dataclasses.replace(
-                outcome, text=f"{outcome.text} Tools available: {names(specs)}."
-            )
-        if isinstance(arguments, str):
-            return ToolOutcome.refused(arguments)
         try:
+            if spec is None:
+                # Through the toolbox all the same, so the call is audited and the toolbox
+                # that once offered the name can say why it is gone (a crashed server, say).
+                unknown = ToolSpec(name=call.name, description="", parameters={}, kind="mcp")
+                outcome = await self.toolbox.call(
+                    unknown, arguments if isinstance(arguments, dict) else {}
+                )
+                return dataclasses.replace(
+                    outcome, text=f"{outcome.text} Tools available: {names(specs)}."
+                )
+            if isinstance(arguments, str):
+                return ToolOutcome.refused(arguments)
             return await self.toolbox.call(spec, arguments)
         except asyncio.CancelledError:
             raise

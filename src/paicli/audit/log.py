@@ -5,7 +5,8 @@ is redacted before it is serialised. Writing never raises into the agent: a fail
 once and counted. `AuditingToolbox` is the outermost wrapper, so denials and refusals by the
 wrappers inside it are recorded too. A tool a server redefined since it was pinned is a record
 of its own (`"event": "tool_changed"`), written where the answer about it is given; a call
-asked about again because its tool changed since an answer carries `changed` and `diff`.
+asked about again because its tool changed since an answer carries `changed` and `diff`; a
+call a sub-agent made carries `agent`, its name.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from paicli.redact import Redactor
 from paicli.servers.retry import Attempt, listening
 from paicli.servers.tool_pins import ToolChange
 from paicli.tools.base import (
+    SUBAGENT,
     VERDICT,
     DecidedBy,
     Toolbox,
@@ -186,6 +188,8 @@ class AuditingToolbox(ToolboxWrapper):
             "server": spec.server,
             "arguments": arguments,
         }
+        if (scope := SUBAGENT.get()) is not None:
+            record["agent"] = scope.agent  # a sub-agent's call, not the main agent's
         verdict = Verdict()
         token = VERDICT.set(verdict)
 

@@ -23,6 +23,7 @@ from paicli.agent.events import (
     Notice,
     ReasoningDelta,
     Retrying,
+    SubAgentEvent,
     TextDelta,
     ToolFinished,
     ToolProgress,
@@ -95,6 +96,7 @@ class Transcript:
     _inputs: dict[str, Mapping[str, object]] = field(default_factory=dict, init=False)
     _streaming: _Partial | None = field(default=None, init=False)
     _stop_reason: str | None = field(default=None, init=False)
+    _subagents: dict[str, Transcript] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._started = self.clock()
@@ -323,6 +325,23 @@ class Transcript:
     def _notice(self, event: Notice) -> list[Message]:
         return [self.message("system", subtype="notice", text=event.text)]
 
+    def _subagent(self, event: SubAgentEvent) -> list[Message]:
+        """A sub-agent's replies and tool results, as Claude Code streams them: the same
+        messages with `parent_tool_use_id` set to the `Agent` call that runs it (no partial
+        deltas; its end is the call's own tool result)."""
+        if isinstance(event.event, TurnEnded):
+            self._subagents.pop(event.call_id, None)
+            return []
+        inner = self._subagents.get(event.call_id)
+        if inner is None:
+            inner = Transcript(self.session_id, model=self.model, clock=self.clock)
+            self._subagents[event.call_id] = inner
+        messages = inner.on(event.event)
+        for message in messages:
+            if "parent_tool_use_id" in message:
+                message["parent_tool_use_id"] = event.call_id
+        return messages
+
 
 def _tool_use(call_id: str, name: str, arguments: str) -> Message:
     parsed = parse_arguments(arguments)
@@ -359,6 +378,7 @@ RENDERERS: dict[type, Renderer] = {
     Retrying: Transcript._api_retry,
     ToolRetrying: Transcript._tool_retry,
     Notice: Transcript._notice,
+    SubAgentEvent: Transcript._subagent,
 }
 """Each agent event the stream shows, and how (ToolStarted is the `tool_use` block of the
 reply before it, TurnEnded the `result` the printer writes). An event type not listed here

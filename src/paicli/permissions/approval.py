@@ -35,6 +35,7 @@ from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
     APPROVED,
+    SUBAGENT,
     VERDICT,
     DecidedBy,
     Preview,
@@ -173,7 +174,24 @@ class ApprovingToolbox(ToolboxWrapper):
     # `specs` is the inner toolbox's: denied tools stay listed, so the model learns why at
     # call time instead of guessing.
 
+    def withheld(self, spec: ToolSpec) -> bool:
+        """Whether the rules deny every call of `spec` (a deny rule naming the tool alone):
+        a sub-agent is not even offered such a tool."""
+        written = spec.name
+        if spec.server and spec.tool:
+            written = unsanitised_tool_name(spec.server, spec.tool)
+        return self._policy.denies_every_call(spec.name, written) or self._flags.denies_every_call(
+            spec.name, written
+        )
+
     async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        scope = SUBAGENT.get()
+        if scope is not None and not scope.allows(spec.name):
+            return ToolOutcome.refused(
+                f"The tool {spec.name} was not run: the sub-agent {scope.agent} was not given "
+                "it (its definition's tools, within the main agent's).",
+                "policy",
+            )
         refusal = self._inner.precheck(spec, arguments)
         if refusal is not None:
             return refusal
@@ -319,6 +337,7 @@ class ApprovingToolbox(ToolboxWrapper):
                     covers=None if protected else self._covers(spec, frozen, limit),
                     preview=preview,
                     limit=limit,
+                    agent=scope.agent if (scope := SUBAGENT.get()) is not None else None,
                 )
                 if (verdict := VERDICT.get()) is not None:
                     verdict.changed = request.changed  # the audit record keeps what was shown

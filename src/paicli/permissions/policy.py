@@ -101,6 +101,14 @@ class Policy:
             r.matches(every, arguments or {}, where, deny=True, anchor=anchor) for r in self._deny
         )
 
+    def denies_every_call(self, names: str | Sequence[str], *also: str) -> bool:
+        """Whether a deny rule without arguments names the tool (`also` as for `denies`):
+        every call of it is denied."""
+        every = _names(names) + also
+        return any(
+            r.argument is None and r.matches(every, {}, Path.cwd(), deny=True) for r in self._deny
+        )
+
     def __or__(self, other: Policy) -> Policy:
         return Policy(self.allow + other.allow, self.deny + other.deny)
 

@@ -77,6 +77,8 @@ class ApprovalRequest:
     # For a command: why no allow rule can cover it (`--output` writes a file), shown so the
     # user knows why a rule they set did not let it run.
     limit: str | None = None
+    # The sub-agent making the call (None: the main agent).
+    agent: str | None = None
 
     def diff(self) -> list[str]:
         """The preview as unified diff lines (`+`, `-`, ` `, `@@`), safe to print; a new file
@@ -116,6 +118,8 @@ class ApprovalRequest:
         arguments as indented JSON, safe to print: it decodes back to exactly the arguments
         that run. A file edit shows its diff instead of the arguments."""
         lines: list[str] = []
+        if self.agent is not None:
+            lines.append(f"Asked by the sub-agent {terminal_safe(self.agent)}")
         if self.protected is not None:
             lines.append(
                 f"Warning: {terminal_safe(self.protected)}. Saved and session answers never "

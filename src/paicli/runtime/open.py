@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.prompt import context_block
 from paicli.agent.sessions import SessionStore
+from paicli.agent.todos import TodoToolbox
 from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
@@ -27,6 +28,7 @@ from paicli.redact import Redactor
 from paicli.run_settings import RunIO, RunSettings
 from paicli.runtime.context import mode_note, schema_profile, server_instructions
 from paicli.runtime.run import Runtime
+from paicli.runtime.subagent_host import RunHost
 from paicli.servers.config import ServerEntry
 from paicli.servers.manager import Connector, ServerManager, build_manager
 from paicli.servers.tool_pins import ToolPins
@@ -34,6 +36,7 @@ from paicli.servers.trust import TrustStore, approve_servers, withheld_reason
 from paicli.skills.catalog import SkillCatalog
 from paicli.skills.local import local_skills
 from paicli.skills.toolbox import SkillToolbox
+from paicli.subagents.toolbox import SubAgentToolbox
 from paicli.tools.base import Toolbox
 from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.toolbox import BuiltinToolbox
@@ -75,9 +78,12 @@ async def open_runtime(
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
     found, skill_problems = local_skills(settings.home.root, settings.project)
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
+    host = RunHost(settings.root)
+    subagents = SubAgentToolbox(settings.agents, host)
     mcp, approvals, toolbox, toolbox_problems = build_toolbox(
-        settings, io, manager, offer, record, skills=skills
+        settings, io, manager, offer, record, skills=skills, own=(TodoToolbox(), subagents)
     )
+    subagents.serve(toolbox)
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
     problems += [*toolbox_problems, *skill_problems, *(memory.problems if memory.text() else ())]
     traced = [e.name for e in entries if e.trace]
@@ -102,6 +108,7 @@ async def open_runtime(
             http_client=http_client,
         )
         model.runtime = runtime
+        host.bind(runtime)
         if settings.model.configured:
             await runtime.use_model(settings.model)
         try:
@@ -209,11 +216,12 @@ def build_toolbox(
     record: Record,
     *,
     skills: SkillToolbox | None = None,
+    own: Sequence[Toolbox] = (),
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search + skills ) ) )`,
-    with its
-    MCP toolbox, its approving wrapper (the mode and session answers live there) and the
-    problems met on the way (rules, saved answers, pins)."""
+    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search + skills + own ) ) )`
+    (`own`: the agent's own tools, the todo list and sub-agents), with its MCP toolbox, its
+    approving wrapper (the mode and session answers live there) and the problems met on the
+    way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
     # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
@@ -251,7 +259,7 @@ def build_toolbox(
         learn_secrets=record.redactor.learn,
         sandbox=sandbox,
     )
-    sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer)]
+    sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer), *own]
     if skills is not None:
         sources.append(skills)
     approvals = ApprovingToolbox(

@@ -134,6 +134,21 @@ PROGRESS: ContextVar[Callable[[ProgressUpdate], None] | None] = ContextVar(
 )
 
 
+@dataclass(frozen=True)
+class SubAgentScope:
+    """The sub-agent a call is made by (`paicli.subagents`): its name, which the approval
+    question and the audit record show, and the tools it was given (`allows`, by name), the
+    only ones the approving wrapper lets it call."""
+
+    agent: str
+    allows: Callable[[str], bool]
+
+
+# Set around a sub-agent's run (None: the main agent's calls), so every wrapper its calls pass
+# sees who makes them without being told.
+SUBAGENT: ContextVar[SubAgentScope | None] = ContextVar("paicli_subagent", default=None)
+
+
 class Toolbox(Protocol):
     """A source of tools, or a wrapper around one."""
 

@@ -206,12 +206,19 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
     for record in records:
         # A changed tool's record says what changed where a call's says how long it ran.
         last = record.get("changed") if "duration_ms" not in record else None
+        by = f"{record['agent']}: " if record.get("agent") else ""  # a sub-agent's call
         line = (
-            f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
+            f"{str(record.get('time', ''))[:19]}  {by}{record.get('tool')}  "
             f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
             + (str(last) if last is not None else f"{record.get('duration_ms')} ms")
         )
         console.print(one_line(line, 160))
+
+
+async def _agents(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.plan_view import print_agents  # noqa: PLC0415 - rich stays out of `paicli --help`
+
+    print_agents(context.console, context.runtime.run.agents)
 
 
 async def _compact(context: SlashContext, words: list[str]) -> None:
@@ -330,6 +337,9 @@ COMMANDS = (
         "/skills", "", "the skills the model can load, and where each comes from", _skills
     ),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
+    SlashCommand(
+        "/agents", "", "the sub-agents the model can hand tasks to, and their files", _agents
+    ),
     SlashCommand(
         "/compact",
         "[INSTRUCTIONS]",

@@ -12,13 +12,17 @@ from paicli.agent.events import (
     AgentEvent,
     Notice,
     Retrying,
+    SubAgentEvent,
     TextDelta,
+    TodoItem,
+    TodoUpdated,
     ToolFinished,
     ToolProgress,
     ToolRetrying,
     ToolStarted,
     TurnEnded,
 )
+from paicli.agent.todos import TODO_TOOL
 from paicli.escape import one_line
 from paicli.headless.transcript import RunFacts
 from paicli.servers.manager import ManagedServer, ServerState
@@ -61,7 +65,12 @@ class EventPrinter:
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, TurnEnded):
             self.ended = event
-        if isinstance(event, TextDelta):
+        if _said_by_the_list(event):
+            return
+        if isinstance(event, TodoUpdated | SubAgentEvent):
+            for line in _plan_lines(event):
+                err(line)
+        elif isinstance(event, TextDelta):
             answer(event.text)
             self._ends_with_newline = event.text.endswith("\n")
         elif isinstance(event, ToolStarted):
@@ -107,6 +116,46 @@ class EventPrinter:
         """The run failed before or outside the agent's turn: `error` on stderr."""
         self._finished = True
         err(error)
+
+
+def _said_by_the_list(event: AgentEvent) -> bool:
+    """A call of `todo_write` that went well: the list itself (TodoUpdated) says it all."""
+    if isinstance(event, ToolStarted):
+        return event.name == TODO_TOOL
+    return (
+        isinstance(event, ToolFinished) and event.name == TODO_TOOL and not event.outcome.is_error
+    )
+
+
+_TODO_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+
+
+def _todo_lines(items: tuple[TodoItem, ...], indent: str) -> list[str]:
+    return [
+        f"{indent}{_TODO_MARKS[item.status]} "
+        + one_line(item.active_form if item.status == "in_progress" else item.content, 160)
+        for item in items
+    ]
+
+
+def _plan_lines(event: TodoUpdated | SubAgentEvent) -> list[str]:
+    """The todo list, or a sub-agent's tool calls, notices and failure, as stderr lines."""
+    if isinstance(event, TodoUpdated):
+        return ["→ todo list", *_todo_lines(event.items, "  ")]
+    inner, head = event.event, f"  ↳ {event.agent}"
+    if isinstance(inner, ToolStarted):
+        shown = json.dumps(inner.arguments, ensure_ascii=False) if inner.arguments else ""
+        return [f"{head} → {inner.name} {one_line(shown, 160)}"]
+    if isinstance(inner, ToolFinished):
+        mark = "✗" if inner.outcome.is_error else "✓"
+        return [f"{head} {mark} {inner.name}: {one_line(inner.outcome.text, 140)}"]
+    if isinstance(inner, TodoUpdated):
+        return [f"{head} todo list", *_todo_lines(inner.items, "      ")]
+    if isinstance(inner, Notice):
+        return [f"{head}: {inner.text}"]
+    if isinstance(inner, TurnEnded) and inner.error:
+        return [f"{head} failed: {inner.error}"]
+    return []
 
 
 Printer = EventPrinter | JsonPrinter

@@ -16,14 +16,18 @@ from paicli.agent.events import (
     Notice,
     ReasoningDelta,
     Retrying,
+    SubAgentEvent,
     TextDelta,
+    TodoUpdated,
     ToolFinished,
     ToolProgress,
     ToolRetrying,
     ToolStarted,
     TurnEnded,
 )
+from paicli.agent.todos import TODO_TOOL
 from paicli.escape import one_line, terminal_safe
+from paicli.ui.plan_view import todo_lines
 from paicli.ui.tool_progress import progress_text
 
 RESULT_LINES = 3
@@ -46,6 +50,27 @@ def result_preview(text: str) -> str:
     if len(lines) > RESULT_LINES:
         shown.append(f"… (+{len(lines) - RESULT_LINES} lines)")
     return "\n     ".join(shown)
+
+
+def _plan_lines(event: TodoUpdated | SubAgentEvent) -> list[Text]:
+    """The todo list's checklist, or what shows of a sub-agent's event: a line per tool
+    call it starts, per call of its that fails, its todo list, notices and failure."""
+    if isinstance(event, TodoUpdated):
+        return [Text("⏺ Todo list", style="cyan"), *todo_lines(event.items)]
+    inner, head = event.event, f"  ↳ {one_line(event.agent, 40)} "
+    if isinstance(inner, ToolStarted) and inner.name != TODO_TOOL:
+        return [Text(head + terminal_safe(call_line(inner.name, inner.arguments)), style="cyan")]
+    if isinstance(inner, ToolFinished) and inner.outcome.is_error:
+        style = "red" if inner.outcome.decision == "allowed" else "yellow"
+        preview = one_line(inner.outcome.text, 150)
+        return [Text(f"{head}⎿ {terminal_safe(inner.name)}: {preview}", style=style)]
+    if isinstance(inner, TodoUpdated):
+        return [Text(f"{head}todo list", style="cyan"), *todo_lines(inner.items, "      ")]
+    if isinstance(inner, Notice):
+        return [Text(head + one_line(inner.text, 200), style="yellow")]
+    if isinstance(inner, TurnEnded) and inner.error:
+        return [Text(f"{head}✗ {one_line(inner.error, 200)}", style="red")]
+    return []
 
 
 class _RunningCalls:
@@ -98,6 +123,12 @@ class TurnRenderer:
             self._end_text()
             self._reasoning = True
             self.console.print(Text(terminal_safe(event.text), style="dim italic"), end="")
+        elif isinstance(event, ToolStarted) and event.name == TODO_TOOL:
+            pass  # its checklist (TodoUpdated) says it all
+        elif isinstance(event, TodoUpdated | SubAgentEvent):
+            self.pause()
+            for line in _plan_lines(event):
+                self.console.print(line)
         elif isinstance(event, ToolStarted):
             self.pause()
             where = f" [{terminal_safe(event.server)}]" if event.server else ""
@@ -116,6 +147,8 @@ class TurnRenderer:
             self.console.print(line)
         elif isinstance(event, ToolFinished):
             self._running.calls.pop(event.call_id, None)
+            if event.name == TODO_TOOL and not event.outcome.is_error:
+                return
             self.pause()
             outcome = event.outcome
             if outcome.decision != "allowed":
