@@ -33,6 +33,8 @@ RANKS = {
     "paicli.user_config": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,
+    # Custom slash commands read from Markdown files (user's and project's).
+    "paicli.custom_commands": 2,
     "paicli.tools": 3,
     "paicli.observe": 3,
     "paicli.permissions": 4,

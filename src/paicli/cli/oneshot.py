@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import stat
 import sys
@@ -21,7 +22,9 @@ from paicli.cli.errors import UsageError
 from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
+from paicli.runtime.custom_turn import prompt_command, running
 from paicli.servers.trust import TrustStore, skip_reason
+from paicli.ui.commands import BY_NAME
 from paicli.ui.oneshot import EventPrinter, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
@@ -157,7 +160,12 @@ async def _turn(
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
     await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
     tool_changes(runtime, accept=accept_changes)
-    ended = await runtime.agent.run(prompt, printer)
+    command, problems = prompt_command(runtime, prompt, tuple(BY_NAME))
+    for line in [*problems, *(command.notes if command else ())]:
+        err(f"paicli: {line}")
+    scope = running(runtime, command, err) if command else contextlib.nullcontext()
+    async with scope:
+        ended = await runtime.agent.run(command.text if command else prompt, printer)
     # Servers that came up during the run (their tools were offered from the catalogue) may
     # have changed a tool too: such a tool was never called, and is said here.
     tool_changes(runtime, accept=accept_changes)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from paicli.agent.loop import Agent
+    from paicli.custom_commands.files import CommandSet
     from paicli.llm.messages import Message
     from paicli.runtime import Runtime
     from paicli.servers.prompts import PromptIndex
@@ -45,6 +46,8 @@ class SlashContext:
     ask: Ask = _no_ask
     # The MCP prompts of the ready servers (`/mcp__SERVER__PROMPT`), when the REPL has them.
     prompts: PromptIndex | None = None
+    # The custom commands (Markdown files), when the REPL has them.
+    custom: CommandSet | None = None
 
 
 Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
@@ -72,12 +75,27 @@ class SlashCommand:
 
 
 async def _help(context: SlashContext, words: list[str]) -> None:
-    context.console.print(help_text())
-    if context.prompts is not None:
-        from rich.text import Text  # noqa: PLC0415 - rich stays out of `paicli --help`
+    from rich.text import Text  # noqa: PLC0415 - rich stays out of `paicli --help`
 
+    context.console.print(help_text())
+    if context.custom is not None:
+        for line in custom_help(context.custom):
+            context.console.print(Text(line))
+    if context.prompts is not None:
         for line in prompt_help(context.prompts):
             context.console.print(Text(line))
+
+
+def custom_help(commands: CommandSet) -> list[str]:
+    """One line per custom command: its usage, what it does and where it comes from (all
+    of it from files, a repository's too: escaped)."""
+    found = commands.sorted()
+    lines = ["", "  Custom commands (Markdown files):"] if found else []
+    for command in found:
+        usage = one_line(f"/{command.name} {command.argument_hint}".strip(), 40)
+        about = one_line(command.description, 60)
+        lines.append(f"  {usage:<16}  {about}  ({one_line(command.where, 40)})")
+    return lines
 
 
 def prompt_help(prompts: PromptIndex) -> list[str]:

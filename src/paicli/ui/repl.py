@@ -24,10 +24,12 @@ from rich.text import Text
 from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
+from paicli.custom_commands.files import CommandSet
 from paicli.escape import one_line, terminal_safe
 from paicli.llm.messages import AssistantMessage, Message, UserMessage
 from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.runtime import Runtime
+from paicli.runtime.custom_turn import CommandTurn, command_turn, custom_commands, running
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
@@ -67,6 +69,7 @@ class Repl:
         self.runtime: Runtime | None = None
         self.resources: ResourceIndex | None = None
         self.prompts: PromptIndex | None = None
+        self.custom = CommandSet({})  # custom slash commands (Markdown files)
         self._turn: asyncio.Task[object] | None = None
         self._renderer = TurnRenderer(console)
         asking = asyncio.Lock()  # one question to the user at a time, whoever asks
@@ -90,6 +93,7 @@ class Repl:
         # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
         # (and whether `@server:uri` mentions in it are expanded: the user's words only).
         self._asked: tuple[str, Sequence[Message], bool] | None = None
+        self._command: CommandTurn | None = None  # a custom command's turn, asked next
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
     # -- callbacks from the runtime ----------------------------------------------------------
@@ -125,6 +129,7 @@ class Repl:
         self.runtime = runtime
         self.resources = ResourceIndex(runtime.manager)
         self.prompts = PromptIndex(runtime.manager)
+        self.custom = custom_commands(runtime, tuple(BY_NAME))
         for server in runtime.manager.servers():
             if server.state is ServerState.READY:
                 self.server_changed(server)
@@ -134,6 +139,7 @@ class Repl:
             lambda: [s.name for s in runtime.manager.servers()],
             self.resources.completions,
             self.prompts,
+            self.custom,
         )
         self._banner(runtime)
         if self._line is not None:
@@ -181,9 +187,12 @@ class Repl:
                     if self._leaving:
                         break
                     asked, self._asked = self._asked, None
+                    command, self._command = self._command, None
                     if asked is not None:  # a command that hands the model a prompt (/init)
                         text, prior, mentions = asked
-                        await self._run_turn(runtime, text, prior, mentions=mentions)
+                        await self._run_turn(
+                            runtime, text, prior, mentions=mentions, command=command
+                        )
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -226,7 +235,7 @@ class Repl:
                 f" · {model} · {terminal_safe(str(runtime.root))}", "dim"
             )
         )
-        for problem in runtime.problems:
+        for problem in [*runtime.problems, *self.custom.problems]:
             self.console.print(Text(terminal_safe(problem), "yellow"))
         if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
             self.console.print(Text(f"⚠ {YOLO_WARNING}. Shift+Tab leaves it.", "bold red"))
@@ -261,17 +270,24 @@ class Repl:
         prior: Sequence[Message] = (),
         *,
         mentions: bool = True,
+        command: CommandTurn | None = None,
     ) -> None:
         agent = runtime.agent
         if agent is None:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
         self._renderer = TurnRenderer(self.console)
-        # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
-        await self._interruptible(
-            self._turn_body(runtime, agent, text, prior, mentions=mentions),
-            " What should paicli do instead?",
+        scope = (
+            running(runtime, command, self._warn)
+            if command is not None
+            else contextlib.nullcontext()
         )
+        async with scope:
+            # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
+            await self._interruptible(
+                self._turn_body(runtime, agent, text, prior, mentions=mentions),
+                " What should paicli do instead?",
+            )
         self.console.print()
         # Saved after every turn (an interrupted one too), so nothing said is lost.
         await asyncio.to_thread(runtime.save_session)
@@ -403,11 +419,21 @@ class Repl:
             await self._prompt_command(text)
             return
         command = BY_NAME.get(name)
+        custom = self.custom.find(name) if command is None else None
+        if custom is not None:
+            turn = command_turn(runtime, custom, text[len(name) :].strip())
+            for note in turn.notes:
+                self._warn(note)
+            self._command = turn
+            self._asked = (turn.text, (), not custom.from_project)
+            return
         if command is None:
             shown = terminal_safe(name)
             self.console.print(Text(f"Unknown command {shown}; /help lists them.", "yellow"))
             return
-        context = SlashContext(runtime, self.console, self._leave, self._ask, self.prompts)
+        context = SlashContext(
+            runtime, self.console, self._leave, self._ask, self.prompts, self.custom
+        )
         await command.run(context, words)
 
     async def _prompt_command(self, text: str) -> None:
@@ -437,6 +463,9 @@ class Repl:
 
     def _ask(self, text: str, prior: Sequence[Message] = ()) -> None:
         self._asked = (text, prior, True)
+
+    def _warn(self, line: str) -> None:
+        self.console.print(Text(one_line(line, 300), "yellow"))
 
     def _leave(self) -> None:
         self._leaving = True

@@ -1,0 +1,59 @@
+"""Custom slash commands in the REPL (in process, tests/ui/repl_in_process.py): Tab completes
+them, /help lists them with their source (a repository's words escaped), and running one
+sends its body, its arguments put in, as the turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.ui.repl_in_process import repl_in_process
+
+GREET = "---\ndescription: Greet someone\nargument-hint: [name]\n---\nSay hello to $0, kindly.\n"
+COMPONENT = '---\ndescription: "Build \\e[31mred\\e[0m \\e]0;pwned\\a parts"\n---\nBuild it.\n'
+
+
+def commands(project: Path, home: Path) -> None:
+    user = home / ".paicli" / "commands"
+    user.mkdir(parents=True)
+    (user / "greet.md").write_text(GREET)
+    nested = project / ".claude" / "commands" / "frontend"
+    nested.mkdir(parents=True)
+    (nested / "component.md").write_text(COMPONENT)
+    (project / ".claude" / "commands" / "clear.md").write_text("Not the built-in.")
+
+
+async def test_tab_completes_a_custom_command_and_running_it_sends_its_body(
+    tmp_path: Path,
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    commands(project, home)
+    async with repl_in_process(project, home, script=[{"text": "Hello, Ada!"}]) as repl:
+        await repl.expect("clear.md: /clear is one of")
+        repl.send("/gre")
+        repl.send_keys("tab")
+        await repl.line_reads("/greet")
+        repl.line(" Ada")
+        await repl.expect("Hello, Ada!")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+        assert repl.llm is not None
+        sent = repl.llm.requests[0]["messages"][-1]
+    assert sent == {"role": "user", "content": "Say hello to Ada, kindly.\n"}
+
+
+async def test_help_lists_custom_commands_with_their_source_escaped(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    commands(project, home)
+    async with repl_in_process(project, home) as repl:
+        repl.line("/help")
+        await repl.expect("Custom commands (Markdown files):")
+        await repl.expect("/component")
+        await repl.expect("(project:frontend)")
+        await repl.expect("/greet [name]     Greet someone  (user)")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    raw = repl.screen.getvalue()
+    assert "\x1b]0;pwned" not in raw
+    assert "\x1b[31mred" not in raw
