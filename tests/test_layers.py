@@ -41,6 +41,8 @@ RANKS = {
     "paicli.audit": 4,
     "paicli.doctor": 4,
     "paicli.asks": 5,
+    # Hooks: commands run around tool calls and turns (a toolbox wrapper, the turn's seam).
+    "paicli.hooks": 5,
     # The composition root's frozen input (flags, environment, config files as one value).
     "paicli.run_settings": 6,
     "paicli.agent": 6,

@@ -27,6 +27,8 @@ from paicli.asks.server_asks import (
     unattended_elicitation,
 )
 from paicli.home import PaicliHome, user_home
+from paicli.hooks.approval import HooksAsk
+from paicli.hooks.settings import HookSet, load_hooks
 from paicli.llm.settings import ModelSettings, resolve_settings
 from paicli.mcp import HttpServer, StdioServer
 from paicli.permissions.approval import (
@@ -91,6 +93,7 @@ class RunIO:
     approver: Approver | None = None
     ask_rules: RulesAsk | None = None
     ask_trust: TrustAsk | None = None
+    ask_hooks: HooksAsk | None = None  # a project's hooks, before they may run
     on_server_change: ChangeCallback | None = None
     elicit: Elicitor | None = None
     approve_sampling: SamplingApprover | None = None
@@ -119,6 +122,7 @@ class RunSettings:
     secrets: tuple[str, ...]  # what must never reach a log, the screen or the model
     sandbox: SandboxSettings  # where commands run (the user's config and --sandbox only)
     options: StartOptions
+    hooks: HookSet = field(default_factory=HookSet)  # all found; a project's run once approved
     problems: tuple[str, ...] = ()  # one line each, naming its file where there is one
 
 
@@ -184,6 +188,8 @@ def load_run_settings(
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
     problems += [*limit_problems, *ask_problems, *sandbox_problems]
+    hooks = load_hooks(home.root, project)
+    problems += hooks.problems
     secrets = [*config_secrets(config), *environment_secrets(env)]
     if model.api_key:
         secrets.append(model.api_key)
@@ -206,6 +212,7 @@ def load_run_settings(
         secrets=tuple(secrets),
         sandbox=sandbox,
         options=options,
+        hooks=hooks,
         problems=tuple(problems),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
+from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient, TurnHooks
 from paicli.agent.prompt import system_prompt
 from paicli.tools.base import Toolbox
 from paicli.tools.search.offer import ToolOffer
@@ -25,6 +25,7 @@ def build_agent(
     context: Callable[[], str] | None = None,
     prompt: str | None = None,
     append: str | None = None,
+    hooks: TurnHooks | None = None,
 ) -> Agent:
     """The agent working in `root` through `toolbox`; `max_steps` None is the default.
     `prompt` replaces paicli's own system prompt (`--system-prompt-file`), `append` is added
@@ -39,4 +40,5 @@ def build_agent(
         max_steps=max_steps or DEFAULT_MAX_STEPS,
         offer=offer,
         context=context,
+        hooks=hooks,
     )

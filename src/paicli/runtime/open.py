@@ -18,6 +18,10 @@ from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
 from paicli.home import user_home
+from paicli.hooks.approval import HookApprovals, approved_hooks
+from paicli.hooks.engine import HookEngine
+from paicli.hooks.session import SessionHooks
+from paicli.hooks.toolbox import HookingToolbox
 from paicli.llm.settings import ModelSettings
 from paicli.observe.tracing import configured
 from paicli.permissions.approval import ApprovingToolbox, PermissionStore
@@ -60,6 +64,9 @@ async def open_runtime(
     redactor = Redactor(settings.secrets)
     record = Record(redactor, AuditLog(settings.home.audit_dir, redactor), uuid.uuid4().hex[:12])
     model = _ModelInUse(settings.model)
+    hooks, hook_problem = _hooks(settings, io, record)
+    if hook_problem is not None:
+        problems.append(hook_problem)
     manager = build_manager(
         entries,
         home=settings.home,
@@ -70,7 +77,9 @@ async def open_runtime(
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
-    mcp, approvals, toolbox, toolbox_problems = build_toolbox(settings, io, manager, offer, record)
+    mcp, approvals, toolbox, toolbox_problems = build_toolbox(
+        settings, io, manager, offer, record, hooks=hooks
+    )
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
     problems += [*toolbox_problems, *(memory.problems if memory.text() else ())]
     traced = [e.name for e in entries if e.trace]
@@ -88,17 +97,22 @@ async def open_runtime(
             approvals=approvals,
             memory=memory,
             sessions=SessionStore(settings.home.sessions_dir, settings.root),
-            context=_Context(memory, manager, approvals),
+            context=_Context(memory, manager, approvals, hooks),
             skipped=skipped,
             problems=problems,
             http_client=http_client,
+            hooks=hooks,
         )
         model.runtime = runtime
         if settings.model.configured:
             await runtime.use_model(settings.model)
+        if hooks is not None:
+            await hooks.session_start()
         try:
             yield runtime
         finally:
+            if hooks is not None:
+                await hooks.session_end()
             if runtime.agent is not None:
                 with contextlib.suppress(Exception):
                     await runtime.agent.llm.aclose()
@@ -126,15 +140,21 @@ class _Context:
     servers' instructions, and the permission mode's note."""
 
     def __init__(
-        self, memory: ProjectMemory, manager: ServerManager, approvals: ApprovingToolbox
+        self,
+        memory: ProjectMemory,
+        manager: ServerManager,
+        approvals: ApprovingToolbox,
+        hooks: SessionHooks | None = None,
     ) -> None:
         self._memory = memory
         self._manager = manager
         self._approvals = approvals
+        self._hooks = hooks
 
     def __call__(self) -> str:
         block = context_block(self._memory.text(), server_instructions(self._manager))
-        return "\n\n".join(filter(None, [block, mode_note(self._approvals.mode)]))
+        started = self._hooks.context if self._hooks is not None else ""
+        return "\n\n".join(filter(None, [block, started, mode_note(self._approvals.mode)]))
 
 
 @dataclass(frozen=True)
@@ -186,16 +206,45 @@ def _asks(
     )
 
 
+def _hooks(
+    settings: RunSettings, io: RunIO, record: Record
+) -> tuple[SessionHooks | None, str | None]:
+    """The run's hooks (None: there are none): the user's, and the project's once the user
+    approved exactly them (asked through `io`); one line when the project's do not run."""
+    found, problem = approved_hooks(
+        settings.hooks,
+        settings.project,
+        HookApprovals(settings.home.hook_approvals),
+        io.ask_hooks,
+    )
+    if not found.handlers:
+        return None, problem
+    engine = HookEngine(
+        found,
+        root=settings.root,
+        project=settings.project,
+        session_id=record.session_id,
+        audit=record.audit,
+        sandbox=CommandSandbox(
+            settings.sandbox, settings.project, home=user_home(settings.environ)
+        ),
+        environ=settings.environ,
+    )
+    return SessionHooks(engine), problem
+
+
 def build_toolbox(
     settings: RunSettings,
     io: RunIO,
     manager: ServerManager,
     offer: ToolOffer,
     record: Record,
+    *,
+    hooks: SessionHooks | None = None,
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search ) ) )`, with its
-    MCP toolbox, its approving wrapper (the mode and session answers live there) and the
-    problems met on the way (rules, saved answers, pins)."""
+    """The run's toolbox, `Audit( Redact( Hooks( Approve( Builtin + MCP + search ) ) ) )`
+    (no hooks: no `Hooks`), with its MCP toolbox, its approving wrapper (the mode and session
+    answers live there) and the problems met on the way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
     # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
@@ -237,7 +286,9 @@ def build_toolbox(
         CombinedToolbox(builtin, mcp, SearchToolbox(offer)),
         policy=policy,
         store=store,
-        approver=io.approver,
+        approver=io.approver
+        if hooks is None or io.approver is None
+        else hooks.notifying(io.approver),
         flag_allow=settings.flag_allow,
         flag_deny=settings.flag_deny,
         yes=settings.options.yes,
@@ -247,7 +298,11 @@ def build_toolbox(
         previewer=builtin.preview,
         contained=builtin.contained,
     )
+    inner: Toolbox = approvals
+    if hooks is not None:
+        hooks.engine.follow_mode(lambda: approvals.mode.value)
+        inner = HookingToolbox(approvals, hooks.engine)
     toolbox = guard(
-        approvals, redactor=record.redactor, audit=record.audit, session_id=record.session_id
+        inner, redactor=record.redactor, audit=record.audit, session_id=record.session_id
     )
     return mcp, approvals, toolbox, problems

@@ -21,6 +21,7 @@ from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.audit.log import AuditLog
 from paicli.home import PaicliHome
+from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
 from paicli.llm.settings import ModelSettings, switch_model
 from paicli.permissions.approval import ApprovingToolbox
@@ -65,6 +66,7 @@ class Runtime:
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
+    hooks: SessionHooks | None = None  # the run's hooks (UserPromptSubmit, Stop, ...)
 
     @property
     def root(self) -> Path:
@@ -170,6 +172,7 @@ class Runtime:
                 context=self.context,
                 prompt=self.run.options.system_prompt,
                 append=self.run.options.append_system_prompt,
+                hooks=self.hooks,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
