@@ -46,10 +46,13 @@ def main() -> int:
     elif mode == "escape":
         with open(sys.argv[2], "w", encoding="utf-8") as file:
             file.write("written from a hook\n")
+    elif mode == "flood":
+        sys.stdout.write("{" + "x" * (5 * 1024 * 1024))
+        sys.stderr.write("e" * (5 * 1024 * 1024))
     elif mode == "bad-json":
         print("{not json")
     elif mode == "fail":
-        print("the hook broke\nsecond line", file=sys.stderr)
+        print("the hook broke \x1b[2J\nsecond line", file=sys.stderr)
         return 1
     elif mode == "context":
         name = event["hook_event_name"]

@@ -161,6 +161,7 @@ async def test_a_hook_runs_in_the_command_sandbox(project: Path) -> None:
     [
         ("bad-json", "answered with JSON that does not parse; its answer is ignored"),
         ("fail", "failed (exit 1): the hook broke"),
+        ("flood", "wrote more than its output may hold; its answer is ignored"),
     ],
 )
 async def test_a_failing_hook_is_one_line_and_decides_nothing(
@@ -172,6 +173,8 @@ async def test_a_failing_hook_is_one_line_and_decides_nothing(
     lines = [line for line in run.stderr.splitlines() if "hook" in line]
     assert len(lines) == 1 and said in lines[0], run.stderr
     assert "second line" not in run.stderr
+    assert "\x1b[2J" not in run.stderr  # the hook's words are escaped
+    assert len(run.stderr) < 10_000  # and bounded
 
 
 async def test_post_tool_use_exit_2_puts_stderr_before_the_model(project: Path) -> None:
