@@ -4,6 +4,7 @@ sends its body, its arguments put in, as the turn."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.ui.repl_in_process import repl_in_process
@@ -29,7 +30,7 @@ async def test_tab_completes_a_custom_command_and_running_it_sends_its_body(
     project.mkdir()
     commands(project, home)
     async with repl_in_process(project, home, script=[{"text": "Hello, Ada!"}]) as repl:
-        await repl.expect("clear.md: /clear is one of")
+        await repl.expect(re.compile(r"clear\.md: /clear\s+is\s+one\s+of\s+paicli's\s+commands"))
         repl.send("/gre")
         repl.send_keys("tab")
         await repl.line_reads("/greet")
