@@ -140,3 +140,27 @@ def test_a_projects_hooks_wait_for_approval_of_exactly_them(places: tuple[Path, 
     kept, problem = approved_hooks(load_hooks(home, project), project, store, ask)
     assert kept.handlers == () and problem is not None and "declined" in problem
     assert len(asked) == 1  # a "no" is remembered too
+
+
+def test_an_if_rule_narrows_a_tool_hook_and_catches_every_spelling(
+    places: tuple[Path, Path],
+) -> None:
+    home, project = places
+    guard = {"type": "command", "command": "guard", "if": "Bash(rm *)"}
+    bad = {"type": "command", "command": "x", "if": "Bash(unclosed"}
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [guard, bad]}],
+        "Stop": [{"hooks": [{**guard, "command": "never"}]}],
+    }
+    write(home / "settings.json", {"hooks": hooks})
+    found = load_hooks(home, project)
+    assert len(found.problems) == 1 and ".if:" in found.problems[0]
+    names = ["execute_command", "Bash"]
+
+    def runs(line: str) -> bool:
+        return bool(found.for_event("PreToolUse", names, ({"command": line}, project)))
+
+    assert runs("rm -rf build")
+    assert runs("echo ok && /bin/rm -rf build")
+    assert not runs("git status")
+    assert found.for_event("Stop") == []

@@ -101,11 +101,17 @@ class HookEngine:
         self._mode = mode
 
     async def fire(
-        self, event: str, fields: Mapping[str, object], names: Sequence[str] = ()
+        self,
+        event: str,
+        fields: Mapping[str, object],
+        names: Sequence[str] = (),
+        arguments: Mapping[str, object] | None = None,
     ) -> list[HookAnswer]:
-        """Run `event`'s handlers that match `names`, at once; their answers, failures left
-        out (each said in one line)."""
-        handlers = self.hooks.for_event(event, names)
+        """Run `event`'s handlers that match `names` (and, for a tool call, whose `if`
+        covers its `arguments`), at once; their answers, failures left out (each said in
+        one line)."""
+        call = (arguments, self._root) if arguments is not None else None
+        handlers = self.hooks.for_event(event, names, call)
         if not handlers:
             return []
         payload = {

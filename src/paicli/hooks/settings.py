@@ -25,6 +25,8 @@ from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.escape import one_line
+from paicli.permissions.rules import RuleError, parse_rule
+from paicli.tools.claude_names import paicli_rule
 
 __all__ = ["EVENTS", "HookHandler", "HookSet", "hook_files", "load_hooks", "matches"]
 
@@ -58,10 +60,26 @@ class HookHandler:
     timeout: float
     scope: str  # "user" or "project"
     source: Path
+    # `if`: a permission rule the tool call must match too (Claude Code's names read as
+    # paicli's); matched as a deny rule is, so every spelling of a command counts. A hook
+    # with one never runs on an event that is not a tool call's.
+    condition: str | None = None
 
     def key(self) -> tuple[object, ...]:
         """What makes two handlers the same one (written alike in two files)."""
-        return (self.event, self.matcher, self.command, self.args, self.timeout)
+        return (self.event, self.matcher, self.command, self.args, self.timeout, self.condition)
+
+    def applies(self, names: Sequence[str], call: tuple[Mapping[str, object], Path] | None) -> bool:
+        """Whether the handler runs for the tool known by `names` called with `call`
+        (arguments, the folder its paths are relative to; None: not a tool call)."""
+        if not matches(self.matcher, names):
+            return False
+        if self.condition is None:
+            return True
+        if call is None:
+            return False
+        rule = parse_rule(paicli_rule(self.condition))
+        return rule.matches(names, call[0], call[1], deny=True)
 
 
 @dataclass(frozen=True)
@@ -90,10 +108,16 @@ class HookSet:
     def without_project(self) -> HookSet:
         return HookSet(tuple(h for h in self.handlers if h.scope == "user"), {}, self.problems)
 
-    def for_event(self, event: str, names: Sequence[str] = ()) -> list[HookHandler]:
+    def for_event(
+        self,
+        event: str,
+        names: Sequence[str] = (),
+        call: tuple[Mapping[str, object], Path] | None = None,
+    ) -> list[HookHandler]:
         """The handlers of `event` whose matcher matches one of `names` (tool events: the
-        tool's names; other events: what Claude Code compares, e.g. the start's source)."""
-        return [h for h in self.handlers if h.event == event and matches(h.matcher, names)]
+        tool's names; other events: what Claude Code compares, e.g. the start's source) and
+        whose `if` covers `call` (a tool call's arguments and folder)."""
+        return [h for h in self.handlers if h.event == event and h.applies(names, call)]
 
 
 def matches(matcher: str, names: Sequence[str]) -> bool:
@@ -182,8 +206,10 @@ def _handlers(
             for index, raw in enumerate(group["hooks"]):
                 handler = _handler(raw, f"{at}.hooks[{index}]", problems)
                 if handler is not None:
-                    command, args, timeout = handler
-                    found.append(HookHandler(event, matcher, command, args, timeout, scope, path))
+                    command, args, timeout, condition = handler
+                    found.append(
+                        HookHandler(event, matcher, command, args, timeout, scope, path, condition)
+                    )
     return found
 
 
@@ -199,7 +225,8 @@ def _usable_matcher(matcher: str) -> bool:
 
 def _handler(
     raw: object, at: str, problems: list[str]
-) -> tuple[str, tuple[str, ...] | None, float] | None:
+) -> tuple[str, tuple[str, ...] | None, float, str | None] | None:
+    """(command, args, timeout, if) of one handler, or None with a problem line."""
     if not isinstance(raw, dict):
         problems.append(f"{at} must be an object; ignored")
         return None
@@ -222,4 +249,13 @@ def _handler(
     ):
         problems.append(f"{at}.timeout must be seconds above 0 and at most {MAX_TIMEOUT:g}")
         return None
-    return command, tuple(args) if args is not None else None, float(timeout)
+    condition = raw.get("if")
+    if condition is not None:
+        try:
+            if not isinstance(condition, str):
+                raise RuleError("must be a permission rule, e.g. Bash(git *)")
+            parse_rule(paicli_rule(condition))
+        except RuleError as exc:
+            problems.append(f"{at}.if: {one_line(str(exc), 120)}; ignored")
+            return None
+    return command, tuple(args) if args is not None else None, float(timeout), condition

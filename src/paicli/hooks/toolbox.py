@@ -75,7 +75,7 @@ class HookingToolbox(ToolboxWrapper):
         if spec.server and spec.tool:
             names.append(unsanitised_tool_name(spec.server, spec.tool))
         fields: dict[str, object] = {"tool_name": spec.name, "tool_input": dict(arguments)}
-        pre = pre_decision(await self._engine.fire("PreToolUse", fields, names))
+        pre = pre_decision(await self._engine.fire("PreToolUse", fields, names, arguments))
         if pre.decision == "deny":
             why = pre.reason or "no reason given"
             return ToolOutcome(
@@ -104,7 +104,7 @@ class HookingToolbox(ToolboxWrapper):
             return _with(outcome, pre.context)
         fields["tool_response"] = {"text": outcome.text, "is_error": outcome.is_error}
         notes = [pre.context] if pre.context else []
-        for answer in await self._engine.fire("PostToolUse", fields, names):
+        for answer in await self._engine.fire("PostToolUse", fields, names, arguments):
             if answer.blocked or (answer.output or {}).get("decision") == "block":
                 notes.append(f"A PostToolUse hook says: {answer.reason or 'blocked'}")
             extra = answer.specific("PostToolUse").get("additionalContext")

@@ -216,6 +216,14 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print("No tool calls recorded yet.")
         return
     for record in records:
+        if record.get("event") == "hook":  # a hook run: the event, the command, how it ended
+            line = (
+                f"{str(record.get('time', ''))[:19]}  hook {record.get('hook_event')}  "
+                f"{record.get('command')}  {record.get('outcome')}  "
+                f"{record.get('duration_ms')} ms"
+            )
+            console.print(one_line(line, 160))
+            continue
         # A changed tool's record says what changed where a call's says how long it ran.
         last = record.get("changed") if "duration_ms" not in record else None
         line = (
