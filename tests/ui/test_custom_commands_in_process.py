@@ -58,3 +58,23 @@ async def test_help_lists_custom_commands_with_their_source_escaped(tmp_path: Pa
     raw = repl.screen.getvalue()
     assert "\x1b]0;pwned" not in raw
     assert "\x1b[31mred" not in raw
+
+
+async def test_a_commands_model_answers_its_turn_only(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    user = home / ".paicli" / "commands"
+    user.mkdir(parents=True)
+    (user / "deep.md").write_text("---\nmodel: scripted-deep\n---\nThink hard about $ARGUMENTS.\n")
+    script = [{"text": "Deep answer."}, {"text": "Plain answer."}]
+    async with repl_in_process(project, home, script=script) as repl:
+        repl.line("/deep life")
+        await repl.expect("/deep uses the model scripted-deep for this turn")
+        await repl.expect("Deep answer.")
+        repl.line("and now?")
+        await repl.expect("Plain answer.")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+        assert repl.llm is not None
+        models = [request["model"] for request in repl.llm.requests]
+    assert models == ["scripted-deep", "scripted"]
