@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import stat
 import sys
@@ -163,8 +162,7 @@ async def _turn(
     command, problems = prompt_command(runtime, prompt, tuple(BY_NAME))
     for line in [*problems, *(command.notes if command else ())]:
         err(f"paicli: {line}")
-    scope = running(runtime, command, err) if command else contextlib.nullcontext()
-    async with scope:
+    async with running(runtime, command, err):
         ended = await runtime.agent.run(command.text if command else prompt, printer)
     # Servers that came up during the run (their tools were offered from the catalogue) may
     # have changed a tool too: such a tool was never called, and is said here.

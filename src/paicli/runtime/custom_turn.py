@@ -94,10 +94,13 @@ def prompt_command(
 
 @contextlib.asynccontextmanager
 async def running(
-    runtime: Runtime, turn: CommandTurn, say: Callable[[str], None]
+    runtime: Runtime, turn: CommandTurn | None, say: Callable[[str], None]
 ) -> AsyncIterator[None]:
     """The command's model and grants in force for the block; `say` gets what went wrong
-    (a model that cannot be used: the current one answers)."""
+    (a model that cannot be used: the current one answers). No turn: nothing changes."""
+    if turn is None:
+        yield
+        return
     before = runtime.settings
     switched = False
     if turn.model is not None:

@@ -25,14 +25,14 @@ from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
 from paicli.custom_commands.files import CommandSet
-from paicli.escape import one_line, terminal_safe
-from paicli.llm.messages import AssistantMessage, Message, UserMessage
+from paicli.escape import terminal_safe
+from paicli.llm.messages import Message
 from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.runtime import Runtime
-from paicli.runtime.custom_turn import CommandTurn, command_turn, custom_commands, running
+from paicli.runtime.custom_turn import CommandTurn, custom_commands, running
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
-from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
+from paicli.servers.prompts import PREFIX, PromptIndex
 from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.approval_prompt import TerminalApprover
 from paicli.ui.commands import BY_NAME, SlashContext
@@ -50,6 +50,7 @@ from paicli.ui.prompt_line import (
 )
 from paicli.ui.render import TurnRenderer
 from paicli.ui.server_asks_prompt import TerminalAsks
+from paicli.ui.slash_turns import custom_command_turn, mcp_prompt_turn, warn
 
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
@@ -91,9 +92,9 @@ class Repl:
         self._banner_shown = False
         self._leaving = False  # /exit was given
         # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
-        # (and whether `@server:uri` mentions in it are expanded: the user's words only).
-        self._asked: tuple[str, Sequence[Message], bool] | None = None
-        self._command: CommandTurn | None = None  # a custom command's turn, asked next
+        # (and whether `@server:uri` mentions in it are expanded: the user's words only; the
+        # custom command whose turn it is).
+        self._asked: tuple[str, Sequence[Message], bool, CommandTurn | None] | None = None
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
     # -- callbacks from the runtime ----------------------------------------------------------
@@ -187,11 +188,10 @@ class Repl:
                     if self._leaving:
                         break
                     asked, self._asked = self._asked, None
-                    command, self._command = self._command, None
                     if asked is not None:  # a command that hands the model a prompt (/init)
-                        text, prior, mentions = asked
+                        text, prior, mentions, custom = asked
                         await self._run_turn(
-                            runtime, text, prior, mentions=mentions, command=command
+                            runtime, text, prior, mentions=mentions, command=custom
                         )
                     continue
                 await self._run_turn(runtime, text)
@@ -277,12 +277,7 @@ class Repl:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
         self._renderer = TurnRenderer(self.console)
-        scope = (
-            running(runtime, command, self._warn)
-            if command is not None
-            else contextlib.nullcontext()
-        )
-        async with scope:
+        async with running(runtime, command, lambda line: warn(self.console, line)):
             # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
             await self._interruptible(
                 self._turn_body(runtime, agent, text, prior, mentions=mentions),
@@ -419,13 +414,9 @@ class Repl:
             await self._prompt_command(text)
             return
         command = BY_NAME.get(name)
-        custom = self.custom.find(name) if command is None else None
-        if custom is not None:
-            turn = command_turn(runtime, custom, text[len(name) :].strip())
-            for note in turn.notes:
-                self._warn(note)
-            self._command = turn
-            self._asked = (turn.text, (), not custom.from_project)
+        if command is None and (custom := self.custom.find(name)) is not None:
+            turn = custom_command_turn(runtime, self.console, custom, text[len(name) :])
+            self._asked = (turn.text, (), not custom.from_project, turn)
             return
         if command is None:
             shown = terminal_safe(name)
@@ -439,33 +430,12 @@ class Repl:
     async def _prompt_command(self, text: str) -> None:
         """`/mcp__SERVER__PROMPT ARGS`: the server's prompt becomes the next turn."""
         assert self.prompts is not None
-        try:
-            name, words = split_command(text)
-            command = self.prompts.find(name)
-            if command is None:
-                raise PromptProblem(f"no MCP prompt {name} (/help lists them)")
-            arguments = self.prompts.arguments(command, words)
-            with self.console.status(Text(f"getting the prompt {command.name}…")):
-                turn = await self.prompts.get(command, arguments)
-        except PromptProblem as exc:
-            self.console.print(Text(one_line(str(exc), 300), "yellow"))
-            return
-        for what in turn.left_out:
-            self.console.print(Text(one_line(f"  left out: {what} (text only)", 160), "dim"))
-        self.console.print(Text(f"  sending the prompt {command.name}", "dim"))
-        prior: list[Message] = [
-            UserMessage(role="user", content=said)
-            if role == "user"
-            else AssistantMessage(role="assistant", content=said)
-            for role, said in turn.prior
-        ]
-        self._asked = (turn.question, prior, False)
+        found = await mcp_prompt_turn(self.prompts, self.console, text)
+        if found is not None:
+            self._asked = (*found, False, None)
 
     def _ask(self, text: str, prior: Sequence[Message] = ()) -> None:
-        self._asked = (text, prior, True)
-
-    def _warn(self, line: str) -> None:
-        self.console.print(Text(one_line(line, 300), "yellow"))
+        self._asked = (text, prior, True, None)
 
     def _leave(self) -> None:
         self._leaving = True
