@@ -36,7 +36,11 @@ async def test_a_projects_hooks_are_asked_about_then_block_an_mcp_call(places: P
     claude = places.project / ".claude"
     claude.mkdir()
     (claude / "settings.json").write_text(json.dumps({"hooks": project_hooks}))
-    user_hooks = {"Notification": [{"matcher": "permission_prompt", "hooks": [hook("log")]}]}
+    user_hooks = {
+        "Notification": [{"matcher": "permission_prompt", "hooks": [hook("log")]}],
+        "SessionStart": [{"hooks": [hook("log")]}],
+        "SessionEnd": [{"hooks": [hook("log")]}],
+    }
     places.paicli_home.mkdir(parents=True)
     (places.paicli_home / "settings.json").write_text(json.dumps({"hooks": user_hooks}))
     echo = {"id": "call_1", "name": "mcp__fault__echo", "arguments": json.dumps({"text": "hi"})}
@@ -61,16 +65,29 @@ async def test_a_projects_hooks_are_asked_about_then_block_an_mcp_call(places: P
         term.line("n")
         await term.expect("All done.")
         await term.expect(MARK)
+        term.line("/clear")
+        await term.expect("Started a new conversation.")
+        await term.expect(MARK)
         assert await goodbye(term) == 0
     assert "\x1b]0;pwned" not in term.raw
     blocked = llm.requests[1]["messages"][-1]
     assert blocked["tool_call_id"] == "call_1"
     assert "no writes in this project" in blocked["content"]
     events = [
-        (e["hook_event_name"], e.get("tool_name") or e.get("notification_type"))
+        (
+            e["hook_event_name"],
+            e.get("tool_name") or e.get("notification_type") or e.get("source") or e.get("reason"),
+        )
         for e in map(json.loads, (places.project / "hook-log.jsonl").read_text().splitlines())
     ]
-    assert events == [("PreToolUse", "mcp__fault__echo"), ("Notification", "permission_prompt")]
+    assert events == [
+        ("SessionStart", "startup"),
+        ("PreToolUse", "mcp__fault__echo"),
+        ("Notification", "permission_prompt"),
+        ("SessionEnd", "clear"),
+        ("SessionStart", "clear"),
+        ("SessionEnd", "other"),
+    ]
     approvals = places.paicli_home / "approved-hooks.json"
     assert approvals.stat().st_mode & 0o777 == 0o600
     assert re.fullmatch(

@@ -114,7 +114,12 @@ def prompt_help(prompts: PromptIndex) -> list[str]:
 
 
 async def _clear(context: SlashContext, words: list[str]) -> None:
+    hooks = context.runtime.hooks  # as Claude Code: the session ends and starts anew
+    if hooks is not None:
+        await hooks.session_end("clear")
     context.runtime.new_conversation()
+    if hooks is not None:
+        await hooks.session_start("clear")
     context.console.clear()
     context.console.print("Started a new conversation.", style="dim")
 
