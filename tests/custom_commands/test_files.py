@@ -149,6 +149,21 @@ def test_a_huge_file_and_a_link_out_of_the_project_are_not_read(
     assert any("steal.md" in p and "out of the project" in p for p in found.problems)
 
 
+def test_a_commands_folder_linked_out_of_the_project_is_not_listed(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, project = places
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, "private-notes.md", "the user's own")
+    (project / ".claude").mkdir()
+    os.symlink(elsewhere, project / ".claude" / "commands")
+    found = load_commands(home, project)
+    assert found.commands == {}
+    assert found.problems == (
+        f"{project / '.claude' / 'commands'}: a symbolic link out of the project",
+    )
+
+
 def test_arguments_are_numbered_from_zero_as_claude_code_numbers_them() -> None:
     body = "Fix issue $0 with priority $ARGUMENTS[1]; all: $ARGUMENTS; missing: $2; not: \\$1"
     assert expand(body, '123 "very high"') == (

@@ -93,6 +93,10 @@ def load_commands(home: Path, project: Path, *, reserved: Collection[str] = ()) 
     found: dict[str, CustomCommand] = {}
     problems: list[str] = []
     for scope, folder, inside in command_folders(home, project):
+        real = Path(os.path.realpath(folder))
+        if inside is not None and not real.is_relative_to(os.path.realpath(inside)):
+            problems.append(f"{one_line(str(folder), 200)}: a symbolic link out of the project")
+            continue
         for path, namespace in _markdown_files(folder, problems):
             shown = one_line(str(path), 200)
             name = path.stem
