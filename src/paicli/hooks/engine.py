@@ -141,7 +141,10 @@ class HookEngine:
         requires one that cannot be had."""
         if self._sandbox is None or self._sandbox.off:
             return None
-        mechanism = await asyncio.to_thread(self._sandbox.mechanism)
+        try:
+            mechanism = await asyncio.to_thread(self._sandbox.mechanism)
+        except Exception as exc:  # a probe that broke: no hook runs uncontained on a guess
+            return f"the sandbox could not be checked ({type(exc).__name__}: {exc})"
         if mechanism is not None:
             return self._sandbox.profile
         if self._sandbox.settings.mode == "required":
@@ -162,9 +165,12 @@ class HookEngine:
         else:
             shell = shutil.which("bash", path=env.get("PATH")) or "/bin/sh"
             argv = [shell, "-c", command]
-        return await run_hook(
-            argv, stdin=data, cwd=self._root, env=env, timeout=handler.timeout, sandbox=sandbox
-        )
+        try:
+            return await run_hook(
+                argv, stdin=data, cwd=self._root, env=env, timeout=handler.timeout, sandbox=sandbox
+            )
+        except Exception as exc:  # one broken hook costs its answer, not the turn or the start
+            return HookRun(None, "", "", failed=f"{type(exc).__name__}: {exc}")
 
     def _read(self, handler: HookHandler, run: HookRun) -> HookAnswer | None:
         """The handler's answer, or None (and one line said) when it failed."""
