@@ -65,6 +65,21 @@ def test_a_subfolder_names_the_source_not_the_command(places: tuple[Path, Path])
     assert lint is not None and lint.where == "user:tools"
 
 
+def test_a_subfolder_tells_two_commands_of_one_name_apart(places: tuple[Path, Path]) -> None:
+    home, project = places
+    folder = project / ".claude" / "commands"
+    write(folder / "backend", "test.md", "Run the backend tests.")
+    write(folder / "frontend", "test.md", "Run the frontend tests.")
+    write(folder / "zz \x1b[2J", "test.md", "x")
+    found = load_commands(home, project)
+    assert [(c.name, c.where) for c in found.sorted()] == [
+        ("frontend:test", "project:frontend"),
+        ("test", "project:backend"),
+    ]
+    [problem] = found.problems
+    assert "/test is defined already" in problem and "\x1b" not in problem
+
+
 def test_the_users_command_wins_over_the_projects_and_paicli_over_claude(
     places: tuple[Path, Path],
 ) -> None:

@@ -6,7 +6,8 @@ Where they live, the one that wins first: the user's `$PAICLI_HOME/commands/`, t
 project's `.paicli/commands/` and `.claude/commands/` (a name the user defined is the user's,
 as Claude Code now decides for skills). A subfolder is a namespace that names where the
 command comes from, not the command (`.claude/commands/frontend/component.md` is
-`/component`, from `project:frontend`), as Claude Code's commands reference says. A project's
+`/component`, from `project:frontend`), as Claude Code's commands reference says; one whose
+name is taken already is called with its namespace (`/frontend:component`). A project's
 files are repository content: read as every config file is (`config_files`: a regular file
 inside the project, bounded), never a name that could not be typed or would reach the
 terminal as an escape, never one of paicli's own commands (those win, and one line says so).
@@ -106,6 +107,8 @@ def load_commands(home: Path, project: Path, *, reserved: Collection[str] = ()) 
             if f"/{name}" in reserved:
                 problems.append(f"{shown}: /{name} is one of paicli's commands, which wins")
                 continue
+            if name in found and namespace and all(map(_NAME.match, namespace.split(":"))):
+                name = f"{namespace}:{name}"  # its subfolder tells it apart: /frontend:test
             if name in found:
                 problems.append(f"{shown}: /{name} is defined already by {found[name].path}")
                 continue
