@@ -104,3 +104,16 @@ def test_a_config_file_leading_out_of_the_project_or_a_fifo_record_is_never_read
     home.root.mkdir(parents=True)
     os.mkfifo(home.answered_projects)  # a plain open would wait for a writer forever
     assert not answered(project, home)
+
+
+def test_claude_codes_settings_files_and_hook_answers_count_too(tmp_path: Path) -> None:
+    project, home = project_with_servers(tmp_path)
+    remember(project, home)
+    (project / ".claude").mkdir()
+    hooks = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(hooks))
+    assert not answered(project, home)  # new hooks: asked about first
+    remember(project, home)
+    home.hook_approvals.parent.mkdir(parents=True, exist_ok=True)
+    home.hook_approvals.write_text("{}")
+    assert not answered(project, home)  # an answer about hooks was given

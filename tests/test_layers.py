@@ -33,6 +33,8 @@ RANKS = {
     "paicli.user_config": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,
+    # Custom slash commands read from Markdown files (user's and project's).
+    "paicli.custom_commands": 2,
     "paicli.tools": 3,
     "paicli.observe": 3,
     # Skills (local folders and MCP servers' SEP-2640 skills) and their load_skill tool.
@@ -41,6 +43,8 @@ RANKS = {
     "paicli.audit": 4,
     "paicli.doctor": 4,
     "paicli.asks": 5,
+    # Hooks: commands run around tool calls and turns (a toolbox wrapper, the turn's seam).
+    "paicli.hooks": 5,
     # The composition root's frozen input (flags, environment, config files as one value).
     "paicli.run_settings": 6,
     "paicli.agent": 6,

@@ -31,7 +31,14 @@ from paicli.private_files import write_atomically
 __all__ = ["QUESTION_FILES", "answered", "remember"]
 
 # The project's files whose content decides what a start asks (relative to its root).
-QUESTION_FILES = (".mcp.json", ".paicli/mcp.json", ".paicli/settings.json")
+QUESTION_FILES = (
+    ".mcp.json",
+    ".paicli/mcp.json",
+    ".paicli/settings.json",
+    # Hooks are asked about too (paicli.hooks.approval).
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+)
 _ABSENT = "\0absent"  # a file that does not exist (never the text of one that does)
 _KEPT = 200  # projects remembered; the oldest are forgotten
 
@@ -61,7 +68,7 @@ def _digest(project: Path, home: PaicliHome) -> str | None:
         if text is None:
             return None
         hashed.update(f"{path}\0{len(text)}\0{text}".encode("utf-8", "surrogateescape"))
-    for answers in (home.trust_store, home.permissions):
+    for answers in (home.trust_store, home.permissions, home.hook_approvals):
         try:
             found = os.stat(answers)
         except OSError:

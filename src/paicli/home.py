@@ -84,6 +84,10 @@ class PaicliHome:
         return self.root / "trusted-servers.json"
 
     @property
+    def hook_approvals(self) -> Path:
+        return self.root / "approved-hooks.json"
+
+    @property
     def permissions(self) -> Path:
         return self.root / "permissions.json"
 

@@ -27,6 +27,8 @@ from paicli.asks.server_asks import (
     unattended_elicitation,
 )
 from paicli.home import PaicliHome, user_home
+from paicli.hooks.approval import HooksAsk
+from paicli.hooks.settings import HookSet, load_hooks
 from paicli.llm.settings import ModelSettings, resolve_settings
 from paicli.mcp import HttpServer, StdioServer
 from paicli.permissions.approval import (
@@ -92,6 +94,7 @@ class RunIO:
     approver: Approver | None = None
     ask_rules: RulesAsk | None = None
     ask_trust: TrustAsk | None = None
+    ask_hooks: HooksAsk | None = None  # a project's hooks, before they may run
     on_server_change: ChangeCallback | None = None
     elicit: Elicitor | None = None
     approve_sampling: SamplingApprover | None = None
@@ -120,6 +123,7 @@ class RunSettings:
     secrets: tuple[str, ...]  # what must never reach a log, the screen or the model
     sandbox: SandboxSettings  # where commands run (the user's config and --sandbox only)
     options: StartOptions
+    hooks: HookSet = field(default_factory=HookSet)  # all found; a project's run once approved
     problems: tuple[str, ...] = ()  # one line each, naming its file where there is one
     agents: AgentCatalog = field(default_factory=AgentCatalog)  # the sub-agents' definitions
 
@@ -188,6 +192,8 @@ def load_run_settings(
     problems += [*limit_problems, *ask_problems, *sandbox_problems]
     agents = load_agents(root, project, home.root)
     problems += agents.problems
+    hooks = load_hooks(home.root, project)
+    problems += hooks.problems
     secrets = [*config_secrets(config), *environment_secrets(env)]
     if model.api_key:
         secrets.append(model.api_key)
@@ -210,6 +216,7 @@ def load_run_settings(
         secrets=tuple(secrets),
         sandbox=sandbox,
         options=options,
+        hooks=hooks,
         problems=tuple(problems),
         agents=agents,
     )

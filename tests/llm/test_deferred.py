@@ -75,6 +75,33 @@ async def test_a_build_the_sdk_refuses_is_a_model_error_for_the_turn() -> None:
         await client.aclose()
 
 
+class FailsOnce(Builds):
+    """A build whose first import fails as Python 3.11's import locks can (gh-91351)."""
+
+    def __call__(self) -> StreamingClient:
+        fail, self.fail = self.fail, None
+        if fail is not None:
+            raise fail
+        return super().__call__()
+
+
+async def test_an_import_race_in_the_build_is_tried_once_more() -> None:
+    builds = FailsOnce(RuntimeError("release unlocked lock"))
+    client = DeferredClient(builds)
+    async with asyncio.timeout(30):
+        assert await events(client) == [1]
+        await client.aclose()
+    assert len(builds.made) == 1
+
+
+async def test_a_build_that_fails_twice_is_a_model_error() -> None:
+    client = DeferredClient(Builds(RuntimeError("release unlocked lock")))
+    async with asyncio.timeout(30):
+        with pytest.raises(LlmError, match="could not be set up: release unlocked lock"):
+            await events(client)
+        await client.aclose()
+
+
 async def test_closing_waits_for_a_build_under_way_and_closes_what_it_made() -> None:
     builds = Builds()
     client = DeferredClient(builds)

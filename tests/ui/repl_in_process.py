@@ -88,10 +88,17 @@ class Screen(io.StringIO):
 class ReplInProcess:
     """A running in-process REPL: type with `send`/`send_keys`/`line`, read `screen`."""
 
-    def __init__(self, screen: Screen, keys: PipeInput, task: asyncio.Task[int]) -> None:
+    def __init__(
+        self,
+        screen: Screen,
+        keys: PipeInput,
+        task: asyncio.Task[int],
+        llm: MemoryLlm | None = None,
+    ) -> None:
         self.screen = screen
         self._keys = keys
         self.task = task
+        self.llm = llm  # the scripted model (its `requests`), when there is one
 
     def send(self, text: str) -> None:
         self._keys.send_text(text)
@@ -188,7 +195,7 @@ async def repl_in_process(
             )
             task = asyncio.ensure_future(repl.run(runtime))
             try:
-                yield ReplInProcess(screen, keys, task)
+                yield ReplInProcess(screen, keys, task, llm)
             finally:
                 if not task.done():
                     task.cancel()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient
+from paicli.agent.loop import DEFAULT_MAX_STEPS, Agent, ModelClient, TurnHooks
 from paicli.agent.prompt import system_prompt
 from paicli.tools.base import Toolbox
 from paicli.tools.search.offer import ToolOffer
@@ -26,6 +26,7 @@ def build_agent(
     prompt: str | None = None,
     append: str | None = None,
     prepare: Callable[[], Awaitable[None]] | None = None,
+    hooks: TurnHooks | None = None,
 ) -> Agent:
     """The agent working in `root` through `toolbox`; `max_steps` None is the default.
     `prompt` replaces paicli's own system prompt (`--system-prompt-file`), `append` is added
@@ -41,4 +42,5 @@ def build_agent(
         offer=offer,
         context=context,
         prepare=prepare,
+        hooks=hooks,
     )

@@ -80,6 +80,22 @@ class ModelClient(Protocol):
     async def aclose(self) -> None: ...
 
 
+class TurnHooks(Protocol):
+    """The user's hooks a turn runs (`paicli.hooks.session.SessionHooks`)."""
+
+    async def prompt_submitted(self, prompt: str) -> tuple[str | None, str]:
+        """(why the prompt is blocked, or None; context to add to it)."""
+        ...
+
+    async def stopping(self, answer: str, active: bool) -> str | None:
+        """Why the model must go on instead of ending the turn (None: it ends)."""
+        ...
+
+
+# A Stop hook may send the model on at most this many times in a row (as Claude Code).
+MAX_STOP_CONTINUATIONS = 8
+
+
 class Agent:
     """A conversation with one model over one toolbox."""
 
@@ -94,8 +110,10 @@ class Agent:
         offer: ToolOffer | None = None,
         context: Callable[[], str] | None = None,
         prepare: Callable[[], Awaitable[None]] | None = None,
+        hooks: TurnHooks | None = None,
     ) -> None:
         self.llm = llm
+        self.hooks = hooks
         # Which tool definitions each request carries (None: all of them, always).
         self.offer = offer
         self._told: Deferral | None = None
@@ -164,6 +182,15 @@ class Agent:
     async def run(self, text: str, emit: EventSink, *, prior: Sequence[Message] = ()) -> TurnEnded:
         """One turn: `text` from the user (after `prior`, messages an MCP prompt puts
         before it), then the model and its tool calls until it answers."""
+        if self.hooks is not None:
+            blocked, extra = await self.hooks.prompt_submitted(text)
+            if blocked is not None:
+                emit(Notice(f"A UserPromptSubmit hook blocked the prompt: {blocked}"))
+                ended = TurnEnded("error", error=f"blocked by a hook: {blocked}")
+                emit(ended)
+                return ended
+            if extra:
+                text = f"{text}\n\n<user-prompt-submit-hook>\n{extra}\n</user-prompt-submit-hook>"
         # The history as it was, restored if the model endpoint fails. A copy, not an index:
         # summarising may rebuild the list during the turn.
         before = list(self.messages)
@@ -174,6 +201,7 @@ class Agent:
         usage: dict[str, int] = {}
         answer = ""
         step = 0
+        continued = 0  # times a Stop hook sent the model on
         if self.offer is not None:
             self.offer.begin_turn()
         try:
@@ -192,6 +220,10 @@ class Agent:
                 calls = [with_id(call, n) for n, call in enumerate(completion.tool_calls)]
                 self.messages.append(assistant_message(completion.text, calls))
                 emit(replied(completion, calls, time.monotonic() - asked))
+                if not calls and (reason := await self._stop_hook(completion.text, continued)):
+                    continued += 1
+                    self.messages.append(UserMessage(role="user", content=reason))
+                    continue
                 if not calls:
                     ended = TurnEnded("done", completion.text, steps=step, usage=usage)
                     emit(ended)
@@ -216,6 +248,13 @@ class Agent:
             raise
         finally:
             self._partial, self._pending = "", None
+
+    async def _stop_hook(self, answer: str, continued: int) -> str | None:
+        """What a Stop hook tells the model when it sends it on (None: the turn ends)."""
+        if self.hooks is None or continued >= MAX_STOP_CONTINUATIONS:
+            return None
+        reason = await self.hooks.stopping(answer, continued > 0)
+        return f"<stop-hook>\n{reason}\n</stop-hook>" if reason else None
 
     def _offered(self, specs: list[ToolSpec], emit: EventSink) -> list[ToolSpec]:
         """The tools this request carries; says so when tools start being left out or the

@@ -28,7 +28,9 @@ from paicli.headless.prompt_tool import PromptTool, PromptToolError
 from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
+from paicli.runtime.custom_turn import prompt_command, running
 from paicli.servers.trust import TrustStore, skip_reason
+from paicli.ui.commands import BY_NAME
 from paicli.ui.oneshot import Printer, printer_for, report_server
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
@@ -207,8 +209,14 @@ async def _start(runtime: Runtime, printer: Printer, *, accept_changes: bool) ->
 async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: bool) -> int:
     """One prompt answered and the conversation saved (`saving`); the exit code."""
     assert runtime.agent is not None
+    # A prompt that starts with /NAME runs that custom command (its grants and model for
+    # this turn only).
+    command, problems = prompt_command(runtime, prompt, tuple(BY_NAME))
+    for line in [*problems, *(command.notes if command else ())]:
+        err(f"paicli: {line}")
     try:
-        ended = await runtime.agent.run(prompt, printer)
+        async with running(runtime, command, err):
+            ended = await runtime.agent.run(command.text if command else prompt, printer)
     except asyncio.CancelledError:
         if saving:  # the conversation as the agent settled it; the loop is stopping anyway
             runtime.save_session()

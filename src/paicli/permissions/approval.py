@@ -17,9 +17,10 @@ record. This module never prints: the UI supplies the approver.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
     APPROVED,
+    HOOK_ALLOWED,
     SUBAGENT,
     VERDICT,
     DecidedBy,
@@ -128,11 +130,13 @@ class ApprovingToolbox(ToolboxWrapper):
         # Whether a call runs in the OS sandbox (accept-edits lets those commands run).
         self._contained = contained
         # The calls the user's own skills in use pre-approve (their allowed-tools), as rules.
-        self._granted = granted
+        self._skill_grants = granted
         # Session answers: tool name → the definition hash allowed (None: a built-in tool).
         self._session: dict[str, str | None] = {}
         # Session answers about commands: prefix rules (`execute_command(git diff:*)`).
         self._session_rules = Policy()
+        # What a user's custom command allows during its turn (`granting`).
+        self._granted = Policy()
         # The definitions of MCP tools allowed this session, to show what changed.
         self._session_definitions: dict[str, Mapping[str, object]] = {}
         # One prompt at a time: parallel tool calls would otherwise talk over each other.
@@ -165,6 +169,17 @@ class ApprovingToolbox(ToolboxWrapper):
             "saved, this project": self._store.project_patterns,
             "this session": self.session_rules,
         }
+
+    @contextlib.contextmanager
+    def granting(self, rules: tuple[str, ...]) -> Iterator[None]:
+        """Calls `rules` cover run unasked until the block ends: the `allowed-tools` of the
+        user's own custom command, for its turn (a project's command never gets here)."""
+        before = self._granted
+        self._granted = before | Policy(allow=rules)
+        try:
+            yield
+        finally:
+            self._granted = before
 
     @property
     def session_rules(self) -> tuple[str, ...]:
@@ -263,10 +278,14 @@ class ApprovingToolbox(ToolboxWrapper):
             return "session"
         if spec.kind != "mcp" and self._session_rules.allows(spec.name, arguments, self._root):
             return "session"
-        if self._granted is not None and Policy(allow=self._granted()).allows(
+        if self._skill_grants is not None and Policy(allow=self._skill_grants()).allows(
             spec.name, arguments, self._root, self._project
         ):
             return "skill"
+        if self._granted.allows(spec.name, arguments, self._root, self._project):
+            return "command"
+        if HOOK_ALLOWED.get():
+            return "hook"
         if self.mode is Mode.YOLO:
             return "mode"
         if self.mode is Mode.ACCEPT_EDITS and spec.name in EDIT_TOOLS and spec.kind == "write":

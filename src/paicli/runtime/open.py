@@ -19,6 +19,10 @@ from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
 from paicli.home import user_home
+from paicli.hooks.approval import HookApprovals, approved_hooks
+from paicli.hooks.engine import HookEngine
+from paicli.hooks.session import SessionHooks
+from paicli.hooks.toolbox import HookingToolbox
 from paicli.llm.settings import ModelSettings
 from paicli.observe.tracing import configured
 from paicli.permissions.approval import ApprovingToolbox, PermissionStore
@@ -66,6 +70,9 @@ async def open_runtime(
     redactor = Redactor(settings.secrets)
     record = Record(redactor, AuditLog(settings.home.audit_dir, redactor), uuid.uuid4().hex[:12])
     model = _ModelInUse(settings.model)
+    hooks, hook_problem = _hooks(settings, io, record)
+    if hook_problem is not None:
+        problems.append(hook_problem)
     manager = build_manager(
         entries,
         home=settings.home,
@@ -81,7 +88,14 @@ async def open_runtime(
     host = RunHost(settings.root)
     subagents = SubAgentToolbox(settings.agents, host)
     mcp, approvals, toolbox, toolbox_problems = build_toolbox(
-        settings, io, manager, offer, record, skills=skills, own=(TodoToolbox(), subagents)
+        settings,
+        io,
+        manager,
+        offer,
+        record,
+        skills=skills,
+        own=(TodoToolbox(), subagents),
+        hooks=hooks,
     )
     subagents.serve(toolbox)
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
@@ -101,19 +115,24 @@ async def open_runtime(
             approvals=approvals,
             memory=memory,
             sessions=SessionStore(settings.home.sessions_dir, settings.root),
-            context=_Context(memory, manager, approvals, skills.catalog),
+            context=_Context(memory, manager, approvals, skills.catalog, hooks),
             skills=skills,
             skipped=skipped,
             problems=problems,
             http_client=http_client,
+            hooks=hooks,
         )
         model.runtime = runtime
         host.bind(runtime)
         if settings.model.configured:
             await runtime.use_model(settings.model)
+        if hooks is not None:
+            await hooks.session_start()
         try:
             yield runtime
         finally:
+            if hooks is not None:
+                await hooks.session_end()
             if runtime.agent is not None:
                 with contextlib.suppress(Exception):
                     await runtime.agent.llm.aclose()
@@ -147,15 +166,18 @@ class _Context:
         manager: ServerManager,
         approvals: ApprovingToolbox,
         skills: SkillCatalog,
+        hooks: SessionHooks | None = None,
     ) -> None:
         self._memory = memory
         self._manager = manager
         self._approvals = approvals
         self._skills = skills
+        self._hooks = hooks
 
     def __call__(self) -> str:
         block = context_block(self._memory.text(), server_instructions(self._manager))
-        parts = [block, self._skills.prompt_block(), mode_note(self._approvals.mode)]
+        started = self._hooks.context if self._hooks is not None else ""
+        parts = [block, started, self._skills.prompt_block(), mode_note(self._approvals.mode)]
         return "\n\n".join(filter(None, parts))
 
 
@@ -208,6 +230,33 @@ def _asks(
     )
 
 
+def _hooks(
+    settings: RunSettings, io: RunIO, record: Record
+) -> tuple[SessionHooks | None, str | None]:
+    """The run's hooks (None: there are none): the user's, and the project's once the user
+    approved exactly them (asked through `io`); one line when the project's do not run."""
+    found, problem = approved_hooks(
+        settings.hooks,
+        settings.project,
+        HookApprovals(settings.home.hook_approvals),
+        io.ask_hooks,
+    )
+    if not found.handlers:
+        return None, problem
+    engine = HookEngine(
+        found,
+        root=settings.root,
+        project=settings.project,
+        session_id=record.session_id,
+        audit=record.audit,
+        sandbox=CommandSandbox(
+            settings.sandbox, settings.project, home=user_home(settings.environ)
+        ),
+        environ=settings.environ,
+    )
+    return SessionHooks(engine), problem
+
+
 def build_toolbox(
     settings: RunSettings,
     io: RunIO,
@@ -217,11 +266,12 @@ def build_toolbox(
     *,
     skills: SkillToolbox | None = None,
     own: Sequence[Toolbox] = (),
+    hooks: SessionHooks | None = None,
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Approve( Builtin + MCP + search + skills + own ) ) )`
-    (`own`: the agent's own tools, the todo list and sub-agents), with its MCP toolbox, its
-    approving wrapper (the mode and session answers live there) and the problems met on the
-    way (rules, saved answers, pins)."""
+    """The run's toolbox, `Audit( Redact( Hooks( Approve( Builtin + MCP + search + skills +
+    own ) ) ) )` (`own`: the agent's own tools, the todo list and sub-agents; no hooks: no
+    `Hooks`), with its MCP toolbox, its approving wrapper (the mode and session answers live
+    there) and the problems met on the way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
     # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
@@ -266,7 +316,9 @@ def build_toolbox(
         CombinedToolbox(*sources),
         policy=policy,
         store=store,
-        approver=io.approver,
+        approver=io.approver
+        if hooks is None or io.approver is None
+        else hooks.notifying(io.approver),
         flag_allow=settings.flag_allow,
         flag_deny=settings.flag_deny,
         yes=settings.options.yes,
@@ -277,7 +329,11 @@ def build_toolbox(
         contained=builtin.contained,
         granted=skills.granted if skills is not None else None,
     )
+    inner: Toolbox = approvals
+    if hooks is not None:
+        hooks.engine.follow_mode(lambda: approvals.mode.value)
+        inner = HookingToolbox(approvals, hooks.engine)
     toolbox = guard(
-        approvals, redactor=record.redactor, audit=record.audit, session_id=record.session_id
+        inner, redactor=record.redactor, audit=record.audit, session_id=record.session_id
     )
     return mcp, approvals, toolbox, problems

@@ -21,6 +21,7 @@ from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.audit.log import AuditLog
 from paicli.home import PaicliHome
+from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
 from paicli.llm.settings import ModelSettings, switch_model
 from paicli.permissions.approval import ApprovingToolbox
@@ -67,6 +68,7 @@ class Runtime:
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
+    hooks: SessionHooks | None = None  # the run's hooks (UserPromptSubmit, Stop, ...)
 
     @property
     def root(self) -> Path:
@@ -181,6 +183,7 @@ class Runtime:
                 prompt=self.run.options.system_prompt,
                 append=self.run.options.append_system_prompt,
                 prepare=self.skills.catalog.refresh if self.skills is not None else None,
+                hooks=self.hooks,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()

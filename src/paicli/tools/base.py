@@ -26,7 +26,21 @@ from paicli.llm.messages import ToolDefinition
 ToolKind = Literal["read", "write", "execute", "mcp"]
 
 # Who let a call run or stopped it, as the audit log records it.
-DecidedBy = Literal["policy", "user", "session", "skill", "flag", "mode", "refusal", "validation"]
+# "skill": a user's skill in use pre-approved it (`allowed-tools`); "command": a user's custom
+# command allowed it for its turn (`allowed-tools`); "hook": a PreToolUse hook answered allow,
+# or blocked it.
+DecidedBy = Literal[
+    "policy",
+    "user",
+    "session",
+    "skill",
+    "flag",
+    "mode",
+    "refusal",
+    "validation",
+    "command",
+    "hook",
+]
 Decision = Literal["allowed", "denied", "refused"]
 
 
@@ -112,6 +126,10 @@ class Preview:
     after: str
     digest: str | None = None
 
+
+# A PreToolUse hook allowed this call (`paicli.hooks`): it runs without asking, unless a
+# deny rule, plan mode or a protected path says otherwise (set in the call's own task).
+HOOK_ALLOWED: ContextVar[bool] = ContextVar("paicli_hook_allowed", default=False)
 
 # The preview the user approved, around the call that runs it (the file tools check it).
 APPROVED: ContextVar[Preview | None] = ContextVar("paicli_approved_preview", default=None)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from paicli.agent.loop import Agent
+    from paicli.custom_commands.files import CommandSet
     from paicli.llm.messages import Message
     from paicli.runtime import Runtime
     from paicli.servers.prompts import PromptIndex
@@ -45,6 +46,8 @@ class SlashContext:
     ask: Ask = _no_ask
     # The MCP prompts of the ready servers (`/mcp__SERVER__PROMPT`), when the REPL has them.
     prompts: PromptIndex | None = None
+    # The custom commands (Markdown files), when the REPL has them.
+    custom: CommandSet | None = None
 
 
 Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
@@ -72,12 +75,27 @@ class SlashCommand:
 
 
 async def _help(context: SlashContext, words: list[str]) -> None:
-    context.console.print(help_text())
-    if context.prompts is not None:
-        from rich.text import Text  # noqa: PLC0415 - rich stays out of `paicli --help`
+    from rich.text import Text  # noqa: PLC0415 - rich stays out of `paicli --help`
 
+    context.console.print(help_text())
+    if context.custom is not None:
+        for line in custom_help(context.custom):
+            context.console.print(Text(line))
+    if context.prompts is not None:
         for line in prompt_help(context.prompts):
             context.console.print(Text(line))
+
+
+def custom_help(commands: CommandSet) -> list[str]:
+    """One line per custom command: its usage, what it does and where it comes from (all
+    of it from files, a repository's too: escaped)."""
+    found = commands.sorted()
+    lines = ["", "  Custom commands (Markdown files):"] if found else []
+    for command in found:
+        usage = one_line(f"/{command.name} {command.argument_hint}".strip(), 40)
+        about = one_line(command.description, 60)
+        lines.append(f"  {usage:<16}  {about}  ({one_line(command.where, 40)})")
+    return lines
 
 
 def prompt_help(prompts: PromptIndex) -> list[str]:
@@ -96,7 +114,12 @@ def prompt_help(prompts: PromptIndex) -> list[str]:
 
 
 async def _clear(context: SlashContext, words: list[str]) -> None:
+    hooks = context.runtime.hooks  # as Claude Code: the session ends and starts anew
+    if hooks is not None:
+        await hooks.session_end("clear")
     context.runtime.new_conversation()
+    if hooks is not None:
+        await hooks.session_start("clear")
     context.console.clear()
     context.console.print("Started a new conversation.", style="dim")
 
@@ -204,6 +227,14 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print("No tool calls recorded yet.")
         return
     for record in records:
+        if record.get("event") == "hook":  # a hook run: the event, the command, how it ended
+            line = (
+                f"{str(record.get('time', ''))[:19]}  hook {record.get('hook_event')}  "
+                f"{record.get('command')}  {record.get('outcome')}  "
+                f"{record.get('duration_ms')} ms"
+            )
+            console.print(one_line(line, 160))
+            continue
         # A changed tool's record says what changed where a call's says how long it ran.
         last = record.get("changed") if "duration_ms" not in record else None
         by = f"{record['agent']}: " if record.get("agent") else ""  # a sub-agent's call

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from paicli.custom_commands.files import CommandSet
 from paicli.escape import one_line, terminal_safe
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
 from paicli.ui.commands import BY_NAME, COMMANDS
@@ -23,10 +24,12 @@ class ReplCompleter(Completer):
         server_names: Callable[[], list[str]],
         resource_mentions: Callable[[], list[str]],
         prompts: PromptIndex | None = None,
+        custom: CommandSet | None = None,
     ) -> None:
         self._server_names = server_names
         self._mentions = resource_mentions
         self._prompts = prompts
+        self._custom = custom
 
     async def get_completions_async(
         self, document: Document, complete_event: CompleteEvent
@@ -78,6 +81,14 @@ class ReplCompleter(Completer):
                 if command.name.startswith(words[0]):
                     yield Completion(
                         command.name, start_position=-len(words[0]), display_meta=command.help
+                    )
+            for custom in self._custom.sorted() if self._custom is not None else ():
+                name = f"/{custom.name}"
+                if name.startswith(words[0]):
+                    # The name is plain (checked when loaded); the description is escaped.
+                    about = custom.argument_hint or custom.description
+                    yield Completion(
+                        name, start_position=-len(words[0]), display_meta=one_line(about, 60)
                     )
             for prompt in self._prompts.commands() if self._prompts is not None else ():
                 if prompt.name.startswith(words[0]):

@@ -24,13 +24,15 @@ from rich.text import Text
 from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
-from paicli.escape import one_line, terminal_safe
-from paicli.llm.messages import AssistantMessage, Message, UserMessage
+from paicli.custom_commands.files import CommandSet
+from paicli.escape import terminal_safe
+from paicli.llm.messages import Message
 from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
 from paicli.runtime import Runtime
+from paicli.runtime.custom_turn import CommandTurn, custom_commands, running
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex, expand_mentions
-from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
+from paicli.servers.prompts import PREFIX, PromptIndex
 from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.approval_prompt import TerminalApprover
 from paicli.ui.commands import BY_NAME, SlashContext
@@ -48,6 +50,7 @@ from paicli.ui.prompt_line import (
 )
 from paicli.ui.render import TurnRenderer
 from paicli.ui.server_asks_prompt import TerminalAsks
+from paicli.ui.slash_turns import custom_command_turn, mcp_prompt_turn, warn
 
 # How long a prompt waits for servers still starting before the model is asked without them
 # (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
@@ -67,6 +70,7 @@ class Repl:
         self.runtime: Runtime | None = None
         self.resources: ResourceIndex | None = None
         self.prompts: PromptIndex | None = None
+        self.custom = CommandSet({})  # custom slash commands (Markdown files)
         self._turn: asyncio.Task[object] | None = None
         self._renderer = TurnRenderer(console)
         asking = asyncio.Lock()  # one question to the user at a time, whoever asks
@@ -88,8 +92,9 @@ class Repl:
         self._banner_shown = False
         self._leaving = False  # /exit was given
         # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
-        # (and whether `@server:uri` mentions in it are expanded: the user's words only).
-        self._asked: tuple[str, Sequence[Message], bool] | None = None
+        # (and whether `@server:uri` mentions in it are expanded: the user's words only; the
+        # custom command whose turn it is).
+        self._asked: tuple[str, Sequence[Message], bool, CommandTurn | None] | None = None
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
 
     # -- callbacks from the runtime ----------------------------------------------------------
@@ -125,6 +130,7 @@ class Repl:
         self.runtime = runtime
         self.resources = ResourceIndex(runtime.manager)
         self.prompts = PromptIndex(runtime.manager)
+        self.custom = custom_commands(runtime, tuple(BY_NAME))
         for server in runtime.manager.servers():
             if server.state is ServerState.READY:
                 self.server_changed(server)
@@ -134,6 +140,7 @@ class Repl:
             lambda: [s.name for s in runtime.manager.servers()],
             self.resources.completions,
             self.prompts,
+            self.custom,
         )
         self._banner(runtime)
         if self._line is not None:
@@ -182,8 +189,10 @@ class Repl:
                         break
                     asked, self._asked = self._asked, None
                     if asked is not None:  # a command that hands the model a prompt (/init)
-                        text, prior, mentions = asked
-                        await self._run_turn(runtime, text, prior, mentions=mentions)
+                        text, prior, mentions, custom = asked
+                        await self._run_turn(
+                            runtime, text, prior, mentions=mentions, command=custom
+                        )
                     continue
                 await self._run_turn(runtime, text)
         finally:
@@ -226,7 +235,7 @@ class Repl:
                 f" · {model} · {terminal_safe(str(runtime.root))}", "dim"
             )
         )
-        for problem in runtime.problems:
+        for problem in [*runtime.problems, *self.custom.problems]:
             self.console.print(Text(terminal_safe(problem), "yellow"))
         if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
             self.console.print(Text(f"⚠ {YOLO_WARNING}. Shift+Tab leaves it.", "bold red"))
@@ -261,17 +270,19 @@ class Repl:
         prior: Sequence[Message] = (),
         *,
         mentions: bool = True,
+        command: CommandTurn | None = None,
     ) -> None:
         agent = runtime.agent
         if agent is None:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
         self._renderer = TurnRenderer(self.console)
-        # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
-        await self._interruptible(
-            self._turn_body(runtime, agent, text, prior, mentions=mentions),
-            " What should paicli do instead?",
-        )
+        async with running(runtime, command, lambda line: warn(self.console, line)):
+            # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
+            await self._interruptible(
+                self._turn_body(runtime, agent, text, prior, mentions=mentions),
+                " What should paicli do instead?",
+            )
         self.console.print()
         # Saved after every turn (an interrupted one too), so nothing said is lost.
         await asyncio.to_thread(runtime.save_session)
@@ -403,40 +414,28 @@ class Repl:
             await self._prompt_command(text)
             return
         command = BY_NAME.get(name)
+        if command is None and (custom := self.custom.find(name)) is not None:
+            turn = custom_command_turn(runtime, self.console, custom, text[len(name) :])
+            self._asked = (turn.text, (), not custom.from_project, turn)
+            return
         if command is None:
             shown = terminal_safe(name)
             self.console.print(Text(f"Unknown command {shown}; /help lists them.", "yellow"))
             return
-        context = SlashContext(runtime, self.console, self._leave, self._ask, self.prompts)
+        context = SlashContext(
+            runtime, self.console, self._leave, self._ask, self.prompts, self.custom
+        )
         await command.run(context, words)
 
     async def _prompt_command(self, text: str) -> None:
         """`/mcp__SERVER__PROMPT ARGS`: the server's prompt becomes the next turn."""
         assert self.prompts is not None
-        try:
-            name, words = split_command(text)
-            command = self.prompts.find(name)
-            if command is None:
-                raise PromptProblem(f"no MCP prompt {name} (/help lists them)")
-            arguments = self.prompts.arguments(command, words)
-            with self.console.status(Text(f"getting the prompt {command.name}…")):
-                turn = await self.prompts.get(command, arguments)
-        except PromptProblem as exc:
-            self.console.print(Text(one_line(str(exc), 300), "yellow"))
-            return
-        for what in turn.left_out:
-            self.console.print(Text(one_line(f"  left out: {what} (text only)", 160), "dim"))
-        self.console.print(Text(f"  sending the prompt {command.name}", "dim"))
-        prior: list[Message] = [
-            UserMessage(role="user", content=said)
-            if role == "user"
-            else AssistantMessage(role="assistant", content=said)
-            for role, said in turn.prior
-        ]
-        self._asked = (turn.question, prior, False)
+        found = await mcp_prompt_turn(self.prompts, self.console, text)
+        if found is not None:
+            self._asked = (*found, False, None)
 
     def _ask(self, text: str, prior: Sequence[Message] = ()) -> None:
-        self._asked = (text, prior, True)
+        self._asked = (text, prior, True, None)
 
     def _leave(self) -> None:
         self._leaving = True

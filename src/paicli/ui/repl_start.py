@@ -21,6 +21,7 @@ from paicli.run_settings import RulesAsk, RunIO, load_run_settings, start_option
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustAnswer, TrustAsk, TrustRequest
 from paicli.ui.console import SafeConsole
+from paicli.ui.hooks_prompt import ask_hooks
 from paicli.ui.prompt_line import LiveLine
 from paicli.ui.repl import Repl
 from paicli.ui.rules_prompt import ask_rules
@@ -50,6 +51,8 @@ async def repl_main(
         approver=repl.approve,
         ask_rules=answers.rules(ask_rules) if ask_trust is not None else None,
         ask_trust=None if ask_trust is None else answers.trust(ask_trust),
+        # (a yes or a no is kept either way: the start counts as answered)
+        ask_hooks=ask_hooks if ask_trust is not None else None,
         on_server_change=repl.server_changed,
         elicit=repl.elicit,
         approve_sampling=repl.approve_sampling,

@@ -32,6 +32,7 @@ from paicli.tools.builtin.refusal import refusal_reason
 
 __all__ = [
     "MAX_COMMAND_TIMEOUT",
+    "REAPER_PROGRAM",
     "CommandResult",
     "OutputCapture",
     "check_command",
@@ -39,6 +40,7 @@ __all__ = [
     "execute_command",
     "outcome_for",
     "run_command",
+    "stop_group",
 ]
 
 # Ten minutes: long enough for a full build or test run, short enough that a hung command
@@ -46,6 +48,8 @@ __all__ = [
 MAX_COMMAND_TIMEOUT = 600
 
 _REAPER = Path(__file__).with_name("_reaper.py")
+# The reaper, for another caller that runs a command the same way (hooks: `paicli.hooks`).
+REAPER_PROGRAM = _REAPER
 # The reaper itself escalates to SIGKILL after its own grace (1 s) and gives up a second later;
 # this leaves room for that before we SIGKILL the group ourselves.
 TERM_GRACE = 3.0
@@ -260,9 +264,10 @@ async def _collect(
     )
 
 
-async def _stop(process: asyncio.subprocess.Process, capture: OutputCapture) -> None:
-    """SIGTERM the group, wait; SIGKILL it, wait; drain the pipe. Each step is bounded and runs
-    even if this task is cancelled again meanwhile; that cancellation is re-raised at the end."""
+async def stop_group(process: asyncio.subprocess.Process) -> bool:
+    """SIGTERM the process group of `process` (started in a session of its own), wait; SIGKILL
+    it, wait. Each step is bounded and runs even if this task is cancelled meanwhile; whether
+    it was is returned, for the caller to raise once it is done too."""
     cancelled = False
     for sig, grace in ((signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, KILL_GRACE)):
         if process.returncode is not None:
@@ -278,6 +283,13 @@ async def _stop(process: asyncio.subprocess.Process, capture: OutputCapture) -> 
             pass
         except asyncio.CancelledError:
             cancelled = True
+    return cancelled
+
+
+async def _stop(process: asyncio.subprocess.Process, capture: OutputCapture) -> None:
+    """End the group (`stop_group`), then drain the pipe, bounded; a cancellation meanwhile
+    is re-raised at the end."""
+    cancelled = await stop_group(process)
     try:
         async with asyncio.timeout(KILL_GRACE):
             assert process.stdout is not None
