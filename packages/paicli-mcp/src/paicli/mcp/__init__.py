@@ -52,6 +52,7 @@ from .errors import (
     RpcError,
     SandboxUnavailable,
     ServerConfigError,
+    SessionExpired,
     UnsupportedVersion,
 )
 from .handlers import ClientHandlers
@@ -142,6 +143,7 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxedCommand",
     "ServerConfigError",
+    "SessionExpired",
     "StdioServer",
     "StdioTransport",
     "StreamableHttpTransport",

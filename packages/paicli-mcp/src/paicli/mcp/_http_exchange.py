@@ -166,10 +166,11 @@ def status_error(
     elif status == 403 and not reason:
         text += " (access refused; if the server needs credentials, set them with 'headers')"
     if status in (401, 403):
+        challenge = response.headers.get("www-authenticate")
         return AuthenticationError(
-            text, status=status, www_authenticate=response.headers.get("www-authenticate")
+            text, status=status, www_authenticate=challenge, server_text=reason
         )
-    return HttpError(text, status=status)
+    return HttpError(text, status=status, server_text=reason)
 
 
 def excerpt(body: bytes | bytearray) -> str:

@@ -88,11 +88,14 @@ async def read_answer(
     request_id: Any,
     response: aiohttp.ClientResponse,
     modern: bool,
+    *,
+    body: bytes | None = None,
 ) -> None:
-    """Deliver the messages of the answer to the POST of `message`, or fail its request."""
+    """Deliver the messages of the answer to the POST of `message`, or fail its request
+    (`body`: an error answer's body, when the transport has read it already)."""
     status = response.status
     if status >= 300:
-        await _error_answer(link, request_id, response)
+        await _error_answer(link, request_id, response, body)
         return
     if request_id is None:
         return  # Notifications and our answers to server requests: 202 is all we need.
@@ -104,12 +107,14 @@ async def read_answer(
         body = await read_body(response, link.max_message_size)
         if not _deliver_body(link, body, request_id):
             # Nothing else will answer it: a body cut short, or not JSON-RPC.
+            quoted = excerpt(body)
             link.fail(
                 request_id,
                 HttpError(
                     f"{link.label}: the JSON response to {message.get('method')} holds "
-                    f'no valid answer to it (cut short, or not JSON-RPC): "{excerpt(body)}"',
+                    f'no valid answer to it (cut short, or not JSON-RPC): "{quoted}"',
                     status=status,
+                    server_text=quoted,
                 ),
             )
     elif content_type == "text/event-stream":
@@ -126,10 +131,11 @@ async def read_answer(
 
 
 async def _error_answer(
-    link: StreamLink, request_id: Any, response: aiohttp.ClientResponse
+    link: StreamLink, request_id: Any, response: aiohttp.ClientResponse, body: bytes | None
 ) -> None:
     # (A redirect gets here only when `exchange` would not follow it.)
-    body = await read_body(response, link.max_message_size)
+    if body is None:
+        body = await read_body(response, link.max_message_size)
     is_json = response.content_type == "application/json"
     errors = [
         m
