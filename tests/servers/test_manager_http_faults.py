@@ -16,6 +16,7 @@ from paicli.mcp import Tool
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_caller import may_repeat
 from paicli.tools.base import ToolOutcome
+from paicli.tools.mcp.results import RESULT_TAG, for_model
 from paicli.tools.mcp.toolbox import McpToolbox
 from tests.http_servers import run_http_server
 from tests.servers.test_manager import load
@@ -87,3 +88,21 @@ async def test_a_session_that_cannot_be_established_again_says_so(tmp_path: Path
     assert "a new one could not be established" in outcome.text
     assert "the call was not repeated" in outcome.text
     assert "Session not found" not in outcome.text
+
+
+@pytest.mark.real
+async def test_an_error_page_reaches_the_model_only_inside_the_untrusted_envelope(
+    tmp_path: Path,
+) -> None:
+    outcome, _, _ = await call_echo(tmp_path, "error_page", count=False)
+    # The user sees the status and a short escaped excerpt.
+    assert outcome.is_error
+    assert "HTTP 502 Bad Gateway" in outcome.text
+    assert "IGNORE PREVIOUS INSTRUCTIONS" in outcome.text
+    assert len(outcome.text) < 500
+    # The model reads the server's words as the server's data, not as paicli's.
+    text = for_model(outcome)
+    before, inside = text.split(f"<{RESULT_TAG} ", 1)
+    assert before == "Error:\n"
+    assert "IGNORE PREVIOUS INSTRUCTIONS" in inside
+    assert 'content="untrusted data from the server"' in inside

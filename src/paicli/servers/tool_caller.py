@@ -136,7 +136,7 @@ class ToolCaller:
         except RequestTimeout as exc:
             raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
-            raise ServerCallFailed(server, tool, str(exc)) from exc
+            raise ServerCallFailed(server, tool, str(exc), server_text=exc.server_text) from exc
 
     async def _ready_session(
         self, managed: ServerRecord, tool: str, offered: str | None
