@@ -3,12 +3,14 @@
 stderr is always drained (never onto the user's terminal): `StderrTail` keeps the last
 lines, cut into marked pieces when a line is too long, and tells a watcher each one;
 `StderrLog` appends the raw bytes to a private file, each line stamped with the time it
-arrived, rotating past a size.
+arrived, rotating past a size; given a line filter (an application's redactor), whole lines
+pass through it first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import logging
 import os
@@ -45,11 +47,20 @@ class StderrLog:
     a line that arrives in pieces is stamped once."""
 
     def __init__(
-        self, path: str, max_bytes: int = STDERR_FILE_MAX, clock: Callable[[], bytes] = log_time
+        self,
+        path: str,
+        max_bytes: int = STDERR_FILE_MAX,
+        clock: Callable[[], bytes] = log_time,
+        line_filter: Callable[[str], str] | None = None,
     ) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self._clock = clock
+        # With a filter, only whole lines are written (a secret split between two reads
+        # is still one piece of text to it); a line longer than STDERR_MAX_LINE goes in
+        # pieces. Undecodable bytes pass through it as surrogates and come out unchanged.
+        self._filter = line_filter
+        self._pending = b""
         self._file = self._open()
         self._size = os.fstat(self._file.fileno()).st_size
         # Whether the next byte starts a line, and whether a line break must come first: a
@@ -71,6 +82,8 @@ class StderrLog:
             return file.read(1) == b"\n"
 
     def write(self, data: bytes) -> None:
+        if self._filter is not None:
+            data = self._filtered(data)
         data = self._stamped(data)
         self._file.write(data)
         self._file.flush()
@@ -94,6 +107,21 @@ class StderrLog:
             self._line_start = False
         return b"".join(pieces)
 
+    def _filtered(self, data: bytes) -> bytes:
+        """The whole lines `data` completes, each through the filter (the rest waits)."""
+        assert self._filter is not None
+        *lines, rest = (self._pending + data).split(b"\n")
+        if len(rest) > STDERR_MAX_LINE:
+            lines.append(rest)  # written as a line of its own: a log must not wait forever
+            rest = b""
+        self._pending = rest
+        return b"".join(self._filter_line(line) + b"\n" for line in lines)
+
+    def _filter_line(self, line: bytes) -> bytes:
+        assert self._filter is not None
+        text = self._filter(line.decode("utf-8", "surrogateescape"))
+        return text.encode("utf-8", "surrogateescape")
+
     def _rotate(self) -> None:
         self._file.close()
         os.replace(self.path, self.path + ".1")
@@ -102,6 +130,10 @@ class StderrLog:
         self._break_first = False
 
     def close(self) -> None:
+        if self._pending and self._filter is not None:
+            pending, self._pending = self._pending, b""
+            with contextlib.suppress(OSError):
+                self._file.write(self._stamped(self._filter_line(pending)))
         self._file.close()
 
 

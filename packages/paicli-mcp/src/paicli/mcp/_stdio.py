@@ -95,6 +95,7 @@ class StdioTransport(Transport):
         cwd: str | os.PathLike[str] | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_file: str | os.PathLike[str] | None = None,
+        stderr_filter: Callable[[str], str] | None = None,
         label: str | None = None,
         stdout_tap: StdoutTap | None = None,
         limits: Limits | None = None,
@@ -104,6 +105,7 @@ class StdioTransport(Transport):
         server in errors (default: the command). `stdout_tap`, if given, sees every chunk
         of the server's stdout as read, before framing (a diagnostic view of what the
         server wrote: lines without a newline, text that is not JSON, invalid UTF-8).
+        `stderr_filter` rewrites each stderr line before `stderr_file` gets it.
         `limits` are applied to the group before the command runs (see `_confine` for
         how); one that cannot be applied raises `ConnectionClosed` unless the limits are
         not strict. With `sandbox`, the server runs in it (see `Sandbox`), limits still
@@ -118,7 +120,7 @@ class StdioTransport(Transport):
             # A server's stderr may quote its secrets: a new file is private (0600), and a
             # new folder 0700, whatever the umask says.
             os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), 0o700, exist_ok=True)  # noqa: ASYNC240
-            mirror = StderrLog(os.fspath(stderr_file))
+            mirror = StderrLog(os.fspath(stderr_file), line_filter=stderr_filter)
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
         transport._sandbox = prepared
