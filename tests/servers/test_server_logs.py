@@ -1,14 +1,20 @@
 """A server's private stderr log (`~/.paicli/logs/mcp/NAME.log`) goes through the redactor
-the screen uses: the server's env secrets and secret shapes never reach the file."""
+the screen uses: the server's env secrets and secret shapes never reach the file. A server
+killed with SIGKILL is logged, marked in that file, and shown as its last exit."""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from paicli.servers.manager import ServerManager
+from paicli.ui.mcp_shell import summary
+from paicli.ui.mcp_view import server_table
 from tests.servers.test_manager import fault, load
 
 SECRET = "s3cr3t-value-from-the-env-4242"
@@ -27,3 +33,23 @@ async def test_a_secret_the_server_prints_never_reaches_its_log(tmp_path: Path) 
     text = (logs / "leaky.log").read_text()
     assert text.count("using [REDACTED] and [REDACTED]") == 3
     assert SECRET not in text and TOKEN not in text
+
+
+@pytest.mark.real
+async def test_a_server_killed_with_sigkill_says_so_in_the_log_and_in_the_listing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    entries = load(tmp_path, {"stubborn": fault("ignore_sigterm")})
+    logs = tmp_path / "logs"
+    async with asyncio.timeout(30), ServerManager(entries, log_dir=logs) as manager:
+        await manager.wait_ready()
+        await manager.disable("stubborn")
+        server = manager.get("stubborn")
+        assert server.last_exit == "killed with SIGKILL: still running 2 s after SIGTERM"
+        screen = io.StringIO()
+        Console(file=screen, width=300).print(server_table([server], []))
+        assert "last exit: killed with SIGKILL" in screen.getvalue()
+        assert summary(server)["last_exit"] == server.last_exit
+    assert "killed with SIGKILL" in (logs / "stubborn.log").read_text()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("killed with SIGKILL" in w for w in warnings)

@@ -45,6 +45,9 @@ class ServerRecord:
     left_out: dict[str, str] = field(default_factory=dict)
     # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
     needs_login: bool = False
+    # How its last process ended ("exited with code 1", "killed with SIGKILL: ..."), once
+    # one has (stdio servers).
+    last_exit: str | None = None
 
     @property
     def name(self) -> str:

@@ -149,6 +149,10 @@ class ManagedServer(Protocol):
         """Tools it lists that are not offered, and why."""
 
     @property
+    def last_exit(self) -> str | None:
+        """How its last process ended, in words (None: none has, or not a stdio server)."""
+
+    @property
     def needs_login(self) -> bool: ...
     @property
     def will_restart(self) -> bool: ...

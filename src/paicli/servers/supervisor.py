@@ -265,6 +265,7 @@ class Supervisor:
         clock = asyncio.get_running_loop().time
         started = clock()
         mark_run(spec, server.name, server.restarts)
+        session: ClientSession | None = None
         try:
             if self._sandbox_check is not None:
                 refused = await self._sandbox_check(server.name, server.entry.containment)
@@ -304,6 +305,10 @@ class Supervisor:
             log.exception("%s: unexpected failure", server.name)
             self._set(server, ServerState.ERROR, f"internal error: {exc}")
             return str(exc)
+        finally:
+            # Read once the session is closed: how its process ended (a SIGKILL included).
+            if session is not None and session.process is not None:
+                server.last_exit = session.process.exit_reason or server.last_exit
 
     async def _serve(
         self,

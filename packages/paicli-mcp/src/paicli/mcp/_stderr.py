@@ -20,7 +20,7 @@ from typing import IO
 
 from ._transport import TransportWatcher
 
-__all__ = ["StderrLog", "StderrTail", "log_time"]
+__all__ = ["StderrLog", "StderrTail", "log_time", "open_log"]
 
 log = logging.getLogger("paicli.mcp.stdio")
 
@@ -29,6 +29,8 @@ STDERR_RING_LINES = 200
 # stderr cannot grow our memory. The pieces are marked, so a reader knows a line was cut.
 STDERR_MAX_LINE = 8192
 CUT_MARK = " …[cut]"
+# With a line filter, a line longer than this goes through it (and to the file) in pieces.
+FILTER_MAX_LINE = 64 * 1024
 # A server's stderr log file rotates past this size (one older file is kept).
 STDERR_FILE_MAX = 4 * 1024 * 1024
 CONTINUED_MARK = "[cont] "
@@ -37,6 +39,13 @@ CONTINUED_MARK = "[cont] "
 def log_time() -> bytes:
     """The local time a log line starts with, to the millisecond, and a space."""
     return datetime.datetime.now().isoformat(sep=" ", timespec="milliseconds").encode() + b" "
+
+
+def open_log(path: str | os.PathLike[str], line_filter: Callable[[str], str] | None) -> StderrLog:
+    """The log at `path`, its folder made if need be. A server's stderr may quote its
+    secrets: a new file is private (0600), and a new folder 0700, whatever the umask says."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), 0o700, exist_ok=True)
+    return StderrLog(os.fspath(path), line_filter=line_filter)
 
 
 class StderrLog:
@@ -57,7 +66,7 @@ class StderrLog:
         self.max_bytes = max_bytes
         self._clock = clock
         # With a filter, only whole lines are written (a secret split between two reads
-        # is still one piece of text to it); a line longer than STDERR_MAX_LINE goes in
+        # is still one piece of text to it); a line longer than FILTER_MAX_LINE goes in
         # pieces. Undecodable bytes pass through it as surrogates and come out unchanged.
         self._filter = line_filter
         self._pending = b""
@@ -111,11 +120,14 @@ class StderrLog:
         """The whole lines `data` completes, each through the filter (the rest waits)."""
         assert self._filter is not None
         *lines, rest = (self._pending + data).split(b"\n")
-        if len(rest) > STDERR_MAX_LINE:
-            lines.append(rest)  # written as a line of its own: a log must not wait forever
-            rest = b""
+        whole = b"".join(self._filter_line(line) + b"\n" for line in lines)
+        if len(rest) > FILTER_MAX_LINE:
+            # A log must not wait forever, nor hold an endless line: this much goes now,
+            # and the line goes on after it.
+            self._pending = b""
+            return whole + self._filter_line(rest)
         self._pending = rest
-        return b"".join(self._filter_line(line) + b"\n" for line in lines)
+        return whole
 
     def _filter_line(self, line: bytes) -> bytes:
         assert self._filter is not None
@@ -175,6 +187,11 @@ class StderrTail:
         """A line of paicli's own in the mirror file only (what became of stdout noise)."""
         if self._mirror is not None:
             self.feed_mirror(text.encode("utf-8", "replace") + b"\n")
+
+    def warn(self, text: str) -> None:
+        """paicli's own warning about the server: logged, and marked in the mirror file."""
+        log.warning("%s", text)
+        self.note(f"----- paicli: {text} -----")
 
     def eof(self) -> None:
         if self._partial:
