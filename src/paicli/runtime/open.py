@@ -97,7 +97,8 @@ async def open_runtime(
         if settings.model.configured:
             await runtime.use_model(settings.model)
         try:
-            yield runtime
+            with record.audit.session(record.session_id, lambda: runtime.ended_by):
+                yield runtime
         finally:
             if runtime.agent is not None:
                 with contextlib.suppress(Exception):

@@ -19,7 +19,7 @@ from paicli.agent.build import build_agent
 from paicli.agent.loop import Agent
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
-from paicli.audit.log import AuditLog
+from paicli.audit.log import AuditLog, EndReason
 from paicli.home import PaicliHome
 from paicli.llm.deferred import DeferredClient
 from paicli.llm.settings import ModelSettings, switch_model
@@ -65,6 +65,9 @@ class Runtime:
     http_client: HttpClient | None = None  # the model's HTTP client, when the caller owns one
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
+    # How the user ended the run, when the REPL knows better than the way it unwound
+    # ("interrupted": Ctrl+C twice); the audit log's session end record says it.
+    ended_by: EndReason | None = None
 
     @property
     def root(self) -> Path:
