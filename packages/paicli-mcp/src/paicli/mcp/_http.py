@@ -40,6 +40,7 @@ from ._http_exchange import (
     exchange,
     hand_over,
     http_client,
+    oauth_use,
     translate_http_error,
 )
 from ._http_session import (
@@ -149,6 +150,7 @@ class StreamableHttpTransport(Transport):
             deliver=self._deliver,
             fail=self._fail,
             watcher=lambda: self._watcher,
+            oauth=oauth_use(auth),
         )
 
     @property

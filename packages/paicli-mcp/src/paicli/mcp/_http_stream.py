@@ -20,7 +20,15 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from ._http_exchange import HTTP_FAILURES, error_body, excerpt, exchange, read_body, status_error
+from ._http_exchange import (
+    HTTP_FAILURES,
+    OAuthUse,
+    error_body,
+    excerpt,
+    exchange,
+    read_body,
+    status_error,
+)
 from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
 from ._transport import TransportWatcher
@@ -76,6 +84,7 @@ class StreamLink:
     deliver: Callable[[Message], None]  # one message from the server, to the session
     fail: Callable[[Any, McpError], None]  # one request failed
     watcher: Callable[[], TransportWatcher | None]  # told each response (tracing)
+    oauth: OAuthUse | None = None  # how tokens are got, with OAuth (a 401's error says)
 
     def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
         text = f"{self.label}: the response stream for {message.get('method')} ended before "
@@ -148,7 +157,7 @@ async def _error_answer(
         # "server-error" there.
         link.deliver({**errors[0], "id": request_id})
         return
-    link.fail(request_id, status_error(link.label, response, body))
+    link.fail(request_id, status_error(link.label, response, body, oauth=link.oauth))
 
 
 def _parse(link: StreamLink, body: bytes) -> list[Message]:
