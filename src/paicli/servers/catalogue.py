@@ -8,7 +8,10 @@ name, scope and everything that decides what runs), so a changed config starts a
 run: nothing is offered before the server has said what it has.
 
 Entries are `$PAICLI_HOME/catalogue/<sha256>.json` (0600 in a 0700 folder; the file name is the
-hash, never config text). A broken, oversized or foreign entry reads as no entry.
+hash, never config text). A broken, oversized or foreign entry reads as no entry. A list an
+OAuth server marks `"cacheScope": "private"` (SEP-2549: per authorization, and the next
+login may be someone else's) is not recorded, and drops the entry it had. `ttlMs` does not
+apply here: an entry is never taken as the live list, only offered until the server lists.
 """
 
 from __future__ import annotations
@@ -46,6 +49,14 @@ def catalogue_key(entry: _Entry) -> str | None:
         return None
     fields = dataclasses.asdict(spec)
     fields.pop("stderr_file", None)  # where its log goes changes nothing it offers
+    fields.pop("stderr_filter", None)  # nor what its log leaves out
+    auth = getattr(spec, "auth", None)
+    if dataclasses.is_dataclass(auth):
+        # OAuth settings that describe it, not the objects it works with (a token store, a
+        # browser step: their text would change every run) nor its secrets.
+        fields["auth"] = {
+            f.name: getattr(auth, f.name) for f in dataclasses.fields(auth) if f.compare and f.repr
+        }
     described = {"name": entry.name, "kind": type(spec).__name__, "spec": fields}
     text = json.dumps(described, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -117,3 +128,10 @@ class Catalogue:
             write_atomically(path, data)
         except OSError as exc:
             log.warning("could not save the tool catalogue of %s: %s", server, exc)
+
+    def forget(self, key: str) -> None:
+        """Drop the entry under `key`, if any (never raises)."""
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not drop a tool catalogue entry: %s", exc)

@@ -323,10 +323,13 @@ class Supervisor:
         clock = server.clock = asyncio.get_running_loop().time
         connected = clock()
         offered = await session.list_tools()
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints
+        )
         # Relisted while it serves (the subscription ends before the session does).
         await stack.enter_async_context(
-            relisting(server.name, session, lambda tools: self._relisted(server, tools))
+            relisting(server.name, session, lambda tools: self._relisted(server, tools, session))
         )
         server.needs_login = False
         server.started_at = clock()
@@ -345,9 +348,12 @@ class Supervisor:
         server.session = None
         server.tools = []
 
-    def _relisted(self, server: ServerRecord, offered: list[Tool]) -> None:
+    def _relisted(self, server: ServerRecord, offered: list[Tool], session: ClientSession) -> None:
         # One assignment: readers see the old list or the new one.
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints
+        )
         self._notify(server)
 
     # -- state -------------------------------------------------------------------------------
