@@ -48,14 +48,16 @@ class ToolScreen:
         offered: list[Tool],
         before: Mapping[str, str],
         hints: tuple[int | None, str | None] = (None, None),
+        instructions: str | None = None,
     ) -> tuple[list[Tool], dict[str, str]]:
         """The tools of `offered` to offer, and those left out with why (the config's
         filters aside); `before` is what was left out at the last listing (not warned
         about again). The first `MAX_LEFT_OUT_WARNINGS` new ones are a warning each, then
         one line for the rest. `hints`: what the list said about caching it (`ttlMs`,
-        `cacheScope`), which decides whether the catalogue may keep it."""
+        `cacheScope`), which decides whether the catalogue may keep it (with the server's
+        `instructions`)."""
         fit, unfit = screen(offered)
-        self._save(entry, fit, hints)
+        self._save(entry, fit, hints, instructions)
         kept = _filtered(fit, entry)
         left_out = {name: why for name, why in unfit.items() if wanted(name, entry)}
         news = [(name, why) for name, why in left_out.items() if before.get(name) != why]
@@ -79,8 +81,19 @@ class ToolScreen:
         cached = self._catalogue.load(key)
         return None if cached is None else screen(_filtered(cached, entry))[0]
 
+    def cached_instructions(self, entry: ServerEntryLike) -> str | None:
+        """The `instructions` `entry` gave at its last start (None: none, or no entry)."""
+        key = catalogue_key(entry)
+        if self._catalogue is None or key is None:
+            return None
+        return self._catalogue.instructions(key)
+
     def _save(
-        self, entry: ServerEntryLike, tools: list[Tool], hints: tuple[int | None, str | None]
+        self,
+        entry: ServerEntryLike,
+        tools: list[Tool],
+        hints: tuple[int | None, str | None],
+        instructions: str | None,
     ) -> None:
         key = catalogue_key(entry)
         if self._catalogue is None or key is None:
@@ -91,7 +104,7 @@ class ToolScreen:
             # Per authorization (SEP-2549), and a login may be someone else's next time.
             self._catalogue.forget(key)
         else:
-            self._catalogue.save(key, entry.name, tools)
+            self._catalogue.save(key, entry.name, tools, instructions)
 
 
 def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:

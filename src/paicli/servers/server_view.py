@@ -139,6 +139,10 @@ class ManagedServer(Protocol):
         """While it starts for the first time: its tools as the catalogue recorded them."""
 
     @property
+    def cached_instructions(self) -> str | None:
+        """... and its instructions then."""
+
+    @property
     def start_times(self) -> StartTimes | None: ...
     @property
     def slow_start(self) -> str | None:

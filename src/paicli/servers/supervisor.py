@@ -114,6 +114,8 @@ class Supervisor:
             if not self._runnable(server):
                 continue
             server.cached_tools = self._screen.cached(server.entry)
+            if server.cached_tools is not None:
+                server.cached_instructions = self._screen.cached_instructions(server.entry)
             if server.entry.lazy and server.cached_tools is not None:
                 self._set(server, ServerState.IDLE)
             elif self._holding:
@@ -325,7 +327,7 @@ class Supervisor:
         offered = await session.list_tools()
         hints = session.cache_hints("tools/list")
         server.tools, server.left_out = self._screen.listing(
-            server.entry, offered, server.left_out, hints
+            server.entry, offered, server.left_out, hints, session.instructions
         )
         # Relisted while it serves (the subscription ends before the session does).
         await stack.enter_async_context(
@@ -352,7 +354,7 @@ class Supervisor:
         # One assignment: readers see the old list or the new one.
         hints = session.cache_hints("tools/list")
         server.tools, server.left_out = self._screen.listing(
-            server.entry, offered, server.left_out, hints
+            server.entry, offered, server.left_out, hints, session.instructions
         )
         self._notify(server)
 
@@ -365,6 +367,7 @@ class Supervisor:
             server.tools = []
         if state not in (ServerState.STARTING, ServerState.IDLE):
             server.cached_tools = None  # up (its live list wins) or failed: never again
+            server.cached_instructions = None
         if state is not ServerState.STARTING:
             self._settled[server.name].set()
         self._notify(server)
