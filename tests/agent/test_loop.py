@@ -121,8 +121,10 @@ async def runtime_for(tmp_path: Path) -> AsyncIterator[StartRuntime]:
 
 
 def audit_lines(runtime: Runtime) -> list[dict[str, object]]:
+    """The tool call records (and tool changes), not the session start and end."""
     files = sorted(runtime.home.audit_dir.glob("*.jsonl"))
-    return [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    records = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    return [r for r in records if not str(r.get("event", "")).startswith("session_")]
 
 
 async def cancelled_ids(runtime: Runtime) -> list[object]:

@@ -64,6 +64,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "SandboxUnavailable",
         "SandboxedCommand",
         "ServerConfigError",
+        "SessionExpired",
         "Skill",
         "SkillContent",
         "SkillFile",

@@ -129,7 +129,8 @@ async def open_runtime(
         if hooks is not None:
             await hooks.session_start()
         try:
-            yield runtime
+            with record.audit.session(record.session_id, lambda: runtime.ended_by):
+                yield runtime
         finally:
             if hooks is not None:
                 await hooks.session_end()

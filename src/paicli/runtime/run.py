@@ -19,7 +19,7 @@ from paicli.agent.build import build_agent
 from paicli.agent.loop import Agent
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
-from paicli.audit.log import AuditLog
+from paicli.audit.log import AuditLog, EndReason
 from paicli.home import PaicliHome
 from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
@@ -69,6 +69,9 @@ class Runtime:
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
     hooks: SessionHooks | None = None  # the run's hooks (UserPromptSubmit, Stop, ...)
+    # How the user ended the run, when the REPL knows better than the way it unwound
+    # ("interrupted": Ctrl+C twice); the audit log's session end record says it.
+    ended_by: EndReason | None = None
 
     @property
     def root(self) -> Path:

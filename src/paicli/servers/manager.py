@@ -143,9 +143,13 @@ class ServerManager:
     def offered_tools(self) -> dict[str, list[Tool]]:
         """What the model may call: the tools of every ready server, and those the catalogue
         recorded for servers still starting (a call to one of them waits for its server)."""
-        offered = self.ready_tools()
+        offered: dict[str, list[Tool]] = {}
+        # In the config's order, whichever came up first: the tools sent to the model are
+        # the same from one request to the next (a provider's prompt cache compares them).
         for s in self._supervisor.records():
-            if s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools is not None:
+            if s.state is ServerState.READY:
+                offered[s.name] = list(s.tools)
+            elif s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools:
                 offered[s.name] = list(s.cached_tools)
         return offered
 

@@ -35,6 +35,8 @@ class ServerRecord:
     # While it starts for the first time: its tools as the catalogue recorded them last run
     # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
     cached_tools: list[Tool] | None = None
+    # ... and its instructions then, for the system prompt (None: none, or settled).
+    cached_instructions: str | None = None
     # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
     restarting: bool = False
     # Where its last start's seconds went, and why it was slow in words (None: it was not).
@@ -45,6 +47,9 @@ class ServerRecord:
     left_out: dict[str, str] = field(default_factory=dict)
     # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
     needs_login: bool = False
+    # How its last process ended ("exited with code 1", "killed with SIGKILL: ..."), once
+    # one has (stdio servers).
+    last_exit: str | None = None
 
     @property
     def name(self) -> str:

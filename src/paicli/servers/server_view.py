@@ -139,6 +139,10 @@ class ManagedServer(Protocol):
         """While it starts for the first time: its tools as the catalogue recorded them."""
 
     @property
+    def cached_instructions(self) -> str | None:
+        """... and its instructions then."""
+
+    @property
     def start_times(self) -> StartTimes | None: ...
     @property
     def slow_start(self) -> str | None:
@@ -147,6 +151,10 @@ class ManagedServer(Protocol):
     @property
     def left_out(self) -> Mapping[str, str]:
         """Tools it lists that are not offered, and why."""
+
+    @property
+    def last_exit(self) -> str | None:
+        """How its last process ended, in words (None: none has, or not a stdio server)."""
 
     @property
     def needs_login(self) -> bool: ...

@@ -114,6 +114,8 @@ class Supervisor:
             if not self._runnable(server):
                 continue
             server.cached_tools = self._screen.cached(server.entry)
+            if server.cached_tools is not None:
+                server.cached_instructions = self._screen.cached_instructions(server.entry)
             if server.entry.lazy and server.cached_tools is not None:
                 self._set(server, ServerState.IDLE)
             elif self._holding:
@@ -265,6 +267,7 @@ class Supervisor:
         clock = asyncio.get_running_loop().time
         started = clock()
         mark_run(spec, server.name, server.restarts)
+        session: ClientSession | None = None
         try:
             if self._sandbox_check is not None:
                 refused = await self._sandbox_check(server.name, server.entry.containment)
@@ -304,6 +307,10 @@ class Supervisor:
             log.exception("%s: unexpected failure", server.name)
             self._set(server, ServerState.ERROR, f"internal error: {exc}")
             return str(exc)
+        finally:
+            # Read once the session is closed: how its process ended (a SIGKILL included).
+            if session is not None and session.process is not None:
+                server.last_exit = session.process.exit_reason or server.last_exit
 
     async def _serve(
         self,
@@ -318,10 +325,13 @@ class Supervisor:
         clock = server.clock = asyncio.get_running_loop().time
         connected = clock()
         offered = await session.list_tools()
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints, session.instructions
+        )
         # Relisted while it serves (the subscription ends before the session does).
         await stack.enter_async_context(
-            relisting(server.name, session, lambda tools: self._relisted(server, tools))
+            relisting(server.name, session, lambda tools: self._relisted(server, tools, session))
         )
         server.needs_login = False
         server.started_at = clock()
@@ -340,9 +350,12 @@ class Supervisor:
         server.session = None
         server.tools = []
 
-    def _relisted(self, server: ServerRecord, offered: list[Tool]) -> None:
+    def _relisted(self, server: ServerRecord, offered: list[Tool], session: ClientSession) -> None:
         # One assignment: readers see the old list or the new one.
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints, session.instructions
+        )
         self._notify(server)
 
     # -- state -------------------------------------------------------------------------------
@@ -354,6 +367,7 @@ class Supervisor:
             server.tools = []
         if state not in (ServerState.STARTING, ServerState.IDLE):
             server.cached_tools = None  # up (its live list wins) or failed: never again
+            server.cached_instructions = None
         if state is not ServerState.STARTING:
             self._settled[server.name].set()
         self._notify(server)

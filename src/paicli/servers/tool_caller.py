@@ -4,17 +4,28 @@ A call to a server still starting (or idle, or held back) starts it and waits, b
 startup timeout; a tool offered from the catalogue must then still exist and be defined as it
 was offered (never a silent drift). Each call has its server's limits (timeout, and how far
 progress may extend it), is retried only when safe (`retry.retry_safe`), and fails with a
-`ServerError`, never the library's `McpError`.
+`ServerError`, never the library's `McpError`. A call lost in flight (an HTTP server that
+forgot its session) is sent again once only when `may_repeat` allows it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from paicli.mcp import CallToolResult, ClientSession, McpError, Progress, RequestTimeout
+from paicli.mcp import (
+    CallToolResult,
+    ClientSession,
+    McpError,
+    Progress,
+    RequestTimeout,
+    SessionExpired,
+    Tool,
+)
 from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.retry import RetryPolicy, default_deadline, retry_safe, with_retries
@@ -23,7 +34,9 @@ from paicli.servers.server_view import ServerState
 from paicli.servers.supervisor import Supervisor
 from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
-__all__ = ["ProgressCallback", "ToolCaller"]
+__all__ = ["ProgressCallback", "ToolCaller", "may_repeat"]
+
+log = logging.getLogger("paicli.servers")
 
 ProgressCallback = Callable[[Progress], object]
 Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
@@ -31,6 +44,30 @@ Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
 
 def _unwatched(progress: Progress) -> None:
     """Progress nobody shows still restarts the call's timeout: always asked for."""
+
+
+def may_repeat(tool: Tool | None, name: str, *, trusted: bool, patterns: tuple[str, ...]) -> bool:
+    """Whether a call lost in flight (the server forgot its session, or crashed during the
+    call) may be sent again: the tool says a second run does no harm the first did not
+    (`readOnlyHint` or `idempotentHint`) on a server the user trusts (hints are the server's
+    own claim: the spec has clients believe them only from trusted servers), or its name
+    matches the server's `retryTools`. Never otherwise: the first may have run."""
+    if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+        return True
+    hints = tool.annotations if tool is not None else None
+    if not trusted or not isinstance(hints, Mapping):
+        return False
+    return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+
+
+def _not_repeated(exc: SessionExpired, tool: str) -> str:
+    """The error of a call lost with its session and not sent again."""
+    if not exc.renewed:
+        return f"{exc}; the call was not repeated"
+    return (
+        f"{exc}: {tool!r} is not marked readOnlyHint or idempotentHint on a trusted server "
+        "(or listed in retryTools), so it may not be safe to run twice; call it again if it is"
+    )
 
 
 class ToolCaller:
@@ -80,14 +117,26 @@ class ToolCaller:
                 max_timeout=max(limits.maximum, seconds),
             )
 
-        try:
+        async def attempts() -> CallToolResult:
             if entry.retry is None or not safe:
                 return await once(session, limits.timeout)
             return await self._call_with_retries(managed, entry.retry, limits.timeout, once)
+
+        repeat = may_repeat(listed, tool, trusted=entry.trust, patterns=entry.retry_tools)
+        try:
+            try:
+                return await attempts()
+            except SessionExpired as exc:
+                if not (exc.renewed and repeat):
+                    raise ServerCallFailed(server, tool, _not_repeated(exc, tool)) from exc
+                log.info("%s: sending %s again in the new session", server, tool)
+                return await once(session, limits.timeout)
+        except SessionExpired as exc:
+            raise ServerCallFailed(server, tool, f"{exc} (also after sending it again)") from exc
         except RequestTimeout as exc:
             raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
-            raise ServerCallFailed(server, tool, str(exc)) from exc
+            raise ServerCallFailed(server, tool, str(exc), server_text=exc.server_text) from exc
 
     async def _ready_session(
         self, managed: ServerRecord, tool: str, offered: str | None

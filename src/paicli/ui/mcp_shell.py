@@ -74,6 +74,7 @@ def summary(server: ManagedServer, support: SandboxSupport | None = None) -> dic
         "uptime": round(server.uptime, 1) if server.uptime is not None else None,
         "pid": server.pid,
         "error": server.error,
+        "last_exit": server.last_exit,
         "ready_after": round(server.ready_after, 3) if server.ready_after is not None else None,
         "slow_start": server.slow_start,
         "skipped_stdout_lines": server.skipped_lines,

@@ -156,6 +156,8 @@ def _note(server: ManagedServer) -> Text:
     if skipped := server.skipped_lines:
         where = f"paicli mcp logs {terminal_safe(server.name)}"
         notes.append(f"{skipped} stdout lines were not JSON ({where})")
+    if server.state is not ServerState.READY and server.last_exit:
+        notes.append("last exit: " + server.last_exit)
     return Text(one_line("; ".join(notes), 160), "yellow")
 
 

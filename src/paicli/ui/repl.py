@@ -200,6 +200,8 @@ class Repl:
             for task in self._background:
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)
+        if self._state.exit_armed:  # left with Ctrl+C twice (the audit log's session end)
+            runtime.ended_by = "interrupted"
         self.console.print(Text("Bye. Stopping MCP servers…", "dim"))
         return 0
 
@@ -212,7 +214,7 @@ class Repl:
             text = await line.first
         except ArmExit:
             if line.release():
-                self._quit = True
+                self._quit = self._state.exit_armed = True
                 return None
             self._state.exit_armed = True
             if not line.held:  # (said already when it came while paicli loaded)

@@ -54,6 +54,7 @@ from .errors import (
     RpcError,
     SandboxUnavailable,
     ServerConfigError,
+    SessionExpired,
     SkillVerificationError,
     UnsupportedVersion,
 )
@@ -146,6 +147,7 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxedCommand",
     "ServerConfigError",
+    "SessionExpired",
     "Skill",
     "SkillContent",
     "SkillFile",

@@ -111,6 +111,7 @@ async def stdio_transport(spec: StdioServer) -> StdioTransport:
         cwd=spec.cwd,
         max_message_size=spec.max_message_size,
         stderr_file=spec.stderr_file,
+        stderr_filter=spec.stderr_filter,
         label=spec.label,
         limits=spec.limits,
         sandbox=spec.sandbox,

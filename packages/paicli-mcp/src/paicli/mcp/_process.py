@@ -88,12 +88,29 @@ class ServerProcess:
         self.cpu_seconds = 0.0
         # Whether we signalled it: then its end says nothing about its limits.
         self.signalled = False
+        # The last signal of the shutdown ladder sent ("SIGTERM", "SIGKILL"), if any.
+        self.stop_signal: str | None = None
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._stdin: asyncio.WriteTransport | None = None
         self._writer = _PipeWriter()
         self._readers: list[asyncio.BaseTransport] = []
         # The shutdown ladder, once started: one run, however many callers wait for it.
         self._closer: asyncio.Task[None] | None = None
+
+    @property
+    def exit_reason(self) -> str | None:
+        """How the process ended, in words, or None while it runs."""
+        code = self.returncode
+        if code is None:
+            return None
+        if self.stop_signal == "SIGKILL":
+            return f"killed with SIGKILL: still running {SIGTERM_GRACE:g} s after SIGTERM"
+        if self.stop_signal == "SIGTERM":
+            return "stopped with SIGTERM"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
+            return f"ended by signal {name}"
+        return f"exited with code {code}"
 
     @classmethod
     async def spawn(
@@ -297,6 +314,7 @@ class ServerProcess:
                 os.killpg(self.pid, sig)
             except (ProcessLookupError, PermissionError):
                 break
+            self.stop_signal = sig.name
             await self._wait(grace, group=True)
         for reader in self._readers:
             reader.close()
