@@ -53,6 +53,7 @@ MODES = (
     "crowded",
     "chatty_stdout",
     "features",
+    "initialize_first",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -342,6 +343,7 @@ class FaultServer:
         self.pending: dict[str, tuple[threading.Event, list[Json]]] = {}
         self.next_server_id = 0
         self.grandchild: subprocess.Popen[bytes] | None = None
+        self.greeted = False  # initialize_first: the first message was initialize
 
     # -- output ---------------------------------------------------------------------------
 
@@ -448,6 +450,12 @@ class FaultServer:
 
     def on_message(self, message: Json) -> None:
         method = message.get("method")
+        if self.mode == "initialize_first" and not self.greeted:
+            # As servers on the Rust SDK before rmcp 3.0 do: anything but initialize first
+            # (the 2026 discovery probe) ends the process with status 1.
+            if method != "initialize":
+                self.exit(1, f"Error: expect initialized request, but received: {method}")
+            self.greeted = True
         if not isinstance(method, str):
             self.on_response(message)
             return

@@ -40,6 +40,7 @@ from ._transport import (
 )
 from .errors import (
     AuthenticationError,
+    ClosedOnProbe,
     ConnectionClosed,
     HandlerError,
     HttpError,
@@ -102,6 +103,7 @@ __all__ = [
     "CallToolResult",
     "ClientHandlers",
     "ClientSession",
+    "ClosedOnProbe",
     "CommandCheck",
     "Completion",
     "ConnectionClosed",
