@@ -125,7 +125,7 @@ class ServerManager:
             s.name
             for s in self._supervisor.records()
             if s.state is ServerState.STARTING
-            and not (without_catalogue and s.cached_tools is not None)
+            and not (without_catalogue and (s.cached_tools is not None or s.crash_tools))
         ]
 
     def get(self, name: str) -> ManagedServer:
@@ -141,12 +141,15 @@ class ServerManager:
         }
 
     def offered_tools(self) -> dict[str, list[Tool]]:
-        """What the model may call: the tools of every ready server, and those the catalogue
-        recorded for servers still starting (a call to one of them waits for its server)."""
+        """What the model may call: the tools of every ready server, those the catalogue
+        recorded for servers still starting (a call to one of them waits for its server),
+        and the last tools of a server that crashed (a call to one starts it again)."""
         offered = self.ready_tools()
         for s in self._supervisor.records():
             if s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools is not None:
                 offered[s.name] = list(s.cached_tools)
+            elif s.state is not ServerState.READY and s.revive_at is not None and s.crash_tools:
+                offered[s.name] = list(s.crash_tools)
         return offered
 
     async def call_tool(

@@ -45,6 +45,13 @@ class ServerRecord:
     left_out: dict[str, str] = field(default_factory=dict)
     # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
     needs_login: bool = False
+    # Its connection ended while it served (a crash, an exit): it is started again at the
+    # next call of one of its tools, not before this time on `clock` (backoff; None: it is
+    # not revived so). Its last tools stay offered meanwhile (`crash_tools`), and `crashes`
+    # counts the crashes (and failed revivals) that set the backoff.
+    revive_at: float | None = None
+    crashes: int = 0
+    crash_tools: list[Tool] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -67,6 +74,8 @@ class ServerRecord:
         if self.needs_login:
             return f"⚠ needs login: paicli mcp login {self.name}"
         error = _one_line(self.error or "failed")
+        if self.revive_at is not None and not self.will_restart:
+            return f"{error} (started again at its next call)"
         if self.will_restart:
             attempt = self.restarts + (0 if self.restarting else 1)
             return f"{error} (restarting: {attempt} of {self.entry.max_restarts})"
@@ -103,6 +112,11 @@ class ServerRecord:
                     f"MCP server {name} failed ({reason}); paicli is restarting it "
                     f"(restart {self.restarts + (0 if self.restarting else 1)} of "
                     f"{self.entry.max_restarts}), so its tools may return shortly."
+                )
+            if self.revive_at is not None:
+                return (
+                    f"MCP server {name} failed ({reason}); paicli starts it again at the "
+                    "next call of one of its tools."
                 )
             if self.entry.restart == "on-failure" and self.restarts:
                 plural = "" if self.restarts == 1 else "s"

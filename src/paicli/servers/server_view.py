@@ -151,6 +151,10 @@ class ManagedServer(Protocol):
     @property
     def needs_login(self) -> bool: ...
     @property
+    def revive_at(self) -> float | None:
+        """After a crash: when (loop time) its next call may start it again (None: not so)."""
+
+    @property
     def will_restart(self) -> bool: ...
     @property
     def settled_news(self) -> bool: ...

@@ -38,7 +38,7 @@ from paicli.servers.server_record import ServerRecord
 from paicli.servers.server_view import ChangeCallback, ServerEntryLike, ServerState, StartTimes
 from paicli.servers.stderr_log import mark_run, with_log_file
 
-__all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor"]
+__all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor", "crash_backoff"]
 
 log = logging.getLogger("paicli.servers")
 
@@ -46,6 +46,9 @@ log = logging.getLogger("paicli.servers")
 # little while a transient failure recovers quickly.
 BACKOFF_START = 0.5
 BACKOFF_MAX = 30.0
+# A server that served this long before it crashed starts its backoff afresh: it crashes
+# now and then, not at every start.
+CRASH_RESET = 60.0
 # How many servers may be starting at once. Starting is mostly waiting (a server's imports,
 # an npx download, the handshake), so the bound is wide: it keeps a config of hundreds of
 # servers from forking them all in one go, while dozens of slow ones start together.
@@ -175,11 +178,13 @@ class Supervisor:
         server = self.get(name)
         await self._stop_owner(name)
         server.restarts = 0
+        _forget_crashes(server)
         self._start_owner(server)
 
     async def disable(self, name: str) -> None:
         server = self.get(name)
         await self._stop_owner(name)
+        _forget_crashes(server)
         self._set(server, ServerState.DISABLED)
 
     async def enable(self, name: str) -> None:
@@ -191,24 +196,51 @@ class Supervisor:
             self._start_owner(server)
 
     def wake(self, name: str) -> None:
-        """A call is coming for `name`: start it if it idles (a lazy server's first use) or
-        is held back (then so are the others: nothing else comes first any more)."""
+        """A call is coming for `name`: start it if it idles (a lazy server's first use),
+        crashed (once its backoff has passed), or is held back (then so are the others:
+        nothing else comes first any more)."""
         server = self.get(name)
         if server.state is ServerState.IDLE:
             self._start_owner(server)
+        elif server.state is ServerState.ERROR and server.revive_at is not None:
+            self._revive(server)
         if name in self._held:
             self.release()
 
-    async def replaced(self, server: ServerRecord, old: ClientSession) -> None:
+    def _revive(self, server: ServerRecord) -> None:
+        """Start a crashed server again once its backoff has passed (if nothing does)."""
+        owner = self._owners.get(server.name)
+        if server.revive_at is None or (owner is not None and not owner.done()):
+            return
+        loop = asyncio.get_running_loop()
+        self._start_owner(server, after=max(server.revive_at - loop.time(), 0.0))
+
+    async def replaced(
+        self, server: ServerRecord, old: ClientSession, *, revive: bool = False
+    ) -> None:
         """Wait until `server` is ready on a session other than `old`, starting it again
-        if its owner has given up (its restart policy said never)."""
+        if its owner has given up (its restart policy said never): at once, or with
+        `revive` once its crash backoff has passed."""
         while not (server.state is ServerState.READY and server.session not in (None, old)):
             if server.state is ServerState.DISABLED or self._closed:
                 raise ServerNotReady(server.name, server.state.value)
             owner = self._owners.get(server.name)
             if (owner is None or owner.done()) and server.state is ServerState.ERROR:
-                self._start_owner(server)
+                if revive and server.revive_at is not None:
+                    self._revive(server)
+                else:
+                    self._start_owner(server)
             await self._changed.wait()
+
+    async def until_settled(self, server: ServerRecord, timeout: float | None) -> None:
+        """Wait, at most `timeout` seconds, while `server` is starting or waits to be
+        started again (backoff)."""
+        if server.name in self._held:
+            self.release()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while server.state is ServerState.STARTING or server.restarting:
+                    await self._changed.wait()
 
     # -- owners ------------------------------------------------------------------------------
 
@@ -222,14 +254,16 @@ class Supervisor:
             return True
         return False
 
-    def _start_owner(self, server: ServerRecord) -> None:
+    def _start_owner(self, server: ServerRecord, after: float = 0.0) -> None:
+        """Start `server`'s owner task, which waits `after` seconds first (backoff)."""
         self._held.discard(server.name)
         if self._closed:
             return
         self._settled[server.name].clear()
+        server.restarting = after > 0
         self._set(server, ServerState.STARTING)
         self._owners[server.name] = asyncio.get_running_loop().create_task(
-            self._own(server), name=f"mcp:{server.name}"
+            self._own(server, after), name=f"mcp:{server.name}"
         )
 
     async def _stop_owner(self, name: str) -> None:
@@ -240,10 +274,17 @@ class Supervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _own(self, server: ServerRecord) -> None:
-        """Run one server for as long as it should run: start, watch, restart."""
+    async def _own(self, server: ServerRecord, after: float = 0.0) -> None:
+        """Run one server for as long as it should run: start (after `after` seconds),
+        watch, restart."""
         assert server.entry.spec is not None
         spec = with_log_file(server.entry.spec, self._log_dir, server.name)
+        if after > 0:
+            try:
+                await asyncio.sleep(after)
+            finally:
+                server.restarting = False
+            self._notify(server)
         while True:
             failure = await self._run_once(server, spec)
             if failure is None:
@@ -269,6 +310,7 @@ class Supervisor:
             if self._sandbox_check is not None:
                 refused = await self._sandbox_check(server.name, server.entry.containment)
                 if refused is not None:  # restarting cannot help: the machine lacks it
+                    _forget_crashes(server)
                     self._set(server, ServerState.ERROR, refused)
                     return None
             async with contextlib.AsyncExitStack() as stack:
@@ -288,6 +330,7 @@ class Supervisor:
                 reason = await self._serve(server, session, stack, started, slotted)
                 process = session.process
                 server.stderr_tail = process.stderr_lines() if process is not None else []
+                _crashed(server, served=clock() - (server.started_at or clock()))
                 self._set(server, ServerState.ERROR, str(reason))
                 return str(reason)
         except asyncio.CancelledError:
@@ -295,9 +338,12 @@ class Supervisor:
             raise
         except LoginRequired as exc:
             server.needs_login = True
+            _forget_crashes(server)
             self._set(server, ServerState.ERROR, str(exc))
             return None  # restarting cannot help: the user has to log in
         except McpError as exc:
+            if server.revive_at is not None:  # a revival that failed: back off further
+                _crashed(server, served=0.0)
             self._set(server, ServerState.ERROR, str(exc))
             return str(exc)
         except Exception as exc:  # A bug must cost one server, never the app.
@@ -324,6 +370,7 @@ class Supervisor:
             relisting(server.name, session, lambda tools: self._relisted(server, tools))
         )
         server.needs_login = False
+        server.revive_at, server.crash_tools = None, []
         server.started_at = clock()
         server.ready_after = server.started_at - started
         server.start_times = StartTimes(
@@ -367,3 +414,22 @@ class Supervisor:
                 self._on_change(server)
             except Exception:
                 log.exception("server change callback failed")
+
+
+def crash_backoff(crashes: int) -> float:
+    """Seconds before a server that crashed `crashes` times in a row is started again."""
+    return min(BACKOFF_START * 2.0 ** (crashes - 1), BACKOFF_MAX)
+
+
+def _crashed(server: ServerRecord, served: float) -> None:
+    """`server`'s connection ended after `served` seconds up (0: a revival that failed to
+    start): it is started again at its next call, after a backoff that grows with each
+    crash in a row, and its last tools stay offered until then."""
+    server.crashes = 1 if served >= CRASH_RESET else server.crashes + 1
+    server.revive_at = asyncio.get_running_loop().time() + crash_backoff(server.crashes)
+    if server.tools:
+        server.crash_tools = list(server.tools)
+
+
+def _forget_crashes(server: ServerRecord) -> None:
+    server.revive_at, server.crashes, server.crash_tools = None, 0, []
