@@ -32,6 +32,7 @@ from paicli.mcp import (
 )
 from paicli.servers.containment import SandboxCheck
 from paicli.servers.errors import ServerNotReady, UnknownServer
+from paicli.servers.leftovers import RunRecord
 from paicli.servers.relisting import relisting
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_record import ServerRecord
@@ -85,6 +86,7 @@ class Supervisor:
         screen: ToolScreen,
         held: bool,
         sandbox_check: SandboxCheck | None = None,
+        run_record: RunRecord | None = None,
     ) -> None:
         self._servers = {e.name: ServerRecord(e) for e in entries}
         # One set for every server, or one per server name (who asks is shown to the user).
@@ -108,6 +110,8 @@ class Supervisor:
         # Servers shown as starting whose owners wait for `release()` (see `held`).
         self._held: set[str] = set()
         self._holding = held
+        # This run's servers' pids, for the sweep of a paicli killed before it stopped them.
+        self._record = run_record
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -279,6 +283,8 @@ class Supervisor:
         watch, restart."""
         assert server.entry.spec is not None
         spec = with_log_file(server.entry.spec, self._log_dir, server.name)
+        if self._record is not None:
+            spec = self._record.marked(spec)
         if after > 0:
             try:
                 await asyncio.sleep(after)
@@ -314,6 +320,8 @@ class Supervisor:
                     self._set(server, ServerState.ERROR, refused)
                     return None
             async with contextlib.AsyncExitStack() as stack:
+                if self._record is not None:  # unwound last: once the process is stopped
+                    stack.callback(self._record.ended, server.name)
                 async with self._startup_slots:
                     slotted = clock()
                     handlers = self._handlers
@@ -327,6 +335,8 @@ class Supervisor:
                 # Unwound first: the tools are withdrawn before the session closes.
                 stack.callback(self._detach, server)
                 server.session = session
+                if self._record is not None:
+                    self._record.started(server.name, server.pid)
                 reason = await self._serve(server, session, stack, started, slotted)
                 process = session.process
                 server.stderr_tail = process.stderr_lines() if process is not None else []

@@ -185,6 +185,7 @@ class StdioTransport(Transport):
                 on_stderr_eof=on_stderr_eof,
                 preexec=preexec,
                 pass_fds=launch.pass_fds if launch is not None else (),
+                cgroup=Confinement.folder_of(self._confinement),
             )
         finally:
             if launch is not None:
