@@ -329,6 +329,7 @@ class FaultServer:
         self.reject_next: bool = opts.reject_first_version
         self.stop_after: str = opts.stop_after
         self.start_delay: float = opts.start_delay
+        self.start_when: str | None = opts.start_when
         self.poison: str = opts.poison
         self.redefined: bool = opts.redefined
         self.crowd: int = opts.tools
@@ -398,6 +399,8 @@ class FaultServer:
 
     def serve(self, lines: Iterable[bytes] | None = None) -> None:
         time.sleep(self.start_delay)  # a slow start: imports, a download, a cold cache
+        while self.start_when is not None and not os.path.exists(self.start_when):
+            time.sleep(0.01)  # a start that ends when the test says (an install, say)
         try:
             self.read(lines)
         except Stopped:
@@ -864,6 +867,9 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat-cursor", action="store_true", help="paginated: p2 loops")
     parser.add_argument(
         "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
+    )
+    parser.add_argument(
+        "--start-when", metavar="PATH", help="read stdin only once PATH exists (a gated start)"
     )
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
     parser.add_argument(

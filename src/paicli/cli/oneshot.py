@@ -22,7 +22,7 @@ from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustStore, skip_reason
-from paicli.ui.oneshot import EventPrinter, report_server
+from paicli.ui.oneshot import EventPrinter, ServerLines, installing_progress
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
 
@@ -102,16 +102,15 @@ async def _answer(
 ) -> int:
     # The servers start at the first wait for them, or at the model's answer.
     settings = load_run_settings(Path.cwd(), start_options(options, flags, hold_servers=True))
-    async with open_runtime(
-        settings,
-        RunIO(on_server_change=report_server),
-    ) as runtime:
+    lines = ServerLines()
+    async with open_runtime(settings, RunIO(on_server_change=lines)) as runtime:
         with redacting(runtime.redactor):
             problem = _resume(runtime, options)
             if problem is not None:
                 printer.failed(f"paicli -p: {problem}")
                 return 2
-            code = await _turn(runtime, prompt, printer, accept_changes=options.accept_tool_changes)
+            accept = options.accept_tool_changes
+            code = await _turn(runtime, prompt, printer, lines, accept_changes=accept)
             if options.continue_session or options.resume is not None:
                 await asyncio.to_thread(runtime.save_session)
             return code
@@ -140,7 +139,12 @@ def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
 
 
 async def _turn(
-    runtime: Runtime, prompt: str, printer: EventPrinter, *, accept_changes: bool
+    runtime: Runtime,
+    prompt: str,
+    printer: EventPrinter,
+    lines: ServerLines,
+    *,
+    accept_changes: bool,
 ) -> int:
     for problem in runtime.problems:
         err(f"paicli: {problem}")
@@ -155,9 +159,19 @@ async def _turn(
         return 2
     runtime.load_model()  # in the background, while cold servers are waited for
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
-    await runtime.manager.wait_ready(runtime.manager.starting(without_catalogue=True))
+    # Others are waited for within the start budget; the request goes without the rest.
+    manager = runtime.manager
+    budget = runtime.run.calls.start_budget
+    if not await manager.wait_ready(manager.starting(without_catalogue=True), timeout=budget):
+        late = manager.starting(without_catalogue=True)
+        lines.went_without([manager.get(name) for name in late], budget)
     tool_changes(runtime, accept=accept_changes)
-    ended = await runtime.agent.run(prompt, printer)
+    async with asyncio.TaskGroup() as group:
+        progress = group.create_task(installing_progress(manager.servers))
+        try:
+            ended = await runtime.agent.run(prompt, printer)
+        finally:
+            progress.cancel()
     # Servers that came up during the run (their tools were offered from the catalogue) may
     # have changed a tool too: such a tool was never called, and is said here.
     tool_changes(runtime, accept=accept_changes)

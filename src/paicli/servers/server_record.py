@@ -50,6 +50,10 @@ class ServerRecord:
     # not revived so). Its last tools stay offered meanwhile (`crash_tools`), and `crashes`
     # counts the crashes (and failed revivals) that set the backoff.
     revive_at: float | None = None
+    # While its first start runs through a package runner that may be installing it: the
+    # runner (`npx`); and when (on `clock`) its current start began.
+    installing: str | None = None
+    start_began: float | None = None
     crashes: int = 0
     crash_tools: list[Tool] = field(default_factory=list)
 
@@ -159,6 +163,14 @@ class ServerRecord:
         """Lines its connection skipped as no message (banners, logs on stdout)."""
         process = self.session.process if self.session is not None else None
         return process.skipped_lines() if process is not None else 0
+
+    def installing_note(self) -> str | None:
+        """`installing fs (npx)… 12s` while its first start may be an install, else None."""
+        if self.state is not ServerState.STARTING or self.installing is None:
+            return None
+        if self.start_began is None or self.restarting:
+            return None
+        return f"installing {self.name} ({self.installing})… {self.clock() - self.start_began:.0f}s"
 
     @property
     def uptime(self) -> float | None:

@@ -30,6 +30,7 @@ from paicli.mcp import (
     StdioServer,
     Tool,
 )
+from paicli.servers.cold_start import first_start
 from paicli.servers.containment import SandboxCheck
 from paicli.servers.errors import ServerNotReady, UnknownServer
 from paicli.servers.leftovers import RunRecord
@@ -285,6 +286,8 @@ class Supervisor:
         spec = with_log_file(server.entry.spec, self._log_dir, server.name)
         if self._record is not None:
             spec = self._record.marked(spec)
+        first = server.cached_tools is None and server.started_at is None
+        spec, server.installing = first_start(spec, server.entry.first_start_timeout, first)
         if after > 0:
             try:
                 await asyncio.sleep(after)
@@ -309,8 +312,8 @@ class Supervisor:
 
     async def _run_once(self, server: ServerRecord, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
-        clock = asyncio.get_running_loop().time
-        started = clock()
+        clock = server.clock = asyncio.get_running_loop().time
+        started = server.start_began = clock()
         mark_run(spec, server.name, server.restarts)
         try:
             if self._sandbox_check is not None:
@@ -380,7 +383,7 @@ class Supervisor:
             relisting(server.name, session, lambda tools: self._relisted(server, tools))
         )
         server.needs_login = False
-        server.revive_at, server.crash_tools = None, []
+        server.revive_at, server.crash_tools, server.installing = None, [], None
         server.started_at = clock()
         server.ready_after = server.started_at - started
         server.start_times = StartTimes(

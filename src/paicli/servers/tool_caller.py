@@ -139,12 +139,15 @@ class ToolCaller:
         spec = managed.entry.spec
         if spec is None:
             return None
+        start = spec.handshake_timeout
+        if managed.installing is not None:  # a first start through npx & co. may install
+            start = max(start, managed.entry.first_start_timeout)
         backoff = 0.0
         if managed.revive_at is not None:
             backoff = max(managed.revive_at - asyncio.get_running_loop().time(), 0.0)
         if crashed:
             backoff = max(backoff, crash_backoff(managed.crashes + 1))
-        return spec.handshake_timeout + backoff
+        return start + backoff
 
     async def _call_once(
         self,
