@@ -24,7 +24,7 @@ from tests.processes import alive, parent_of, processes_with, until
 pytestmark = pytest.mark.real
 
 PARENT = f"""
-import asyncio, json, sys
+import asyncio, json, os, sys, time
 from paicli.mcp import StdioServer, connect
 
 async def main():
@@ -32,6 +32,11 @@ async def main():
                                         "--mode", "ignore_sigterm"])
     async with connect(spec) as session:
         result = await session.call_tool("pids", {{}})
+        if "--fork" in sys.argv and os.fork() == 0:  # a child that outlives us
+            os.setsid()
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the test reads to our end
+            time.sleep(30)
+            os._exit(0)
         print(result.content[0].text, flush=True)
         await asyncio.Event().wait()
 
@@ -40,11 +45,11 @@ asyncio.run(main())
 
 
 @asynccontextmanager
-async def parent(path: str) -> AsyncIterator[tuple[int, dict[str, int]]]:
+async def parent(path: str, *extra: str) -> AsyncIterator[tuple[int, dict[str, int]]]:
     """A process that started the server through the library: its pid and the server's."""
     env = {**os.environ, "PATH": path}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", PARENT, stdout=asyncio.subprocess.PIPE, env=env
+        sys.executable, "-c", PARENT, *extra, stdout=asyncio.subprocess.PIPE, env=env
     )
     server: dict[str, int] = {}
     try:
@@ -88,3 +93,14 @@ async def test_without_the_lifeline_the_direct_child_still_dies_with_its_parent(
         await until(lambda: not alive(helpers[0]), timeout=2)
         os.kill(pid, signal.SIGKILL)
         await until(lambda: not alive(server["pid"]), timeout=2)
+
+
+async def test_a_forked_child_of_the_parent_does_not_keep_its_servers_alive() -> None:
+    """The child inherits the parent's end of the lifeline's pipe; it must not hold it."""
+    async with parent(os.environ.get("PATH", os.defpath), "--fork") as (pid, server):
+        forked = [p for p in processes_with("-c") if parent_of(p) == pid and p != server["pid"]]
+        os.kill(pid, signal.SIGKILL)
+        try:
+            await until(lambda: not alive(server["grandchild"]), timeout=2)
+        finally:
+            kill_all(*forked)

@@ -19,6 +19,7 @@ both; the application sweeps those at its next start (it marks its servers' envi
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
@@ -176,6 +177,19 @@ class Lifeline:
 
 
 _LIFELINE: Lifeline | None = None
+
+
+def _close_in_child() -> None:
+    """A forked child (multiprocessing) must not hold our end of the pipe open: the helper
+    would then wait for it too before ending our servers."""
+    if _LIFELINE is not None and _LIFELINE._pipe is not None:
+        with contextlib.suppress(OSError):
+            os.close(_LIFELINE._pipe)
+        _LIFELINE._pipe = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_in_child)
 
 
 def lifeline() -> Lifeline | None:
