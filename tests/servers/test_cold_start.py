@@ -73,11 +73,17 @@ def test_first_start_timeout_is_read_per_server_and_defaults_to_120(tmp_path: Pa
     assert other.servers["s"].first_start_timeout == DEFAULT_FIRST_START
 
 
-def test_a_bad_first_start_timeout_names_the_server_and_the_key(tmp_path: Path) -> None:
-    config = load_entry(tmp_path, {"command": "npx", "firstStartTimeout": "soon"})
+@pytest.mark.parametrize("bad", ["soon", 0, -5, True, 1e9])
+def test_a_bad_first_start_timeout_names_the_server_and_the_key(
+    tmp_path: Path, bad: object
+) -> None:
+    config = load_entry(tmp_path, {"command": "npx", "firstStartTimeout": bad})
     entry = config.servers["s"]
     assert entry.spec is None
-    assert "'firstStartTimeout' must be a positive number of seconds" in (entry.error or "")
+    assert "'s'" in (entry.error or "")
+    assert "'firstStartTimeout' must be a positive number of seconds, at most 1800" in (
+        entry.error or ""
+    )
 
 
 def test_an_installing_server_says_so_with_the_time_it_has_taken(tmp_path: Path) -> None:

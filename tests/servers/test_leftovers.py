@@ -105,3 +105,29 @@ async def test_a_run_marks_its_servers_and_records_them_privately(
     assert json.loads(path.read_text())["servers"] == {}
     record.close()
     assert not path.exists()
+
+
+async def test_a_record_that_is_a_link_or_too_large_is_not_read(
+    tmp_path: Path, spawned: list[subprocess.Popen[bytes]]
+) -> None:
+    """A record names processes to kill: one that is a symlink (to a file elsewhere) or
+    larger than any record paicli writes is left alone, and so are its processes."""
+    folder = tmp_path / "runs"
+    folder.mkdir(mode=0o700)
+    victim = waiting(spawned)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(
+        json.dumps(
+            {
+                "pid": 1,
+                "start": -1,
+                "token": "c" * 32,
+                "servers": {"x": [victim.pid, start_time(victim.pid)]},
+            }
+        )
+    )
+    (folder / "1.json").symlink_to(elsewhere)
+    (folder / "2.json").write_bytes(b" " * (2 * 1024 * 1024))
+    assert await asyncio.to_thread(sweep, folder) == 0
+    assert alive(victim.pid)
+    assert (folder / "1.json").is_symlink() and elsewhere.exists()

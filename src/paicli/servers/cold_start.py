@@ -22,6 +22,8 @@ __all__ = ["DEFAULT_FIRST_START", "first_start", "first_start_timeout", "package
 # Long enough for npx to fetch a package and its dependencies on a slow line, short enough
 # that a runner stuck on a prompt or a dead registry is still reported.
 DEFAULT_FIRST_START = 120.0
+# A config (a repository's, too) cannot make a call wait on a start for longer than this.
+MAX_FIRST_START = 1800.0
 # Runners that fetch the package named in their arguments when it is not cached yet.
 _RUNNERS = {"npx": "npx", "bunx": "bunx", "pnpx": "pnpx", "uvx": "uvx"}
 # Programs whose subcommand does the same: `pipx run`, `uv tool run`, `npm exec`, ...
@@ -61,6 +63,11 @@ def first_start(
 def first_start_timeout(value: Mapping[str, object], where: str) -> float:
     """The entry's `firstStartTimeout` (seconds), or the default."""
     seconds = value.get("firstStartTimeout", DEFAULT_FIRST_START)
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-        raise InvalidConfig(f"{where}: 'firstStartTimeout' must be a positive number of seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        seconds = -1
+    if not 0 < seconds <= MAX_FIRST_START:
+        raise InvalidConfig(
+            f"{where}: 'firstStartTimeout' must be a positive number of seconds, at most "
+            f"{MAX_FIRST_START:g}"
+        )
     return float(seconds)
