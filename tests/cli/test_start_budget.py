@@ -119,3 +119,37 @@ async def test_a_late_servers_tools_join_the_next_request_and_an_install_is_show
     assert "installing slow (npx)… 1s" in stderr or "installing slow (npx)… 2s" in stderr
     assert "its tools join from now on" in stderr
     assert "mcp__slow__echo" in offered(llm.requests[1])
+
+
+async def test_mcp_list_says_a_first_start_through_npx_is_installing(tmp_path: Path) -> None:
+    gate = tmp_path / "installed"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(f"#!/bin/sh\nexec {sys.executable} {FAULT} --start-when {gate}\n")
+    npx.chmod(0o755)
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    home.mkdir(mode=0o700)
+    servers = {"slow": {"command": "npx", "args": ["-y", "slow-server"]}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    path = f"{bin_dir}:{os.environ.get('PATH', os.defpath)}"
+    env = {**os.environ, "PAICLI_HOME": str(home), "HOME": str(tmp_path), "PATH": path}
+    listing = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "paicli.cli", "mcp", "list"),
+        cwd=project,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert listing.stderr is not None
+    async with asyncio.timeout(30):
+        lines = [(await listing.stderr.readline()).decode() for _ in range(2)]
+        assert lines[0] == "… slow\n"
+        assert lines[1].startswith("… installing slow (npx)… "), lines
+        gate.touch()
+        out, err = await listing.communicate()
+    assert "slow" in out.decode()
+    assert listing.returncode == 0, err.decode()
+    assert "✓ slow" in err.decode()

@@ -202,8 +202,7 @@ class Supervisor:
 
     def wake(self, name: str) -> None:
         """A call is coming for `name`: start it if it idles (a lazy server's first use),
-        crashed (once its backoff has passed), or is held back (then so are the others:
-        nothing else comes first any more)."""
+        crashed (after its backoff), or is held back (so are the others: none comes first)."""
         server = self.get(name)
         if server.state is ServerState.IDLE:
             self._start_owner(server)
@@ -288,6 +287,9 @@ class Supervisor:
             spec = self._record.marked(spec)
         first = server.cached_tools is None and server.started_at is None
         spec, server.installing = first_start(spec, server.entry.first_start_timeout, first)
+        if server.installing is not None:  # said at once: it may take a while
+            server.start_began = asyncio.get_running_loop().time()
+            self._notify(server)
         if after > 0:
             try:
                 await asyncio.sleep(after)

@@ -44,12 +44,13 @@ class Progress:
     `--json`); a `ServerManager` change callback."""
 
     def __init__(self) -> None:
-        self._shown: dict[str, ServerState] = {}
+        self._shown: dict[str, tuple[ServerState, bool]] = {}
 
     def __call__(self, server: ManagedServer) -> None:
-        if self._shown.get(server.name) is server.state:
+        seen = (server.state, server.installing_note() is not None)
+        if self._shown.get(server.name) == seen:
             return
-        self._shown[server.name] = server.state
+        self._shown[server.name] = seen
         if server.state is ServerState.STARTING:
             err(f"… {server.installing_note() or server.name}")
             return
