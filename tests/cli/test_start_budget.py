@@ -28,6 +28,18 @@ def fault(*args: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [FAULT, *args]}
 
 
+def fake_npx(tmp_path: Path) -> tuple[Path, str]:
+    """An `npx` that runs the fault server once the gate file exists (as if it installed
+    it first), whatever package it is given; the gate and a PATH that finds it first."""
+    gate = tmp_path / "installed"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npx = bin_dir / "npx"
+    npx.write_text(f"#!/bin/sh\nexec {sys.executable} {FAULT} --start-when {gate}\n")
+    npx.chmod(0o755)
+    return gate, f"{bin_dir}:{os.environ.get('PATH', os.defpath)}"
+
+
 def offered(request: dict[str, Any]) -> set[str]:
     return {tool["function"]["name"] for tool in request.get("tools", [])}
 
@@ -82,18 +94,11 @@ async def test_a_late_servers_tools_join_the_next_request_and_an_install_is_show
     tmp_path: Path,
 ) -> None:
     """`slow` runs through a fake npx whose start ends when the test says (an install)."""
-    gate = tmp_path / "installed"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npx = bin_dir / "npx"
-    # (The package it is given, `-y slow-server`, is always the fault server.)
-    npx.write_text(f"#!/bin/sh\nexec {sys.executable} {FAULT} --start-when {gate}\n")
-    npx.chmod(0o755)
+    gate, path = fake_npx(tmp_path)
     servers = {"fast": fault(), "slow": {"command": "npx", "args": ["-y", "slow-server"]}}
     release = asyncio.Event()
     call = {"name": "mcp__fast__echo", "arguments": '{"text": "x"}'}
     script: list[dict[str, Any]] = [{"tool_calls": [call], "after": release}, {"text": "Done."}]
-    path = f"{bin_dir}:{os.environ.get('PATH', os.defpath)}"
     async with ScriptedLlm(script) as llm:
         paicli = await start_paicli(tmp_path, servers, llm, PATH=path, PAICLI_MCP_START_BUDGET="1")
         assert paicli.stderr is not None
@@ -122,18 +127,12 @@ async def test_a_late_servers_tools_join_the_next_request_and_an_install_is_show
 
 
 async def test_mcp_list_says_a_first_start_through_npx_is_installing(tmp_path: Path) -> None:
-    gate = tmp_path / "installed"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npx = bin_dir / "npx"
-    npx.write_text(f"#!/bin/sh\nexec {sys.executable} {FAULT} --start-when {gate}\n")
-    npx.chmod(0o755)
+    gate, path = fake_npx(tmp_path)
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     home.mkdir(mode=0o700)
     servers = {"slow": {"command": "npx", "args": ["-y", "slow-server"]}}
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    path = f"{bin_dir}:{os.environ.get('PATH', os.defpath)}"
     env = {**os.environ, "PAICLI_HOME": str(home), "HOME": str(tmp_path), "PATH": path}
     listing = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "paicli.cli", "mcp", "list"),
