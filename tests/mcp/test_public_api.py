@@ -24,6 +24,7 @@ def test_exported_names_are_exactly_the_public_api() -> None:
         "CallToolResult",
         "ClientHandlers",
         "ClientSession",
+        "ClosedOnProbe",
         "CommandCheck",
         "Completion",
         "ConnectionClosed",

@@ -25,11 +25,17 @@ TIMEOUT = 60.0
 
 
 async def call_echo(
-    tmp_path: Path, mode: str, *, count: bool = True, **entry: Any
+    tmp_path: Path,
+    mode: str,
+    *,
+    count: bool = True,
+    tool: str = "echo",
+    arguments: dict[str, Any] | None = None,
+    **entry: Any,
 ) -> tuple[ToolOutcome, list[Any], int]:
-    """Call `echo` of server `s` (the fault server in `mode`) through the toolbox: the
-    outcome, then (with `count`) the ids of the tool calls the server saw and how many
-    handshakes it answered."""
+    """Call `tool` (`echo`, marked readOnlyHint) of server `s` (the fault server in `mode`)
+    through the toolbox: the outcome, then (with `count`) the ids of the tool calls the
+    server saw and how many handshakes it answered."""
     async with (
         asyncio.timeout(TIMEOUT),
         run_http_server("http_fault_server.py", "--mode", mode) as url,
@@ -38,8 +44,8 @@ async def call_echo(
         async with ServerManager(entries) as manager:
             await manager.wait_ready()
             toolbox = McpToolbox(manager, results_dir=tmp_path / "results")
-            spec = next(s for s in toolbox.specs() if s.tool == "echo")
-            outcome = await toolbox.call(spec, {"text": "hello"})
+            spec = next(s for s in toolbox.specs() if s.tool == tool)
+            outcome = await toolbox.call(spec, arguments or {"text": "hello"})
             if not count:
                 return outcome, [], 0
             seen = await manager.call_tool("s", "tool_calls", {})
@@ -51,32 +57,34 @@ def hinted(**hints: bool) -> Tool:
     return Tool("t", {"type": "object"}, annotations=hints)
 
 
-def test_only_read_only_or_idempotent_tools_of_trusted_servers_may_be_repeated() -> None:
-    assert may_repeat(hinted(readOnlyHint=True), "t", trusted=True, patterns=())
-    assert may_repeat(hinted(idempotentHint=True), "t", trusted=True, patterns=())
-    assert not may_repeat(hinted(readOnlyHint=True), "t", trusted=False, patterns=())
-    assert not may_repeat(hinted(destructiveHint=False), "t", trusted=True, patterns=())
-    assert not may_repeat(None, "t", trusted=True, patterns=())
-    assert may_repeat(None, "t", trusted=False, patterns=("t*",))
+def test_only_read_only_or_idempotent_tools_or_retry_tools_may_be_repeated() -> None:
+    assert may_repeat(hinted(readOnlyHint=True), "t", patterns=())
+    assert may_repeat(hinted(idempotentHint=True), "t", patterns=())
+    assert not may_repeat(hinted(destructiveHint=False), "t", patterns=())
+    assert not may_repeat(hinted(readOnlyHint=False), "t", patterns=())
+    assert not may_repeat(None, "t", patterns=())
+    assert may_repeat(None, "t", patterns=("t*",))
 
 
 @pytest.mark.real
 async def test_a_read_only_call_lost_with_its_session_is_sent_again_once(
     tmp_path: Path,
 ) -> None:
-    outcome, seen, handshakes = await call_echo(tmp_path, "session_loss", trust=True)
+    outcome, seen, handshakes = await call_echo(tmp_path, "session_loss")
     assert not outcome.is_error and outcome.text == "hello"
     assert len(seen) == 2 and handshakes == 2
 
 
 @pytest.mark.real
 async def test_a_call_the_server_does_not_vouch_for_is_not_repeated(tmp_path: Path) -> None:
-    # Without `trust`, echo's readOnlyHint is only the server's claim.
-    outcome, seen, handshakes = await call_echo(tmp_path, "session_loss")
+    # `sleep` carries no readOnlyHint or idempotentHint: the first call may have run.
+    outcome, seen, handshakes = await call_echo(
+        tmp_path, "session_loss", tool="sleep", arguments={"seconds": 0}
+    )
     assert outcome.is_error
     assert "the server lost its session (HTTP 404)" in outcome.text
     assert "a new session was established" in outcome.text
-    assert "not marked readOnlyHint or idempotentHint" in outcome.text
+    assert "'sleep' is not marked readOnlyHint or idempotentHint" in outcome.text
     assert len(seen) == 1 and handshakes == 2
 
 

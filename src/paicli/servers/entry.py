@@ -14,6 +14,7 @@ from typing import Literal
 from paicli.mcp import HttpServer, StdioServer
 from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy
 from paicli.servers._expand import VariableUse
+from paicli.servers.cold_start import DEFAULT_FIRST_START
 from paicli.servers.containment import Containment
 from paicli.servers.oauth import OAuthSettings
 from paicli.servers.retry import RetryPolicy
@@ -58,6 +59,8 @@ class ServerEntry:
     lazy: bool = False  # "start": "lazy": start on first use when its tools are known
     retry: RetryPolicy | None = None
     retry_tools: tuple[str, ...] = ()
+    # A package runner's (npx, uvx) first start may take this long: it installs first.
+    first_start_timeout: float = DEFAULT_FIRST_START
     raw: Mapping[str, object] = field(default_factory=dict)
     oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
     variables: tuple[VariableUse, ...] = ()

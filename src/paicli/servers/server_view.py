@@ -56,6 +56,8 @@ class ServerEntryLike(Protocol):
     def oauth(self) -> OAuthSettings | None: ...
     @property
     def containment(self) -> Containment | None: ...
+    @property
+    def first_start_timeout(self) -> float: ...
 
 
 class ServerState(enum.Enum):
@@ -158,6 +160,13 @@ class ManagedServer(Protocol):
 
     @property
     def needs_login(self) -> bool: ...
+    def installing_note(self) -> str | None:
+        """`installing fs (npx)… 12s` while its first start may be an install, else None."""
+
+    @property
+    def revive_at(self) -> float | None:
+        """After a crash: when (loop time) its next call may start it again (None: not so)."""
+
     @property
     def will_restart(self) -> bool: ...
     @property

@@ -15,7 +15,7 @@ from paicli.escape import one_line
 from paicli.mcp import ClientSession, Implementation, Tool
 from paicli.servers.config import ServerEntry
 from paicli.servers.containment import contained_line, sandbox_line, sandbox_summary
-from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.tool_pins import PinReview
 from paicli.servers.trust import describe
 from paicli.tools.mcp.naming import model_tool_name
@@ -33,6 +33,8 @@ from paicli.ui.output import err, out, out_json, quoted, show
 if TYPE_CHECKING:
     from paicli.mcp import SandboxSupport
 
+# Seconds between two "installing NAME (npx)… 20s" lines while `mcp list` waits.
+INSTALLING_INTERVAL = 10.0
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
 STDERR_LINES = 10
 
@@ -42,18 +44,28 @@ class Progress:
     `--json`); a `ServerManager` change callback."""
 
     def __init__(self) -> None:
-        self._shown: dict[str, ServerState] = {}
+        self._shown: dict[str, tuple[ServerState, bool]] = {}
 
     def __call__(self, server: ManagedServer) -> None:
-        if self._shown.get(server.name) is server.state:
+        seen = (server.state, server.installing_note() is not None)
+        if self._shown.get(server.name) == seen:
             return
-        self._shown[server.name] = server.state
+        self._shown[server.name] = seen
         if server.state is ServerState.STARTING:
-            err(f"… {server.name}")
+            err(f"… {server.installing_note() or server.name}")
             return
         line = server_change_line(server)
         if line is not None:
             err(line.plain)
+
+
+async def wait_showing_installs(manager: ServerManager) -> None:
+    """Wait until every server has settled, with a line every `INSTALLING_INTERVAL`
+    seconds for each one still installing itself (its first start through npx & co.)."""
+    while not await manager.wait_ready(timeout=INSTALLING_INTERVAL):
+        for server in manager.servers():
+            if (note := server.installing_note()) is not None:
+                err(f"… {note}")
 
 
 def show_totals(servers: list[ManagedServer]) -> None:

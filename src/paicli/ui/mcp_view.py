@@ -148,6 +148,8 @@ def _note(server: ManagedServer) -> Text:
     if failed:
         return Text(one_line(failed, 80), "red")
     notes = []
+    if installing := server.installing_note():
+        notes.append(installing)
     if server.state is ServerState.READY and server.slow_start:
         notes.append("slow start: " + server.slow_start)
     if left_out := len(server.left_out):

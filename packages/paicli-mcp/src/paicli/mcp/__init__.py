@@ -42,6 +42,7 @@ from ._transport import (
 )
 from .errors import (
     AuthenticationError,
+    ClosedOnProbe,
     ConnectionClosed,
     HandlerError,
     HttpError,
@@ -107,6 +108,7 @@ __all__ = [
     "CallToolResult",
     "ClientHandlers",
     "ClientSession",
+    "ClosedOnProbe",
     "CommandCheck",
     "Completion",
     "ConnectionClosed",

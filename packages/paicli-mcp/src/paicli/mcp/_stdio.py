@@ -175,11 +175,11 @@ class StdioTransport(Transport):
                 cwd=cwd,
                 on_stdout=on_stdout,
                 on_stdout_eof=on_stdout_eof,
-                # A replaced process's last words (a traceback) still reach the tail.
-                on_stderr=self._stderr.feed,
+                on_stderr=self._stderr.feed,  # a replaced process's last words count too
                 on_stderr_eof=on_stderr_eof,
                 preexec=preexec,
                 pass_fds=launch.pass_fds if launch is not None else (),
+                cgroup=Confinement.folder_of(self._confinement),
             )
         finally:
             if launch is not None:

@@ -5,7 +5,9 @@ Every error the library raises derives from `McpError`:
     McpError
     ├── ServerConfigError        a server description is invalid (bad field or value)
     ├── ConnectionClosed         the transport is gone; every pending call fails with it
-    │   └── MessageTooLarge      the peer sent a message over the configured size cap
+    │   ├── MessageTooLarge      the peer sent a message over the configured size cap
+    │   └── ClosedOnProbe        a stdio server exited on the 2026 discovery probe, before
+    │                            answering anything (it takes `initialize` first only)
     ├── HttpError                an HTTP exchange failed: refused, TLS, timeout, bad status
     │   ├── SessionExpired       the server forgot its session (404 / -32001); see `renewed`
     │   └── AuthenticationError  401/403: the server wants credentials, or refuses these
@@ -33,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "AuthenticationError",
+    "ClosedOnProbe",
     "ConnectionClosed",
     "HandlerError",
     "HttpError",
@@ -97,6 +100,23 @@ class ConnectionClosed(McpError):
 
 class MessageTooLarge(ConnectionClosed):
     """The peer sent a message larger than the configured maximum."""
+
+
+class ClosedOnProbe(ConnectionClosed):
+    """A stdio server exited on the 2026 `server/discover` probe before answering anything.
+
+    Servers built on SDKs that predate the 2026 revision (the Rust SDK before rmcp 3.0, for
+    one) exit when their first message is not `initialize`. `connect()` starts such a
+    server again once with `initialize` (and remembers the verdict in its `EraCache`); a
+    session built directly on a transport raises this, and `"protocol": "legacy"` avoids
+    the probe altogether.
+    """
+
+    @classmethod
+    def of(cls, exc: ConnectionClosed) -> ClosedOnProbe:
+        return cls(
+            exc.reason, exit_code=exc.exit_code, stderr_tail=exc.stderr_tail, limit=exc.limit
+        )
 
 
 class HttpError(McpError):
