@@ -203,9 +203,12 @@ def _mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     starts = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: `paicli --trust-project mcp ...` keeps the value given before the command
+    # (a default here would overwrite it with False).
     starts.add_argument(
         "--trust-project",
         action="store_true",
+        default=argparse.SUPPRESS,
         help="run this project's servers without asking (non-interactive runs skip them)",
     )
 

@@ -78,6 +78,8 @@ def _split(options: argparse.Namespace) -> tuple[list[str] | None, list[str]]:
         word = words.pop(0)
         if word == "--json":
             options.json = True
+        elif word == "--trust-project":  # (the fix its own finding gives, after a name)
+            options.trust_project = True
         elif word in OPTIONS_WITH_VALUE and words:
             try:
                 setattr(options, word[2:], float(words.pop(0)))
