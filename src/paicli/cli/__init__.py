@@ -36,7 +36,23 @@ def config_files_exist() -> bool:
     return any(os.path.exists(path) for path in candidates)
 
 
+# What a shell reports for a program SIGPIPE ended (`yes | head -1`): 128 + SIGPIPE.
+READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): stop quietly, as a tool SIGPIPE ends
+        # would. What is still to be written (Python flushes stdout at exit) goes nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_help = "-h" in args or "--help" in args
     args, server_command = split_server_command(args)
@@ -66,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_to_terminal()
     try:
         return traced(options)
+    except BrokenPipeError:
+        raise
     except Exception:
         # A bug must cost one redacted line (the traceback goes to the log file), never a
         # traceback on the screen that may quote a secret.

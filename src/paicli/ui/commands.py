@@ -8,7 +8,7 @@ need through `SlashContext`, and `/mcp` imports its view (rich tables) when it r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -198,14 +198,21 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print("No tool calls recorded yet.")
         return
     for record in records:
-        # A changed tool's record says what changed where a call's says how long it ran.
-        last = record.get("changed") if "duration_ms" not in record else None
-        line = (
-            f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  "
-            f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
-            + (str(last) if last is not None else f"{record.get('duration_ms')} ms")
-        )
-        console.print(one_line(line, 160))
+        console.print(one_line(audit_line(record), 160))
+
+
+def audit_line(record: Mapping[str, object]) -> str:
+    """One record of the audit log as `/audit` shows it. A call interrupted while the user
+    was asked has no decision (null in the log): it reads "not decided", never None/None."""
+    # A changed tool's record says what changed where a call's says how long it ran.
+    last = record.get("changed") if "duration_ms" not in record else None
+    decision, by = record.get("decision"), record.get("decided_by")
+    decided = "not decided" if decision is None else f"{decision}/{by}" if by else str(decision)
+    return (
+        f"{str(record.get('time', ''))[:19]}  {record.get('tool')}  {decided}  "
+        f"{record.get('outcome')}  "
+        + (str(last) if last is not None else f"{record.get('duration_ms')} ms")
+    )
 
 
 async def _compact(context: SlashContext, words: list[str]) -> None:
