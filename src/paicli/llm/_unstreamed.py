@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from paicli.llm.errors import LlmError
+
 # A whole answer held in memory at once; far above any real completion's size.
 BODY_LIMIT = 16 * 1024 * 1024
 
 
-class NotACompletion(ValueError):
-    """The body is no chat completion; `str()` says why, in a few words."""
+class NotACompletion(LlmError):
+    """The body is no chat completion; `str()` says why, in a few words (the client makes
+    it the one-line error that names the endpoint)."""
 
 
 def as_chunk(body: bytes, model: str) -> dict[str, Any]:
