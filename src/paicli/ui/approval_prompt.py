@@ -4,7 +4,9 @@ A file edit is shown as a coloured unified diff (a new file as its lines), and w
 exactly what was shown. "For the session" and "always" cover what the request says
 (`covers`): the tool, or for a command its prefix (`git diff` commands), never every command.
 The agent's approving toolbox serialises prompts, so at most one is on screen at a time.
-Ctrl+C at the prompt denies the call and cancels the turn it belongs to.
+Ctrl+C at the prompt denies the call and cancels the turn it belongs to. On a terminal one
+key answers (y, n, s, p, a, m; Enter is "once"), and keys typed before the question showed
+do not (`LineInput.key`).
 """
 
 from __future__ import annotations
@@ -37,14 +39,14 @@ def question(request: ApprovalRequest) -> tuple[str, dict[str, Choice]]:
     request says what they would cover."""
     covers = request.covers
     if covers is None or request.protected is not None:
-        return "Allow? [y] once  [n] deny  [m] deny with a message: ", ONCE_ONLY
+        return "Allow? [y] once (Enter)  [n] deny  [m] deny with a message: ", ONCE_ONLY
     what = one_line(covers, 60)
     if covers.startswith("execute_command(") and covers.endswith(")"):
         command = covers[len("execute_command(") : -1]
         what = f"`{one_line(command.removesuffix(':*'), 50)}`"
         what += " commands" if command.endswith(":*") else ""
     text = (
-        f"Allow? [y] once  [s] {what} for the session  [p] always in this project  "
+        f"Allow? [y] once (Enter)  [s] {what} for the session  [p] always in this project  "
         "[a] always everywhere  [n] deny  [m] deny with a message: "
     )
     return text, CHOICES
@@ -94,13 +96,12 @@ class TerminalApprover:
         asked, choices = question(request)
         while True:
             try:
-                reply = (await self._lines.read(asked)).strip()
+                # One key, no Enter; Enter is "once", the answer a user expects by default.
+                reply = await self._lines.key(asked, "".join(choices), default="y")
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
-            choice = choices.get(reply[:1].lower()) if reply else None
-            if reply.lower() in ("yes", "no"):
-                choice = Choice.ALLOW_ONCE if reply.lower() == "yes" else Choice.DENY
+            choice = choices.get(reply)
             if choice is None:
                 self._console.print(f"Please answer {', '.join(choices)}.")
                 continue

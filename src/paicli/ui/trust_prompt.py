@@ -10,13 +10,12 @@ a terminal, by the REPL and by the `paicli mcp` commands alike. Every line goes 
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import termios
 from collections.abc import Sequence
 
 from paicli.servers.trust import TrustAnswer, TrustRequest
 from paicli.ui.output import err
+from paicli.ui.typeahead import drop_typeahead
 
 
 def prompt_lines(request: TrustRequest) -> list[str]:
@@ -138,11 +137,3 @@ def _answer(question: str) -> str | None:
     err(question)
     line = sys.stdin.readline()
     return None if not line else line.strip().lower()
-
-
-def drop_typeahead() -> None:
-    """Forget the keys typed before a question was shown: a line typed ahead (a prompt meant
-    for the REPL) must not answer it, least of all as a lasting "no"."""
-    with contextlib.suppress(OSError, ValueError, termios.error):
-        if sys.stdin.isatty():
-            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
