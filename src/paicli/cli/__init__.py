@@ -45,10 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): stop quietly, as a tool SIGPIPE ends
-        # would. What is still to be written (Python flushes stdout at exit) goes nowhere.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        # would.
+        from paicli.ui.output import stdout_gone  # noqa: PLC0415
+
+        stdout_gone()
         return READER_GONE
 
 
