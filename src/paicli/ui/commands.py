@@ -103,17 +103,34 @@ async def _clear(context: SlashContext, words: list[str]) -> None:
 
 async def _model(context: SlashContext, words: list[str]) -> None:
     runtime, console = context.runtime, context.console
-    if words:
-        settings = await runtime.set_model(words[0])
-        if not settings.configured:
-            console.print(settings.why_not_configured(), style="yellow")
-            current = runtime.settings
-            kept = current.describe() if current.configured else "no model"
-            console.print(f"Still using: {kept}", style="dim")
+    if not words:
+        from paicli.ui.session_commands import choose_model  # noqa: PLC0415 - rich
+
+        chosen = await choose_model(runtime, console)
+        if chosen is None:
             return
+        words = [chosen]
+    settings = await runtime.set_model(words[0])
+    if not settings.configured:
+        console.print(settings.why_not_configured(), style="yellow")
+        current = runtime.settings
+        kept = current.describe() if current.configured else "no model"
+        console.print(f"Still using: {kept}", style="dim")
+        return
     settings = runtime.settings
     console.print(f"Model: {settings.describe() if settings.configured else 'none'}")
-    console.print(f"Presets: {', '.join(PRESETS)}  (/model NAME)", style="dim")
+
+
+async def _resume(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.session_commands import resume  # noqa: PLC0415 - rich, prompt_toolkit
+
+    await resume(context.runtime, context.console, words)
+
+
+async def _doctor(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.session_commands import doctor  # noqa: PLC0415 - the doctor, rich
+
+    await doctor(context.runtime, context.console, words)
 
 
 MODE_HELP = {
@@ -308,7 +325,7 @@ COMMANDS = (
     SlashCommand(
         "/model",
         "[NAME]",
-        "show the model, or switch to a model or provider preset",
+        "the model and the presets (pick one), or switch to a model or provider preset",
         _model,
         _model_arguments,
     ),
@@ -337,7 +354,11 @@ COMMANDS = (
     SlashCommand(
         "/context", "", "what fills the model's context window, and the tokens used", _context
     ),
-    SlashCommand("/cost", "", "the tokens this session has used so far", _cost),
+    SlashCommand(
+        "/cost", "", "the tokens this session has used so far", _cost, aliases=("/usage",)
+    ),
+    SlashCommand("/resume", "[ID]", "carry on a saved conversation of this folder", _resume),
+    SlashCommand("/doctor", "[NAME...]", "examine each MCP server alone, and the model", _doctor),
     SlashCommand(
         "/init",
         "[NOTES]",
