@@ -70,6 +70,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
             err(f"paicli: -C {options.cwd}: {exc.strerror or exc}")
             return 2
+    if (problem := added_dirs(options)) is not None:
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: --add-dir {problem}")
+        return 2
     if options.system_prompt_file is not None:
         problem = read_system_prompt(options)
         if problem is not None:
@@ -91,6 +96,20 @@ def _main(argv: Sequence[str] | None) -> int:
 
         logging.getLogger("paicli").error("paicli: internal error", exc_info=True)
         return 1
+
+
+def added_dirs(options: argparse.Namespace) -> str | None:
+    """Each `--add-dir` made absolute (after -C), or what is wrong with the first that is no
+    folder (`DIR: no such folder`)."""
+    folders = []
+    for given in options.add_dir:
+        folder = os.path.abspath(os.path.expanduser(given))
+        if not os.path.isdir(folder):
+            why = "not a folder" if os.path.exists(folder) else "no such folder"
+            return f"{given}: {why}"
+        folders.append(folder)
+    options.add_dir = folders
+    return None
 
 
 def traced(options: argparse.Namespace) -> int:

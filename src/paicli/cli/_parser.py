@@ -144,6 +144,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         help="run as if started in DIR (its project, servers and relative paths)",
     )
     parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also let the file tools and commands use DIR (repeatable)",
+    )
+    parser.add_argument(
         "--append-system-prompt",
         metavar="TEXT",
         help="add TEXT to the end of paicli's system prompt",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,8 +109,11 @@ class ApprovingToolbox(ToolboxWrapper):
         project: Path | None = None,
         previewer: Previewer | None = None,
         contained: Callable[[ToolSpec], bool] | None = None,
+        also: Sequence[Path] = (),
     ) -> None:
         super().__init__(inner)
+        # Folders --add-dir added: a command's paths in them are inside the project.
+        self._also = tuple(also)
         self._policy = policy
         self._store = store
         self._approver = approver
@@ -233,13 +236,15 @@ class ApprovingToolbox(ToolboxWrapper):
             return "policy"
         # A rule never covers an MCP tool the user allowed in another definition: saved
         # answers for those are bound to the definition.
-        if self._policy.allows(spec.name, arguments, self._root, self._project):
+        if self._policy.allows(spec.name, arguments, self._root, self._project, self._also):
             return "policy"
         if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
             return "policy"
         if spec.name in self._session and self._session[spec.name] == spec.definition_hash:
             return "session"
-        if spec.kind != "mcp" and self._session_rules.allows(spec.name, arguments, self._root):
+        if spec.kind != "mcp" and self._session_rules.allows(
+            spec.name, arguments, self._root, also=self._also
+        ):
             return "session"
         if self.mode is Mode.YOLO:
             return "mode"
@@ -269,7 +274,7 @@ class ApprovingToolbox(ToolboxWrapper):
     def _limit(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return None
-        return command_limit(arguments, self._root, self._project)
+        return command_limit(arguments, self._root, self._project, self._also)
 
     def _covers(
         self, spec: ToolSpec, arguments: Mapping[str, object], limit: str | None
@@ -280,7 +285,7 @@ class ApprovingToolbox(ToolboxWrapper):
             return spec.name
         if limit is not None:
             return None
-        prefix = command_prefix(arguments, self._root, self._project)
+        prefix = command_prefix(arguments, self._root, self._project, self._also)
         return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
     async def _ask(
