@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from paicli.permissions.hunks import hunks, merge
 from paicli.permissions.policy import (
     PermissionStore,
     Policy,
@@ -340,9 +341,38 @@ class ApprovingToolbox(ToolboxWrapper):
             return _denied(said, "user", waited)
         token = APPROVED.set(preview)
         try:
+            if answer.hunks is not None and preview is not None:
+                return await self._run_hunks(spec, frozen, preview, answer.hunks, waited)
             return await self._run(spec, frozen, "user", waited, warning)
         finally:
             APPROVED.reset(token)
+
+    async def _run_hunks(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        preview: Preview,
+        chosen: frozenset[int],
+        waited: int,
+    ) -> ToolOutcome:
+        """An edit the user approved hunk by hunk: the file is written with the chosen
+        hunks only (as write_file, whichever tool asked), and the model is told which."""
+        total = len(hunks(preview.before or "", preview.after))
+        if not chosen:
+            return _denied("The user rejected every hunk of this edit.", "user", waited)
+        merged = merge(preview.before or "", preview.after, chosen)
+        writer = next((s for s in self._inner.specs() if s.name == "write_file"), spec)
+        outcome = await self._run(
+            writer, {"path": arguments["path"], "content": merged}, "user", waited
+        )
+        if outcome.is_error or len(chosen) == total:
+            return outcome
+        rejected = ", ".join(str(n + 1) for n in range(total) if n not in chosen)
+        said = (
+            f"The user applied {len(chosen)} of the {total} hunks of this edit and rejected "
+            f"hunk {rejected}; the file holds only the applied ones. {outcome.text}"
+        )
+        return replace(outcome, text=said)
 
     @staticmethod
     async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:

@@ -18,8 +18,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from paicli.escape import one_line
+from paicli.escape import one_line, terminal_safe
 from paicli.permissions.approval import Answer, ApprovalRequest, Choice
+from paicli.permissions.hunks import Hunk, hunks
 from paicli.ui.line_input import LineInput
 
 CHOICES = {
@@ -94,13 +95,21 @@ class TerminalApprover:
             Panel(request_text(request), title="Tool call needs approval", border_style="yellow")
         )
         asked, choices = question(request)
+        preview = request.preview
+        parts = hunks(preview.before or "", preview.after) if preview is not None else []
+        several = preview is not None and preview.before is not None and len(parts) > 1
+        if several:
+            asked = asked.replace("  [n] deny", "  [h] hunk by hunk  [n] deny", 1)
         while True:
             try:
                 # One key, no Enter; Enter is "once", the answer a user expects by default.
-                reply = await self._lines.key(asked, "".join(choices), default="y")
+                keys = "".join(choices) + ("h" if several else "")
+                reply = await self._lines.key(asked, keys, default="y")
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
+            if reply == "h" and several:
+                return await self._by_hunk(parts)
             choice = choices.get(reply)
             if choice is None:
                 self._console.print(f"Please answer {', '.join(choices)}.")
@@ -113,3 +122,37 @@ class TerminalApprover:
                     return Answer(Choice.DENY)
                 return Answer(choice, message.strip() or None)
             return Answer(choice)
+
+    async def _by_hunk(self, parts: list[Hunk]) -> Answer:
+        """Each hunk shown and answered on its own: y applies it, n leaves it out, a applies
+        it and the rest, d leaves out it and the rest; the file gets the applied ones."""
+        chosen: set[int] = set()
+        for number, hunk in enumerate(parts):
+            self._console.print(Text(f"Hunk {number + 1} of {len(parts)}:", "bold"))
+            self._console.print(_coloured(hunk.lines))
+            try:
+                reply = await self._lines.key(
+                    "Apply it? [y] yes (Enter)  [n] no  [a] this and the rest  "
+                    "[d] none of the rest: ",
+                    "ynad",
+                    default="y",
+                )
+            except (KeyboardInterrupt, EOFError):
+                self._on_interrupt()
+                return Answer(Choice.DENY)
+            if reply in ("y", "a"):
+                chosen.add(number)
+            if reply == "a":
+                chosen.update(range(number, len(parts)))
+            if reply in ("a", "d"):
+                break
+        return Answer(Choice.ALLOW_ONCE, hunks=frozenset(chosen))
+
+
+def _coloured(lines: tuple[str, ...]) -> Text:
+    """A hunk's diff lines, escaped, coloured as the approval's diff is."""
+    text = Text()
+    for index, line in enumerate(lines):
+        style = next((s for mark, s in DIFF_STYLES if line.startswith(mark)), "dim")
+        text.append(("\n" if index else "") + terminal_safe(line), style)
+    return text
