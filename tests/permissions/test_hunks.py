@@ -79,3 +79,26 @@ async def test_an_edit_file_call_too_and_no_hunk_at_all_writes_nothing(tmp_path:
     outcome = await toolbox.call(spec, {**edit, "old_string": "line 1\n", "new_string": "z\n"})
     assert outcome.is_error and "rejected every hunk" in outcome.text
     assert (tmp_path / "notes.txt").read_text() == before
+
+
+async def test_a_file_changed_while_the_user_was_asked_is_not_written(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text(BEFORE)
+    builtin = BuiltinToolbox(tmp_path)
+
+    async def approver(request: ApprovalRequest) -> Answer:
+        notes.write_text(BEFORE + "written meanwhile\n")  # another editor saves the file
+        return Answer(Choice.ALLOW_ONCE, hunks=frozenset({0}))
+
+    toolbox = ApprovingToolbox(
+        builtin,
+        policy=Policy(),
+        store=PermissionStore(tmp_path / "permissions.json"),
+        approver=approver,
+        root=tmp_path,
+        previewer=builtin.preview,
+    )
+    spec = next(s for s in toolbox.specs() if s.name == "write_file")
+    outcome = await toolbox.call(spec, {"path": "notes.txt", "content": AFTER})
+    assert outcome.is_error and "changed after this edit was approved" in outcome.text
+    assert notes.read_text() == BEFORE + "written meanwhile\n"
