@@ -70,3 +70,22 @@ async def test_doctor_examines_the_configured_server(tmp_path: Path) -> None:
         await term.expect("fault (stdio)")
         await term.expect("handshake")
         await bye(term)
+
+
+async def test_a_hostile_saved_title_is_shown_escaped_in_the_picker(tmp_path: Path) -> None:
+    """A conversation file's title is text like any other: escaped, never obeyed."""
+    from paicli.agent.sessions import SessionStore  # noqa: PLC0415
+
+    (tmp_path / "project").mkdir()
+    store = SessionStore(tmp_path / "home" / ".paicli" / "sessions", tmp_path / "project")
+    (tmp_path / "home" / ".paicli" / "sessions").mkdir(parents=True)
+    hostile = "look\x1b]0;owned\x07 here\x1b[2J"
+    store.save(SessionStore.new_id(), [{"role": "user", "content": hostile}])
+    async with ScriptedLlm([]) as llm, repl(tmp_path, llm) as term:
+        term.line("/resume")
+        await term.expect("Resume which conversation?")
+        await term.expect(r"look\x1b]0;owned\x07 here\x1b[2J")
+        term.send("\x1b")
+        await term.expect("No conversation chosen.")
+        await bye(term)
+    assert "\x1b]0;owned" not in term.raw

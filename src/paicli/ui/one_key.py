@@ -12,11 +12,15 @@ from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 
+from paicli.escape import terminal_safe
+from paicli.ui.screen_secrets import screen_text
+
 
 async def read_key(prompt: str, keys: str, *, default: str) -> str:
     """The key among `keys` the user pressed (lower case), or `default` for Enter; the
     question's line then reads the answer."""
     chosen: list[str] = []
+    prompt = terminal_safe(screen_text(prompt))  # (a command's words may be in it)
 
     def shown() -> FormattedText:
         return FormattedText([("", prompt), ("bold", chosen[0] if chosen else "")])

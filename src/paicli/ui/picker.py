@@ -13,6 +13,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 
 from paicli.escape import one_line
+from paicli.ui.screen_secrets import screen_text
 from paicli.ui.typeahead import drop_typeahead
 
 WIDTH = 110  # an item's line is cut to this many characters
@@ -23,10 +24,12 @@ async def pick(title: str, items: Sequence[str], *, marked: int = 0) -> int | No
     if not items:
         return None
     at = [min(max(marked, 0), len(items) - 1)]
-    lines = [one_line(item, WIDTH) for item in items]
+    # Escaped and redacted as every line paicli prints (a saved conversation's first words
+    # may quote a key the user pasted).
+    lines = [one_line(screen_text(item), WIDTH) for item in items]
 
     def shown() -> FormattedText:
-        parts: list[tuple[str, str]] = [("bold", one_line(title, WIDTH) + "\n")]
+        parts: list[tuple[str, str]] = [("bold", one_line(screen_text(title), WIDTH) + "\n")]
         for number, line in enumerate(lines):
             here = number == at[0]
             mark = ">" if here else " "
