@@ -73,7 +73,7 @@ def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     listed = paicli(places, "list")
     assert listed.returncode == 0, listed.stderr
     assert re.search(
-        r"(?m)^fault +ready +stdio +2025-11-25 +11 ", listed.stdout
+        r"(?m)^fault +user +ready +stdio +2025-11-25 +11 ", listed.stdout
     )  # plain columns in a pipe
     assert "✓ fault  stdio  11 tools" in listed.stderr
     assert "1/1 ready, 11 tools" in listed.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paicli.ui.mcp_view import COLUMNS
+from paicli.ui.mcp_view import PLAIN_COLUMNS
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 from tests.processes import processes_with
@@ -110,7 +110,7 @@ async def test_mcp_list_into_a_pipe_is_plain_columns(project: Path) -> None:
         out, errors = await process.communicate()
     assert process.returncode == 0, errors
     header, row = out.decode().splitlines()
-    assert header.split() == list(COLUMNS)
-    assert row.split()[:5] == ["fault", "ready", "stdio", "2025-11-25", "11"]
+    assert header.split() == list(PLAIN_COLUMNS)
+    assert row.split()[:6] == ["fault", "project", "ready", "stdio", "2025-11-25", "11"]
     assert not re.search("[│━┃╇●]", out.decode())
     assert row.index("ready") == header.index("STATE")  # aligned under its heading

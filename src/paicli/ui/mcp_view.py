@@ -100,6 +100,8 @@ def protocol_of(server: ManagedServer) -> str | None:
 
 
 COLUMNS = ("NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "NOTE")
+# In a pipe the scope has a column of its own (on a terminal it is marked after the name).
+PLAIN_COLUMNS = ("NAME", "SCOPE", *COLUMNS[1:])
 
 
 def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
@@ -119,10 +121,14 @@ def server_columns(servers: list[ManagedServer], skipped: list[str]) -> list[str
     """The table as plain lines for a pipe or a file: the columns aligned with spaces, no
     marks, rules or colours, no cell cut to fit a width, one word per cell but the note
     (`awk '{print $2}'` works; `--json` has the rest)."""
-    rows = [list(COLUMNS), *(_rows(servers))]
-    rows += [[name, "unapproved", "-", "-", "-", "-", "-", ""] for name in skipped]
+    rows = [list(PLAIN_COLUMNS)]
+    rows += [
+        [row[0], server.entry.scope, *row[1:]]
+        for server, row in zip(servers, _rows(servers), strict=True)
+    ]
+    rows += [[name, "project", "unapproved", "-", "-", "-", "-", "-", ""] for name in skipped]
     rows = [[terminal_safe(cell) or "-" for cell in row[:-1]] + [row[-1]] for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(PLAIN_COLUMNS) - 1)]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
         + "  "
