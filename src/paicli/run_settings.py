@@ -83,6 +83,9 @@ class StartOptions:
     sandbox: SandboxMode | None = None  # --sandbox (None: config.toml's, else on)
     system_prompt: str | None = None  # --system-prompt-file's text (None: paicli's own)
     append_system_prompt: str | None = None  # --append-system-prompt
+    # --add-dir: more folders the file tools and commands may use (absolute, checked by the
+    # caller to be folders).
+    add_dirs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ def start_options(
         sandbox=getattr(arguments, "sandbox", None),
         system_prompt=getattr(arguments, "system_prompt_text", None),
         append_system_prompt=getattr(arguments, "append_system_prompt", None),
+        add_dirs=tuple(Path(folder) for folder in getattr(arguments, "add_dir", None) or ()),
     )
 
 

@@ -149,6 +149,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         help="run as if started in DIR (its project, servers and relative paths)",
     )
     parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also let the file tools and commands use DIR (repeatable)",
+    )
+    parser.add_argument(
         "--append-system-prompt",
         metavar="TEXT",
         help="add TEXT to the end of paicli's system prompt",
@@ -208,9 +215,12 @@ def _mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     starts = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: `paicli --trust-project mcp ...` keeps the value given before the command
+    # (a default here would overwrite it with False).
     starts.add_argument(
         "--trust-project",
         action="store_true",
+        default=argparse.SUPPRESS,
         help="run this project's servers without asking (non-interactive runs skip them)",
     )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from paicli.agent.memory import ProjectMemory
@@ -300,7 +300,9 @@ def build_toolbox(
         audit=record.audit,
         session_id=record.session_id,
     )
-    sandbox = CommandSandbox(settings.sandbox, settings.project, home=user_home(settings.environ))
+    added = settings.options.add_dirs  # --add-dir: writable in the sandbox, open to the tools
+    sandbox_choice = replace(settings.sandbox, write=(*settings.sandbox.write, *map(str, added)))
+    sandbox = CommandSandbox(sandbox_choice, settings.project, home=user_home(settings.environ))
     sandbox.prefetch()
     builtin = BuiltinToolbox(
         settings.root,
@@ -309,6 +311,7 @@ def build_toolbox(
         secret_values=[settings.model.api_key or ""],
         learn_secrets=record.redactor.learn,
         sandbox=sandbox,
+        also=added,
     )
     sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer), *own]
     if skills is not None:
@@ -329,6 +332,7 @@ def build_toolbox(
         previewer=builtin.preview,
         contained=builtin.contained,
         granted=skills.granted if skills is not None else None,
+        also=added,
     )
     inner: Toolbox = approvals
     if hooks is not None:

@@ -10,7 +10,7 @@ off `skipped`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -184,9 +184,21 @@ class Runtime:
                 offer=self.offer,
                 context=self.context,
                 prompt=self.run.options.system_prompt,
-                append=self.run.options.append_system_prompt,
+                append=_appended(self.run.options.append_system_prompt, self.run.options.add_dirs),
                 prepare=self.skills.catalog.refresh if self.skills is not None else None,
                 hooks=self.hooks,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
+
+
+def _appended(text: str | None, added: Sequence[Path]) -> str | None:
+    """`--append-system-prompt`'s text, after a line naming the `--add-dir` folders (the
+    model would not know it may use them)."""
+    note = (
+        "The user also gave you these folders to read and change, besides the project: "
+        + ", ".join(str(folder) for folder in added)
+        if added
+        else None
+    )
+    return "\n\n".join(part for part in (note, text) if part) or None

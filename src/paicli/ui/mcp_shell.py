@@ -8,6 +8,7 @@ values of the user's own servers masked (a repository's are shown: they came wit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from paicli.ui.mcp_view import (
     protocol_of,
     sandbox_note,
     server_change_line,
+    server_columns,
     server_table,
     tool_details,
     tool_line,
@@ -106,10 +108,17 @@ def show_list(
     if as_json:
         unapproved = [{"name": n, "state": "unapproved"} for n in skipped]
         out_json([summary(s, support) for s in servers] + unapproved)
-    else:
-        show(server_table(servers, skipped))
-        if note := sandbox_note(servers, support):
-            out(note)
+        return
+    note = sandbox_note(servers, support)
+    if not sys.stdout.isatty():  # plain columns for a script; the note is not one of them
+        for line in server_columns(servers, skipped):
+            out(line.rstrip())
+        if note:
+            err(note)
+        return
+    show(server_table(servers, skipped))
+    if note:
+        out(note)
 
 
 def show_server(
