@@ -154,6 +154,10 @@ def dispatch(options: argparse.Namespace) -> int:
         from paicli.cli.sandbox import run as run_sandbox  # noqa: PLC0415
 
         return run_sandbox(options)
+    if options.command == "plugin":
+        from paicli.cli.plugin_commands import run as run_plugin  # noqa: PLC0415
+
+        return run_plugin(options)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

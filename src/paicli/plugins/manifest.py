@@ -33,7 +33,9 @@ __all__ = [
     "Plugin",
     "PluginError",
     "expand_root",
+    "inside_path",
     "plugin_name_problem",
+    "read_json",
     "read_plugin",
 ]
 
@@ -88,14 +90,16 @@ def expand_root(text: str, root: Path) -> str:
     return text
 
 
-def read_plugin(folder: Path, *, name: str | None = None) -> Plugin:
-    """The plugin in `folder`; `name` is the name it must have (an installed plugin's).
-    PluginError when it cannot be used."""
+def read_plugin(folder: Path, *, name: str | None = None, default: str | None = None) -> Plugin:
+    """The plugin in `folder`; `name` is the name it must have (an installed plugin's),
+    `default` the one it has without a manifest (else the folder's). PluginError when it
+    cannot be used."""
     root = Path(os.path.realpath(folder))
     if not root.is_dir():
         raise PluginError(f"{one_line(str(folder), 200)}: not a folder")
     manifest, shown = _manifest(root)
-    found = manifest.get("name", name or root.name) if manifest is not None else name or root.name
+    fallback = name or default or root.name
+    found = manifest.get("name", fallback) if manifest is not None else fallback
     if (problem := plugin_name_problem(found)) is not None:
         raise PluginError(f"{shown}: {problem}")
     assert isinstance(found, str)  # (checked just above)
@@ -130,16 +134,20 @@ def read_plugin(folder: Path, *, name: str | None = None) -> Plugin:
     )
 
 
+def read_json(path: Path, shown: str, root: Path, max_bytes: int = MAX_MANIFEST_BYTES) -> object:
+    """The JSON file at `path` inside `root` (None when there is none), bounded; a problem
+    is a PluginError naming it as `shown`."""
+    try:
+        text = read_config_text(path, shown, inside=root, max_bytes=max_bytes)
+        return parse_json(text, shown) if text is not None else None
+    except ConfigFileError as exc:
+        raise PluginError(one_line(str(exc), 300)) from exc
+
+
 def _manifest(root: Path) -> tuple[dict[str, object] | None, str]:
     for relative in MANIFESTS:
         shown = f"{root.name}/{relative.as_posix()}"
-        try:
-            text = read_config_text(
-                root / relative, shown, inside=root, max_bytes=MAX_MANIFEST_BYTES
-            )
-            document = parse_json(text, shown) if text is not None else None
-        except ConfigFileError as exc:
-            raise PluginError(one_line(str(exc), 300)) from exc
+        document = read_json(root / relative, shown, root)
         if document is None:
             continue
         if not isinstance(document, dict):
@@ -219,11 +227,7 @@ def _documents(
     for written in dict.fromkeys(paths):
         path = inside_path(root, written, shown)
         where = f"{root.name}/{path.relative_to(root).as_posix()}"
-        try:
-            text = read_config_text(path, where, inside=root, max_bytes=MAX_MANIFEST_BYTES)
-            document = parse_json(text, where) if text is not None else None
-        except ConfigFileError as exc:
-            raise PluginError(one_line(str(exc), 300)) from exc
+        document = read_json(path, where, root)
         if document is not None:
             found.append((where, document))
         elif written != default:
