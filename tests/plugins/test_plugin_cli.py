@@ -22,15 +22,6 @@ class Terminal(io.StringIO):
         return True
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PAICLI_HOME", str(tmp_path / "home"))
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    monkeypatch.chdir(project)
-    return tmp_path / "home"
-
-
 def test_installing_shows_everything_asks_and_copies_privately(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -149,7 +149,8 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    process.wait()
+    # Every writer of the stderr pipe was in the group: it ends now; read it to close it.
+    process.communicate()
 
 
 def _copy_tree(source: Path, target: Path) -> None:
