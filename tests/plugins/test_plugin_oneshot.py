@@ -33,7 +33,13 @@ def project(tmp_path: Path) -> Path:
     (source / "commands" / "echo.md").write_text(
         "---\ndescription: Echo through the plugin's server\n---\nEcho $ARGUMENTS with the tool.\n"
     )
-    (source / "hooks" / "hooks.json").write_text('{"hooks": {}}')
+    mark = {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/mark.sh"}
+    hooks = {"hooks": {"UserPromptSubmit": [{"hooks": [mark]}]}}
+    (source / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    (source / "scripts" / "mark.sh").write_text(
+        '#!/bin/sh\necho ran > "$CLAUDE_PROJECT_DIR/hook-ran"\n'
+    )
+    (source / "scripts" / "mark.sh").chmod(0o755)
     install_as_is(tmp_path / "home" / ".paicli", source)
     return root
 
@@ -52,6 +58,8 @@ async def test_a_plugins_command_and_server_run_in_a_one_shot_turn(project: Path
     assert "mcp__plugin_demo_files__echo" in offered
     (echo,) = (m for m in llm.requests[1]["messages"] if m["role"] == "tool")
     assert unfenced(echo["content"]) == "hi"
+    # Its hook ran without a question: installing it approved it as written.
+    assert (project / "hook-ran").read_text() == "ran\n"
 
 
 async def test_a_plugin_changed_after_its_install_brings_nothing(project: Path) -> None:
@@ -64,3 +72,4 @@ async def test_a_plugin_changed_after_its_install_brings_nothing(project: Path) 
     assert llm.requests[0]["messages"][-1]["content"] == "/demo:echo hi"
     offered = {t["function"]["name"] for t in llm.requests[0].get("tools", [])}
     assert not any(name.startswith("mcp__plugin_") for name in offered)
+    assert not (project / "hook-ran").exists()

@@ -65,6 +65,7 @@ class HookHandler:
     # paicli's); matched as a deny rule is, so every spelling of a command counts. A hook
     # with one never runs on an event that is not a tool call's.
     condition: str | None = None
+    plugin: Path | None = None  # the installed plugin's folder, for a plugin's hook
 
     def key(self) -> tuple[object, ...]:
         """What makes two handlers the same one (written alike in two files)."""
@@ -186,6 +187,7 @@ def load_hooks(home: Path, project: Path, plugins: Sequence[Plugin] = ()) -> Hoo
                     args=None
                     if found.args is None
                     else tuple(expand_root(a, plugin.root) for a in found.args),
+                    plugin=plugin.root,
                 )
                 handlers.setdefault(handler.key(), handler)
     kept = tuple(h for h in handlers.values() if h.scope not in disabled)
