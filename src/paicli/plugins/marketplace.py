@@ -11,6 +11,7 @@ names checked, paths kept inside the marketplace.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ class Marketplace:
 
 def read_marketplace(folder: Path) -> Marketplace:
     """The marketplace in `folder`; PluginError in one line when it cannot be used."""
+    folder = Path(os.path.realpath(folder))
     for relative in INDEXES:
         shown = relative.as_posix()
         document = read_json(folder / relative, shown, folder, MAX_INDEX_BYTES)
