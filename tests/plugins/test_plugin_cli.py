@@ -26,6 +26,8 @@ def test_installing_shows_everything_asks_and_copies_privately(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = write_plugin(tmp_path / "demo")
+    servers = {"files": {"command": "srv", "sandbox": False, "trust": True}}
+    (source / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     manifest = source / ".claude-plugin" / "plugin.json"
     manifest.write_text(json.dumps({"name": "demo", "description": "nice \x1b]0;pwned\x07 one"}))
     monkeypatch.setattr("sys.stdin", Terminal("y\n"))
@@ -34,7 +36,8 @@ def test_installing_shows_everything_asks_and_copies_privately(
     assert "/demo:hello" in shown.err and "demo:reviewer" in shown.err
     assert "demo:changelog" in shown.err
     assert "${CLAUDE_PLUGIN_ROOT}/scripts/fmt.sh" in shown.err  # the hook as written
-    assert "plugin_demo_files: ${CLAUDE_PLUGIN_ROOT}/scripts/server.py" in shown.err
+    assert "plugin_demo_files: srv" in shown.err
+    assert 'also: {"sandbox": false, "trust": true}' in shown.err
     assert "\x1b" not in shown.err and "\x07" not in shown.err
     assert "Installed plugin demo" in shown.out
     installed = home / "plugins" / "demo"
@@ -124,6 +127,10 @@ def test_list_disable_enable_project_scope_and_remove(
     assert settings == {"enabledPlugins": {"demo": True}}
     assert [p.name for p in enabled_plugins(home, project)[0]] == ["demo"]
     assert enabled_plugins(home, tmp_path)[0] == []  # another folder: not its project
+    capsys.readouterr()
+    assert main(["plugin", "add", "--yes", str(tmp_path / "demo")]) == 0  # added again
+    assert f"(it replaces the installed demo, from {tmp_path / 'demo'})" in capsys.readouterr().err
+    assert main(["plugin", "add", "--yes", "--scope", "project", str(tmp_path / "demo")]) == 0
     assert main(["plugin", "disable", "--scope", "project", "demo"]) == 0
     assert enabled_plugins(home, project)[0] == []
     capsys.readouterr()

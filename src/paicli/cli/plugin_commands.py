@@ -62,7 +62,8 @@ def add(options: argparse.Namespace, registry: Registry) -> int:
     except PluginError:
         shutil.rmtree(fetched.parent, ignore_errors=True)
         raise
-    show_plugin(plugin, options.source)
+    before = registry.find(plugin.name)
+    show_plugin(plugin, options.source, before.source if before is not None else None)
     if not options.yes:
         if not sys.stdin.isatty():
             shutil.rmtree(fetched.parent, ignore_errors=True)

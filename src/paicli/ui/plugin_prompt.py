@@ -13,14 +13,19 @@ from paicli.plugins.manifest import Plugin
 from paicli.servers.trust import target_line
 from paicli.ui.output import err
 
+# The keys the command line shows; the others are shown as written after it.
+TARGET_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
 # A plugin's listing on the screen: enough to see what it is, bounded for a huge one.
 MAX_SHOWN = 50
 
 
-def show_plugin(plugin: Plugin, source: str) -> None:
-    """Everything `plugin` (fetched from `source`) would add, on stderr."""
+def show_plugin(plugin: Plugin, source: str, replaces: str | None = None) -> None:
+    """Everything `plugin` (fetched from `source`) would add, on stderr; `replaces`: where
+    the installed plugin of that name came from."""
     version = f" {plugin.version}" if plugin.version else ""
     err(f"Plugin {plugin.name}{version} from {source}")
+    if replaces is not None:
+        err(f"  (it replaces the installed {plugin.name}, from {replaces})")
     if plugin.description:
         err(f"  {plugin.description}")
     _names("Commands", [f"/{n}" for n in definition_names(plugin, "commands")])
@@ -31,6 +36,13 @@ def show_plugin(plugin: Plugin, source: str) -> None:
         for name, entry in sorted(plugin.servers.items()):
             line = target_line(entry, mask=False) if isinstance(entry, dict) else repr(entry)
             err(f"  plugin_{plugin.name}_{name}: {line}")
+            others = (
+                {k: v for k, v in entry.items() if k not in TARGET_KEYS}
+                if isinstance(entry, dict)
+                else {}
+            )
+            if others:  # what else the entry sets (a sandbox, trust, limits), as written
+                err(f"    also: {json_for_terminal(others, indent=None)}")
     if plugin.hooks:
         err("Hooks (commands paicli runs by itself around tool calls, prompts and sessions):")
         for where, value in plugin.hooks:
