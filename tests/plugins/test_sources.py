@@ -136,3 +136,28 @@ def test_paicli_s_own_manifest_is_read_first(tmp_path: Path) -> None:
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "plugin.json").write_text(json.dumps({"name": name}))
     assert read_plugin(tmp_path).name == "paicli-name"
+
+
+def test_a_manifest_s_own_paths_and_inline_hooks_and_servers(tmp_path: Path) -> None:
+    (tmp_path / ".claude-plugin").mkdir()
+    (tmp_path / "custom" / "cmds").mkdir(parents=True)
+    (tmp_path / "commands").mkdir()  # replaced by the manifest's `commands`
+    (tmp_path / "extra-skills").mkdir()
+    (tmp_path / "skills").mkdir()  # kept: `skills` adds
+    manifest = {
+        "name": "inline",
+        "commands": ["./custom/cmds"],
+        "skills": "./extra-skills",
+        "agents": "./no-such-folder",
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+        "mcpServers": {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db"}},
+    }
+    (tmp_path / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+    plugin = read_plugin(tmp_path)
+    root = tmp_path.resolve()
+    assert plugin.commands == (root / "custom" / "cmds",)
+    assert plugin.skills == (root / "skills", root / "extra-skills")
+    assert plugin.agents == ()
+    assert "agents: no-such-folder is not a folder; ignored" in plugin.warnings[0]
+    assert plugin.hooks == ((f"{root.name}/.claude-plugin/plugin.json (hooks)", manifest["hooks"]),)
+    assert plugin.servers == {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db"}}
