@@ -20,7 +20,8 @@ __all__ = ["build_parser", "config_files_before_command", "main"]
 
 
 def config_files_exist() -> bool:
-    """Whether any MCP config file exists (the user's, the project's, the local one)."""
+    """Whether any MCP config file exists (the user's, the project's, the local one), or
+    an installed plugin may bring servers."""
     from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
 
     from paicli.home import PaicliHome  # noqa: PLC0415
@@ -33,6 +34,7 @@ def config_files_exist() -> bool:
         project / ".paicli" / "mcp.json",
         project / ".mcp.json",
         home.local_mcp_config(project),
+        home.root / "plugins.json",
     )
     return any(os.path.exists(path) for path in candidates)
 
@@ -191,6 +193,10 @@ def dispatch(options: argparse.Namespace) -> int:
         from paicli.cli.sandbox import run as run_sandbox  # noqa: PLC0415
 
         return run_sandbox(options)
+    if options.command == "plugin":
+        from paicli.cli.plugin_commands import run as run_plugin  # noqa: PLC0415
+
+        return run_plugin(options)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

@@ -11,6 +11,7 @@ from typing import TypeAlias
 from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
 from paicli.cli._headless_args import add_headless_options
+from paicli.cli._plugin_args import plugin_commands
 
 PROTOCOLS = (
     "auto",
@@ -94,6 +95,7 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
     commands = parser.add_subparsers(dest="command")
     _sandbox_command(commands)
     _mcp_commands(commands)
+    plugin_commands(commands)
     return parser
 
 

@@ -83,7 +83,7 @@ async def open_runtime(
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
-    found, skill_problems = local_skills(settings.home.root, settings.project)
+    found, skill_problems = local_skills(settings.home.root, settings.project, settings.plugins)
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
     host = RunHost(settings.root)
     subagents = SubAgentToolbox(settings.agents, host)

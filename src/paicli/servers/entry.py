@@ -21,11 +21,12 @@ from paicli.servers.retry import RetryPolicy
 
 __all__ = ["REPOSITORY_SCOPES", "Scope", "ServerEntry"]
 
-Scope = Literal["user", "project", "claude", "local", "cli"]
+Scope = Literal["user", "project", "claude", "local", "cli", "plugin"]
 # Scopes whose files come with a repository: their servers run only once approved
 # (`trust`), and they cannot set what only the user may (`_repository`). "local" (this
 # user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
-# files) are the user's own, like "user".
+# files) are the user's own, like "user"; so is "plugin" (an installed plugin's servers,
+# approved as written by the install, `paicli.plugins`).
 REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
 
 
