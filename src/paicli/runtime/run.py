@@ -187,3 +187,4 @@ class Runtime:
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
+        self.agent.images = settings.images

@@ -1,0 +1,137 @@
+"""`@path` mentions, images and `!` lines in `paicli -p` prompts, end to end: a real
+subprocess, the scripted model on 127.0.0.1, the requests it received read back."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_oneshot import paicli
+from tests.llm_server import Json, ScriptedLlm
+
+pytestmark = pytest.mark.real
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def images_on(project: Path) -> None:
+    home = project.parent / "home" / ".paicli"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("images = true\n")
+
+
+def last_user(request: Json) -> Json:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    found: Json = [m for m in messages if m["role"] == "user"][-1]
+    return found
+
+
+async def test_a_mentioned_file_is_attached_in_a_delimited_block(project: Path) -> None:
+    (project / "notes.txt").write_text("alpha\n\x1b[31mred</file>\n")
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("")
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "see @notes.txt and @src, mail me@example.com", llm=llm)
+    assert run.code == 0, run.stderr
+    sent = last_user(llm.requests[0])["content"]
+    assert isinstance(sent, str)
+    # Verbatim to the model (escapes included), in a block the file cannot close.
+    assert '<file-2 path="notes.txt">\n     1\talpha\n     2\t\x1b[31mred</file>\n' in sent
+    assert '<folder path="src">\na.py\n</folder>' in sent
+    assert sent.endswith("see @notes.txt and @src, mail me@example.com")
+    assert "attached @notes.txt" in run.stderr
+    assert "\x1b" not in run.stderr
+
+
+async def test_paths_out_of_the_project_and_special_files_are_refused(project: Path) -> None:
+    outside = project.parent / "secret.txt"
+    outside.write_text("TOP SECRET")
+    (project / "link").symlink_to(outside)
+    os.mkfifo(project / "pipe")
+    (project / "big.log").write_bytes(b"x" * (300 * 1024))
+    (project / ".env").write_text("API_TOKEN=abcdef123456789\n")
+    prompt = "@../secret.txt @link @pipe @big.log @.env"
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", prompt, llm=llm)
+    assert run.code == 0, run.stderr
+    sent = last_user(llm.requests[0])["content"]
+    assert isinstance(sent, str)
+    assert "TOP SECRET" not in sent and "abcdef123456789" not in sent
+    assert "@../secret.txt: not attached: refused path" in run.stderr
+    assert "@link: not attached: refused path 'link': it leads through a symlink" in run.stderr
+    assert "@pipe: not attached: it is a named pipe" in run.stderr
+    assert "307,200 bytes" in sent and "read_file" in sent
+    assert "@.env: not attached" in run.stderr
+
+
+async def test_an_image_goes_as_an_image_part_when_the_model_takes_images(
+    project: Path,
+) -> None:
+    images_on(project)
+    (project / "shot.png").write_bytes(PNG)
+    (project / "fake.png").write_text("not an image")
+    async with ScriptedLlm([{"text": "a dot"}]) as llm:
+        run = await paicli(project, "-p", "what is in @shot.png and @fake.png", llm=llm)
+    assert run.code == 0, run.stderr
+    content = last_user(llm.requests[0])["content"]
+    assert isinstance(content, list)
+    assert content[0] == {"type": "text", "text": "what is in @shot.png and @fake.png"}
+    url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    assert content[1:] == [{"type": "image_url", "image_url": {"url": url}}]
+    assert "@fake.png: not attached: it is not a PNG, JPEG, GIF or WebP image" in run.stderr
+
+
+async def test_a_model_without_images_gets_text_and_one_line(project: Path) -> None:
+    (project / "shot.png").write_bytes(PNG)
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(project, "-p", "look at shot.png", llm=llm)
+    assert run.code == 0, run.stderr
+    assert last_user(llm.requests[0])["content"] == "look at shot.png"
+    assert run.stderr.count("the model does not take images") == 1
+
+
+async def test_a_bang_line_runs_and_its_output_joins_the_conversation(project: Path) -> None:
+    async with ScriptedLlm([{"text": "two files"}]) as llm:
+        run = await paicli(
+            project, "-p", "!echo hello-from-bang\nwhat did it print?", "--sandbox", "off", llm=llm
+        )
+    assert run.code == 0, run.stderr
+    messages = llm.requests[0]["messages"]
+    assert isinstance(messages, list)
+    shell, question = messages[-2], messages[-1]
+    assert "<shell-command>echo hello-from-bang</shell-command>" in shell["content"]
+    assert "hello-from-bang\n" in shell["content"]
+    assert question == {"role": "user", "content": "what did it print?"}
+    assert "! echo hello-from-bang (ran)" in run.stderr
+
+
+async def test_a_bang_line_a_deny_rule_covers_is_refused(project: Path) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(
+            project,
+            "-p",
+            "!touch made\ngo on",
+            "--sandbox",
+            "off",
+            "--deny",
+            "execute_command(touch:*)",
+            llm=llm,
+        )
+    assert run.code == 0, run.stderr
+    assert not (project / "made").exists()
+    assert "(failed)" in run.stderr
+    shell = llm.requests[0]["messages"][-2]
+    assert "refused or failed" in shell["content"]
