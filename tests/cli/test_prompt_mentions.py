@@ -4,18 +4,22 @@ subprocess, the scripted model on 127.0.0.1, the requests it received read back.
 from __future__ import annotations
 
 import base64
+import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_oneshot import paicli
+from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 
 pytestmark = pytest.mark.real
 
 PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+    "awAAAABJRU5ErkJggg=="
 )
 
 
@@ -135,3 +139,42 @@ async def test_a_bang_line_a_deny_rule_covers_is_refused(project: Path) -> None:
     assert "(failed)" in run.stderr
     shell = llm.requests[0]["messages"][-2]
     assert "refused or failed" in shell["content"]
+
+
+def picture_server(project: Path) -> None:
+    (project / ".paicli").mkdir(exist_ok=True)
+    program = str(SERVER_PROGRAMS / "fault_server.py")
+    servers = {"fault": {"command": sys.executable, "args": [program, "--mode", "pictures"]}}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+@pytest.mark.parametrize("images", [True, False])
+async def test_an_mcp_image_result_follows_the_tool_message_as_an_image_part(
+    project: Path, images: bool
+) -> None:
+    picture_server(project)
+    if images:
+        images_on(project)
+    call = {"id": "c1", "name": "mcp__fault__picture", "arguments": "{}"}
+    async with ScriptedLlm([{"tool_calls": [call]}, {"text": "A dot."}]) as llm:
+        run = await paicli(project, "-p", "draw", "--trust-project", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    messages = llm.requests[1]["messages"]
+    assert isinstance(messages, list)
+    tool = next(m for m in messages if m["role"] == "tool")
+    assert "a red dot" in tool["content"] and "[image: image/png" in tool["content"]
+    if not images:
+        assert messages[-1] is not None and messages[-1]["role"] == "tool"
+        assert "picture returned 2 image(s): the model does not take images" in run.stderr
+        return
+    pictures = messages[-1]
+    assert pictures["role"] == "user"
+    url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    assert pictures["content"] == [
+        {"type": "text", "text": "Image 1 returned by the tool call c1 (mcp__fault__picture):"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]
+    # The second claims to be a PNG and is a GIF's first bytes: left out, and said.
+    assert "image 2 was left out: it is named as image/png but its bytes are image/gif" in (
+        run.stderr
+    )
