@@ -178,3 +178,22 @@ async def test_an_mcp_image_result_follows_the_tool_message_as_an_image_part(
     assert "image 2 was left out: it is named as image/png but its bytes are image/gif" in (
         run.stderr
     )
+
+
+async def test_a_resource_of_a_server_not_up_yet_is_waited_for(project: Path) -> None:
+    """The second run knows the server's tools from the catalogue, so nothing waits for the
+    server before the prompt: the mention itself waits for it."""
+    (project / ".paicli").mkdir()
+    sdk = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "sdk_server.py")]}
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"sdk": sdk}}))
+    prompt = "summarise @sdk:test://static/hello and @nowhere:x"
+    async with ScriptedLlm([{"text": "first"}, {"text": "second"}]) as llm:
+        for _ in range(2):
+            run = await paicli(project, "-p", prompt, "--trust-project", llm=llm)
+            assert run.code == 0, run.stderr
+            assert "attached @sdk:test://static/hello" in run.stderr
+    for request in llm.requests:
+        sent = last_user(request)["content"]
+        assert isinstance(sent, str)
+        assert sent.startswith('<resource server="sdk" uri="test://static/hello">\nhello')
+        assert sent.endswith(prompt)
