@@ -197,3 +197,12 @@ async def test_a_resource_of_a_server_not_up_yet_is_waited_for(project: Path) ->
         assert isinstance(sent, str)
         assert sent.startswith('<resource server="sdk" uri="test://static/hello">\nhello')
         assert sent.endswith(prompt)
+
+
+async def test_a_prompt_of_bang_lines_only_is_refused_before_anything_runs(
+    project: Path,
+) -> None:
+    async with ScriptedLlm([]) as llm:
+        run = await paicli(project, "-p", "!touch made", "--sandbox", "off", llm=llm)
+    assert run.code == 2 and "only `!` lines" in run.stderr
+    assert not (project / "made").exists() and llm.requests == []

@@ -19,8 +19,11 @@ SHOWN_LINES = 20
 
 
 async def prepare_headless(runtime: Runtime, prompt: str) -> tuple[str, list[ImagePart]] | None:
-    """The prompt to send and its images; None when only `!` lines were given."""
+    """The prompt to send and its images; None when only `!` lines were given (then none
+    of them runs: the run fails before doing anything)."""
     commands, text = split_shell_lines(prompt)
+    if not text:
+        return None
     for command in commands:
         line = await run_shell_line(runtime, command)
         status = "failed" if line.outcome.is_error else "ran"
@@ -29,8 +32,6 @@ async def prepare_headless(runtime: Runtime, prompt: str) -> tuple[str, list[Ima
             err(f"  {shown}")
         if runtime.agent is not None:
             runtime.agent.messages.append(line.message())
-    if not text:
-        return None
     attached = await attach_paths(runtime, text)  # the user's words only
     expansion = await expand_mentions(runtime.manager, text)
     for note in [*(f"attached @{name}" for name in expansion.attached), *attached.notes]:
