@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 
+from paicli.errors import PaicliError
 from paicli.llm.messages import ImagePart
 
 __all__ = [
@@ -32,8 +33,9 @@ IMAGE_SUFFIXES = {
 MIME_TYPES = frozenset(IMAGE_SUFFIXES.values())
 
 
-class ImageProblem(ValueError):
-    """The bytes are not an image the model can take; the message says why."""
+class ImageProblem(PaicliError, ValueError):
+    """The bytes are not an image the model can take; the message says why (never leaves
+    the callers, which make it a line for the user)."""
 
 
 def sniff(data: bytes) -> str | None:

@@ -49,7 +49,10 @@ class ShellLine:
 
 
 def split_shell_lines(text: str) -> tuple[list[str], str]:
-    """The `!` lines of `text` (their commands) and the rest, the prompt for the model."""
+    """The `!` lines of `text` (their commands) and the rest, the prompt for the model
+    (`text` itself when it has none)."""
+    if not any(line.lstrip().startswith("!") for line in text.split("\n")):
+        return [], text
     commands: list[str] = []
     rest: list[str] = []
     for line in text.split("\n"):

@@ -21,14 +21,15 @@ SHOWN_LINES = 40
 
 
 async def prepare_prompt(
-    console: Console, runtime: Runtime, text: str, *, mentions: bool
+    console: Console, runtime: Runtime, text: str, *, mentions: bool, typed: bool
 ) -> tuple[str, list[ImagePart]] | None:
     """The prompt to send and its images; None when nothing is left for the model (the
     prompt was `!` lines only). `mentions`: the user's own words (an MCP prompt's text is
-    sent as the server wrote it)."""
+    sent as the server wrote it); `typed`: typed at the prompt (only then do `!` lines run,
+    not from a custom command's file)."""
     if not mentions:
         return text, []
-    commands, text = split_shell_lines(text)
+    commands, text = split_shell_lines(text) if typed else ([], text)
     for command in commands:
         line = await run_shell_line(runtime, command)
         show_shell_line(console, line)

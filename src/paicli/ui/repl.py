@@ -194,7 +194,7 @@ class Repl:
                     if asked is not None:  # a command that hands the model a prompt (/init)
                         text, prior, mentions, custom = asked
                         await self._run_turn(
-                            runtime, text, prior, mentions=mentions, command=custom
+                            runtime, text, prior, mentions=mentions, command=custom, typed=False
                         )
                     continue
                 await self._run_turn(runtime, text)
@@ -274,6 +274,7 @@ class Repl:
         *,
         mentions: bool = True,
         command: CommandTurn | None = None,
+        typed: bool = True,  # typed at the prompt: its `!` lines run
     ) -> None:
         agent = runtime.agent
         if agent is None:
@@ -283,7 +284,7 @@ class Repl:
         async with running(runtime, command, lambda line: warn(self.console, line)):
             # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
             await self._interruptible(
-                self._turn_body(runtime, agent, text, prior, mentions=mentions),
+                self._turn_body(runtime, agent, text, prior, mentions, typed=typed),
                 " What should paicli do instead?",
             )
         self.console.print()
@@ -313,11 +314,12 @@ class Repl:
         agent: Agent,
         text: str,
         prior: Sequence[Message],
-        *,
         mentions: bool,
+        *,
+        typed: bool,
     ) -> None:
         # `!` lines run first; `@` mentions attach resources, files, folders and images.
-        prepared = await prepare_prompt(self.console, runtime, text, mentions=mentions)
+        prepared = await prepare_prompt(self.console, runtime, text, mentions=mentions, typed=typed)
         if prepared is None:
             return  # only `!` lines: their output waits in the conversation
         text, images = prepared
