@@ -67,7 +67,9 @@ async def test_paths_out_of_the_project_and_special_files_are_refused(project: P
     os.mkfifo(project / "pipe")
     (project / "big.log").write_bytes(b"x" * (300 * 1024))
     (project / ".env").write_text("API_TOKEN=abcdef123456789\n")
-    prompt = "@../secret.txt @link @pipe @big.log @.env"
+    (project / "blob.bin").write_bytes(b"\x7fELF\x00\x00binary")
+    (project / "zero").symlink_to("/dev/zero")
+    prompt = "@../secret.txt @link @pipe @big.log @.env @blob.bin @zero"
     async with ScriptedLlm([{"text": "ok"}]) as llm:
         run = await paicli(project, "-p", prompt, llm=llm)
     assert run.code == 0, run.stderr
@@ -79,6 +81,9 @@ async def test_paths_out_of_the_project_and_special_files_are_refused(project: P
     assert "@pipe: not attached: it is a named pipe" in run.stderr
     assert "307,200 bytes" in sent and "read_file" in sent
     assert "@.env: not attached" in run.stderr
+    assert "@blob.bin: not attached: blob.bin looks like a binary file" in run.stderr
+    assert "@zero: not attached: refused path 'zero'" in run.stderr
+    assert "ELF" not in sent
 
 
 async def test_an_image_goes_as_an_image_part_when_the_model_takes_images(
