@@ -31,6 +31,8 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     ├── LlmError                 paicli.llm.errors: a model call failed
     │   ├── AuthenticationFailed, ModelNotFound, EndpointUnreachable,
     │   └── RequestRejected, ServiceUnavailable
+    ├── ImageProblem             paicli.llm.images: bytes that are not an image the model
+    │                            can take (becomes a line for the user)
     ├── UsageError               paicli.cli.errors: the command line or its input cannot
     │                            be used (a malformed `paicli mcp add`, stdin too large)
     ├── BadInputLine             paicli.headless.input: a `--input-format stream-json` line

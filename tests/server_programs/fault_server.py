@@ -54,12 +54,18 @@ MODES = (
     "chatty_stdout",
     "features",
     "initialize_first",
+    "pictures",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 MB = 1024 * 1024
+# A 1x1 PNG, base64 (the `pictures` mode's image).
+PNG_DOT = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+    "awAAAABJRU5ErkJggg=="
+)
 
 # name -> (description, {argument: JSON type})
 TOOLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -93,6 +99,7 @@ EXTRA_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
         "Ask the client's model (sampling) to answer `text`; return the answer.",
         {"text": "string", "max_tokens": "integer"},
     ),
+    "picture": ("Return a 1x1 PNG image (and one that is not a PNG) with a caption.", {}),
     "report": (
         "Return {count, name} as structured content (none when `omit`), whatever the "
         "output schema says (count: integer; name: a's only, a pattern that backtracks).",
@@ -561,6 +568,8 @@ class FaultServer:
             return {"tools": [*(tool_schema(n) for n in TOOLS), *crowd(self.crowd, self.deep)]}
         if self.mode == "features":
             return {"tools": [tool_schema(n) for n in (*TOOLS, "form", "ask_model")]}
+        if self.mode == "pictures":
+            return {"tools": [tool_schema(n) for n in (*TOOLS, "picture")]}
         if self.mode == "structured":
             report = tool_schema("report") | {"outputSchema": REPORT_OUTPUT_SCHEMA}
             return {"tools": [*(tool_schema(n) for n in TOOLS), report]}
@@ -712,6 +721,14 @@ class FaultServer:
                 "maxTokens": int(args.get("max_tokens", 50)),
             }
             return text_result(json.dumps(self.ask_client("sampling/createMessage", params)))
+        if name == "picture" and self.mode == "pictures":
+            return {
+                "content": [
+                    {"type": "text", "text": "a red dot"},
+                    {"type": "image", "data": PNG_DOT, "mimeType": "image/png"},
+                    {"type": "image", "data": "R0lGODlh", "mimeType": "image/png"},
+                ]
+            }
         if name == "report" and self.mode == "structured":
             data = {k: args[k] for k in ("count", "name") if k in args}
             reply = text_result(json.dumps(data))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from paicli.llm.messages import Message, ToolMessage
+from paicli.llm.messages import IMAGE_CHARS, Message, ToolMessage, content_text
 
 CHARS_PER_TOKEN = 4
 # Act at 80% of the window: the answer and the next tool results need the rest.
@@ -28,9 +28,18 @@ TURN_HEAD_CHARS = 60
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[object] = ()) -> int:
-    chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+    chars = sum(_chars(m) for m in messages)
     chars += sum(len(json.dumps(t, ensure_ascii=False)) for t in tools)
     return chars // CHARS_PER_TOKEN + 1
+
+
+def _chars(message: Message) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return len(json.dumps(message, ensure_ascii=False))
+    # An image counts as what the model reads of it, not as its base64 text.
+    images = sum(1 for part in content if part["type"] == "image_url")
+    return len(json.dumps(content_text(content), ensure_ascii=False)) + images * IMAGE_CHARS
 
 
 def budget(context_window: int) -> int:
@@ -92,7 +101,7 @@ def drop_oldest_turns(
 
 def _turn_head(turn: Sequence[Message]) -> str:
     """A dropped turn as the user will recognise it: its first words, then its size."""
-    words = " ".join(str(turn[0]["content"] or "").split())
+    words = " ".join(content_text(turn[0]["content"]).split())
     head = words if len(words) <= TURN_HEAD_CHARS else words[:TURN_HEAD_CHARS] + "..."
     return f"{head!r} ({len(turn)} messages)"
 
@@ -103,7 +112,7 @@ def transcript(messages: Sequence[Message], limit: int) -> str:
     for m in messages:
         role = m["role"]
         if m["content"]:
-            lines.append(f"{role}: {m['content']}")
+            lines.append(f"{role}: {content_text(m['content'])}")
         if m["role"] == "assistant":
             for call in m.get("tool_calls", []):
                 function = call["function"]

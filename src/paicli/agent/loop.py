@@ -30,10 +30,12 @@ from paicli.agent.events import (
     TurnEnded,
 )
 from paicli.agent.turn_messages import (
+    NO_IMAGES,
     add_usage,
     assistant_message,
     names,
     parse_arguments,
+    tool_images,
     tool_message,
     with_id,
 )
@@ -41,6 +43,8 @@ from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion, ReasoningDelta, Retrying, TextDelta, ToolCallRequest
 from paicli.llm.messages import (
     AssistantMessage,
+    ContentPart,
+    ImagePart,
     Message,
     SystemMessage,
     ToolDefinition,
@@ -127,6 +131,7 @@ class Agent:
         # Awaited before each request, ahead of `context` (the MCP servers' skills listed).
         self._prepare = prepare
         self.messages: list[Message] = [SystemMessage(role="system", content=system_prompt)]
+        self.images = False  # whether the model takes image parts (`ModelSettings.images`)
         # What a cancellation must settle: text streamed so far, tool calls not answered yet.
         self._partial = ""
         self._pending: tuple[list[ToolCallRequest], list[ToolOutcome | None]] | None = None
@@ -179,9 +184,17 @@ class Agent:
     def clear(self) -> None:
         self.messages = [SystemMessage(role="system", content=self._system)]
 
-    async def run(self, text: str, emit: EventSink, *, prior: Sequence[Message] = ()) -> TurnEnded:
+    async def run(
+        self,
+        text: str,
+        emit: EventSink,
+        *,
+        prior: Sequence[Message] = (),
+        images: Sequence[ImagePart] = (),
+    ) -> TurnEnded:
         """One turn: `text` from the user (after `prior`, messages an MCP prompt puts
-        before it), then the model and its tool calls until it answers."""
+        before it; with `images`, sent only if the model takes them), then the model and its
+        tool calls until it answers."""
         if self.hooks is not None:
             blocked, extra = await self.hooks.prompt_submitted(text)
             if blocked is not None:
@@ -196,6 +209,11 @@ class Agent:
         before = list(self.messages)
         self._partial, self._pending = "", None
         question = UserMessage(role="user", content=text)
+        if images and not self.images:
+            emit(Notice(f"{len(images)} image(s) left out: {NO_IMAGES}"))
+        elif images:
+            parts: list[ContentPart] = [{"type": "text", "text": text}, *images]
+            question["content"] = parts
         self.messages.extend(prior)
         self.messages.append(question)
         usage: dict[str, int] = {}
@@ -345,9 +363,14 @@ class Agent:
             for index in range(len(calls)):
                 group.create_task(one(index))
         self._pending = None
-        for call, outcome in zip(calls, outcomes, strict=True):
-            assert outcome is not None
+        done = [outcome for outcome in outcomes if outcome is not None]
+        for call, outcome in zip(calls, done, strict=True):
             self.messages.append(tool_message(call.id, for_model(outcome)))
+        pictures, notes = tool_images(calls, done, self.images)
+        for note in notes:
+            emit(Notice(note))
+        if pictures is not None:
+            self.messages.append(pictures)
 
     async def _call(
         self,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from paicli.config_files import ConfigFileError, read_config_text
-from paicli.llm.messages import Message
+from paicli.llm.messages import Message, content_text
 from paicli.private_files import write_atomically
 
 __all__ = ["SavedSession", "SessionStore"]
@@ -63,7 +63,7 @@ class SessionStore:
         if not kept:
             return
         first = next((m for m in kept if m["role"] == "user"), None)
-        title = " ".join(str(first.get("content") or "").split())[:TITLE_CHARS] if first else ""
+        title = " ".join(content_text(first.get("content")).split())[:TITLE_CHARS] if first else ""
         document = {
             "id": session_id,
             "project": self.project,

@@ -9,14 +9,16 @@ import time
 from collections.abc import Mapping, Sequence
 
 from paicli.llm.events import Completion, ToolCallRequest
-from paicli.llm.messages import AssistantMessage, ToolMessage
-from paicli.tools.base import ToolSpec
+from paicli.llm.images import ImageProblem, base64_image_part
+from paicli.llm.messages import AssistantMessage, ContentPart, ToolMessage, UserMessage
+from paicli.tools.base import ToolOutcome, ToolSpec
 
 __all__ = [
     "add_usage",
     "assistant_message",
     "names",
     "parse_arguments",
+    "tool_images",
     "tool_message",
     "with_id",
 ]
@@ -94,3 +96,32 @@ def add_usage(total: dict[str, int], completion: Completion) -> None:
         return
     total["prompt_tokens"] = total.get("prompt_tokens", 0) + usage.prompt_tokens
     total["completion_tokens"] = total.get("completion_tokens", 0) + usage.completion_tokens
+
+
+NO_IMAGES = "the model does not take images (set images = true in ~/.paicli/config.toml if it does)"
+
+
+def tool_images(
+    calls: Sequence[ToolCallRequest], outcomes: Sequence[ToolOutcome], accepted: bool
+) -> tuple[UserMessage | None, list[str]]:
+    """The images MCP results carried, as one user message to follow the tool messages (a
+    tool message carries text only), and a line for each image left out and why."""
+    parts: list[ContentPart] = []
+    notes: list[str] = []
+    for call, outcome in zip(calls, outcomes, strict=True):
+        if not outcome.images:
+            continue
+        if not accepted:
+            notes.append(f"{call.name} returned {len(outcome.images)} image(s): {NO_IMAGES}")
+            continue
+        for number, (mime_type, data) in enumerate(outcome.images, 1):
+            try:
+                part = base64_image_part(data, mime_type)
+            except ImageProblem as exc:
+                notes.append(f"{call.name}: image {number} was left out: {exc}")
+                continue
+            label = f"Image {number} returned by the tool call {call.id} ({call.name}):"
+            parts += [{"type": "text", "text": label}, part]
+    if not parts:
+        return None, notes
+    return UserMessage(role="user", content=parts), notes

@@ -22,9 +22,11 @@ import sys
 from pathlib import Path
 
 from paicli.cli.errors import UsageError
+from paicli.cli.prompt_headless import prepare_headless
 from paicli.cli.stream_input import stream_turns
 from paicli.headless.facts import run_facts
 from paicli.headless.prompt_tool import PromptTool, PromptToolError
+from paicli.llm.messages import ImagePart
 from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
@@ -225,9 +227,17 @@ async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: b
     command, problems = prompt_command(runtime, prompt, tuple(BY_NAME))
     for line in [*problems, *(command.notes if command else ())]:
         err(f"paicli: {line}")
+    images: list[ImagePart] = []
+    if command is None:
+        prepared = await prepare_headless(runtime, prompt)
+        if prepared is None:
+            printer.failed("paicli -p: the prompt has only `!` lines: add what to ask the model")
+            return 2
+        prompt, images = prepared
     try:
         async with running(runtime, command, err):
-            ended = await runtime.agent.run(command.text if command else prompt, printer)
+            text = command.text if command else prompt
+            ended = await runtime.agent.run(text, printer, images=images)
     except asyncio.CancelledError:
         if saving:  # the conversation as the agent settled it; the loop is stopping anyway
             runtime.save_session()

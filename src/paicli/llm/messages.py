@@ -12,14 +12,19 @@ from typing import Literal, NotRequired, TypedDict
 
 __all__ = [
     "AssistantMessage",
+    "ContentPart",
     "FunctionCall",
     "FunctionDefinition",
+    "ImagePart",
+    "ImageUrl",
     "Message",
     "SystemMessage",
+    "TextPart",
     "ToolCall",
     "ToolDefinition",
     "ToolMessage",
     "UserMessage",
+    "content_text",
 ]
 
 
@@ -28,9 +33,26 @@ class SystemMessage(TypedDict):
     content: str
 
 
+class TextPart(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ImageUrl(TypedDict):
+    url: str  # data:image/png;base64,...
+
+
+class ImagePart(TypedDict):
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = TextPart | ImagePart
+
+
 class UserMessage(TypedDict):
     role: Literal["user"]
-    content: str
+    content: str | list[ContentPart]  # parts only when images go with the text
 
 
 class FunctionCall(TypedDict):
@@ -72,3 +94,16 @@ class ToolDefinition(TypedDict):
 
     type: Literal["function"]
     function: FunctionDefinition
+
+
+# What an image counts for in the rough estimates of `paicli.agent.context` (providers bill a
+# few hundred to about 1,600 tokens per image; its base64 text is not what the model reads).
+IMAGE_CHARS = 6_400
+
+
+def content_text(content: str | list[ContentPart] | None) -> str:
+    """A message's text: the content itself, or its text parts joined (an image as
+    `[image]`)."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "\n\n".join(part["text"] if part["type"] == "text" else "[image]" for part in content)

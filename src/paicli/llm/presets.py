@@ -19,6 +19,7 @@ class Preset:
     key_env: tuple[str, ...]  # environment variables holding its key, first set wins
     needs_key: bool
     context_window: int  # tokens, of `default_model`
+    images: bool = False  # whether `default_model` takes image parts
 
 
 PRESETS: dict[str, Preset] = {
@@ -68,6 +69,7 @@ PRESETS: dict[str, Preset] = {
             ("OPENAI_API_KEY",),
             True,
             1_047_576,
+            images=True,
         ),
         # OpenRouter routes to many hosts whose limits differ: a conservative 128K.
         Preset(

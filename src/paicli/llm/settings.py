@@ -40,6 +40,9 @@ class ModelSettings:
     api_key: str | None = field(default=None, repr=False)
     context_window: int = DEFAULT_CONTEXT_WINDOW
     notes: tuple[str, ...] = ()
+    # Whether the model takes images (`images = true|false` in config.toml; else the preset's
+    # default model's, else no).
+    images: bool = False
 
     @property
     def preset(self) -> Preset | None:
@@ -200,6 +203,11 @@ def _build(
             window, note = int(level.values["context_window"]), level.cite["context_window"]
             break
     notes.append(f"context window: {note}")
+    images = preset is not None and preset.images and model == preset.default_model
+    for level in usable:
+        if "images" in level.values:
+            images = level.values["images"] == "true"
+            break
 
     return ModelSettings(
         provider=provider,
@@ -208,6 +216,7 @@ def _build(
         api_key=api_key,
         context_window=window,
         notes=tuple(notes),
+        images=images,
     )
 
 
@@ -257,7 +266,12 @@ def _file_level(user_config: UserConfig, problems: list[str]) -> _Level:
             values["context_window"] = str(window)
         else:
             problems.append(f"{where}: context_window must be a positive whole number")
-    return _Level("file", values, dict.fromkeys((*FILE_KEYS, "context_window"), where))
+    images = user_config.values.get("images")
+    if isinstance(images, bool):
+        values["images"] = "true" if images else "false"
+    elif images is not None:
+        problems.append(f"{where}: images must be true or false")
+    return _Level("file", values, dict.fromkeys((*FILE_KEYS, "context_window", "images"), where))
 
 
 def _env_level(environ: Mapping[str, str]) -> _Level:

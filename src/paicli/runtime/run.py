@@ -190,6 +190,7 @@ class Runtime:
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
+        self.agent.images = settings.images
 
 
 def _appended(text: str | None, added: Sequence[Path]) -> str | None:

@@ -21,6 +21,8 @@ MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_.-]+):(\S+)")
 # A resource's text is attached up to this size; more is cut with a note (context is precious).
 MAX_RESOURCE_CHARS = 100_000
 LIST_TIMEOUT = 10.0
+# How long a mention of a server still starting waits for it before going on without it.
+MENTION_WAIT = 15.0
 
 
 @dataclass(frozen=True)
@@ -59,15 +61,35 @@ class ResourceIndex:
         return [f"@{name}:{uri}" for name, uris in self.uris.items() for uri in uris]
 
 
-async def expand_mentions(manager: ServerManager, text: str) -> Expansion:
+def starting_mentioned(manager: ServerManager, text: str) -> list[str]:
+    """The servers `text` mentions a resource of that are still starting (worth waiting
+    for: their resource would be left out)."""
+    named = {match.group(1) for match in MENTION.finditer(text)}
+    return [name for name in manager.starting() if name in named]
+
+
+async def expand_mentions(
+    manager: ServerManager, text: str, *, wait: float = MENTION_WAIT
+) -> Expansion:
+    """`text` with the resources it mentions attached; a mention of a server still
+    starting waits for it (at most `wait` seconds), one of a server that is not ready is a
+    problem line."""
     blocks: list[str] = []
     attached: list[str] = []
     problems: list[str] = []
-    ready = {s.name: s for s in manager.servers() if s.state is ServerState.READY}
+    if starting := starting_mentioned(manager, text):
+        await manager.wait_ready(starting, timeout=wait)
+    servers = {s.name: s for s in manager.servers()}
     for match in MENTION.finditer(text):
         name, uri = match.group(1), match.group(2).rstrip(".,;:!?)")
-        server = ready.get(name)
-        if server is None or server.session is None or f"{name}:{uri}" in attached:
+        server = servers.get(name)
+        if server is None or f"{name}:{uri}" in attached:
+            continue  # not a server's: left as typed
+        if server.state is not ServerState.READY or server.session is None:
+            problems.append(
+                f"@{name}:{uri}: not attached: MCP server {name!r} is "
+                f"{server.state.value}, not ready"
+            )
             continue
         try:
             result = await server.session.read_resource(uri)

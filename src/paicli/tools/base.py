@@ -91,6 +91,9 @@ class ToolOutcome:
     # The MCP server and tool whose output `text` is: the agent fences it for the model as
     # untrusted data (`tools.mcp.results.for_model`). None for paicli's own text.
     source: tuple[str, str] | None = None
+    # Images in an MCP result, (mimeType, base64 data) each: passed to a model that takes
+    # images as image parts after the tool messages (tool messages carry text only).
+    images: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def refused(cls, text: str, decided_by: DecidedBy = "validation") -> ToolOutcome:

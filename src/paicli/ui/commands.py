@@ -438,6 +438,8 @@ def help_text() -> str:
             lines += [f"  {usage}", f"  {'':<{width}}  {c.help}"]
     lines.append("")
     lines.append("  @server:uri in a prompt attaches that MCP resource (Tab completes).")
+    lines.append("  @path attaches a file, a folder's listing or an image (Tab completes, fuzzy).")
+    lines.append("  !command at the start of a line runs it; its output joins the conversation.")
     lines.append("  Enter sends; Alt+Enter or Ctrl+J adds a line; Ctrl+C cancels a running turn;")
     lines.append("  Shift+Tab cycles the permission mode (default, accept-edits, plan).")
     return "\n".join(lines)

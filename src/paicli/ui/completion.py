@@ -1,6 +1,7 @@
 """Tab completion in the REPL: slash commands and their arguments (each command's record says
-which), MCP prompts (`/mcp__SERVER__PROMPT`, their arguments asked of the server), and
-`@server:uri` mentions.
+which), MCP prompts (`/mcp__SERVER__PROMPT`, their arguments asked of the server),
+`@server:uri` mentions, and `@path` mentions of the project's files and folders (fuzzy,
+`path_completion`).
 
 prompt_toolkit runs the async completer on the REPL's event loop as a task of its own, so a
 server asked for completions never holds up typing (and is given little time anyway)."""
@@ -16,6 +17,7 @@ from paicli.custom_commands.files import CommandSet
 from paicli.escape import one_line, terminal_safe
 from paicli.servers.prompts import PREFIX, PromptIndex, PromptProblem, split_command
 from paicli.ui.commands import BY_NAME, COMMANDS
+from paicli.ui.path_completion import PathIndex
 
 
 class ReplCompleter(Completer):
@@ -25,9 +27,11 @@ class ReplCompleter(Completer):
         resource_mentions: Callable[[], list[str]],
         prompts: PromptIndex | None = None,
         custom: CommandSet | None = None,
+        paths: PathIndex | None = None,
     ) -> None:
         self._server_names = server_names
         self._mentions = resource_mentions
+        self._paths = paths
         self._prompts = prompts
         self._custom = custom
 
@@ -74,6 +78,15 @@ class ReplCompleter(Completer):
                     yield Completion(
                         mention, start_position=-len(word), display=terminal_safe(mention)
                     )
+            for path in self._paths.complete(word[1:]) if self._paths is not None else ():
+                # (Names with control characters are never offered: shown as they are.)
+                mention = f'@"{path}"' if " " in path else f"@{path}"
+                yield Completion(
+                    mention,
+                    start_position=-len(word),
+                    display=path,
+                    display_meta="file" if not path.endswith("/") else "folder",
+                )
 
     def _slash(self, words: list[str]) -> Iterable[Completion]:
         if len(words) == 1:

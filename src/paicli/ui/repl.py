@@ -31,7 +31,7 @@ from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, M
 from paicli.runtime import Runtime
 from paicli.runtime.custom_turn import CommandTurn, custom_commands, running
 from paicli.servers.manager import ManagedServer, ServerState
-from paicli.servers.mentions import ResourceIndex, expand_mentions
+from paicli.servers.mentions import ResourceIndex
 from paicli.servers.prompts import PREFIX, PromptIndex
 from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.approval_prompt import TerminalApprover
@@ -39,6 +39,8 @@ from paicli.ui.commands import BY_NAME, SlashContext
 from paicli.ui.completion import ReplCompleter
 from paicli.ui.line_input import LineInput, PipeInput, TerminalInput
 from paicli.ui.mcp_view import server_change_line, status_line
+from paicli.ui.path_completion import PathIndex
+from paicli.ui.prompt_input import prepare_prompt
 from paicli.ui.prompt_line import (
     PROMPT,
     ArmExit,
@@ -138,6 +140,7 @@ class Repl:
             self.resources.completions,
             self.prompts,
             self.custom,
+            PathIndex(runtime.root, runtime.home.root),
         )
         self._banner(runtime)
         if self._line is not None:
@@ -188,7 +191,7 @@ class Repl:
                     if asked is not None:  # a command that hands the model a prompt (/init)
                         text, prior, mentions, custom = asked
                         await self._run_turn(
-                            runtime, text, prior, mentions=mentions, command=custom
+                            runtime, text, prior, mentions=mentions, command=custom, typed=False
                         )
                     continue
                 await self._run_turn(runtime, text)
@@ -270,6 +273,7 @@ class Repl:
         *,
         mentions: bool = True,
         command: CommandTurn | None = None,
+        typed: bool = True,  # typed at the prompt: its `!` lines run
     ) -> None:
         agent = runtime.agent
         if agent is None:
@@ -279,7 +283,7 @@ class Repl:
         async with running(runtime, command, lambda line: warn(self.console, line)):
             # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
             await self._interruptible(
-                self._turn_body(runtime, agent, text, prior, mentions=mentions),
+                self._turn_body(runtime, agent, text, prior, mentions, typed=typed),
                 " What should paicli do instead?",
             )
         self.console.print()
@@ -309,19 +313,18 @@ class Repl:
         agent: Agent,
         text: str,
         prior: Sequence[Message],
-        *,
         mentions: bool,
+        *,
+        typed: bool,
     ) -> None:
+        # `!` lines run first; `@` mentions attach resources, files, folders and images.
+        prepared = await prepare_prompt(self.console, runtime, text, mentions=mentions, typed=typed)
+        if prepared is None:
+            return  # only `!` lines: their output waits in the conversation
+        text, images = prepared
         await self._wait_for_servers(runtime)
         await self._review_tool_changes(runtime)
-        if mentions:  # the user's words (an MCP prompt's text is sent as the server wrote it)
-            expansion = await expand_mentions(runtime.manager, text)
-            for problem in expansion.problems:
-                self.console.print(Text(terminal_safe(problem), "yellow"))
-            for mention in expansion.attached:
-                self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
-            text = expansion.text
-        ended = await agent.run(text, self._renderer, prior=prior)
+        ended = await agent.run(text, self._renderer, prior=prior, images=images)
         runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:

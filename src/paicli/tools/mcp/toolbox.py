@@ -249,6 +249,11 @@ class McpToolbox:
             truncated=rendered.truncated,
             saved_path=rendered.full_output_path,
             source=(server, tool.name),
+            images=tuple(
+                (a.mime_type or "", a.data)
+                for a in rendered.attachments
+                if a.kind == "image" and a.data is not None
+            ),
         )
 
     def _why_gone(self, spec: ToolSpec) -> str:
