@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from paicli.agent import context
+from paicli.agent import compaction
 from paicli.agent.events import (
     CALL_EVENTS,
     CallEvents,
@@ -162,23 +162,13 @@ class Agent:
         """`/compact`: summarise the whole conversation so far (following `instructions`,
         if any) into one message; False, with the history kept, when there is nothing to
         summarise or the summary fails."""
-        system = [m for m in self.messages[:1] if m["role"] == "system"]
-        history = self.messages[len(system) :]
-        if not any(m["role"] == "user" for m in history):
-            emit(Notice("Nothing to compact yet."))
+        messages, note = await compaction.compact(
+            self.messages, self.llm, self.context_window, instructions
+        )
+        emit(Notice(note))
+        if messages is None:
             return False
-        prompt = context.SUMMARY_PROMPT
-        if instructions:
-            prompt += f" The user asks the summary to: {instructions}"
-        source = context.transcript(history, self.context_window * context.CHARS_PER_TOKEN // 2)
-        summary, failure = await self._summary(prompt, source)
-        turns = sum(1 for m in history if m["role"] == "user")
-        if not summary:
-            emit(Notice(f"Compacting failed ({failure}); the whole conversation is kept."))
-            return False
-        note = f"Summary of the earlier conversation:\n{summary}"
-        self.messages = [*system, UserMessage(role="user", content=note)]
-        emit(Notice(f"Compacted {turns} turns ({len(history)} messages) into a summary."))
+        self.messages = messages
         return True
 
     def clear(self) -> None:
@@ -399,71 +389,9 @@ class Agent:
             return ToolOutcome(f"Error: the tool failed: {type(exc).__name__}: {exc}", True)
 
     async def _fit_context(self, tools: Sequence[object], emit: EventSink) -> None:
-        limit = context.budget(self.context_window)
-        if context.estimate_tokens(self.messages, tools) <= limit:
-            return
-        cut = context.trim_tool_results(self.messages)
-        if cut:
-            emit(Notice(f"Context nearly full: trimmed {cut} old tool results."))
-        if context.estimate_tokens(self.messages, tools) <= limit:
-            return
-        await self._summarise(tools, emit)
-
-    async def _summarise(self, tools: Sequence[object], emit: EventSink) -> None:
-        system, older, recent = context.split_for_summary(self.messages)
-        # Too little old conversation to be worth a model call (the tool schemas, say, are
-        # what fills the window): leave it.
-        if context.estimate_tokens(older) < context.budget(self.context_window) // 4:
-            return
-        # The summariser sees at most half the window of old conversation.
-        source = context.transcript(older, self.context_window * context.CHARS_PER_TOKEN // 2)
-        summary, failure = await self._summary(context.SUMMARY_PROMPT, source)
-        turns = sum(1 for m in older if m["role"] == "user")
-        if summary:
-            note = f"Summary of the earlier conversation:\n{summary}"
-            self.messages = [*system, UserMessage(role="user", content=note), *recent]
-            emit(
-                Notice(
-                    f"Context nearly full: summarised the {turns} oldest turns "
-                    f"({len(older)} messages)."
-                )
-            )
-            return
-        failed = f"summarising the {turns} oldest turns failed ({failure})"
-        emit(Notice(self._drop_as_last_resort(tools, failed)))
-
-    async def _summary(self, prompt: str, source: str) -> tuple[str, str]:
-        """The model's summary of `source` as `prompt` asks, or "" and why there is none."""
-        request: list[Message] = [
-            SystemMessage(role="system", content=prompt),
-            UserMessage(role="user", content=source),
-        ]
-        summary, failure = "", "the model answered with no text"
-        try:
-            async with contextlib.aclosing(self.llm.stream(request, [])) as stream:
-                async for event in stream:
-                    if isinstance(event, Completion):
-                        summary = event.text.strip()
-        except LlmError as exc:
-            failure = str(exc)
-        return summary, failure
-
-    def _drop_as_last_resort(self, tools: Sequence[object], failed: str) -> str:
-        """What became of the conversation after a failed summary, in words. Only one larger
-        than the whole window loses turns (the model could not take it at all), and the
-        words name every dropped turn."""
-        if context.estimate_tokens(self.messages, tools) > self.context_window:
-            self.messages, dropped = context.drop_oldest_turns(
-                self.messages, tools, self.context_window
-            )
-            if dropped:
-                listed = "; ".join(f"{n}. {head}" for n, head in enumerate(dropped, 1))
-                return (
-                    f"Context full, and {failed}. The conversation no longer fits the "
-                    f"model's context window ({self.context_window:,} tokens), so its "
-                    f"{len(dropped)} oldest turns were dropped: {listed}."
-                )
-        return f"Context nearly full, and {failed}: the whole conversation is kept."
+        self.messages = await compaction.fit(
+            self.messages, tools, self.llm, self.context_window, emit
+        )
 
     def _settle_after_cancel(self, question: Message) -> None:
         """Leave a history the provider accepts: every tool call answered, partial text kept."""
