@@ -88,10 +88,13 @@ class Screen(io.StringIO):
 class ReplInProcess:
     """A running in-process REPL: type with `send`/`send_keys`/`line`, read `screen`."""
 
-    def __init__(self, screen: Screen, keys: PipeInput, task: asyncio.Task[int]) -> None:
+    def __init__(
+        self, screen: Screen, keys: PipeInput, task: asyncio.Task[int], llm: MemoryLlm | None
+    ) -> None:
         self.screen = screen
         self._keys = keys
         self.task = task
+        self.llm = llm  # the scripted model, when there is one (its `requests`)
 
     def send(self, text: str) -> None:
         self._keys.send_text(text)
@@ -184,11 +187,14 @@ async def repl_in_process(
                     connector=memory_connector,
                     on_server_change=repl.server_changed,
                     http_client=None if llm is None else llm.http_client(),
+                    elicit=repl.elicit,
+                    approve_sampling=repl.approve_sampling,
+                    review_sample=repl.review_sample,
                 )
             )
             task = asyncio.ensure_future(repl.run(runtime))
             try:
-                yield ReplInProcess(screen, keys, task)
+                yield ReplInProcess(screen, keys, task, llm)
             finally:
                 if not task.done():
                     task.cancel()
