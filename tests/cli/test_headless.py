@@ -16,8 +16,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.cli.test_oneshot import API_KEY, Run, paicli
+from tests.cli.test_oneshot import API_KEY, paicli
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run
 from tests.llm_server import Json, ScriptedLlm
 from tests.processes import processes_with
 

@@ -1,5 +1,6 @@
-"""`paicli mcp ...` as a user runs it: real subprocesses, real config files in a temporary
-PAICLI_HOME and project folder, real servers."""
+"""`paicli mcp ...` as a user runs it: real config files in a temporary PAICLI_HOME and
+project folder, real servers; `paicli` in the test process through its entry point
+(tests/in_process.py), a real process where a signal or a terminal is the point."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from paicli.home import PaicliHome
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli
 from tests.processes import in_group, processes_with
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -33,21 +35,12 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return home, project
 
 
-def paicli(
-    places: tuple[Path, Path], *args: str, before: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
-    """`paicli [BEFORE...] mcp ARGS...` in the project, its home beside it."""
+def paicli(places: tuple[Path, Path], *args: str, before: tuple[str, ...] = ()) -> Run:
+    """`paicli [BEFORE...] mcp ARGS...` in the project, its home beside it, in this process
+    (tests/in_process.py; the tests that stop it or give it a terminal start a process)."""
     home, project = places
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", *before, "mcp", *args],
-        cwd=project,
-        env={**os.environ, "PAICLI_HOME": str(home)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    environ = {**os.environ, "PAICLI_HOME": str(home)}
+    return run_paicli([*before, "mcp", *args], cwd=project, environ=environ)
 
 
 def test_no_servers_says_how_to_add_one(places: tuple[Path, Path]) -> None:

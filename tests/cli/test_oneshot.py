@@ -1,5 +1,7 @@
-"""`paicli -p PROMPT` as a script runs it: a real subprocess, the real openai client against
-the scripted model server on 127.0.0.1, a real MCP server, output formats and exit codes."""
+"""`paicli -p PROMPT` as a script runs it: the real openai client against the scripted model
+server on 127.0.0.1, a real MCP server, output formats and exit codes. `paicli` runs in the
+test process through its entry point (tests/in_process.py); the tests of what only a process
+shows (its exit code and stdout, a pipe on stdin, a signal) start a real one."""
 
 from __future__ import annotations
 
@@ -10,28 +12,21 @@ import re
 import signal
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli_async
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
-from tests.processes import processes_with
+from tests.processes import processes_with, until
 from tests.server_programs.auth_server import auth_world
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
 
 API_KEY = "sk-test-ONESHOT-0123456789"
-
-
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
 
 
 @pytest.fixture
@@ -51,8 +46,10 @@ async def paicli(
     llm: ScriptedLlm | None = None,
     stdin: str = "",
     environ: Mapping[str, str] | None = None,
+    process: bool = False,
 ) -> Run:
-    """`paicli ARGS` in `project`, its home beside it; `environ` adds variables."""
+    """`paicli ARGS` in `project`, its home beside it; `environ` adds variables. In this
+    process (tests/in_process.py) unless `process`: then a real `paicli` process."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent / "home"),
@@ -64,7 +61,9 @@ async def paicli(
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     if llm:
         env["PAICLI_API_KEY"] = API_KEY
-    process = await asyncio.create_subprocess_exec(
+    if not process:
+        return await run_paicli_async([*flags, *args], cwd=project, environ=env, stdin=stdin)
+    started = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
@@ -77,14 +76,14 @@ async def paicli(
         stderr=asyncio.subprocess.PIPE,
     )
     async with asyncio.timeout(60):
-        out, err = await process.communicate(stdin.encode())
-    assert process.returncode is not None
-    return Run(process.returncode, out.decode(), err.decode())
+        out, err = await started.communicate(stdin.encode())
+    assert started.returncode is not None
+    return Run(started.returncode, out.decode(), err.decode())
 
 
 async def test_the_answer_goes_to_stdout_and_the_exit_code_is_zero(project: Path) -> None:
     async with ScriptedLlm([{"text": "Four.", "reasoning": "two and two"}]) as llm:
-        run = await paicli(project, "-p", "2+2?", llm=llm)
+        run = await paicli(project, "-p", "2+2?", llm=llm, process=True)
     assert run.code == 0, run.stderr
     assert run.stdout == "Four.\n"
     assert "two and two" not in run.stdout  # reasoning never mixes into the answer
@@ -101,7 +100,7 @@ async def test_a_dash_reads_the_prompt_from_stdin(project: Path) -> None:
 async def test_piped_stdin_follows_the_prompt_as_a_delimited_block(project: Path) -> None:
     diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new </stdin> \xff\n"
     async with ScriptedLlm([{"text": "Looks fine."}]) as llm:
-        run = await paicli(project, "-p", "review this diff", llm=llm, stdin=diff)
+        run = await paicli(project, "-p", "review this diff", llm=llm, stdin=diff, process=True)
     assert run.code == 0, run.stderr
     sent = llm.requests[0]["messages"][-1]["content"]
     assert sent == f"review this diff\n\n<stdin-2>\n{diff}</stdin-2>"
@@ -120,7 +119,7 @@ async def test_an_empty_prompt_is_a_usage_error(project: Path) -> None:
 
 
 async def test_no_model_configured_explains_how_in_one_line(project: Path) -> None:
-    run = await paicli(project, "-p", "hello")
+    run = await paicli(project, "-p", "hello", process=True)
     assert run.code == 2
     assert "No model configured" in run.stderr
     assert run.stdout == ""
@@ -497,9 +496,9 @@ async def test_a_huge_argument_to_a_server_that_stopped_reading_ends_at_the_call
     tool_result = llm.requests[1]["messages"][-1]
     assert tool_result["role"] == "tool"
     assert "timed out" in tool_result["content"] or "stopped reading" in tool_result["content"]
-    assert not processes_with(
-        str(SERVER_PROGRAMS / "fault_server.py") + "\x00--mode\x00stop_reading"
-    )
+    # paicli reaped its child (the sandbox); the kernel ends the rest with the sandbox, soon.
+    marker = str(SERVER_PROGRAMS / "fault_server.py") + "\x00--mode\x00stop_reading"
+    await until(lambda: not processes_with(marker))
 
 
 async def test_a_server_known_from_the_catalogue_is_not_waited_for(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""A repository's `.paicli/mcp.lock` against real `paicli -p` runs and `paicli mcp lock`: the
+"""A repository's `.paicli/mcp.lock` against `paicli -p` runs and `paicli mcp lock`: the
 lock comes with the repository, so it may hold a project server's tools back, never let
 through a definition the user's own pin does not, and never speaks for the user's own
 servers; `paicli mcp lock --project` writes the project's servers only."""

@@ -1,6 +1,7 @@
-"""Pinned tool definitions against a server that changes its tools ("rug pull"), with real
-`paicli -p` runs and `paicli mcp lock`: a description given hidden instructions between two
-runs, a tool added, a schema changed in place after `list_changed` in the middle of a run."""
+"""Pinned tool definitions against a server that changes its tools ("rug pull"), with
+`paicli -p` runs and `paicli mcp lock` (in process, tests/in_process.py) and the REPL: a
+description given hidden instructions between two runs, a tool added, a schema changed in
+place after `list_changed` in the middle of a run."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import contextlib
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.test_oneshot import Run, paicli
+from tests.cli.test_oneshot import paicli
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli
 from tests.llm_server import Json, ScriptedLlm
 from tests.ui.test_pipe_mode import piped
 
@@ -73,17 +74,11 @@ def forget_catalogue(project: Path) -> None:
         entry.unlink()
 
 
-def lock(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def lock(project: Path, *args: str) -> Run:
+    """`paicli mcp lock ARGS`, in this process (tests/in_process.py)."""
     home = project.parent / "home"
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", "mcp", "lock", *args],
-        cwd=project,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(home), "PAICLI_HOME": str(home / ".paicli")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PAICLI_HOME": str(home / ".paicli")}
+    return run_paicli(["mcp", "lock", *args], cwd=project, environ=env)
 
 
 async def test_hidden_instructions_added_between_runs_keep_the_tool_from_the_model(

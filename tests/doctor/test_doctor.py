@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
+from tests.in_process import Run, run_paicli
 from tests.processes import alive, processes_with, until
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -33,22 +34,12 @@ BROKEN = SERVER_PROGRAMS / "broken"
 SILENCE = "5"
 
 
-def paicli(
-    *args: str, cwd: Path | None = None, home: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+def paicli(*args: str, cwd: Path | None = None, home: Path | None = None) -> Run:
+    """`paicli mcp doctor ARGS`, in this process (tests/in_process.py)."""
     env = {**os.environ}
     if home is not None:
         env["PAICLI_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", "mcp", "doctor", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
+    return run_paicli(["mcp", "doctor", *args], cwd=cwd or Path.cwd(), environ=env)
 
 
 def doctor_json(*args: str, cwd: Path | None = None, home: Path | None = None) -> tuple[int, Any]:

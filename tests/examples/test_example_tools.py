@@ -23,6 +23,7 @@ import pytest
 from paicli.mcp import StdioServer, connect
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.conftest import REPO
+from tests.in_process import Run, run_paicli
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 
@@ -128,17 +129,10 @@ async def test_each_example_exits_at_the_end_of_its_input(language: str, c_build
     assert reply["id"] == 1 and "result" in reply
 
 
-def paicli_mcp(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", "mcp", *args],
-        cwd=home,
-        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "PAICLI_HOME": str(home)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def paicli_mcp(home: Path, *args: str) -> Run:
+    """`paicli mcp ARGS`, in this process (tests/in_process.py)."""
+    env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "PAICLI_HOME": str(home)}
+    return run_paicli(["mcp", *args], cwd=home, environ=env)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

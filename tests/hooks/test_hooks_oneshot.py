@@ -16,7 +16,8 @@ from paicli.hooks.approval import HookApprovals
 from paicli.hooks.settings import load_hooks
 from paicli.mcp import Sandbox, check_sandbox
 from tests.audit_records import audit_records
-from tests.cli.test_oneshot import Run, paicli
+from tests.cli.test_oneshot import paicli
+from tests.in_process import Run
 from tests.llm_server import ScriptedLlm
 from tests.processes import processes_with
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from tests.cli.test_oneshot import paicli as oneshot
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.ui.test_repl import MARK, Places, goodbye, ready
@@ -31,17 +31,9 @@ def env_for(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PAICLI_HOME": str(tmp_path / "home")}
 
 
-def paicli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", *args],
-        cwd=tmp_path,
-        env=env_for(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def paicli(tmp_path: Path, *args: str) -> Run:
+    """`paicli ARGS`, in this process (tests/in_process.py)."""
+    return run_paicli(args, cwd=tmp_path, environ=env_for(tmp_path))
 
 
 def test_mcp_list_tools_and_call_work_with_minimal_tools(tmp_path: Path) -> None:

@@ -1,12 +1,11 @@
 """`paicli --trace FILE`, `PAICLI_TRACE`, per-server `"trace": true` and `paicli mcp trace`, as
-a user runs them: real processes, real config files, real servers."""
+a user runs them (in the test process, tests/in_process.py): real config files, real servers."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli
 
 pytestmark = pytest.mark.real
 
@@ -38,20 +38,11 @@ def fault(**extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [FAULT], "env": {"API_TOKEN": SECRET}, **extra}
 
 
-def paicli(
-    places: tuple[Path, Path], *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def paicli(places: tuple[Path, Path], *args: str, env: dict[str, str] | None = None) -> Run:
+    """`paicli ARGS`, in this process (tests/in_process.py)."""
     home, project = places
-    return subprocess.run(
-        [sys.executable, "-m", "paicli.cli", *args],
-        cwd=project,
-        env={**os.environ, "PAICLI_HOME": str(home), **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    environ = {**os.environ, "PAICLI_HOME": str(home), **(env or {})}
+    return run_paicli(args, cwd=project, environ=environ)
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
-"""`paicli mcp login|logout` and "needs login", end to end: paicli as a process, the local
-authorization server of tests/server_programs/auth_server.py on 127.0.0.1 in the test process, and
-the test as the browser (it opens the printed URL and follows the redirect to paicli's
-loopback listener)."""
+"""`paicli mcp login|logout` and "needs login", end to end: paicli as a process (or in this
+one, tests/in_process.py), the local authorization server of
+tests/server_programs/auth_server.py on 127.0.0.1 in the test process, and the test as the
+browser (it opens the printed URL and follows the redirect to paicli's loopback listener)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.in_process import run_paicli_async
 from tests.mcp.test_oauth_flow import refusing
 from tests.server_programs.auth_server import World, auth_world
 
@@ -44,15 +45,19 @@ def configure(home: Path, world: World, **extra: Any) -> None:
     (home / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": entry}}))
 
 
-async def paicli(home: Path, cwd: Path, *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
+async def paicli(home: Path, cwd: Path, *args: str, process: bool = False) -> tuple[int, str, str]:
+    """`paicli mcp ARGS`, in this process (tests/in_process.py) unless `process`."""
+    if not process:
+        run = await run_paicli_async(["mcp", *args], cwd=cwd, environ=environ(home))
+        return run.code, run.stdout, run.stderr
+    started = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "paicli.cli", "mcp", *args,
         cwd=cwd, env=environ(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    out, err = await started.communicate()
+    assert started.returncode is not None
+    return started.returncode, out.decode(), err.decode()
 
 
 async def browse(url: str) -> int:
@@ -192,9 +197,10 @@ async def test_with_a_system_keyring_the_tokens_go_there_not_to_the_file(
         record = json.loads(entries[f"paicli-mcp-oauth\n{world.url}"])
         assert record["tokens"]["access_token"].startswith("access-")
         assert not (home / "oauth-tokens.json").exists()
-        code, listed, errors = await paicli(home, tmp_path, "list")
+        # (Processes: the keyring a process uses is chosen once, when it first needs one.)
+        code, listed, errors = await paicli(home, tmp_path, "list", process=True)
         assert code == 0 and "needs login" not in listed + errors
-        code, out, _ = await paicli(home, tmp_path, "logout", "docs")
+        code, out, _ = await paicli(home, tmp_path, "logout", "docs", process=True)
         assert out.strip() == "Logged out of docs."
     assert json.loads(ring.read_text()) == {}
 

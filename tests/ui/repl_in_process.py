@@ -191,6 +191,9 @@ async def repl_in_process(
                     connector=memory_connector,
                     on_server_change=repl.server_changed,
                     http_client=None if llm is None else llm.http_client(),
+                    elicit=repl.elicit,
+                    approve_sampling=repl.approve_sampling,
+                    review_sample=repl.review_sample,
                 )
             )
             task = asyncio.ensure_future(repl.run(runtime))

@@ -1,5 +1,6 @@
 """A hostile MCP server against every surface that shows its text: `paicli mcp list|get|tools|
-call|logs|probe`, one-shot `-p` and the REPL's `/mcp`. Real subprocesses, pipes and a real pty.
+call|logs|probe`, one-shot `-p` and the REPL's `/mcp`: `paicli` in the test process
+(tests/in_process.py) with stdout and stderr in files, and in a real pty.
 
 The server (tests/server_programs/hostile_server.py) puts OSC and CSI sequences (7-bit and C1), a
 bidi override, zero-width characters and a fake prompt after a carriage return into everything it
@@ -9,13 +10,10 @@ visible escape, and JSON output must stay valid and decode to exactly what the s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import pytest
 
 from paicli.ui.prompt_line import PROMPT
 from tests.conftest import SERVER_PROGRAMS
+from tests.in_process import Run, run_paicli, run_paicli_async
 from tests.llm_server import ScriptedLlm
 from tests.server_programs import hostile_server as hostile
 
@@ -38,13 +37,6 @@ SHOWN = r"\x1b]0;pwned\x07\x1b[2J\x9b2J\u202etxt.exe\u200b\u2060\x0dApprove? [y/
 # The attack's own sequences, which must not appear even on a terminal, where rich may add
 # colours of its own (the pty turns "\n" into "\r\n", so a lone CR is checked before "A").
 ON_TERMINAL = ("\x1b]0;pwned", "\x1b[2J", "\x9b", "\u202e", "\u200b", "\u2060", "\rApprove")
-
-
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
 
 
 @pytest.fixture
@@ -76,38 +68,17 @@ def checked(args: tuple[str, ...], run: Run) -> Run:
 
 
 def paicli(places: tuple[Path, Path], *args: str) -> Run:
-    """`paicli ARGS...` with stdout and stderr pipes."""
+    """`paicli ARGS...` with stdout and stderr in files (tests/in_process.py: in this
+    process; read as bytes, so a raw "\r" stays one)."""
     home, project = places
-    done = subprocess.run(
-        [sys.executable, "-m", "paicli.cli", *args],
-        cwd=project,
-        env=environment(home),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,  # bytes: text mode would turn a raw "\r" into "\n"
-        timeout=60,
-        check=False,
-    )
-    return checked(args, Run(done.returncode, done.stdout.decode(), done.stderr.decode()))
+    return checked(args, run_paicli(args, cwd=project, environ=environment(home)))
 
 
 async def paicli_async(places: tuple[Path, Path], *args: str, api_key: str) -> Run:
-    """`paicli ARGS...` with pipes, while this test's event loop serves the scripted model."""
+    """`paicli`, while this test's event loop serves the scripted model."""
     home, project = places
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "paicli.cli",
-        *args,
-        cwd=project,
-        env={**environment(home), "PAICLI_API_KEY": api_key},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    async with asyncio.timeout(60):
-        out, err = await process.communicate()
-    assert process.returncode is not None
-    return checked(args, Run(process.returncode, out.decode(), err.decode()))
+    env = {**environment(home), "PAICLI_API_KEY": api_key}
+    return checked(args, await run_paicli_async(args, cwd=project, environ=env))
 
 
 def test_mcp_list_shows_the_server_error_and_its_stderr_escaped(
@@ -115,8 +86,8 @@ def test_mcp_list_shows_the_server_error_and_its_stderr_escaped(
 ) -> None:
     run = paicli(places, "mcp", "list")
     assert run.code == 1  # a server failed: not 0, for scripts
-    assert re.search(r"hostile\W+ready\W+stdio\W+[0-9-]+\W+3", run.stdout)
-    assert re.search(r"dying\W+error", run.stdout)
+    assert re.search(r"hostile\W+user\W+ready\W+stdio\W+[0-9-]+\W+3", run.stdout)
+    assert re.search(r"dying\W+user\W+error", run.stdout)
     assert r"fatal\x1b]0;pwned\x07" in run.stdout + run.stderr
     rows = json.loads(paicli(places, "mcp", "list", "--json").stdout)
     dying = next(row for row in rows if row["name"] == "dying")

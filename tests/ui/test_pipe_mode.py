@@ -1,5 +1,7 @@
 """`paicli` with stdin not a terminal: one prompt, slash command or approval answer per line
-(`printf 'do it\\ny\\n' | paicli`), so scripts and `make run` without a terminal still work."""
+(`printf 'do it\\ny\\n' | paicli`), so scripts and `make run` without a terminal still work.
+`paicli` runs in the test process (tests/in_process.py) with a real pipe as its stdin; one test
+starts a real process."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.in_process import run_paicli_async
 from tests.llm_server import Json, ScriptedLlm
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -20,21 +23,25 @@ pytestmark = pytest.mark.real
 BENCH_SERVER = Path(__file__).parent.parent.parent / "bench" / "servers" / "echo_server.py"
 
 
-async def piped(project: Path, llm: ScriptedLlm, lines: str, *flags: str) -> tuple[int, str]:
+async def piped(
+    project: Path, llm: ScriptedLlm, lines: str, *flags: str, process: bool = False
+) -> tuple[int, str]:
+    """`paicli` with `lines` piped into it: the exit code and stdout with stderr. In this
+    process (tests/in_process.py, stdin a real pipe there too) unless `process`."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent),
         "PAICLI_HOME": str(project.parent / ".paicli"),
     }
-    process = await asyncio.create_subprocess_exec(
+    args = ["--base-url", llm.base_url, "--model", "scripted", *flags]
+    if not process:
+        run = await run_paicli_async(args, cwd=project, environ=env, stdin=lines, merged=True)
+        return run.code, run.stdout
+    started = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
-        "--base-url",
-        llm.base_url,
-        "--model",
-        "scripted",
-        *flags,
+        *args,
         cwd=project,
         env=env,
         stdin=asyncio.subprocess.PIPE,
@@ -42,9 +49,9 @@ async def piped(project: Path, llm: ScriptedLlm, lines: str, *flags: str) -> tup
         stderr=asyncio.subprocess.STDOUT,
     )
     async with asyncio.timeout(60):
-        out, _ = await process.communicate(lines.encode())
-    assert process.returncode is not None
-    return process.returncode, out.decode()
+        out, _ = await started.communicate(lines.encode())
+    assert started.returncode is not None
+    return started.returncode, out.decode()
 
 
 async def test_piped_lines_are_prompts_and_approval_answers(tmp_path: Path) -> None:
@@ -55,7 +62,7 @@ async def test_piped_lines_are_prompts_and_approval_answers(tmp_path: Path) -> N
         {"text": "Written."},
     ]
     async with ScriptedLlm(script) as llm:
-        code, out = await piped(project, llm, "write a.txt\ny\n/audit\n")
+        code, out = await piped(project, llm, "write a.txt\ny\n/audit\n", process=True)
     assert code == 0, out
     assert (project / "a.txt").read_text() == "x"
     assert "Written." in out

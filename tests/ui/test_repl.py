@@ -385,22 +385,6 @@ async def test_once_a_projects_servers_are_answered_its_prompt_comes_first_too(
         await term.aclose()
 
 
-async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
-    places: Places,
-) -> None:
-    text = "Two things:\n\n- alpha item\n- beta item\n\nThat is **all**."
-    async with ScriptedLlm([{"text": text}]) as llm, paicli(places, llm) as term:
-        await term.expect(MARK)
-        term.line("list two things")
-        await term.expect("• alpha item")
-        await term.expect("• beta item")
-        await term.expect("That is all.")
-        await term.expect(MARK)
-        assert await goodbye(term) == 0
-    assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "list two things"}
-    assert "**all**" not in term.text  # rendered, not shown as source
-
-
 async def test_tab_completes_slash_commands_subcommands_and_server_names(places: Places) -> None:
     add_servers(places, "fault")
     async with paicli(places) as term:
@@ -651,35 +635,6 @@ async def test_ctrl_c_while_the_model_streams_stops_the_stream_and_keeps_the_ses
     assert "[interrupted]" in second[2]["content"]
 
 
-async def test_a_summary_the_model_refuses_keeps_the_first_turn_and_says_so(
-    places: Places,
-) -> None:
-    code_word = "The code word is PELICAN-42."
-    places.paicli_home.mkdir(mode=0o700)
-    (places.paicli_home / "config.toml").write_text("context_window = 3000\n")
-    script: list[dict[str, Any]] = [
-        {"text": "first answer"},
-        {"text": "second answer"},
-        {"status": 400, "error": {"message": "context length exceeded"}},
-        {"text": "third answer"},
-    ]
-    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
-        for text, reply in ((f"{code_word} " + "a " * 1200, "first"), ("b " * 1200, "second")):
-            await term.expect(MARK)
-            term.line(text)
-            await term.expect(f"{reply} answer")
-        await term.expect(MARK)
-        term.line("c " * 100)
-        await term.expect(words("summarising the 1 oldest turns failed"))
-        await term.expect(words("context length exceeded"))
-        await term.expect(words("the whole conversation is kept"))
-        await term.expect("third answer")
-        await term.expect(MARK)
-        assert await goodbye(term) == 0
-    assert code_word in json.dumps(llm.requests[3]["messages"])
-    assert "summarised" not in term.text and "dropp" not in term.text
-
-
 async def test_a_long_mcp_call_shows_a_live_line_with_time_bar_and_message(
     places: Places,
 ) -> None:
@@ -723,20 +678,6 @@ async def test_mcp_login_logs_in_through_the_browser_and_restarts_the_server(
             await term.expect("Logged out of docs.")
             await term.expect(MARK)
             assert await goodbye(term) == 0
-
-
-async def test_init_hands_the_model_a_prompt_to_draft_the_memory_file(places: Places) -> None:
-    async with ScriptedLlm([{"text": "Drafted PAICLI.md."}]) as llm, paicli(places, llm) as term:
-        await term.expect(MARK)
-        term.line("/init mention the fixtures")
-        await term.expect("Asking the model to draft PAICLI.md")
-        await term.expect("Drafted PAICLI.md.")
-        await term.expect(MARK)
-        assert await goodbye(term) == 0
-    (request,) = llm.requests
-    asked = request["messages"][-1]
-    assert asked["role"] == "user" and "Write PAICLI.md" in asked["content"]
-    assert asked["content"].endswith("The user adds: mention the fixtures")
 
 
 async def test_a_conversation_is_saved_and_continue_carries_it_on(places: Places) -> None:

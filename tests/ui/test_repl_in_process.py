@@ -1,6 +1,7 @@
 """The REPL's own logic, in process (tests/ui/repl_in_process.py): Tab completion, history,
-Ctrl+C and the permission modes, typed through prompt_toolkit's pipe input and read off the
-screen. The pty tests of test_repl.py keep what only a real terminal shows."""
+Ctrl+C, the permission modes, a rendered answer, a refused summary and /init, typed through
+prompt_toolkit's pipe input and read off the screen. The pty tests of test_repl.py keep what
+only a real terminal shows."""
 
 from __future__ import annotations
 
@@ -194,3 +195,78 @@ async def test_a_server_that_never_answers_its_handshake_holds_the_first_turn_3_
         assert repl.screen.text.count("still starting") == 1
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
+
+
+def words(text: str) -> re.Pattern[str]:
+    """`text` wherever the screen wrapped it between words."""
+    return re.compile(r"\s+".join(map(re.escape, text.split())))
+
+
+async def test_a_streamed_answer_renders_as_markdown_and_the_prompt_comes_back(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    text = "Two things:\n\n- alpha item\n- beta item\n\nThat is **all**."
+    async with repl_in_process(project, home, script=[{"text": text}]) as repl:
+        repl.line("list two things")
+        await repl.expect("• alpha item")
+        await repl.expect("• beta item")
+        await repl.expect("That is all.")
+        await repl.line_reads("")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    assert repl.llm is not None
+    assert repl.llm.requests[0]["messages"][-1] == {"role": "user", "content": "list two things"}
+    assert "**all**" not in repl.screen.text  # rendered, not shown as source
+
+
+async def test_a_summary_the_model_refuses_keeps_the_first_turn_and_says_so(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    code_word = "The code word is PELICAN-42."
+    (home / ".paicli").mkdir(mode=0o700)
+    (home / ".paicli" / "config.toml").write_text("context_window = 4200\n")
+    script: list[dict[str, Any]] = [
+        {"text": "first answer"},
+        {"text": "second answer"},
+        {"status": 400, "error": {"message": "context length exceeded"}},
+        {"text": "third answer"},
+    ]
+    async with repl_in_process(project, home, script=script) as repl:
+        # The first turn alone is worth summarising; the two fill the window with the tools'
+        # definitions, without being more than the whole window.
+        for text, reply in ((f"{code_word} " + "a " * 1800, "first"), ("b " * 1400, "second")):
+            await repl.line_reads("")
+            repl.line(text)
+            await repl.expect(f"{reply} answer")
+        await repl.line_reads("")
+        repl.line("c " * 100)
+        await repl.expect(words("summarising the 1 oldest turns failed"))
+        await repl.expect(words("context length exceeded"))
+        await repl.expect(words("the whole conversation is kept"))
+        await repl.expect("third answer")
+        await repl.line_reads("")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    assert repl.llm is not None
+    assert code_word in json.dumps(repl.llm.requests[3]["messages"])
+    assert "summarised" not in repl.screen.text and "dropp" not in repl.screen.text
+
+
+async def test_init_hands_the_model_a_prompt_to_draft_the_memory_file(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    async with repl_in_process(project, home, script=[{"text": "Drafted PAICLI.md."}]) as repl:
+        repl.line("/init mention the fixtures")
+        await repl.expect("Asking the model to draft PAICLI.md")
+        await repl.expect("Drafted PAICLI.md.")
+        await repl.line_reads("")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    assert repl.llm is not None
+    (request,) = repl.llm.requests
+    asked = request["messages"][-1]
+    assert asked["role"] == "user" and "Write PAICLI.md" in asked["content"]
+    assert asked["content"].endswith("The user adds: mention the fixtures")

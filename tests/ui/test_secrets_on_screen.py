@@ -1,7 +1,7 @@
 """Secrets never reach the screen: a crashing server's stderr quoting a key, a URL with a
 password or an `access_token`, the value of a header from the user's config, and an exception
-nobody retrieved. Every `paicli mcp` surface, `-p` stderr and the log handler, as real
-subprocesses with pipes."""
+nobody retrieved. Every `paicli mcp` surface (in the test process, tests/in_process.py), `-p`
+stderr and the log handler, as real subprocesses with pipes."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.in_process import run_paicli
 from tests.llm_server import ScriptedLlm
 
 pytestmark = pytest.mark.real
@@ -78,16 +79,7 @@ def test_paicli_mcp_never_shows_a_secret_a_dying_server_wrote(
     places: tuple[Path, Path], args: tuple[str, ...]
 ) -> None:
     home, project = places
-    done = subprocess.run(
-        [sys.executable, "-m", "paicli.cli", *args],
-        cwd=project,
-        env=environment(home),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_paicli(args, cwd=project, environ=environment(home))  # (tests/in_process.py)
     assert_no_secret(done.stdout + done.stderr)
     assert "[REDACTED]" in done.stdout + done.stderr or args[1] == "tools"
     if args[1] == "get":
@@ -100,11 +92,9 @@ def test_paicli_mcp_logs_never_shows_a_secret_from_the_log_file(
     places: tuple[Path, Path],
 ) -> None:
     home, project = places
-    run = [sys.executable, "-m", "paicli.cli"]
-    options = {"cwd": project, "env": environment(home), "capture_output": True, "text": True}
-    subprocess.run([*run, "mcp", "list"], timeout=60, check=False, **options)  # type: ignore[call-overload]
+    run_paicli(["mcp", "list"], cwd=project, environ=environment(home))  # (tests/in_process.py)
     assert (home / "logs" / "mcp" / "dying.log").stat().st_mode & 0o077 == 0
-    done = subprocess.run([*run, "mcp", "logs", "dying"], timeout=60, check=False, **options)  # type: ignore[call-overload]
+    done = run_paicli(["mcp", "logs", "dying"], cwd=project, environ=environment(home))
     assert re.search(r"dying │ \S+ \S+ invalid key: \[REDACTED\]", done.stdout), done.stdout
     assert_no_secret(done.stdout + done.stderr)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Coroutine
 from typing import Any
 
@@ -20,11 +21,15 @@ def run_until_signalled(work: Coroutine[Any, Any, int]) -> int:
 
 
 async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
-    """Run `work`; SIGTERM or SIGHUP cancel it like Ctrl+C does."""
+    """Run `work`; SIGTERM or SIGHUP cancel it like Ctrl+C does. (Only the main thread can
+    handle signals: run in another one, as an embedding or a test may, signals are left to
+    whoever owns the main thread.)"""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    in_main = threading.current_thread() is threading.main_thread()
+    handled: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP) if in_main else ()
+    for sig in handled:
         # The signal's name rides on the cancellation (the audit log's session end).
         loop.add_signal_handler(sig, task.cancel, sig.name)
     try:
@@ -35,5 +40,5 @@ async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
         err("paicli: stopped; servers shut down")
         return 130
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        for sig in handled:
             loop.remove_signal_handler(sig)

@@ -132,23 +132,24 @@ async def _answer(
             if code is not None:
                 return code
             saving = not options.no_session_persistence
-            async with asyncio.TaskGroup() as group:
-                # Servers still installing (npx & co.) say how long, every few seconds.
-                progress = group.create_task(installing_progress(runtime.manager.servers))
-                try:
-                    if options.input_format == "stream-json":
-                        code = await stream_turns(
-                            runtime,
-                            prompt,
-                            printer,
-                            one_turn,
-                            saving=saving,
-                            replay=options.replay_user_messages,
-                        )
-                    else:
-                        code = await one_turn(runtime, prompt, printer, saving=saving)
-                finally:
-                    progress.cancel()
+            # Servers still installing (npx & co.) say how long, every few seconds. (Not in a
+            # TaskGroup: a BrokenPipeError must reach main() as itself, not in a group.)
+            progress = asyncio.create_task(installing_progress(runtime.manager.servers))
+            try:
+                if options.input_format == "stream-json":
+                    code = await stream_turns(
+                        runtime,
+                        prompt,
+                        printer,
+                        one_turn,
+                        saving=saving,
+                        replay=options.replay_user_messages,
+                    )
+                else:
+                    code = await one_turn(runtime, prompt, printer, saving=saving)
+            finally:
+                progress.cancel()
+                await asyncio.wait([progress])
             # Servers that came up during the run (their tools were offered from the
             # catalogue) may have changed a tool too: such a tool was never called.
             tool_changes(runtime, accept=options.accept_tool_changes)

@@ -13,6 +13,7 @@ import contextlib
 import signal
 import sys
 import termios
+import threading
 from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any
 
@@ -161,7 +162,10 @@ class Repl:
             session.app.after_render += drawn
         first = None if self._line is None else await self._first_line(self._line)
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        # Only the main thread handles signals (elsewhere, as embedded, Ctrl+C is its owner's).
+        sigint = threading.current_thread() is threading.main_thread()
+        if sigint:
+            loop.add_signal_handler(signal.SIGINT, self._interrupt)
         try:
             while not self._quit:
                 await self.prompts.refresh_stale()
@@ -196,7 +200,8 @@ class Repl:
                     continue
                 await self._run_turn(runtime, text)
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            if sigint:
+                loop.remove_signal_handler(signal.SIGINT)
             for task in self._background:
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)
