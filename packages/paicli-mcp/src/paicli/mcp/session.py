@@ -31,6 +31,8 @@ from ._paging import paginate
 from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
 from ._subscriptions import NotificationCallback, Subscriptions
+from ._task_calls import TaskCalls
+from ._tasks import task_support
 from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
 from ._versions import ProtocolChoice
 from .errors import McpError
@@ -64,7 +66,7 @@ class Timeouts:
     request: float = DEFAULT_REQUEST_TIMEOUT
 
 
-class ClientSession:
+class ClientSession(TaskCalls):
     """A live connection to one MCP server over `transport`.
 
     Most callers get one from `paicli.mcp.connect(...)`; building one directly takes any
@@ -113,6 +115,7 @@ class ClientSession:
             on_notification=self._subscriptions.notify,
         )
         self._closed = False
+        self._task_support: dict[str, str] = {}
 
     # -- what it runs over, and what was agreed -------------------------------------------
 
@@ -267,6 +270,7 @@ class ClientSession:
 
     def _usable(self, tools: list[Tool]) -> list[Tool]:
         """The tools usable over this transport (see `ToolsHook`)."""
+        self._task_support = {tool.name: task_support(tool.execution) for tool in tools}
         return tools if self._tools_hook is None else self._tools_hook.tools_listed(tools)
 
     # -- typed methods -------------------------------------------------------------------
