@@ -200,3 +200,11 @@ def test_task_info_reads_both_spellings_and_refuses_nonsense() -> None:
     ):
         with pytest.raises(ProtocolError):
             TaskInfo.from_wire(bad)
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_may_run_as_task_follows_the_servers_announcement(protocol: str) -> None:
+    async with tasks_session(protocol=protocol) as (session, _):
+        assert session.may_run_as_task("slow")
+        # 2025-11-25 tools say whether they allow tasks; in 2026 the server decides per call.
+        assert session.may_run_as_task("quick") == (protocol == "modern")

@@ -34,7 +34,7 @@ EXTENSION = META + "tasks"
 MODERN = "2026-07-28"
 STAMP = "2026-08-01T10:00:00Z"
 FLOOD = 5000
-ASK = {
+ASK: Json = {
     "method": "elicitation/create",
     "params": {
         "message": "Proceed with the slow job?",
@@ -113,7 +113,7 @@ class TaskServer:
         meta = params.get("_meta") or {}
         modern = META + "protocolVersion" in meta
         if method == "initialize":
-            caps = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            caps: Json = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
             return {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}, "tasks": caps},

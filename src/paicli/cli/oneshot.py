@@ -214,6 +214,7 @@ async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: b
     command, problems = prompt_command(runtime, prompt, tuple(BY_NAME))
     for line in [*problems, *(command.notes if command else ())]:
         err(f"paicli: {line}")
+    runtime.mcp.jobs.wait_at_turn_end = True  # the answer waits for its background jobs
     try:
         async with running(runtime, command, err):
             ended = await runtime.agent.run(command.text if command else prompt, printer)

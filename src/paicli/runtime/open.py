@@ -131,6 +131,7 @@ async def open_runtime(
         try:
             yield runtime
         finally:
+            await mcp.jobs.aclose()  # running MCP tasks are cancelled on their servers
             if hooks is not None:
                 await hooks.session_end()
             if runtime.agent is not None:

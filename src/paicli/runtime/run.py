@@ -185,5 +185,6 @@ class Runtime:
                 prepare=self.skills.catalog.refresh if self.skills is not None else None,
                 hooks=self.hooks,
             )
+            self.agent.jobs = self.mcp.jobs
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()

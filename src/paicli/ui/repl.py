@@ -322,7 +322,12 @@ class Repl:
             for mention in expansion.attached:
                 self.console.print(Text(f"  attached @{terminal_safe(mention)}", "dim"))
             text = expansion.text
-        ended = await agent.run(text, self._renderer, prior=prior)
+        mark = runtime.mcp.jobs.mark()
+        try:
+            ended = await agent.run(text, self._renderer, prior=prior)
+        except asyncio.CancelledError:
+            runtime.mcp.jobs.cancel_since(mark)  # Ctrl+C: the jobs this turn started too
+            raise
         runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:

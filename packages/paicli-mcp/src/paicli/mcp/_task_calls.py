@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._tasks import LegacyTaskOps, ModernTaskOps, call_as_task, task_ops
-from .tasks import TaskHandle, TaskInfo
+from ._tasks import LegacyTaskOps, ModernTaskOps, call_as_task, offers_tool_tasks, task_ops
+from .tasks import TASKS_EXTENSION, TaskHandle, TaskInfo
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -52,6 +52,21 @@ class TaskCalls:
             ttl_ms=ttl_ms,
             timeout=timeout,
         )
+
+    def may_run_as_task(self, name: str) -> bool:
+        """Whether the server can answer a call of `name` with a task: it announced the
+        2026 extension, or 2025-11-25 task-augmented `tools/call` and the tool (as last
+        listed) allows it. A caller may keep plain `call_tool` (progress, retries) for
+        the rest."""
+        if self._connection.minimal is not None:
+            return False
+        agreement = self._connection.agreed()
+        capabilities = agreement.server_capabilities
+        if agreement.era == "modern":
+            extensions = capabilities.get("extensions")
+            return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+        support = self._task_support.get(name, "forbidden")
+        return offers_tool_tasks(capabilities) and support != "forbidden"
 
     def task(self, task_id: str) -> TaskHandle:
         """A handle on a task this client started earlier (its id kept), to poll again."""

@@ -21,7 +21,14 @@ from .errors import HandlerError, ProtocolError, RpcError
 from .tasks import STATUS_NOTIFICATIONS, TASKS_EXTENSION, Polled, TaskFailed, TaskHandle, TaskInfo
 from .types import CallToolResult, Notification
 
-__all__ = ["LegacyTaskOps", "ModernTaskOps", "call_as_task", "task_ops", "task_support"]
+__all__ = [
+    "LegacyTaskOps",
+    "ModernTaskOps",
+    "call_as_task",
+    "offers_tool_tasks",
+    "task_ops",
+    "task_support",
+]
 
 Json = dict[str, Any]
 Request = Callable[..., Awaitable[Json]]
@@ -157,7 +164,7 @@ async def call_as_task(
     if isinstance(ops, ModernTaskOps):
         caps: Json = {"extensions": {TASKS_EXTENSION: {}}}
         params["_meta"] = {META_CAPS: caps}
-    elif _offers_tool_tasks(server_capabilities) and support != "forbidden":
+    elif offers_tool_tasks(server_capabilities) and support != "forbidden":
         params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
     result = await ops.request("tools/call", params, timeout=timeout)
     if result.get("resultType") == "task":
@@ -167,7 +174,7 @@ async def call_as_task(
     return TaskHandle(None, None, server=ops.label, result=CallToolResult.from_wire(result))
 
 
-def _offers_tool_tasks(capabilities: Json) -> bool:
+def offers_tool_tasks(capabilities: Json) -> bool:
     tasks = capabilities.get("tasks")
     requests = tasks.get("requests") if isinstance(tasks, dict) else None
     tools = requests.get("tools") if isinstance(requests, dict) else None

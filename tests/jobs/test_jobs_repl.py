@@ -1,0 +1,103 @@
+"""Background jobs in the REPL, in process (tests/ui/repl_in_process.py): a tool call the
+task server (tests/server_programs/task_server.py, in memory) runs as a task is a job that
+`/jobs` lists and `/jobs cancel N` cancels; the model reads how it ended at the next turn."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.permissions.approval import Mode
+from tests.conftest import SERVER_PROGRAMS
+from tests.ui.repl_in_process import repl_in_process
+
+
+def tasks(*options: str) -> dict[str, Any]:
+    return {
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "task_server.py"), *options],
+    }
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    return project, home
+
+
+def slow_call(text: str = "build") -> dict[str, Any]:
+    return {"tool_calls": [{"name": "mcp__tasks__slow", "arguments": f'{{"text": "{text}"}}'}]}
+
+
+async def test_jobs_lists_a_running_job_and_cancel_ends_it(places: tuple[Path, Path]) -> None:
+    project, home = places
+    script = [slow_call(), {"text": "It runs in the background."}, {"text": "Noted."}]
+    servers = {"tasks": tasks("--polls", "0")}
+    async with repl_in_process(
+        project, home, servers=servers, script=script, mode=Mode.YOLO
+    ) as repl:
+        await repl.expect("✓ tasks")
+        repl.line("build it")
+        await repl.expect("It runs in the background.")
+        repl.line("/jobs")
+        await repl.expect(re.compile(r"1\s+running\s+\d+s\s+tasks/slow\s+task task-1"))
+        repl.line("/jobs cancel 1")
+        await repl.expect("Job 1: cancelled.")
+        repl.line("/jobs")
+        await repl.expect(re.compile(r"1\s+cancelled"))
+        repl.line("/jobs cancel 7")
+        await repl.expect("No job 7.")
+        repl.line("and now?")
+        await repl.expect("Noted.")
+        assert repl.llm is not None
+        told = repl.llm.requests[1]["messages"][-1]["content"]
+        assert "background job: job 1 (MCP task 'task-1')" in told
+        delivered = [m["content"] for m in repl.llm.requests[2]["messages"] if m["role"] == "user"]
+        assert any(
+            "Background job 1 (tasks/slow" in text and "cancelled" in text for text in delivered
+        )
+
+
+async def test_a_finished_job_reaches_the_model_at_the_next_request(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    script = [slow_call("x"), {"text": "Started."}, {"text": "It said done."}]
+    servers = {"tasks": tasks("--polls", "1", "--poll-ms", "100")}
+    async with repl_in_process(
+        project, home, servers=servers, script=script, mode=Mode.YOLO
+    ) as repl:
+        await repl.expect("✓ tasks")
+        repl.line("go")
+        await repl.expect("Started.")
+        repl.line("/jobs")
+        await repl.expect(re.compile(r"1\s+(running|completed)"))
+        assert repl.llm is not None
+        # The REPL does not hold the turn: the result waits for the next request.
+        repl.line("what came of it?")
+        await repl.expect("It said done.")
+        messages = repl.llm.requests[2]["messages"]
+        delivered = [m["content"] for m in messages if m["role"] == "user"]
+        assert any("Background job 1" in text and "done: x" in text for text in delivered)
+
+
+async def test_a_task_id_with_escapes_is_shown_escaped(places: tuple[Path, Path]) -> None:
+    project, home = places
+    script = [slow_call(), {"text": "Started."}]
+    servers = {"tasks": tasks("--mode", "escape", "--polls", "0")}
+    async with repl_in_process(
+        project, home, servers=servers, script=script, mode=Mode.YOLO
+    ) as repl:
+        await repl.expect("✓ tasks")
+        repl.line("go")
+        await repl.expect("Started.")
+        repl.line("/jobs")
+        await repl.expect(r"task t\x1b[31m-1\x07\x0d")
+        assert "\x1b[31m-1" not in repl.screen.getvalue()
+        assert "\x07" not in repl.screen.getvalue()
