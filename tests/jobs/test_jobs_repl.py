@@ -4,7 +4,9 @@ task server (tests/server_programs/task_server.py, in memory) runs as a task is 
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -101,3 +103,21 @@ async def test_a_task_id_with_escapes_is_shown_escaped(places: tuple[Path, Path]
         await repl.expect(r"task t\x1b[31m-1\x07\x0d")
         assert "\x1b[31m-1" not in repl.screen.getvalue()
         assert "\x07" not in repl.screen.getvalue()
+
+
+async def test_ctrl_c_cancels_the_turn_and_the_jobs_it_started(
+    places: tuple[Path, Path],
+) -> None:
+    project, home = places
+    script = [slow_call(), {"text": "Thinking", "hang": True}, {"text": "Fine."}]
+    servers = {"tasks": tasks("--polls", "0")}
+    async with repl_in_process(
+        project, home, servers=servers, script=script, mode=Mode.YOLO
+    ) as repl:
+        await repl.expect("✓ tasks")
+        repl.line("go")
+        await repl.expect("background job: job 1")  # the turn goes on: the model hangs
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C during a turn: the REPL's SIGINT handler
+        await repl.expect("Interrupted.")
+        repl.line("/jobs")
+        await repl.expect(re.compile(r"1\s+cancelled"))
