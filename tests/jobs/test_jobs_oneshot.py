@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_oneshot import paicli
+from tests.cli.test_oneshot import Run, paicli
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.processes import processes_with
@@ -35,6 +35,14 @@ def slow(text: str) -> Json:
     return {"tool_calls": [{"name": "mcp__tasks__slow", "arguments": arguments}]}
 
 
+async def job_run(root: Path, script: list[Json]) -> tuple[Run, ScriptedLlm]:
+    """`paicli -p go` in `root` (trusted, yes to all) against `script`; exit code 0."""
+    async with ScriptedLlm(script) as llm:
+        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
+    assert run.code == 0, run.stderr
+    return run, llm
+
+
 def delivered(request: Json) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "user"]
 
@@ -46,9 +54,7 @@ async def test_the_run_waits_for_its_job_and_the_model_reads_the_result(
     log = tmp_path / "project" / "methods"  # (inside the project: its sandbox)
     root = project_with(tmp_path, "--polls", "3", "--log", str(log), protocol=protocol)
     script: list[Json] = [slow("hi"), {"text": "Waiting for it."}, {"text": "It said: done."}]
-    async with ScriptedLlm(script) as llm:
-        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
-    assert run.code == 0, run.stderr
+    run, llm = await job_run(root, script)
     assert run.stdout.endswith("It said: done.\n")
     assert "background job: job 1 (MCP task 'task-1')" in llm.requests[1]["messages"][-1]["content"]
     last = delivered(llm.requests[2])[-1]
@@ -65,9 +71,7 @@ async def test_a_job_that_never_ends_is_cut_at_the_maximum_and_cancelled(
     log = tmp_path / "project" / "methods"  # (inside the project: its sandbox)
     root = project_with(tmp_path, "--polls", "0", "--log", str(log), timeout=0.5, maxTimeout=1.5)
     script: list[Json] = [slow("forever"), {"text": "Waiting."}, {"text": "It timed out."}]
-    async with ScriptedLlm(script) as llm:
-        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
-    assert run.code == 0, run.stderr
+    _run, llm = await job_run(root, script)
     last = delivered(llm.requests[2])[-1]
     assert "ended: timed out" in last and "did not finish within 1.5s" in last
     assert "tasks/cancel" in log.read_text().splitlines()
@@ -77,9 +81,7 @@ async def test_a_job_that_never_ends_is_cut_at_the_maximum_and_cancelled(
 async def test_a_huge_task_result_is_capped_like_any_tool_result(tmp_path: Path) -> None:
     root = project_with(tmp_path, "--mode", "huge", "--polls", "1")
     script: list[Json] = [slow("big"), {"text": "Waiting."}, {"text": "Big."}]
-    async with ScriptedLlm(script) as llm:
-        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
-    assert run.code == 0, run.stderr
+    _run, llm = await job_run(root, script)
     last = delivered(llm.requests[2])[-1]
     assert "Background job 1" in last
     assert 1000 < len(last) < 110_000  # 300 000 characters came back
@@ -89,8 +91,6 @@ async def test_a_huge_task_result_is_capped_like_any_tool_result(tmp_path: Path)
 async def test_a_task_id_with_escapes_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
     root = project_with(tmp_path, "--mode", "escape", "--polls", "1")
     script: list[Json] = [slow("x"), {"text": "Waiting."}, {"text": "Done."}]
-    async with ScriptedLlm(script) as llm:
-        run = await paicli(root, "-p", "go", "--trust-project", "--yes", llm=llm)
-    assert run.code == 0, run.stderr
+    run, llm = await job_run(root, script)
     assert "\x1b[31m" not in run.stderr + run.stdout and "\x07" not in run.stderr
     assert "Background job 1" in delivered(llm.requests[2])[-1]

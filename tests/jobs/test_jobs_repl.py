@@ -8,6 +8,8 @@ import os
 import re
 import signal
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ import pytest
 
 from paicli.permissions.approval import Mode
 from tests.conftest import SERVER_PROGRAMS
-from tests.ui.repl_in_process import repl_in_process
+from tests.ui.repl_in_process import ReplInProcess, repl_in_process
 
 
 def tasks(*options: str) -> dict[str, Any]:
@@ -33,19 +35,27 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     return project, home
 
 
+@asynccontextmanager
+async def jobs_repl(
+    places: tuple[Path, Path], script: list[dict[str, Any]], *options: str
+) -> AsyncIterator[ReplInProcess]:
+    """The REPL (in yolo mode) with the task server, after the first prompt: "go"."""
+    project, home = places
+    async with repl_in_process(
+        project, home, servers={"tasks": tasks(*options)}, script=script, mode=Mode.YOLO
+    ) as repl:
+        await repl.expect("✓ tasks")
+        repl.line("go")
+        yield repl
+
+
 def slow_call(text: str = "build") -> dict[str, Any]:
     return {"tool_calls": [{"name": "mcp__tasks__slow", "arguments": f'{{"text": "{text}"}}'}]}
 
 
 async def test_jobs_lists_a_running_job_and_cancel_ends_it(places: tuple[Path, Path]) -> None:
-    project, home = places
     script = [slow_call(), {"text": "It runs in the background."}, {"text": "Noted."}]
-    servers = {"tasks": tasks("--polls", "0")}
-    async with repl_in_process(
-        project, home, servers=servers, script=script, mode=Mode.YOLO
-    ) as repl:
-        await repl.expect("✓ tasks")
-        repl.line("build it")
+    async with jobs_repl(places, script, "--polls", "0") as repl:
         await repl.expect("It runs in the background.")
         repl.line("/jobs")
         await repl.expect(re.compile(r"1\s+running\s+\d+s\s+tasks/slow\s+task task-1"))
@@ -69,14 +79,8 @@ async def test_jobs_lists_a_running_job_and_cancel_ends_it(places: tuple[Path, P
 async def test_a_finished_job_reaches_the_model_at_the_next_request(
     places: tuple[Path, Path],
 ) -> None:
-    project, home = places
     script = [slow_call("x"), {"text": "Started."}, {"text": "It said done."}]
-    servers = {"tasks": tasks("--polls", "1", "--poll-ms", "100")}
-    async with repl_in_process(
-        project, home, servers=servers, script=script, mode=Mode.YOLO
-    ) as repl:
-        await repl.expect("✓ tasks")
-        repl.line("go")
+    async with jobs_repl(places, script, "--polls", "1", "--poll-ms", "100") as repl:
         await repl.expect("Started.")
         repl.line("/jobs")
         await repl.expect(re.compile(r"1\s+(running|completed)"))
@@ -90,14 +94,8 @@ async def test_a_finished_job_reaches_the_model_at_the_next_request(
 
 
 async def test_a_task_id_with_escapes_is_shown_escaped(places: tuple[Path, Path]) -> None:
-    project, home = places
     script = [slow_call(), {"text": "Started."}]
-    servers = {"tasks": tasks("--mode", "escape", "--polls", "0")}
-    async with repl_in_process(
-        project, home, servers=servers, script=script, mode=Mode.YOLO
-    ) as repl:
-        await repl.expect("✓ tasks")
-        repl.line("go")
+    async with jobs_repl(places, script, "--mode", "escape", "--polls", "0") as repl:
         await repl.expect("Started.")
         repl.line("/jobs")
         await repl.expect(r"task t\x1b[31m-1\x07\x0d")
@@ -108,14 +106,8 @@ async def test_a_task_id_with_escapes_is_shown_escaped(places: tuple[Path, Path]
 async def test_ctrl_c_cancels_the_turn_and_the_jobs_it_started(
     places: tuple[Path, Path],
 ) -> None:
-    project, home = places
     script = [slow_call(), {"text": "Thinking", "hang": True}, {"text": "Fine."}]
-    servers = {"tasks": tasks("--polls", "0")}
-    async with repl_in_process(
-        project, home, servers=servers, script=script, mode=Mode.YOLO
-    ) as repl:
-        await repl.expect("✓ tasks")
-        repl.line("go")
+    async with jobs_repl(places, script, "--polls", "0") as repl:
         await repl.expect("background job: job 1")  # the turn goes on: the model hangs
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C during a turn: the REPL's SIGINT handler
         await repl.expect("Interrupted.")
