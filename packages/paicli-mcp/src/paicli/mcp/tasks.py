@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, get_args
+from typing import Any, Final, Literal, Protocol, cast, get_args
 
 from .errors import McpError, ProtocolError
 from .types import CallToolResult, Notification
@@ -106,9 +106,10 @@ class TaskInfo:
         task_id = data.get("taskId")
         if not isinstance(task_id, str) or not task_id or len(task_id) > MAX_TASK_ID:
             raise ProtocolError(f"task: taskId must be a string of 1..{MAX_TASK_ID} characters")
-        status: TaskStatus = data.get("status")  # type: ignore[assignment]
+        status = data.get("status")
         if status not in STATUSES:
             raise ProtocolError(f"task {task_id!r:.80}: unknown status {status!r:.40}")
+        status = cast("TaskStatus", status)
         return cls(
             task_id=task_id,
             status=status,
