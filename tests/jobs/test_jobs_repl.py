@@ -4,6 +4,7 @@ task server (tests/server_programs/task_server.py, in memory) runs as a task is 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -17,7 +18,10 @@ import pytest
 
 from paicli.permissions.approval import Mode
 from tests.conftest import SERVER_PROGRAMS
+from tests.llm_server import ScriptedLlm
+from tests.processes import processes_with
 from tests.ui.repl_in_process import ReplInProcess, repl_in_process
+from tests.ui.test_repl import MARK, Places, goodbye, paicli
 
 
 def tasks(*options: str) -> dict[str, Any]:
@@ -113,3 +117,34 @@ async def test_ctrl_c_cancels_the_turn_and_the_jobs_it_started(
         await repl.expect("Interrupted.")
         repl.line("/jobs")
         await repl.expect(re.compile(r"1\s+cancelled"))
+
+
+@pytest.mark.real
+async def test_jobs_in_a_real_terminal(tmp_path: Path) -> None:
+    """The REPL in a pty with the task server as a process: /jobs shows the escaped task
+    id, /jobs cancel ends the job, and leaving leaves no server behind."""
+    places = Places(tmp_path / "home", tmp_path / "project", f"jobs-{tmp_path.name}")
+    places.home.mkdir()
+    places.project.mkdir()
+    options = ["--mode", "escape", "--polls", "0", "--log", places.marker]
+    server = tasks(*options)
+    (places.project / ".paicli").mkdir()
+    mcp_json = {"mcpServers": {"tasks": server}}
+    (places.project / ".paicli" / "mcp.json").write_text(json.dumps(mcp_json))
+    script = [slow_call(), {"text": "Started."}]
+    async with ScriptedLlm(script) as llm, paicli(places, llm) as term:
+        await term.expect(MARK)
+        term.line("go")
+        await term.expect("Allow?")
+        term.line("y")
+        await term.expect("Started.")
+        await term.expect(MARK)
+        term.line("/jobs")
+        await term.expect(r"task t\x1b[31m-1\x07\x0d")
+        term.line("/jobs cancel 1")
+        await term.expect("Job 1: cancelled.")
+        await term.expect(MARK)
+        assert await goodbye(term) == 0
+    assert "\x1b[31m-1" not in term.raw
+    assert "tasks/cancel" in (places.project / places.marker).read_text().splitlines()
+    assert processes_with(places.marker) == []
