@@ -208,3 +208,18 @@ async def test_may_run_as_task_follows_the_servers_announcement(protocol: str) -
         assert session.may_run_as_task("slow")
         # 2025-11-25 tools say whether they allow tasks; in 2026 the server decides per call.
         assert session.may_run_as_task("quick") == (protocol == "modern")
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_a_notice_that_a_task_ended_is_checked_by_a_poll(protocol: str) -> None:
+    async with tasks_session("--mode", "lie", "--polls", "3", protocol=protocol) as (
+        session,
+        server,
+    ):
+        heard = asyncio.Event()
+        session.subscribe(lambda notice: heard.set() if "tasks" in notice.method else None)
+        handle = await started(session)
+        if protocol == "modern":  # the notice comes as soon as the client listens
+            await heard.wait()
+        assert (await handle.result(timeout=30)).text == "done: hi"
+        assert server.methods.count("tasks/get") == 3

@@ -10,7 +10,8 @@ A task completes on its Nth poll (`--polls`, 0: never by polls) or when the tool
 is called. MODE: `normal`; `input` (asks for a confirmation first: 2026 inputRequests, or
 2025-11-25 an elicitation/create sent while tasks/result waits); `fail`; `flood` (thousands
 of status notifications per task); `escape` (task ids with terminal escapes); `huge` (a
-result of 300 000 characters); `sync` (never makes a task). `--log FILE` appends every
+result of 300 000 characters); `sync` (never makes a task); `lie` (a status notice says
+the task completed before it has). `--log FILE` appends every
 method received, one a line. Standard library only; the same class serves in the test
 process (`tests/memory_servers.task_in_memory`).
 """
@@ -129,6 +130,9 @@ class TaskServer:
         if method == "subscriptions/listen":
             wanted = (params.get("notifications") or {}).get("taskIds") or []
             self.listening = {str(t) for t in wanted}
+            if self.mode == "lie":  # while the client waits for its first poll
+                for task_id in self.listening & set(self.tasks):
+                    await self.notify(self.tasks[task_id], status="completed")
             return None  # held open, as a listen request is
         result = await self.task_method(method, params, meta)
         if modern and result is not None:
@@ -208,6 +212,8 @@ class TaskServer:
 
     async def get(self, task: Task) -> Json:
         task.polls += 1
+        if self.mode == "lie" and task.polls == 1:  # says it completed; it has not
+            await self.notify(task, status="completed")
         if task.status == "working" and self.polls and task.polls >= self.polls:
             if self.mode == "input" and task.answer is None:
                 await self.move(task, "input_required")
@@ -259,14 +265,15 @@ class TaskServer:
             task.ended.set()
         await self.notify(task)
 
-    async def notify(self, task: Task) -> None:
+    async def notify(self, task: Task, status: str | None = None) -> None:
         if not task.modern:
             method = "notifications/tasks/status"
         elif task.task_id in self.listening:
             method = "notifications/tasks"
         else:
             return
-        await self.send({"jsonrpc": "2.0", "method": method, "params": self.wire(task)})
+        params = {**self.wire(task), **({"status": status} if status else {})}
+        await self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
 
 def tool(name: str) -> Json:
@@ -279,7 +286,7 @@ def tool(name: str) -> Json:
 
 def parse_options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    modes = ["normal", "input", "fail", "flood", "escape", "huge", "sync"]
+    modes = ["normal", "input", "fail", "flood", "escape", "huge", "sync", "lie"]
     parser.add_argument("--mode", choices=modes, default="normal")
     parser.add_argument("--polls", type=int, default=2)
     parser.add_argument("--poll-ms", type=int, default=100)

@@ -208,7 +208,8 @@ class TaskHandle:
         except ProtocolError:
             return
         if self._info is not None and info.task_id == self._info.task_id:
-            if not self._info.terminal:
+            # Only a poll ends a task: a notice that says it ended just wakes the poller.
+            if not self._info.terminal and not info.terminal:
                 self._info = info
             self._wake.set()
 
