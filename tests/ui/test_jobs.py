@@ -4,6 +4,7 @@ task server (tests/server_programs/task_server.py, in memory) runs as a task is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -88,7 +89,10 @@ async def test_a_finished_job_reaches_the_model_at_the_next_request(
         await repl.expect("Started.")
         repl.line("/jobs")
         await repl.expect(re.compile(r"1\s+(running|completed)"))
-        assert repl.llm is not None
+        assert repl.llm is not None and repl.runtime is not None
+        waiter = repl.runtime.mcp.jobs.jobs()[0].waiter
+        assert waiter is not None
+        await asyncio.wait({waiter})  # the task's result is in
         # The REPL does not hold the turn: the result waits for the next request.
         repl.line("what came of it?")
         await repl.expect("It said done.")

@@ -180,7 +180,8 @@ class TaskHandle:
         self._answered: set[str] = set()
         self.pending_input: Json = {}
         self._wake = asyncio.Event()
-        self._last_poll = float("-inf")
+        # The task's creation counts as a poll: the first `tasks/get` waits its interval.
+        self._last_poll = float("-inf") if ops is None else asyncio.get_running_loop().time()
         self._unsubscribe = (
             None if ops is None or info is None else ops.subscribe(info.task_id, self._heard)
         )
