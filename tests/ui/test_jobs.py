@@ -20,7 +20,7 @@ import pytest
 from paicli.permissions.approval import Mode
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
-from tests.processes import processes_with
+from tests.processes import processes_with, until
 from tests.ui.repl_in_process import ReplInProcess, repl_in_process
 from tests.ui.test_repl import MARK, Places, goodbye, paicli
 
@@ -151,4 +151,4 @@ async def test_jobs_in_a_real_terminal(tmp_path: Path) -> None:
         assert await goodbye(term) == 0
     assert "\x1b[31m-1" not in term.raw
     assert "tasks/cancel" in (places.project / places.marker).read_text().splitlines()
-    assert processes_with(places.marker) == []
+    await until(lambda: processes_with(places.marker) == [])  # no event says a process ended
