@@ -3,7 +3,7 @@
 A server described as config files describe it (a stdio command line) is mapped to the same
 server code on an in-memory transport: arguments that run tests/server_programs/fault_server.py give
 `fault_in_memory` with the same options, tests/server_programs/sdk_server.py gives `sdk_in_memory`,
-tests/server_programs/skills_server.py gives `skills_in_memory`.
+tests/server_programs/skills_server.py gives `skills_in_memory`, task_server.py `task_in_memory`.
 The session is built as `paicli.mcp.connect` builds it from the description (label, protocol,
 timeouts, identity), so the manager, the toolboxes and the agent run unchanged. Anything
 else is refused: a test of the in-memory tier cannot quietly start a real server.
@@ -26,7 +26,7 @@ from paicli.mcp import (
     Transport,
 )
 from tests.conftest import SERVER_PROGRAMS
-from tests.memory_servers import fault_in_memory, skills_in_memory
+from tests.memory_servers import fault_in_memory, skills_in_memory, task_in_memory
 from tests.sdk_memory import sdk_in_memory
 
 __all__ = ["NoMemoryServer", "memory_connector"]
@@ -73,9 +73,11 @@ def _server_for(spec: StdioServer | HttpServer) -> AbstractAsyncContextManager[M
         return sdk_in_memory()
     if script == "skills_server.py" and isinstance(spec, StdioServer):
         return _skills(spec.args[1:])
+    if script == "task_server.py" and isinstance(spec, StdioServer):
+        return _tasks(spec.args[1:])
     raise NoMemoryServer(
-        f"{spec.label}: only tests/server_programs/fault_server.py, sdk_server.py and "
-        "skills_server.py run in memory "
+        f"{spec.label}: only tests/server_programs/fault_server.py, sdk_server.py, "
+        "skills_server.py and task_server.py run in memory "
         f"(got {spec.identity}); mark the test @pytest.mark.real to run other servers"
     )
 
@@ -84,6 +86,12 @@ def _server_for(spec: StdioServer | HttpServer) -> AbstractAsyncContextManager[M
 async def _skills(args: Sequence[str]) -> AsyncIterator[MemoryTransport]:
     tamper = args[args.index("--tamper") + 1] if "--tamper" in args else None
     async with skills_in_memory(Path(args[0]), tamper=tamper) as (transport, _):
+        yield transport
+
+
+@asynccontextmanager
+async def _tasks(args: Sequence[str]) -> AsyncIterator[MemoryTransport]:
+    async with task_in_memory(*args) as (transport, _):
         yield transport
 
 

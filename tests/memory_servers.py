@@ -31,6 +31,8 @@ from paicli.mcp import (
 from paicli.mcp._versions import ProtocolChoice
 from tests.server_programs.fault_server import FaultServer, parse_options
 from tests.server_programs.skills_server import SkillsServer
+from tests.server_programs.task_server import TaskServer
+from tests.server_programs.task_server import parse_options as parse_task_options
 
 PROCESS_ONLY_MODES = frozenset(
     {
@@ -197,3 +199,33 @@ async def skills_in_memory(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+@asynccontextmanager
+async def task_in_memory(*options: str) -> AsyncIterator[tuple[MemoryTransport, TaskServer]]:
+    """Serve tests/server_programs/task_server.py with `options` in this process; yield the
+    client's transport and the server (its `methods`, `tasks`)."""
+    client, end = MemoryTransport.pair()
+
+    async def send(message: Json) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await end.send(message)
+
+    server = TaskServer(parse_task_options(list(options)), send)
+
+    async def serve() -> None:
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                message = await end.receive()
+                if isinstance(message, dict):
+                    server.receive(message)
+
+    task = asyncio.ensure_future(serve())
+    try:
+        yield client, server
+    finally:
+        await client.aclose()
+        await end.aclose()
+        for job in [task, *server.running]:
+            job.cancel()
+        await asyncio.gather(task, *server.running, return_exceptions=True)

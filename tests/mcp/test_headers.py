@@ -76,3 +76,9 @@ def test_annotated_arguments_become_mcp_param_headers() -> None:
 def test_invalid_annotations_disqualify_the_tool(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError, match="x-mcp-header"):
         header_params({"type": "object", **bad})
+
+
+def test_a_task_request_names_its_task_in_mcp_name() -> None:
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        message = {"method": method, "params": {"taskId": "t-9f2c"}}
+        assert request_headers(message, {}) == {"Mcp-Method": method, "Mcp-Name": "t-9f2c"}

@@ -29,6 +29,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from paicli.permissions.approval import Mode
+from paicli.runtime import Runtime
 from paicli.ui.console import SafeConsole
 from paicli.ui.repl import Repl
 from tests.llm_memory import MemoryLlm
@@ -99,6 +100,7 @@ class ReplInProcess:
         self._keys = keys
         self.task = task
         self.llm = llm  # the scripted model (its `requests`), when there is one
+        self.runtime: Runtime | None = None  # the REPL's runtime (what it holds: jobs, say)
 
     def send(self, text: str) -> None:
         self._keys.send_text(text)
@@ -198,7 +200,9 @@ async def repl_in_process(
             )
             task = asyncio.ensure_future(repl.run(runtime))
             try:
-                yield ReplInProcess(screen, keys, task, llm)
+                running = ReplInProcess(screen, keys, task, llm)
+                running.runtime = runtime
+                yield running
             finally:
                 if not task.done():
                     task.cancel()

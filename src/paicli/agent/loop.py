@@ -52,6 +52,7 @@ from paicli.llm.messages import (
 )
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
+from paicli.tools.mcp.jobs import JobBoard
 from paicli.tools.mcp.results import for_model
 from paicli.tools.search.offer import SEARCH_TOOL, Deferral, ToolOffer
 
@@ -135,6 +136,8 @@ class Agent:
         # What a cancellation must settle: text streamed so far, tool calls not answered yet.
         self._partial = ""
         self._pending: tuple[list[ToolCallRequest], list[ToolOutcome | None]] | None = None
+        # Background jobs (MCP tasks): their results reach the model before each request.
+        self.jobs: JobBoard | None = None
 
     def _refresh_system(self) -> None:
         if self._context is None or not self.messages or self.messages[0]["role"] != "system":
@@ -215,6 +218,8 @@ class Agent:
         try:
             while step < self.max_steps:
                 step += 1
+                if self.jobs is not None:
+                    self.jobs.deliver(self.messages)
                 if self._prepare is not None:
                     await self._prepare()
                 self._refresh_system()
@@ -232,6 +237,8 @@ class Agent:
                     continued += 1
                     self.messages.append(UserMessage(role="user", content=reason))
                     continue
+                if not calls and self.jobs is not None and await self.jobs.settle(self.messages):
+                    continue  # jobs ended: the model reads their results
                 if not calls:
                     ended = TurnEnded("done", completion.text, steps=step, usage=usage)
                     emit(ended)

@@ -235,6 +235,7 @@ async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: b
             printer.failed("paicli -p: the prompt has only `!` lines: add what to ask the model")
             return 2
         prompt, images = prepared
+    runtime.mcp.jobs.wait_at_turn_end = True  # the answer waits for its background jobs
     try:
         async with running(runtime, command, err):
             text = command.text if command else prompt

@@ -132,6 +132,7 @@ async def open_runtime(
             with record.audit.session(record.session_id, lambda: runtime.ended_by):
                 yield runtime
         finally:
+            await mcp.jobs.aclose()  # running MCP tasks are cancelled on their servers
             if hooks is not None:
                 await hooks.session_end()
             if runtime.agent is not None:

@@ -188,6 +188,7 @@ class Runtime:
                 prepare=self.skills.catalog.refresh if self.skills is not None else None,
                 hooks=self.hooks,
             )
+            self.agent.jobs = self.mcp.jobs
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
         self.agent.images = settings.images

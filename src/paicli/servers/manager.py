@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paicli.home import PaicliHome
-from paicli.mcp import CallToolResult, ClientHandlers, Tool, connect
+from paicli.mcp import CallToolResult, ClientHandlers, TaskHandle, Tool, connect
 from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import ServerEntry
@@ -189,6 +189,16 @@ class ServerManager:
         return await self._caller.call_tool(
             server, tool, arguments, timeout=timeout, on_progress=on_progress, offered=offered
         )
+
+    def may_run_as_task(self, server: str, tool: str) -> bool:
+        """Whether the ready `server` can answer a call of `tool` with an MCP task."""
+        return self._caller.may_run_as_task(server, tool)
+
+    async def start_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any], *, offered: str | None
+    ) -> tuple[TaskHandle, float]:
+        """`call_tool` letting the server run it as a task (`ToolCaller.start_tool`)."""
+        return await self._caller.start_tool(server, tool, arguments, offered=offered)
 
     # -- control -----------------------------------------------------------------------------
 

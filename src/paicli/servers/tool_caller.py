@@ -31,6 +31,7 @@ from paicli.mcp import (
     Progress,
     RequestTimeout,
     SessionExpired,
+    TaskHandle,
     Tool,
 )
 from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
@@ -157,6 +158,30 @@ class ToolCaller:
             raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
             raise ServerCallFailed(server, tool, str(exc), server_text=exc.server_text) from exc
+
+    def may_run_as_task(self, server: str, tool: str) -> bool:
+        """Whether `server` (ready) can run `tool` as an MCP task (`start_tool`)."""
+        session = self._supervisor.get(server).session
+        return session is not None and session.may_run_as_task(tool)
+
+    async def start_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any], *, offered: str | None
+    ) -> tuple[TaskHandle, float]:
+        """Call `tool` offering the server to run it as a task (never retried: a task may
+        have been made); the handle, and how long its result may take (the call's
+        maximum, within which a handle that is not done must be awaited)."""
+        managed = self._supervisor.get(server)
+        session, offered = await self._ready_session(managed, tool, offered)
+        limits = self._limits(managed, None)
+        if offered is not None:
+            still_offered(server, managed.tools, tool, offered)
+        try:
+            handle = await session.call_tool_as_task(tool, arguments, timeout=limits.timeout)
+        except RequestTimeout as exc:
+            raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
+        except McpError as exc:
+            raise ServerCallFailed(server, tool, str(exc), server_text=exc.server_text) from exc
+        return handle, max(limits.maximum, limits.timeout)
 
     async def _ready_session(
         self, managed: ServerRecord, tool: str, offered: str | None

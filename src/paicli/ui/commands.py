@@ -270,6 +270,12 @@ def audit_line(record: Mapping[str, object]) -> str:
     )
 
 
+async def _jobs(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.jobs_view import jobs_command  # noqa: PLC0415 - rich stays out of --help
+
+    await jobs_command(context.runtime, context.console, words)
+
+
 async def _agents(context: SlashContext, words: list[str]) -> None:
     from paicli.ui.plan_view import print_agents  # noqa: PLC0415 - rich stays out of `paicli --help`
 
@@ -391,6 +397,7 @@ COMMANDS = (
     SlashCommand(
         "/skills", "", "the skills the model can load, and where each comes from", _skills
     ),
+    SlashCommand("/jobs", "[cancel N]", "background jobs (MCP tasks); cancel one", _jobs),
     SlashCommand("/audit", "[N]", "the last N tool calls from the audit log (default 10)", _audit),
     SlashCommand(
         "/agents", "", "the sub-agents the model can hand tasks to, and their files", _agents

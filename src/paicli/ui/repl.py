@@ -22,24 +22,22 @@ from prompt_toolkit.application import get_app_or_none
 from rich.console import Console
 from rich.text import Text
 
-from paicli._version import __version__
 from paicli.agent.loop import Agent
 from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
 from paicli.custom_commands.files import CommandSet
 from paicli.escape import terminal_safe
 from paicli.llm.messages import Message
-from paicli.permissions.approval import YOLO_WARNING, Answer, ApprovalRequest, Mode
+from paicli.permissions.approval import Answer, ApprovalRequest
 from paicli.runtime import Runtime
 from paicli.runtime.custom_turn import CommandTurn, custom_commands, running
 from paicli.servers.manager import ManagedServer, ServerState
 from paicli.servers.mentions import ResourceIndex
 from paicli.servers.prompts import PREFIX, PromptIndex
-from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.approval_prompt import TerminalApprover
 from paicli.ui.commands import BY_NAME, SlashContext
 from paicli.ui.completion import ReplCompleter
 from paicli.ui.line_input import LineInput, PipeInput, TerminalInput
-from paicli.ui.mcp_view import server_change_line, status_line
+from paicli.ui.mcp_view import server_change_line
 from paicli.ui.path_completion import PathIndex
 from paicli.ui.prompt_input import prepare_prompt
 from paicli.ui.prompt_line import (
@@ -52,6 +50,7 @@ from paicli.ui.prompt_line import (
     read_line,
 )
 from paicli.ui.render import TurnRenderer
+from paicli.ui.repl_banner import print_banner
 from paicli.ui.server_asks_prompt import TerminalAsks
 from paicli.ui.slash_turns import custom_command_turn, mcp_prompt_turn, warn
 
@@ -235,39 +234,7 @@ class Repl:
         return text
 
     def _banner(self, runtime: Runtime) -> None:
-        settings = runtime.settings
-        model = settings.describe() if settings.configured else "no model"
-        self.console.print(
-            Text(f"paicli {__version__}", "bold").append(
-                f" · {model} · {terminal_safe(str(runtime.root))}", "dim"
-            )
-        )
-        for problem in [*runtime.problems, *self.custom.problems]:
-            self.console.print(Text(terminal_safe(problem), "yellow"))
-        if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
-            self.console.print(Text(f"⚠ {YOLO_WARNING}. Shift+Tab leaves it.", "bold red"))
-        if not settings.configured:
-            self.console.print(Text(terminal_safe(settings.why_not_configured()), "yellow"))
-        self.console.print(status_line(runtime))
-        if runtime.skipped:
-            names = terminal_safe(", ".join(runtime.skipped))
-            self.console.print(
-                Text(
-                    f"Project servers not approved: {names} (/mcp approve NAME, or pass "
-                    "--trust-project)",
-                    "yellow",
-                )
-            )
-            store = TrustStore(runtime.home.trust_store)
-            project = runtime.project or runtime.root
-            for name in runtime.skipped:  # declined, or --trust-project cannot: say why
-                entry = runtime.config.servers.get(name)
-                if entry is not None and (
-                    entry.unallowed_secrets or store.is_declined(project, entry)
-                ):
-                    reason = skip_reason(entry, project, store)
-                    self.console.print(Text(terminal_safe(reason), "yellow"))
-        self.console.print(Text("/help for commands · Ctrl+D to exit", "dim"))
+        print_banner(self.console, runtime, self.custom.problems)
         self._banner_shown = True
 
     async def _run_turn(
@@ -329,7 +296,12 @@ class Repl:
         text, images = prepared
         await self._wait_for_servers(runtime)
         await self._review_tool_changes(runtime)
-        ended = await agent.run(text, self._renderer, prior=prior, images=images)
+        mark = runtime.mcp.jobs.mark()
+        try:
+            ended = await agent.run(text, self._renderer, prior=prior, images=images)
+        except asyncio.CancelledError:
+            runtime.mcp.jobs.cancel_since(mark)  # Ctrl+C: the jobs this turn started too
+            raise
         runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:

@@ -28,6 +28,7 @@ from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
 from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins, from_project
 from paicli.tools.base import PROGRESS, DecidedBy, ProgressUpdate, ToolOutcome, ToolSpec
+from paicli.tools.mcp.jobs import JobBoard
 from paicli.tools.mcp.naming import ToolNameCollision, ToolNameRegistry
 from paicli.tools.mcp.results import DEFAULT_MAX_CHARS, to_model_result
 
@@ -90,6 +91,8 @@ class McpToolbox:
         # Collisions already reported, so each is logged once, not every turn.
         self._reported: set[str] = set()
         self.problems: list[str] = []
+        # Calls the servers run as MCP tasks, waited for in the background.
+        self.jobs = JobBoard()
 
     def specs(self) -> list[ToolSpec]:
         names = ToolNameRegistry()
@@ -212,16 +215,15 @@ class McpToolbox:
             def on_progress(update: Progress) -> None:
                 sink(ProgressUpdate(update.progress, update.total, update.message))
 
+        payload = payload if isinstance(payload, Mapping) else {}
         try:
+            if self._manager.may_run_as_task(server, tool.name):
+                return await self._start_job(spec, tool, payload)
             # Only the definition the model was offered (and the user approved) is called: a
             # server that came up, or relisted, with another one is not (the next `specs()`
             # holds the change back until it is accepted).
             result = await self._manager.call_tool(
-                server,
-                tool.name,
-                payload if isinstance(payload, Mapping) else {},
-                on_progress=on_progress,
-                offered=spec.definition_hash,
+                server, tool.name, payload, on_progress=on_progress, offered=spec.definition_hash
             )
         except ServerNotReady:
             return ToolOutcome("Error: " + self._manager.get(server).unavailable(), True)
@@ -231,6 +233,34 @@ class McpToolbox:
             quotes = isinstance(exc, ServerCallFailed) and exc.server_text is not None
             source = (server, tool.name) if quotes else None
             return ToolOutcome(f"Error: MCP server {server!r}: {exc}", True, source=source)
+        return await self._rendered(server, tool, result)
+
+    async def _start_job(
+        self, spec: ToolSpec, tool: Tool, payload: Mapping[str, object]
+    ) -> ToolOutcome:
+        """Call a tool the server may run as a task: a task not done at once becomes a
+        background job (`jobs`), and the model is told so."""
+        assert spec.server is not None
+        server = spec.server
+        handle, limit = await self._manager.start_tool(
+            server, tool.name, payload, offered=spec.definition_hash
+        )
+        if handle.done:
+            return await self._rendered(server, tool, await handle.result())
+
+        async def render(result: CallToolResult) -> ToolOutcome:
+            return await self._rendered(server, tool, result)
+
+        job = self.jobs.start(handle, server, tool.name, limit, render)
+        return ToolOutcome(
+            f"The server runs this call as a background job: job {job.number} (MCP task "
+            f"{job.task_id!r:.120}). Its result will be given to you in a later message when "
+            "it is ready; go on with other work meanwhile, and do not call the tool again "
+            "for the same thing.",
+        )
+
+    async def _rendered(self, server: str, tool: Tool, result: CallToolResult) -> ToolOutcome:
+        """A tool's result as the model reads it: rendered, capped, checked."""
         rendered = await asyncio.to_thread(
             to_model_result,
             result,

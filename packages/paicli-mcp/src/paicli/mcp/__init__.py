@@ -15,6 +15,8 @@ given none; `TraceRecorder` records every message.
 `sandbox_command` wraps any command the same way, and `check_sandbox()` says what works here.
 Skills (SEP-2640): `session.list_skills()`, `get_skill(uri)` and `read_skill(skill, path)`,
 which verifies each file against the skill's entry (`paicli.mcp.skills`).
+Tasks (long-running tool calls, both eras): `session.call_tool_as_task(...)` returns a
+`TaskHandle` (`status`, `await result(timeout)`, `cancel()`, `update(...)`; `paicli.mcp.tasks`).
 
 This package never imports the rest of paicli (agent, UI, integrations).
 """
@@ -62,6 +64,7 @@ from .errors import (
 from .handlers import ClientHandlers
 from .session import ClientSession, Timeouts
 from .skills import Skill, SkillContent, SkillFile
+from .tasks import TaskFailed, TaskHandle, TaskInfo, TaskStatus, TaskTimeout
 from .types import (
     AudioContent,
     BlobResourceContents,
@@ -157,6 +160,11 @@ __all__ = [
     "StdioServer",
     "StdioTransport",
     "StreamableHttpTransport",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskInfo",
+    "TaskStatus",
+    "TaskTimeout",
     "TextContent",
     "TextResourceContents",
     "Timeouts",

@@ -92,6 +92,8 @@ def request_headers(
         headers["Mcp-Name"] = encode_value(params["name"])
     elif method == "resources/read" and isinstance(params.get("uri"), str):
         headers["Mcp-Name"] = encode_value(params["uri"])
+    elif method.startswith("tasks/") and isinstance(params.get("taskId"), str):
+        headers["Mcp-Name"] = encode_value(params["taskId"])  # the tasks extension's
     if method == "tools/call":
         arguments = params.get("arguments")
         for path, name in params_for_tool.get(params.get("name", ""), ()):

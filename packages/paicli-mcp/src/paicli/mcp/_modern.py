@@ -83,7 +83,7 @@ class ModernRequests:
         version_retried = headers_retried = False
         rounds = 0
         while True:
-            meta = {**params.get("_meta", {}), **self._meta()}
+            meta = _merged_meta(params.get("_meta", {}), self._meta())
             try:
                 result = await self._engine.request(
                     method, {**params, **retry, "_meta": meta}, **options
@@ -105,6 +105,8 @@ class ModernRequests:
             result_type = result.get("resultType", "complete")
             if result_type == "complete":
                 return result
+            if result_type == "task" and method == "tools/call" and _declares_tasks(meta):
+                return result  # the caller's (ClientSession.call_tool_as_task) to poll
             if result_type != "input_required" or method not in MRTR_METHODS:
                 raise ProtocolError(f"{method}: unexpected resultType {result_type!r}")
             rounds += 1
@@ -153,7 +155,28 @@ class ModernRequests:
             log.warning("%s: subscription stream ended: %s", self._label, exc)
 
 
-def listen_filter(server_capabilities: JsonObject, resources: Collection[str]) -> JsonObject:
+def _merged_meta(given: JsonObject, ours: JsonObject) -> JsonObject:
+    """Our per-request `_meta` over the caller's, keeping extensions the caller declared
+    for this one request (the tasks extension, say)."""
+    key = META + "clientCapabilities"
+    merged = {**given, **ours}
+    extra = given.get(key, {}).get("extensions") if isinstance(given.get(key), dict) else None
+    if isinstance(extra, dict) and extra:
+        caps = dict(ours.get(key) or {})
+        caps["extensions"] = {**(caps.get("extensions") or {}), **extra}
+        merged[key] = caps
+    return merged
+
+
+def _declares_tasks(meta: JsonObject) -> bool:
+    caps = meta.get(META + "clientCapabilities")
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and META + "tasks" in extensions
+
+
+def listen_filter(
+    server_capabilities: JsonObject, resources: Collection[str], tasks: Collection[str] = ()
+) -> JsonObject:
     """The notifications a 2026 `subscriptions/listen` asks for: each list the server
     announces changes of, and the resources subscribed to."""
     wanted: JsonObject = {}
@@ -167,4 +190,6 @@ def listen_filter(server_capabilities: JsonObject, resources: Collection[str]) -
             wanted[key] = True
     if resources:
         wanted["resourceSubscriptions"] = sorted(resources)
+    if tasks:
+        wanted["taskIds"] = sorted(tasks)  # the tasks extension's notifications/tasks
     return wanted

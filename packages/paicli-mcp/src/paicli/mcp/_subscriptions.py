@@ -31,6 +31,8 @@ class Subscriptions:
         self._callbacks: list[NotificationCallback] = []
         #: The resource URIs subscribed to.
         self.resources: set[str] = set()
+        #: The 2026 tasks whose notifications/tasks are wanted.
+        self.tasks: set[str] = set()
         # Set once a 2026 session is open: what sends the listen request, and what the
         # server announces changes of.
         self._modern: ModernRequests | None = None
@@ -71,12 +73,21 @@ class Subscriptions:
         if modern is None or self._stopped:
             return
         if self._listener is None or self._listener.done():
-            wanted = listen_filter(self._capabilities, self.resources)
+            wanted = listen_filter(self._capabilities, self.resources, self.tasks)
             if wanted:
                 task = asyncio.get_running_loop().create_task(modern.listen(wanted))
                 self._listener = task
                 self._listeners.add(task)
                 task.add_done_callback(self._listeners.discard)
+
+    def watch_task(self, task_id: str, on: bool) -> None:
+        """Start (or stop) hearing a 2026 task's status on the listen stream."""
+        if on:
+            self.tasks.add(task_id)
+        else:
+            self.tasks.discard(task_id)
+        if self._modern is not None and not self._stopped:
+            self.restart_listening()
 
     def restart_listening(self) -> None:
         """Reopen the listen request (the resources subscribed to changed)."""

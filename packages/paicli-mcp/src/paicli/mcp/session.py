@@ -34,6 +34,8 @@ from ._paging import paginate
 from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
 from ._subscriptions import NotificationCallback, Subscriptions
+from ._task_calls import TaskCalls
+from ._tasks import task_support
 from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
 from ._versions import ProtocolChoice
 from .errors import McpError
@@ -67,7 +69,7 @@ class Timeouts:
     request: float = DEFAULT_REQUEST_TIMEOUT
 
 
-class ClientSession:
+class ClientSession(TaskCalls):
     """A live connection to one MCP server over `transport`.
 
     Most callers get one from `paicli.mcp.connect(...)`; building one directly takes any
@@ -117,6 +119,7 @@ class ClientSession:
             on_notification=self._heard,
         )
         self._closed = False
+        self._task_support: dict[str, str] = {}
 
     # -- what it runs over, and what was agreed -------------------------------------------
 
@@ -286,6 +289,7 @@ class ClientSession:
 
     def _usable(self, tools: list[Tool]) -> list[Tool]:
         """The tools usable over this transport (see `ToolsHook`)."""
+        self._task_support = {tool.name: task_support(tool.execution) for tool in tools}
         return tools if self._tools_hook is None else self._tools_hook.tools_listed(tools)
 
     # -- typed methods -------------------------------------------------------------------

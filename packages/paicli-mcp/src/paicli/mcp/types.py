@@ -114,6 +114,8 @@ class Tool:
     output_schema: Json | None = None
     annotations: Json | None = None
     meta: Json | None = None
+    #: 2025-11-25 `execution` (`taskSupport`: "forbidden", "optional", "required").
+    execution: Json | None = None
 
     @property
     def unreadable(self) -> str | None:
@@ -136,6 +138,7 @@ class Tool:
             output_schema=_opt_dict(data, "outputSchema"),
             annotations=_opt_dict(data, "annotations"),
             meta=_opt_dict(data, "_meta"),
+            execution=_opt_dict(data, "execution"),
         )
 
 
