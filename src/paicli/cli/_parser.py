@@ -94,6 +94,11 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
     commands = parser.add_subparsers(dest="command")
     _sandbox_command(commands)
     _mcp_commands(commands)
+    commands.add_parser(
+        "acp",
+        help="serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, "
+        "Neovim); needs paicli-cli[acp]",
+    )
     return parser
 
 

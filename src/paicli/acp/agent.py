@@ -1,0 +1,190 @@
+"""`PaicliAgent`: paicli as an ACP agent (the SDK's `acp.Agent` methods). Each session is
+one paicli run: `load_run_settings` in the session's folder with the command line's options,
+the editor's MCP servers added as the user's own, `open_runtime` with the editor as the
+approver; its id is that of its saved conversation, so `session/load` finds it again."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from paicli._version import __version__
+from paicli.acp.editor_servers import with_editor_servers
+from paicli.acp.permission import EditorApprover
+from paicli.acp.prompt_text import prompt_text
+from paicli.acp.session import EditorSession, TurnFailed, owned
+from paicli.acp.updates import history_updates
+from paicli.agent.sessions import SavedSession
+from paicli.permissions.request import Mode
+from paicli.run_settings import RunIO, StartOptions, load_run_settings
+from paicli.runtime import Runtime, open_runtime
+
+__all__ = ["PaicliAgent"]
+
+log = logging.getLogger("paicli.acp")
+
+_MODE_NAMES = {
+    Mode.DEFAULT: ("Ask", "Ask before edits, commands and MCP tools"),
+    Mode.ACCEPT_EDITS: ("Accept edits", "File edits in the project run without asking"),
+    Mode.PLAN: ("Plan", "Read-only tools only: the model proposes"),
+    Mode.YOLO: ("Yolo", "Everything runs but what a deny rule names"),
+}
+
+
+class PaicliAgent:
+    """The agent side of one editor connection: its sessions, each with its own runtime,
+    owned by tasks of `group` (closed when the connection ends)."""
+
+    def __init__(
+        self, options: StartOptions, environ: Mapping[str, str], group: asyncio.TaskGroup
+    ) -> None:
+        self._options = options
+        self._environ = environ
+        self._group = group
+        self._client: Client | None = None
+        self._sessions: dict[str, EditorSession] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                # Images: the model client sends text only.
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+            ),
+            agent_info=Implementation(name="paicli", title="paicli", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **_: Any) -> None:
+        raise RequestError.invalid_params({"methodId": "paicli has no authentication methods"})
+
+    async def new_session(
+        self, cwd: str, mcp_servers: Sequence[Any] | None = None, **_: Any
+    ) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers or [], None)
+        return NewSessionResponse(session_id=session.id, modes=_modes(session.runtime))
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Sequence[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        session = await self._open(cwd, mcp_servers or [], session_id)
+        saved = session.runtime.agent.messages if session.runtime.agent else []
+        await session.send(history_updates(saved, session.runtime.redactor.redact_known))
+        return LoadSessionResponse(modes=_modes(session.runtime))
+
+    async def prompt(self, prompt: Sequence[Any], session_id: str, **_: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text = prompt_text(prompt)
+        try:
+            reason = await session.prompt(text)
+        except TurnFailed as exc:
+            raise RequestError.internal_error({"details": str(exc)}) from None
+        return PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        if (session := self._sessions.get(session_id)) is not None:
+            session.cancel()
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **_: Any
+    ) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        try:
+            session.runtime.approvals.switch(Mode(mode_id))
+        except ValueError as exc:
+            raise RequestError.invalid_params({"modeId": str(exc)}) from None
+        return SetSessionModeResponse()
+
+    async def aclose(self) -> None:
+        """Every session's runtime closed (their servers stopped)."""
+        for session in self._sessions.values():
+            session.cancel()
+            session.closing.set()
+
+    def _session(self, session_id: str) -> EditorSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id!r}"})
+        return session
+
+    async def _open(self, cwd: str, servers: Sequence[Any], saved_id: str | None) -> EditorSession:
+        root = Path(cwd)
+        if not root.is_absolute() or not await asyncio.to_thread(root.is_dir):
+            raise RequestError.invalid_params({"cwd": "must be an absolute path to a folder"})
+        if saved_id is not None and saved_id in self._sessions:
+            raise RequestError.invalid_params({"sessionId": f"{saved_id} is already open"})
+        assert self._client is not None
+        settings = await asyncio.to_thread(load_run_settings, root, self._options, self._environ)
+        settings = with_editor_servers(settings, servers)
+        closing = asyncio.Event()
+        approver = EditorApprover(self._client, root)
+        ready: asyncio.Future[Runtime] = asyncio.get_running_loop().create_future()
+        opening = functools.partial(open_runtime, settings, RunIO(approver=approver))
+        self._group.create_task(owned(opening, ready, closing.wait))
+        runtime = await ready
+        try:
+            for problem in runtime.problems:
+                log.warning("paicli: %s", problem)
+            if runtime.agent is None:
+                why = runtime.settings.why_not_configured()
+                raise RequestError.internal_error({"details": f"paicli: {why}"})
+            if saved_id is not None:
+                _resume(runtime, saved_id)
+            approver.session_id = runtime.conversation_id()
+        except BaseException:
+            closing.set()
+            raise
+        session = EditorSession(approver.session_id, runtime, self._client, closing=closing)
+        approver.redact = runtime.redactor.redact_known
+        self._sessions[session.id] = session
+        return session
+
+
+def _resume(runtime: Runtime, session_id: str) -> None:
+    saved: SavedSession | None = runtime.sessions.load(session_id)
+    if saved is None:
+        raise RequestError.invalid_params({"sessionId": f"no saved conversation {session_id!r}"})
+    if (elsewhere := runtime.sessions.elsewhere(saved)) is not None:
+        raise RequestError.invalid_params({"sessionId": elsewhere})
+    runtime.resume(saved)
+
+
+def _modes(runtime: Runtime) -> SessionModeState:
+    current = runtime.approvals.mode
+    offered = [Mode.DEFAULT, Mode.ACCEPT_EDITS, Mode.PLAN]
+    if current is Mode.YOLO or runtime.approvals.yolo_allowed:
+        offered.append(Mode.YOLO)
+    return SessionModeState(
+        current_mode_id=current.value,
+        available_modes=[
+            SessionMode(id=m.value, name=_MODE_NAMES[m][0], description=_MODE_NAMES[m][1])
+            for m in offered
+        ],
+    )

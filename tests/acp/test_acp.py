@@ -1,0 +1,222 @@
+"""`paicli acp` driven as an editor drives it: the SDK's own client side
+(`spawn_agent_process`) talking to a real `paicli acp` process, the real openai client against
+the scripted model on 127.0.0.1, and real MCP servers the editor passes in `session/new`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, text_block
+from acp.client.connection import ClientSideConnection
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AllowedOutcome,
+    ClientCapabilities,
+    EnvVariable,
+    FileEditToolCallContent,
+    Implementation,
+    McpServerStdio,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+from acp.stdio import spawn_agent_process
+
+from tests.conftest import SERVER_PROGRAMS
+from tests.llm_server import ScriptedLlm
+from tests.processes import processes_with, until
+
+pytestmark = pytest.mark.real
+
+API_KEY = "sk-test-ACP-0123456789abcdef"
+
+
+class EditorClient:
+    """What an editor does: records every update, answers permission requests with
+    `answer` (and says when it was asked)."""
+
+    def __init__(self, answer: str = "allow_once") -> None:
+        self.answer = answer
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.was_asked = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **_: Any
+    ) -> RequestPermissionResponse:
+        self.asked.append((tool_call, [o.kind for o in options]))
+        self.was_asked.set()
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
+        )
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.updates if isinstance(u, AgentMessageChunk))
+
+    def of(self, kind: type) -> list[Any]:
+        return [u for u in self.updates if isinstance(u, kind)]
+
+
+def environment(project: Path) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(project.parent / "home"),
+        "PAICLI_HOME": str(project.parent / "home" / ".paicli"),
+        "PAICLI_API_KEY": API_KEY,
+    }
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+@asynccontextmanager
+async def editor(
+    project: Path, llm: ScriptedLlm, client: EditorClient
+) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
+    """`paicli acp` started as Zed starts it, initialized; its stderr kept in a file."""
+    args = ["-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted", "acp"]
+    with (project.parent / "stderr.txt").open("ab") as stderr:
+        async with spawn_agent_process(
+            client,  # type: ignore[arg-type]
+            sys.executable,
+            *args,
+            env=environment(project),
+            cwd=project,
+            transport_kwargs={"stderr": stderr.fileno()},
+        ) as (connection, process):
+            async with asyncio.timeout(60):
+                answer = await connection.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(),
+                    client_info=Implementation(name="test-editor", version="1"),
+                )
+            assert answer.protocol_version == PROTOCOL_VERSION
+            assert answer.agent_capabilities is not None
+            assert answer.agent_capabilities.load_session
+            yield connection, process
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "notes.txt").write_text("old line\n")
+    return root
+
+
+async def test_a_prompt_streams_text_and_an_approved_edit_with_its_diff(project: Path) -> None:
+    edit = {"path": "notes.txt", "old_string": "old line", "new_string": "new line"}
+    todo = {"todos": [{"content": "Edit notes", "status": "in_progress", "activeForm": "x"}]}
+    script = [
+        {"tool_calls": [{"name": "todo_write", "arguments": json.dumps(todo)}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": json.dumps(edit)}]},
+        {"text": "I changed the note for you"},
+    ]
+    client = EditorClient("allow_once")
+    async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
+        async with asyncio.timeout(60):
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            assert session.modes is not None and session.modes.current_mode_id == "default"
+            answer = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("fix the note")]
+            )
+    assert answer.stop_reason == "end_turn"
+    assert client.text() == "I changed the note for you"
+    assert (project / "notes.txt").read_text() == "new line\n"
+    # The approval was the editor's, with the four ACP options and the diff.
+    (asked, kinds), *_ = client.asked
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert any(isinstance(c, FileEditToolCallContent) for c in asked.content or [])
+    started = [u for u in client.of(ToolCallStart) if u.title.startswith("edit_file")]
+    assert started and started[0].kind == "edit"
+    assert started[0].locations[0].path == str(project / "notes.txt")
+    diff = started[0].content[0]
+    assert isinstance(diff, FileEditToolCallContent)
+    assert (diff.old_text, diff.new_text) == ("old line", "new line")
+    assert asked.tool_call_id == started[0].tool_call_id
+    finished = [u for u in client.of(ToolCallProgress) if u.status == "completed"]
+    assert {u.tool_call_id for u in finished} >= {started[0].tool_call_id}
+    (plan,) = client.of(AgentPlanUpdate)
+    assert [(e.content, e.status) for e in plan.entries] == [("Edit notes", "in_progress")]
+    assert API_KEY not in (project.parent / "stderr.txt").read_text()
+
+
+async def test_a_rejected_edit_does_not_run_and_a_saved_session_replays(project: Path) -> None:
+    edit = {"path": "notes.txt", "content": "overwritten"}
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": json.dumps(edit)}]},
+        {"text": "Understood, I left it"},
+    ]
+    client = EditorClient("reject_once")
+    async with ScriptedLlm(script) as llm:
+        async with editor(project, llm, client) as (conn, _):
+            async with asyncio.timeout(60):
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                answer = await conn.prompt(
+                    session_id=session.session_id, prompt=[text_block("overwrite it")]
+                )
+        assert answer.stop_reason == "end_turn"
+        assert (project / "notes.txt").read_text() == "old line\n"
+        assert [u.status for u in client.of(ToolCallProgress)] == ["failed"]
+        later = EditorClient()
+        async with editor(project, llm, later) as (conn, _):
+            async with asyncio.timeout(60):
+                await conn.load_session(
+                    cwd=str(project), session_id=session.session_id, mcp_servers=[]
+                )
+    said = [u.content.text for u in later.of(UserMessageChunk)]
+    assert said == ["overwrite it"]
+    assert "Understood, I left it" in later.text()
+
+
+async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
+    project: Path, tmp_path: Path
+) -> None:
+    marker = f"acp-{uuid.uuid4().hex}"
+    server = McpServerStdio(
+        name="fault",
+        command=sys.executable,
+        args=[str(SERVER_PROGRAMS / "fault_server.py"), "--initial-stderr", marker],
+        env=[EnvVariable(name="FAULT_TOKEN", value="x")],
+    )
+    script = [
+        {"tool_calls": [{"name": "mcp__fault__echo", "arguments": '{"text": "hi there"}'}]},
+        {"tool_calls": [{"name": "mcp__fault__sleep", "arguments": '{"seconds": 600}'}]},
+        {"text": "never said"},
+    ]
+    client = EditorClient("allow_always")
+    async with ScriptedLlm(script) as llm:
+        async with editor(project, llm, client) as (conn, process):
+            async with asyncio.timeout(60):
+                session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+                assert processes_with(marker)
+                turn = asyncio.ensure_future(
+                    conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+                )
+                # echo was allowed always; sleep is asked about: then it runs, and is cancelled.
+                while len(client.asked) < 2:
+                    client.was_asked.clear()
+                    await client.was_asked.wait()
+                await conn.cancel(session_id=session.session_id)
+                answer = await turn
+        assert answer.stop_reason == "cancelled"
+        outputs = [str(u.raw_output) for u in client.of(ToolCallProgress)]
+        assert any("hi there" in o for o in outputs)
+        # The editor closed stdin: paicli and the server it started are gone.
+        async with asyncio.timeout(30):
+            await process.wait()
+        await until(lambda: not processes_with(marker))
