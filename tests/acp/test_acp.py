@@ -34,7 +34,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 
 from tests.conftest import SERVER_PROGRAMS
-from tests.llm_server import ScriptedLlm
+from tests.llm_server import Json, ScriptedLlm
 from tests.processes import processes_with, until
 
 pytestmark = pytest.mark.real
@@ -121,7 +121,7 @@ def project(tmp_path: Path) -> Path:
 async def test_a_prompt_streams_text_and_an_approved_edit_with_its_diff(project: Path) -> None:
     edit = {"path": "notes.txt", "old_string": "old line", "new_string": "new line"}
     todo = {"todos": [{"content": "Edit notes", "status": "in_progress", "activeForm": "x"}]}
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"name": "todo_write", "arguments": json.dumps(todo)}]},
         {"tool_calls": [{"name": "edit_file", "arguments": json.dumps(edit)}]},
         {"text": "I changed the note for you"},
@@ -157,7 +157,7 @@ async def test_a_prompt_streams_text_and_an_approved_edit_with_its_diff(project:
 
 async def test_a_rejected_edit_does_not_run_and_a_saved_session_replays(project: Path) -> None:
     edit = {"path": "notes.txt", "content": "overwritten"}
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"name": "write_file", "arguments": json.dumps(edit)}]},
         {"text": "Understood, I left it"},
     ]
@@ -193,7 +193,7 @@ async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
         args=[str(SERVER_PROGRAMS / "fault_server.py"), "--initial-stderr", marker],
         env=[EnvVariable(name="FAULT_TOKEN", value="x")],
     )
-    script = [
+    script: list[Json] = [
         {"tool_calls": [{"name": "mcp__fault__echo", "arguments": '{"text": "hi there"}'}]},
         {"tool_calls": [{"name": "mcp__fault__sleep", "arguments": '{"seconds": 600}'}]},
         {"text": "never said"},
@@ -220,3 +220,85 @@ async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
         async with asyncio.timeout(30):
             await process.wait()
         await until(lambda: not processes_with(marker))
+
+
+async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: Path) -> None:
+    """Raw bytes on stdin, as an attacker would write them: each bad line is answered with
+    an error (or, for a notification, dropped), and a good request after them still works."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "--model",
+        "scripted",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "acp",
+        cwd=project,
+        env=environment(project),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines = [
+        b"{not json at all\n",
+        b"[1, 2, 3]\n",
+        b'"just a string"\n',
+        b'{"jsonrpc": "2.0", "id": 7, "method": 12}\n',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "no/such_method", "params": {}}\n',
+        b'{"jsonrpc": "2.0", "id": 9, "method": "session/new", "params": {"cwd": 5}}\n',
+        b'{"jsonrpc": "2.0", "id": 10, "method": "session/prompt", "params": {"sessionId": "n",'
+        b' "prompt": [{"type": "text", "text": "hi"}]}}\n',
+        b'{"jsonrpc": "2.0", "method": "session/cancel", "params": 5}\n',
+        b"\xff\xfe\x00garbage\n",
+        b'{"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": 1}}\n',
+    ]
+    process.stdin.write(b"".join(lines))
+    await process.stdin.drain()
+    answers: dict[object, dict[str, Any]] = {}
+    nulls: list[dict[str, Any]] = []
+    async with asyncio.timeout(60):
+        while 11 not in answers:
+            line = await process.stdout.readline()
+            assert line, "paicli stopped serving"
+            message = json.loads(line)
+            if message.get("id") is None:
+                nulls.append(message)
+            else:
+                answers[message["id"]] = message
+        process.stdin.close()
+        await process.wait()
+    assert [m["error"]["code"] for m in nulls] == [-32700, -32600, -32600, -32600, -32700]
+    assert answers[7]["error"]["code"] == -32600
+    assert answers[8]["error"]["code"] == -32601
+    assert answers[9]["error"]["code"] == -32602
+    assert answers[10]["error"]["code"] == -32602
+    assert answers[11]["result"]["protocolVersion"] == 1
+    assert process.returncode == 0
+
+
+async def test_without_the_sdk_it_says_how_to_install_it(project: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    # The SDK not installed, as Python sees it: its import fails.
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['acp'] = None\n")
+    env = environment(project)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "acp",
+        cwd=project,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(60):
+        out, err = await process.communicate()
+    assert process.returncode == 2
+    assert out == b""
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and "paicli-cli[acp]" in lines[0]

@@ -4,7 +4,6 @@ line; one line and exit 2 when the optional SDK is not installed."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 
 from paicli.cli._signals import run_until_signalled
@@ -20,10 +19,13 @@ INSTALL_HINT = (
 
 
 def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
-    if importlib.util.find_spec("acp") is None:
+    try:
+        from paicli.acp import serve  # noqa: PLC0415 - imports the SDK
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "acp":
+            raise
         err(INSTALL_HINT)
         return 2
-    from paicli.acp import serve  # noqa: PLC0415 - imports the SDK
 
     return run_until_signalled(
         serve(start_options(options, flags, hold_servers=False), dict(os.environ))
