@@ -24,8 +24,10 @@ from acp.schema import (
     ClientCapabilities,
     EnvVariable,
     FileEditToolCallContent,
+    FileSystemCapabilities,
     Implementation,
     McpServerStdio,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallProgress,
     ToolCallStart,
@@ -83,6 +85,25 @@ def environment(project: Path) -> dict[str, str]:
     return env
 
 
+class BufferEditor(EditorClient):
+    """An editor with unsaved buffers, offering its fs to the agent: reads come from
+    `buffers`, writes land there (and are recorded), never on disk."""
+
+    def __init__(self, buffers: dict[str, str]) -> None:
+        super().__init__("allow_once")
+        self.buffers = buffers
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def read_text_file(self, session_id: str, path: str, **_: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+
+
 @asynccontextmanager
 async def editor(
     project: Path, llm: ScriptedLlm, client: EditorClient
@@ -101,7 +122,12 @@ async def editor(
             async with asyncio.timeout(60):
                 answer = await connection.initialize(
                     protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(),
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(
+                            read_text_file=isinstance(client, BufferEditor),
+                            write_text_file=isinstance(client, BufferEditor),
+                        )
+                    ),
                     client_info=Implementation(name="test-editor", version="1"),
                 )
             assert answer.protocol_version == PROTOCOL_VERSION
@@ -302,3 +328,29 @@ async def test_without_the_sdk_it_says_how_to_install_it(project: Path, tmp_path
     assert out == b""
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and "paicli-cli[acp]" in lines[0]
+
+
+async def test_files_go_through_the_editor_that_offers_them_within_the_path_rules(
+    project: Path,
+) -> None:
+    (project.parent / "outside.txt").write_text("not yours\n")
+    notes = str(project / "notes.txt")
+    edit = {"path": "notes.txt", "old_string": "unsaved line", "new_string": "edited line"}
+    script: list[Json] = [
+        {"tool_calls": [{"name": "read_file", "arguments": '{"path": "notes.txt"}'}]},
+        {"tool_calls": [{"name": "read_file", "arguments": '{"path": "../outside.txt"}'}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": json.dumps(edit)}]},
+        {"text": "done"},
+    ]
+    client = BufferEditor({notes: "unsaved line\n"})
+    async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
+        async with asyncio.timeout(60):
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+    assert answer.stop_reason == "end_turn"
+    outputs = [str(u.raw_output) for u in client.of(ToolCallProgress)]
+    assert "unsaved line" in outputs[0]
+    # Outside the project: refused before the editor is asked.
+    assert "not yours" not in outputs[1] and client.reads == [notes, notes]
+    assert client.writes == [(notes, "edited line\n")]
+    assert (project / "notes.txt").read_text() == "old line\n"

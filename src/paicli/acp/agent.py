@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
+    ClientCapabilities,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -29,6 +30,7 @@ from acp.schema import (
 )
 
 from paicli._version import __version__
+from paicli.acp.editor_fs import client_files
 from paicli.acp.editor_servers import with_editor_servers
 from paicli.acp.permission import EditorApprover
 from paicli.acp.prompt_text import prompt_text
@@ -63,11 +65,18 @@ class PaicliAgent:
         self._group = group
         self._client: Client | None = None
         self._sessions: dict[str, EditorSession] = {}
+        self._capabilities: ClientCapabilities | None = None  # said in `initialize`
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
 
-    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        **_: Any,
+    ) -> InitializeResponse:
+        self._capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -161,7 +170,10 @@ class PaicliAgent:
         except BaseException:
             closing.set()
             raise
-        session = EditorSession(approver.session_id, runtime, self._client, closing=closing)
+        files = client_files(self._client, approver.session_id, self._capabilities)
+        session = EditorSession(
+            approver.session_id, runtime, self._client, closing=closing, files=files
+        )
         approver.redact = runtime.redactor.redact_known
         self._sessions[session.id] = session
         return session

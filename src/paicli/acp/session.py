@@ -20,6 +20,7 @@ from acp.schema import StopReason
 from paicli.acp.updates import Update, event_updates
 from paicli.agent.events import AgentEvent, ModelReplied, TurnEnded
 from paicli.runtime import Runtime
+from paicli.tools.builtin.editor_files import EDITOR_FILES, EditorFiles
 
 __all__ = ["EditorSession", "TurnFailed", "stop_reason"]
 
@@ -42,6 +43,7 @@ class EditorSession:
     runtime: Runtime
     client: Client
     closing: asyncio.Event = field(default_factory=asyncio.Event)
+    files: EditorFiles | None = None  # the editor's fs, when it offered it
     _turn: asyncio.Task[TurnEnded | None] | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -77,6 +79,7 @@ class EditorSession:
     async def _run(self, text: str, emit: Callable[[AgentEvent], None]) -> TurnEnded | None:
         agent = self.runtime.agent
         assert agent is not None
+        EDITOR_FILES.set(self.files)  # this turn's task: its tool calls inherit it
         try:
             return await agent.run(text, emit)
         except asyncio.CancelledError:
