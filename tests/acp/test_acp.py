@@ -20,6 +20,7 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
+    AgentThoughtChunk,
     AllowedOutcome,
     ClientCapabilities,
     EnvVariable,
@@ -353,4 +354,30 @@ async def test_files_go_through_the_editor_that_offers_them_within_the_path_rule
     # Outside the project: refused before the editor is asked.
     assert "not yours" not in outputs[1] and client.reads == [notes, notes]
     assert client.writes == [(notes, "edited line\n")]
+    assert (project / "notes.txt").read_text() == "old line\n"
+
+
+async def test_thoughts_modes_secrets_and_the_max_tokens_stop(project: Path) -> None:
+    """Reasoning streams as thought chunks; a key the model repeats never reaches the editor;
+    plan mode (set by the editor) refuses an edit without asking; a reply cut at the token
+    limit ends the turn with max_tokens."""
+    write = {"path": "notes.txt", "content": "overwritten"}
+    script: list[Json] = [
+        {"reasoning": "thinking hard", "text": f"the key is {API_KEY} ok"},
+        {"tool_calls": [{"name": "write_file", "arguments": json.dumps(write)}]},
+        {"text": "cut short", "finish_reason": "length"},
+    ]
+    client = EditorClient("allow_once")
+    async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
+        async with asyncio.timeout(60):
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            first = await conn.prompt(session_id=session.session_id, prompt=[text_block("a")])
+            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+            second = await conn.prompt(session_id=session.session_id, prompt=[text_block("b")])
+    assert (first.stop_reason, second.stop_reason) == ("end_turn", "max_tokens")
+    thoughts = "".join(u.content.text for u in client.of(AgentThoughtChunk))
+    assert "thinking hard" in thoughts
+    assert API_KEY not in client.text() and "the key is" in client.text()
+    assert client.asked == []
+    assert [u.status for u in client.of(ToolCallProgress)] == ["failed"]
     assert (project / "notes.txt").read_text() == "old line\n"
