@@ -279,6 +279,14 @@ async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: P
         b' "prompt": [{"type": "text", "text": "hi"}]}}\n',
         b'{"jsonrpc": "2.0", "method": "session/cancel", "params": 5}\n',
         b"\xff\xfe\x00garbage\n",
+        b'{"jsonrpc": "2.0", "id": 12, "method": "session/new", "params": {"cwd": "rel",'
+        b' "mcpServers": []}}\n',
+        b'{"jsonrpc": "2.0", "id": 13, "method": "session/load", "params": {"cwd": "'
+        + str(project).encode()
+        + b'", "sessionId": "20260101-000000-abcdef", "mcpServers": []}}\n',
+        b'{"jsonrpc": "2.0", "id": 14, "method": "session/load", "params": {"cwd": "'
+        + str(project).encode()
+        + b'", "sessionId": "../../etc/passwd", "mcpServers": []}}\n',
         b'{"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": 1}}\n',
     ]
     process.stdin.write(b"".join(lines))
@@ -286,7 +294,7 @@ async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: P
     answers: dict[object, dict[str, Any]] = {}
     nulls: list[dict[str, Any]] = []
     async with asyncio.timeout(60):
-        while 11 not in answers:
+        while not {11, 12, 13, 14} <= answers.keys():
             line = await process.stdout.readline()
             assert line, "paicli stopped serving"
             message = json.loads(line)
@@ -302,6 +310,8 @@ async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: P
     assert answers[9]["error"]["code"] == -32602
     assert answers[10]["error"]["code"] == -32602
     assert answers[11]["result"]["protocolVersion"] == 1
+    for unknown in (12, 13, 14):
+        assert answers[unknown]["error"]["code"] == -32602, answers[unknown]
     assert process.returncode == 0
 
 
@@ -381,3 +391,33 @@ async def test_thoughts_modes_secrets_and_the_max_tokens_stop(project: Path) -> 
     assert client.asked == []
     assert [u.status for u in client.of(ToolCallProgress)] == ["failed"]
     assert (project / "notes.txt").read_text() == "old line\n"
+
+
+async def test_closing_stdin_mid_turn_stops_paicli_and_the_editor_s_server(project: Path) -> None:
+    marker = f"acp-{uuid.uuid4().hex}"
+    server = McpServerStdio(
+        name="fault",
+        command=sys.executable,
+        args=[str(SERVER_PROGRAMS / "fault_server.py"), "--initial-stderr", marker],
+        env=[],
+    )
+    script: list[Json] = [
+        {"tool_calls": [{"name": "mcp__fault__sleep", "arguments": '{"seconds": 600}'}]},
+    ]
+    client = EditorClient("allow_once")
+    async with ScriptedLlm(script) as llm:
+        async with editor(project, llm, client) as (conn, process):
+            async with asyncio.timeout(60):
+                session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+                turn = asyncio.ensure_future(
+                    conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+                )
+                await client.was_asked.wait()
+                assert processes_with(marker)
+                assert process.stdin is not None
+                process.stdin.close()  # the editor quits in the middle of the call
+                await process.wait()
+                with pytest.raises(ConnectionError):  # the agent went away mid-request
+                    await turn
+    assert process.returncode == 0
+    await until(lambda: not processes_with(marker))

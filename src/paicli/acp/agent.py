@@ -40,6 +40,7 @@ from paicli.agent.sessions import SavedSession
 from paicli.permissions.request import Mode
 from paicli.run_settings import RunIO, StartOptions, load_run_settings
 from paicli.runtime import Runtime, open_runtime
+from paicli.servers.trust import TrustStore, skip_reason
 
 __all__ = ["PaicliAgent"]
 
@@ -159,8 +160,7 @@ class PaicliAgent:
         self._group.create_task(owned(opening, ready, closing.wait))
         runtime = await ready
         try:
-            for problem in runtime.problems:
-                log.warning("paicli: %s", problem)
+            _report(runtime)
             if runtime.agent is None:
                 why = runtime.settings.why_not_configured()
                 raise RequestError.internal_error({"details": f"paicli: {why}"})
@@ -177,6 +177,17 @@ class PaicliAgent:
         approver.redact = runtime.redactor.redact_known
         self._sessions[session.id] = session
         return session
+
+
+def _report(runtime: Runtime) -> None:
+    """The run's problems and the project servers it skipped, one line each on stderr (an
+    editor has no one to ask whether a repository's servers may start)."""
+    for problem in runtime.problems:
+        log.warning("paicli: %s", problem)
+    store = TrustStore(runtime.home.trust_store)
+    for name in runtime.skipped:
+        entry = runtime.config.servers[name]
+        log.warning("paicli: %s", skip_reason(entry, runtime.project, store))
 
 
 def _resume(runtime: Runtime, session_id: str) -> None:
