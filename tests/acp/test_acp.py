@@ -26,6 +26,7 @@ from acp.schema import (
     EnvVariable,
     FileEditToolCallContent,
     FileSystemCapabilities,
+    HttpMcpServer,
     Implementation,
     McpServerStdio,
     ReadTextFileResponse,
@@ -37,6 +38,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 
 from tests.conftest import SERVER_PROGRAMS
+from tests.http_servers import run_http_server
 from tests.llm_server import Json, ScriptedLlm
 from tests.processes import processes_with, until
 
@@ -421,3 +423,23 @@ async def test_closing_stdin_mid_turn_stops_paicli_and_the_editor_s_server(proje
                     await turn
     assert process.returncode == 0
     await until(lambda: not processes_with(marker))
+
+
+async def test_an_editor_s_http_server_is_reached_like_a_configured_one(project: Path) -> None:
+    script: list[Json] = [
+        {"tool_calls": [{"name": "mcp__web__echo", "arguments": '{"text": "over http"}'}]},
+        {"text": "it answered"},
+    ]
+    client = EditorClient("allow_once")
+    async with (
+        run_http_server("sdk_http_server.py") as url,
+        ScriptedLlm(script) as llm,
+        editor(project, llm, client) as (conn, _),
+    ):
+        web = HttpMcpServer(type="http", name="web", url=url, headers=[])
+        async with asyncio.timeout(60):
+            session = await conn.new_session(cwd=str(project), mcp_servers=[web])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+    assert answer.stop_reason == "end_turn"
+    (done,) = [u for u in client.of(ToolCallProgress) if u.status == "completed"]
+    assert "over http" in str(done.raw_output)
