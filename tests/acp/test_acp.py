@@ -177,8 +177,11 @@ async def test_a_prompt_streams_text_and_an_approved_edit_with_its_diff(project:
     assert isinstance(diff, FileEditToolCallContent)
     assert (diff.old_text, diff.new_text) == ("old line", "new line")
     assert asked.tool_call_id == started[0].tool_call_id
-    finished = [u for u in client.of(ToolCallProgress) if u.status == "completed"]
-    assert {u.tool_call_id for u in finished} >= {started[0].tool_call_id}
+    assert started[0].status == "pending"  # until approved
+    statuses = [
+        u.status for u in client.of(ToolCallProgress) if u.tool_call_id == asked.tool_call_id
+    ]
+    assert statuses == ["in_progress", "completed"]
     (plan,) = client.of(AgentPlanUpdate)
     assert [(e.content, e.status) for e in plan.entries] == [("Edit notes", "in_progress")]
     assert API_KEY not in (project.parent / "stderr.txt").read_text()

@@ -175,6 +175,7 @@ class PaicliAgent:
             approver.session_id, runtime, self._client, closing=closing, files=files
         )
         approver.redact = runtime.redactor.redact_known
+        approver.call_prefix = session.call_prefix
         self._sessions[session.id] = session
         return session
 

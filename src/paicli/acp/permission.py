@@ -15,7 +15,7 @@ from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
 
 from paicli.acp.updates import redact_values, tool_kind
-from paicli.agent.events import CALL_EVENTS
+from paicli.agent.events import CALL_EVENTS, ToolProgress
 from paicli.permissions.request import Answer, ApprovalRequest, Choice
 
 __all__ = ["OPTIONS", "EditorApprover"]
@@ -48,6 +48,7 @@ class EditorApprover:
         # Both known once the session's runtime is open (before any turn can ask).
         self.session_id = ""
         self.redact: Callable[[str], str] = lambda text: text
+        self.call_prefix: Callable[[], str] = lambda: ""  # the session's (`event_updates`)
 
     async def __call__(self, request: ApprovalRequest) -> Answer:
         spec = request.spec
@@ -67,7 +68,9 @@ class EditorApprover:
         # Asked in the call's own task: the question belongs to the tool call shown.
         call = CALL_EVENTS.get()
         tool_call = ToolCallUpdate(
-            tool_call_id=call.call_id if call is not None else f"ask-{id(request)}",
+            tool_call_id=self.call_prefix() + call.call_id
+            if call is not None
+            else f"ask-{id(request)}",
             title=self.redact(title),
             kind=tool_kind(spec.name),
             status="pending",
@@ -86,5 +89,8 @@ class EditorApprover:
             return Answer(Choice.DENY)
         answer = _ANSWERS[outcome.option_id]
         if request.protected is not None and answer.choice is Choice.ALLOW_PROJECT:
-            return _PROTECTED_ALWAYS
+            answer = _PROTECTED_ALWAYS
+        if call is not None and answer.choice in (Choice.ALLOW_ONCE, Choice.ALLOW_PROJECT):
+            # Through the turn's own events, so the editor hears it after the call's start.
+            call.emit(ToolProgress(call.call_id, spec.name, 0.0))
         return answer

@@ -44,6 +44,7 @@ class EditorSession:
     client: Client
     closing: asyncio.Event = field(default_factory=asyncio.Event)
     files: EditorFiles | None = None  # the editor's fs, when it offered it
+    replies: int = 0  # the model's replies so far: each one's tool calls get its prefix
     _turn: asyncio.Task[TurnEnded | None] | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -57,11 +58,18 @@ class EditorSession:
             runtime = self.runtime
             if (starting := runtime.manager.starting(without_catalogue=True)) != []:
                 await runtime.manager.wait_ready(starting, timeout=SERVER_WAIT)
-            queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+            queue: asyncio.Queue[tuple[str, AgentEvent] | None] = asyncio.Queue()
             finish: list[str | None] = [None]
+
+            def emit(event: AgentEvent) -> None:
+                # The prefix is decided as the event happens: the pump may lag behind.
+                if isinstance(event, ModelReplied):
+                    self.replies += 1
+                queue.put_nowait((self.call_prefix(), event))
+
             async with asyncio.TaskGroup() as group:
                 pump = group.create_task(self._pump(queue, finish))
-                self._turn = group.create_task(self._run(text, queue.put_nowait))
+                self._turn = group.create_task(self._run(text, emit))
                 try:
                     ended = await self._turn
                 finally:
@@ -70,6 +78,10 @@ class EditorSession:
                 await pump
             await asyncio.to_thread(runtime.save_session)
             return stop_reason(ended, finish[0], runtime.redactor.redact_known)
+
+    def call_prefix(self) -> str:
+        """What goes before a tool call's id in the current reply (see `event_updates`)."""
+        return f"{self.replies}-"
 
     def cancel(self) -> None:
         """`session/cancel`: the running turn stops (nothing when none runs)."""
@@ -89,14 +101,15 @@ class EditorSession:
             raise
 
     async def _pump(
-        self, queue: asyncio.Queue[AgentEvent | None], finish: list[str | None]
+        self, queue: asyncio.Queue[tuple[str, AgentEvent] | None], finish: list[str | None]
     ) -> None:
         root, redact = self.runtime.root, self.runtime.redactor.redact_known
-        while (event := await queue.get()) is not None:
+        while (item := await queue.get()) is not None:
+            prefix, event = item
             if isinstance(event, ModelReplied):
                 finish[0] = event.finish_reason
             try:
-                await self.send(event_updates(event, root, redact))
+                await self.send(event_updates(event, root, redact, prefix))
             except ConnectionError:
                 log.debug("an update could not be sent: the editor went away")
 

@@ -33,6 +33,8 @@ from paicli.agent.events import (
     TextDelta,
     TodoUpdated,
     ToolFinished,
+    ToolProgress,
+    ToolRetrying,
     ToolStarted,
 )
 from paicli.llm.messages import Message
@@ -67,8 +69,10 @@ def tool_kind(name: str) -> ToolKind:
     return "fetch" if "fetch" in name.lower() else "other"
 
 
-def event_updates(event: AgentEvent, root: Path, redact: Redact) -> list[Update]:
-    """The updates that tell an editor about `event` (none for what it has no use for)."""
+def event_updates(event: AgentEvent, root: Path, redact: Redact, prefix: str = "") -> list[Update]:
+    """The updates that tell an editor about `event` (none for what it has no use for).
+    A tool call's ACP id is `prefix` + its id: models reuse ids from one reply to the next,
+    and an editor merges the calls of one id (the session gives each reply its prefix)."""
     if isinstance(event, TextDelta):
         return [update_agent_message(text_block(redact(event.text)))] if event.text else []
     if isinstance(event, ReasoningDelta):
@@ -76,13 +80,18 @@ def event_updates(event: AgentEvent, root: Path, redact: Redact) -> list[Update]
     if isinstance(event, Notice):
         return [update_agent_thought(text_block(redact(event.text) + "\n"))]
     if isinstance(event, ToolStarted):
-        return [_started(event, root, redact)]
+        return [_started(event, root, redact, prefix)]
+    if isinstance(event, ToolProgress | ToolRetrying):
+        # Running (approved, or reporting progress): what it last said, if anything.
+        said = event.message if isinstance(event, ToolProgress) else event.line
+        content = [tool_content(text_block(redact(said)))] if said else None
+        return [update_tool_call(prefix + event.call_id, status="in_progress", content=content)]
     if isinstance(event, ToolFinished):
         outcome = event.outcome
         text = redact(outcome.text[:OUTPUT_CHARS])
         return [
             update_tool_call(
-                event.call_id,
+                prefix + event.call_id,
                 status="failed" if outcome.is_error else "completed",
                 content=[tool_content(text_block(text))] if text else None,
                 raw_output={"text": text, "is_error": outcome.is_error},
@@ -94,22 +103,22 @@ def event_updates(event: AgentEvent, root: Path, redact: Redact) -> list[Update]
     if isinstance(event, SubAgentEvent):
         # A sub-agent's own text would read as the main answer: only its tool calls show.
         inner = event.event
-        if isinstance(inner, ToolStarted | ToolFinished):
-            return event_updates(inner, root, redact)
+        if isinstance(inner, ToolStarted | ToolProgress | ToolRetrying | ToolFinished):
+            return event_updates(inner, root, redact, f"{prefix}{event.call_id}/")
     return []
 
 
-def _started(event: ToolStarted, root: Path, redact: Redact) -> Update:
+def _started(event: ToolStarted, root: Path, redact: Redact, prefix: str) -> Update:
     arguments = dict(event.arguments or {})
     path = arguments.get("path")
     where = (root / path).resolve() if isinstance(path, str) and path else None
     title = event.name if where is None else f"{event.name} {path}"
     content = _diff(event.name, arguments, where, redact)
     return start_tool_call(
-        event.call_id,
+        prefix + event.call_id,
         redact(title),
         kind=tool_kind(event.name),
-        status="in_progress",
+        status="pending",  # until it runs: approval may come first
         content=content,
         locations=[ToolCallLocation(path=str(where))] if where is not None else None,
         raw_input=redact_values(arguments, redact),
@@ -147,6 +156,7 @@ def history_updates(messages: list[Message], redact: Redact) -> list[Update]:
     """A saved conversation replayed (`session/load`): the user's and the agent's text, and
     each tool call with its result."""
     updates: list[Update] = []
+    replies = 0  # each reply's calls get their own prefix, as in a live turn
     for message in messages:
         role = message["role"]
         content = message.get("content")
@@ -154,17 +164,21 @@ def history_updates(messages: list[Message], redact: Redact) -> list[Update]:
         if role == "user" and text:
             updates.append(update_user_message(text_block(redact(text))))
         elif role == "assistant":
+            replies += 1
             if text:
                 updates.append(update_agent_message(text_block(redact(text))))
             for call in message.get("tool_calls") or []:  # type: ignore[attr-defined]
                 name = call["function"]["name"]
                 updates.append(
                     start_tool_call(
-                        call["id"], redact(name), kind=tool_kind(name), status="completed"
+                        f"h{replies}-{call['id']}",
+                        redact(name),
+                        kind=tool_kind(name),
+                        status="completed",
                     )
                 )
         elif role == "tool" and text:
-            call_id = str(message.get("tool_call_id", ""))
+            call_id = f"h{replies}-{message.get('tool_call_id', '')}"
             block = tool_content(text_block(redact(text[:OUTPUT_CHARS])))
             updates.append(update_tool_call(call_id, content=[block]))
     return updates
