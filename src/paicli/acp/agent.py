@@ -46,6 +46,9 @@ __all__ = ["PaicliAgent"]
 
 log = logging.getLogger("paicli.acp")
 
+# Sessions one connection may hold open (an editor opens one per thread it shows).
+MAX_SESSIONS = 32
+
 _MODE_NAMES = {
     Mode.DEFAULT: ("Ask", "Ask before edits, commands and MCP tools"),
     Mode.ACCEPT_EDITS: ("Accept edits", "File edits in the project run without asking"),
@@ -67,6 +70,7 @@ class PaicliAgent:
         self._client: Client | None = None
         self._sessions: dict[str, EditorSession] = {}
         self._capabilities: ClientCapabilities | None = None  # said in `initialize`
+        self._pending = 0  # sessions being opened
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -98,13 +102,13 @@ class PaicliAgent:
     async def new_session(
         self, cwd: str, mcp_servers: Sequence[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
-        session = await self._open(cwd, mcp_servers or [], None)
+        session = await self._opening(cwd, mcp_servers or [], None)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.runtime))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Sequence[Any] | None = None, **_: Any
     ) -> LoadSessionResponse:
-        session = await self._open(cwd, mcp_servers or [], session_id)
+        session = await self._opening(cwd, mcp_servers or [], session_id)
         saved = session.runtime.agent.messages if session.runtime.agent else []
         await session.send(history_updates(saved, session.runtime.redactor.redact_known))
         return LoadSessionResponse(modes=_modes(session.runtime))
@@ -143,6 +147,20 @@ class PaicliAgent:
         if session is None:
             raise RequestError.invalid_params({"sessionId": f"no session {session_id!r}"})
         return session
+
+    async def _opening(
+        self, cwd: str, servers: Sequence[Any], saved_id: str | None
+    ) -> EditorSession:
+        """`_open`, within the sessions one connection may hold (those being opened count)."""
+        if len(self._sessions) + self._pending >= MAX_SESSIONS:
+            # Each session runs its own servers: a client opening them without end is not
+            # an editor. They close with the connection.
+            raise RequestError.invalid_request({"sessions": f"at most {MAX_SESSIONS} open"})
+        self._pending += 1
+        try:
+            return await self._open(cwd, servers, saved_id)
+        finally:
+            self._pending -= 1
 
     async def _open(self, cwd: str, servers: Sequence[Any], saved_id: str | None) -> EditorSession:
         root = Path(cwd)

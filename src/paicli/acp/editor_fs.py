@@ -5,6 +5,7 @@ a file paicli would write is refused, and a failure is one line naming it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from acp import RequestError
@@ -17,6 +18,8 @@ __all__ = ["ClientFiles", "client_files"]
 
 # An editor's buffer larger than this is no text file the tools work on.
 MAX_TEXT = 32 * 1024 * 1024
+# An editor answers a read at once from memory; one that does not is not waited on.
+READ_WAIT = 30.0
 
 
 class ClientFiles:
@@ -36,9 +39,12 @@ class ClientFiles:
         if not self._reads:
             return None
         try:
-            answer = await self._client.read_text_file(session_id=self._session_id, path=str(path))
-        except (RequestError, ConnectionError):
-            return None  # a file the editor does not have open or know: the disk's
+            async with asyncio.timeout(READ_WAIT):
+                answer = await self._client.read_text_file(
+                    session_id=self._session_id, path=str(path)
+                )
+        except (RequestError, ConnectionError, TimeoutError):
+            return None  # a file the editor does not know, or no answer: the disk's
         content = answer.content
         if not isinstance(content, str) or len(content) > MAX_TEXT:
             return None
