@@ -19,6 +19,7 @@ from acp.schema import StopReason
 
 from paicli.acp.updates import Update, event_updates
 from paicli.agent.events import AgentEvent, ModelReplied, TurnEnded
+from paicli.errors import PaicliError
 from paicli.runtime import Runtime
 from paicli.tools.builtin.editor_files import EDITOR_FILES, EditorFiles
 
@@ -30,7 +31,7 @@ log = logging.getLogger("paicli.acp")
 SERVER_WAIT = 60.0
 
 
-class TurnFailed(Exception):
+class TurnFailed(PaicliError):
     """The turn could not end (the model endpoint failed): the message says why."""
 
 
