@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, text_block
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
@@ -446,3 +446,48 @@ async def test_an_editor_s_http_server_is_reached_like_a_configured_one(project:
     assert answer.stop_reason == "end_turn"
     (done,) = [u for u in client.of(ToolCallProgress) if u.status == "completed"]
     assert "over http" in str(done.raw_output)
+
+
+async def test_a_failed_model_is_a_json_rpc_error_without_the_key(project: Path) -> None:
+    script: list[Json] = [{"status": 401, "error": {"message": f"bad key {API_KEY}"}}]
+    client = EditorClient()
+    async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
+        async with asyncio.timeout(60):
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            with pytest.raises(RequestError) as failed:
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+    assert failed.value.code == -32603
+    assert API_KEY not in json.dumps(failed.value.data) and failed.value.data
+    assert API_KEY not in (project.parent / "stderr.txt").read_text()
+
+
+async def test_no_model_configured_is_said_when_a_session_opens(project: Path) -> None:
+    env = environment(project)
+    del env["PAICLI_API_KEY"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paicli.cli",
+        "acp",
+        cwd=project,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/new",
+        "params": {"cwd": str(project), "mcpServers": []},
+    }
+    assert process.stdout is not None
+    process.stdin.write(json.dumps(request).encode() + b"\n")
+    async with asyncio.timeout(60):
+        answer = json.loads(await process.stdout.readline())
+        process.stdin.close()
+        await process.wait()
+    assert answer["id"] == 1 and answer["error"]["code"] == -32603
+    assert "paicli:" in answer["error"]["data"]["details"]
+    assert process.returncode == 0
