@@ -31,6 +31,7 @@ from acp.schema import (
     McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    SseMcpServer,
     ToolCallProgress,
     ToolCallStart,
     UserMessageChunk,
@@ -428,18 +429,25 @@ async def test_closing_stdin_mid_turn_stops_paicli_and_the_editor_s_server(proje
     await until(lambda: not processes_with(marker))
 
 
-async def test_an_editor_s_http_server_is_reached_like_a_configured_one(project: Path) -> None:
+@pytest.mark.parametrize("transport", ["streamable", "sse"])
+async def test_an_editor_s_http_server_is_reached_like_a_configured_one(
+    project: Path, transport: str
+) -> None:
     script: list[Json] = [
         {"tool_calls": [{"name": "mcp__web__echo", "arguments": '{"text": "over http"}'}]},
         {"text": "it answered"},
     ]
     client = EditorClient("allow_once")
     async with (
-        run_http_server("sdk_http_server.py") as url,
+        run_http_server("sdk_http_server.py", "--transport", transport) as url,
         ScriptedLlm(script) as llm,
         editor(project, llm, client) as (conn, _),
     ):
-        web = HttpMcpServer(type="http", name="web", url=url, headers=[])
+        web: HttpMcpServer | SseMcpServer = (
+            HttpMcpServer(type="http", name="web", url=url, headers=[])
+            if transport == "streamable"
+            else SseMcpServer(type="sse", name="web", url=url, headers=[])
+        )
         async with asyncio.timeout(60):
             session = await conn.new_session(cwd=str(project), mcp_servers=[web])
             answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])

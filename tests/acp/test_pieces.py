@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from acp import RequestError, image_block, resource_link_block, text_block
 from acp.schema import (
+    AcpMcpServer,
     AgentMessageChunk,
     AgentThoughtChunk,
     EmbeddedResourceContentBlock,
@@ -107,13 +108,15 @@ def test_editor_servers_join_the_config_as_the_user_s_own(tmp_path: Path) -> Non
             headers=[HttpHeader(name="Authorization", value="Bearer tok-456")],
         ),
         SseMcpServer(type="sse", name="old", url="http://127.0.0.1:1/sse", headers=[]),
+        AcpMcpServer(type="acp", name="inner", server_id="x"),
         McpServerStdio(name="bad name/../x", command="/bin/true", args=[], env=[]),
     ]
     joined = with_editor_servers(settings, servers)
     entries = joined.config.servers
     assert entries["tools"].scope == "cli" and entries["tools"].error is None
     assert entries["remote"].error is None
-    assert "old" not in entries and "bad name/../x" not in entries
+    assert entries["old"].error is None and entries["old"].raw["type"] == "sse"
+    assert "inner" not in entries and "bad name/../x" not in entries
     assert {"secret-value-123", "Bearer tok-456"} <= set(joined.secrets)
     problems = " ".join(joined.problems)
-    assert "'old': sse is not supported" in problems and "refused" in problems
+    assert "'inner': acp is not supported" in problems and "refused" in problems

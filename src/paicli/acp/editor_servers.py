@@ -1,5 +1,5 @@
 """The MCP servers an editor passes in `session/new` and `session/load`, as paicli's own
-config entries: the `mcpServers` values a user would write (stdio and http), loaded through
+config entries: the `mcpServers` values a user would write (stdio, http and sse), loaded through
 `paicli.servers.config` like `--mcp-config`'s (the user chose them, in the editor), so their
 names, limits and sandbox are checked and applied as every configured server's are."""
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acp.schema import HttpMcpServer, McpServerStdio
+from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
 
 from paicli.run_settings import RunSettings, config_secrets
 
@@ -22,7 +22,7 @@ EDITOR_SOURCE = Path("<editor>")
 
 def with_editor_servers(settings: RunSettings, servers: Sequence[Any]) -> RunSettings:
     """`settings` with the editor's `servers` added (winning a name); an entry of a kind
-    paicli does not take (sse, acp) is a problem line, as a refused entry is."""
+    paicli does not take (acp) is a problem line, as a refused entry is."""
     values: dict[str, object] = {}
     problems: list[str] = []
     for server in servers:
@@ -32,9 +32,9 @@ def with_editor_servers(settings: RunSettings, servers: Sequence[Any]) -> RunSet
                 "args": list(server.args),
                 "env": {v.name: v.value for v in server.env},
             }
-        elif isinstance(server, HttpMcpServer):
+        elif isinstance(server, HttpMcpServer | SseMcpServer):
             values[server.name] = {
-                "type": "http",
+                "type": server.type,
                 "url": server.url,
                 "headers": {h.name: h.value for h in server.headers},
             }
