@@ -22,6 +22,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     EnvVariable,
     FileEditToolCallContent,
@@ -499,3 +500,25 @@ async def test_no_model_configured_is_said_when_a_session_opens(project: Path) -
     assert answer["id"] == 1 and answer["error"]["code"] == -32603
     assert "paicli:" in answer["error"]["data"]["details"]
     assert process.returncode == 0
+
+
+async def test_custom_commands_are_offered_and_a_slash_prompt_runs_one(project: Path) -> None:
+    commands = project.parent / "home" / ".paicli" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: Greet someone\nargument-hint: NAME\n---\nSay hello to $0.\n"
+    )
+    client = EditorClient()
+    async with ScriptedLlm([{"text": "Hello Bob"}]) as llm:
+        async with editor(project, llm, client) as (conn, _):
+            async with asyncio.timeout(60):
+                session = await conn.new_session(cwd=str(project), mcp_servers=[])
+                answer = await conn.prompt(
+                    session_id=session.session_id, prompt=[text_block("/greet Bob")]
+                )
+        assert answer.stop_reason == "end_turn"
+        assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "Say hello to Bob.\n"}
+    (offered,) = client.of(AvailableCommandsUpdate)
+    (greet,) = offered.available_commands
+    assert (greet.name, greet.description) == ("greet", "Greet someone")
+    assert greet.input is not None and greet.input.root.hint == "NAME"

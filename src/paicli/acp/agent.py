@@ -30,6 +30,7 @@ from acp.schema import (
 )
 
 from paicli._version import __version__
+from paicli.acp.commands import offered_commands
 from paicli.acp.editor_fs import client_files
 from paicli.acp.editor_servers import with_editor_servers
 from paicli.acp.permission import EditorApprover
@@ -103,6 +104,7 @@ class PaicliAgent:
         self, cwd: str, mcp_servers: Sequence[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
         session = await self._opening(cwd, mcp_servers or [], None)
+        self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.runtime))
 
     async def load_session(
@@ -111,6 +113,7 @@ class PaicliAgent:
         session = await self._opening(cwd, mcp_servers or [], session_id)
         saved = session.runtime.agent.messages if session.runtime.agent else []
         await session.send(history_updates(saved, session.runtime.redactor.redact_known))
+        self._offer_commands(session)
         return LoadSessionResponse(modes=_modes(session.runtime))
 
     async def prompt(self, prompt: Sequence[Any], session_id: str, **_: Any) -> PromptResponse:
@@ -135,6 +138,11 @@ class PaicliAgent:
         except ValueError as exc:
             raise RequestError.invalid_params({"modeId": str(exc)}) from None
         return SetSessionModeResponse()
+
+    def _offer_commands(self, session: EditorSession) -> None:
+        """The custom commands, told once the session exists for the editor: the task runs
+        after this request's answer is written (the channel writes without waiting)."""
+        self._group.create_task(_send_quietly(session, [offered_commands(session.runtime)]))
 
     async def aclose(self) -> None:
         """Every session's runtime closed (their servers stopped)."""
@@ -196,6 +204,13 @@ class PaicliAgent:
         approver.call_prefix = session.call_prefix
         self._sessions[session.id] = session
         return session
+
+
+async def _send_quietly(session: EditorSession, updates: list[Any]) -> None:
+    try:
+        await session.send(updates)
+    except (ConnectionError, RequestError) as exc:
+        log.debug("an update could not be sent: %s", exc)
 
 
 def _report(runtime: Runtime) -> None:

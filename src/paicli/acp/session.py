@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from acp.interfaces import Client
 from acp.schema import StopReason
 
+from paicli.acp.commands import command_of
 from paicli.acp.updates import Update, event_updates
-from paicli.agent.events import AgentEvent, ModelReplied, TurnEnded
+from paicli.agent.events import AgentEvent, ModelReplied, Notice, TurnEnded
 from paicli.errors import PaicliError
 from paicli.runtime import Runtime
+from paicli.runtime.custom_turn import running
 from paicli.tools.builtin.editor_files import EDITOR_FILES, EditorFiles
 
 __all__ = ["EditorSession", "TurnFailed", "stop_reason"]
@@ -93,8 +95,13 @@ class EditorSession:
         agent = self.runtime.agent
         assert agent is not None
         EDITOR_FILES.set(self.files)  # this turn's task: its tool calls inherit it
+        # A prompt that starts with /NAME runs that custom command (for this turn only).
+        command, lines = command_of(self.runtime, text)
+        for line in lines:
+            emit(Notice(line))
         try:
-            return await agent.run(text, emit)
+            async with running(self.runtime, command, lambda line: emit(Notice(line))):
+                return await agent.run(command.text if command else text, emit)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.uncancel() == 0:
