@@ -30,6 +30,8 @@ from acp.schema import (
     HttpMcpServer,
     Implementation,
     McpServerStdio,
+    NewSessionResponse,
+    PromptResponse,
     ReadTextFileResponse,
     RequestPermissionResponse,
     SseMcpServer,
@@ -141,6 +143,16 @@ async def editor(
             yield connection, process
 
 
+async def first_turn(
+    conn: ClientSideConnection, project: Path, text: str, servers: list[Any] | None = None
+) -> tuple[NewSessionResponse, PromptResponse]:
+    """A new session in `project` (with the editor's `servers`) and its first turn."""
+    async with asyncio.timeout(60):
+        session = await conn.new_session(cwd=str(project), mcp_servers=servers or [])
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+    return session, answer
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
@@ -198,11 +210,7 @@ async def test_a_rejected_edit_does_not_run_and_a_saved_session_replays(project:
     client = EditorClient("reject_once")
     async with ScriptedLlm(script) as llm:
         async with editor(project, llm, client) as (conn, _):
-            async with asyncio.timeout(60):
-                session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                answer = await conn.prompt(
-                    session_id=session.session_id, prompt=[text_block("overwrite it")]
-                )
+            session, answer = await first_turn(conn, project, "overwrite it")
         assert answer.stop_reason == "end_turn"
         assert (project / "notes.txt").read_text() == "old line\n"
         assert [u.status for u in client.of(ToolCallProgress)] == ["failed"]
@@ -362,9 +370,7 @@ async def test_files_go_through_the_editor_that_offers_them_within_the_path_rule
     ]
     client = BufferEditor({notes: "unsaved line\n"})
     async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
-        async with asyncio.timeout(60):
-            session = await conn.new_session(cwd=str(project), mcp_servers=[])
-            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        _session, answer = await first_turn(conn, project, "go")
     assert answer.stop_reason == "end_turn"
     outputs = [str(u.raw_output) for u in client.of(ToolCallProgress)]
     assert "unsaved line" in outputs[0]
@@ -449,9 +455,7 @@ async def test_an_editor_s_http_server_is_reached_like_a_configured_one(
             if transport == "streamable"
             else SseMcpServer(type="sse", name="web", url=url, headers=[])
         )
-        async with asyncio.timeout(60):
-            session = await conn.new_session(cwd=str(project), mcp_servers=[web])
-            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        _session, answer = await first_turn(conn, project, "go", [web])
     assert answer.stop_reason == "end_turn"
     (done,) = [u for u in client.of(ToolCallProgress) if u.status == "completed"]
     assert "over http" in str(done.raw_output)
@@ -511,11 +515,7 @@ async def test_custom_commands_are_offered_and_a_slash_prompt_runs_one(project: 
     client = EditorClient()
     async with ScriptedLlm([{"text": "Hello Bob"}]) as llm:
         async with editor(project, llm, client) as (conn, _):
-            async with asyncio.timeout(60):
-                session = await conn.new_session(cwd=str(project), mcp_servers=[])
-                answer = await conn.prompt(
-                    session_id=session.session_id, prompt=[text_block("/greet Bob")]
-                )
+            _session, answer = await first_turn(conn, project, "/greet Bob")
         assert answer.stop_reason == "end_turn"
         assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "Say hello to Bob.\n"}
     (offered,) = client.of(AvailableCommandsUpdate)
