@@ -522,3 +522,31 @@ async def test_custom_commands_are_offered_and_a_slash_prompt_runs_one(project: 
     (greet,) = offered.available_commands
     assert (greet.name, greet.description) == ("greet", "Greet someone")
     assert greet.input is not None and greet.input.root.hint == "NAME"
+
+
+async def test_an_editor_that_quits_while_a_session_opens_leaves_nothing(project: Path) -> None:
+    marker = f"acp-{uuid.uuid4().hex}"
+    server = {
+        "name": "fault",
+        "command": sys.executable,
+        "args": [str(SERVER_PROGRAMS / "fault_server.py"), "--initial-stderr", marker],
+        "env": [],
+    }
+    new = {"cwd": str(project), "mcpServers": [server]}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new},
+    ]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *["-m", "paicli.cli", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "acp"],
+        cwd=project,
+        env=environment(project),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    async with asyncio.timeout(30):
+        await process.communicate(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    assert process.returncode == 0
+    await until(lambda: not processes_with(marker))

@@ -184,8 +184,10 @@ class PaicliAgent:
         ready: asyncio.Future[Runtime] = asyncio.get_running_loop().create_future()
         opening = functools.partial(open_runtime, settings, RunIO(approver=approver))
         self._group.create_task(owned(opening, ready, closing.wait))
-        runtime = await ready
         try:
+            # Whatever stops this request (an error, the connection closing while the
+            # runtime opens) closes the runtime too: its owner waits for `closing`.
+            runtime = await ready
             _report(runtime)
             if runtime.agent is None:
                 why = runtime.settings.why_not_configured()
