@@ -25,6 +25,10 @@ Each reply is a dict; every key is optional:
                          it after the first text chunk
     after         Event  (in process only) an `asyncio.Event`: the headers go at once (the
                          client's answer has begun), the chunks once it is set
+    unstreamed    bool | dict  answer a `stream: true` request as an endpoint that ignores
+                         streaming does: true, one JSON `chat.completion` of this reply; a
+                         dict, that JSON body as it is
+    empty         bool   a stream of no chunks at all (only `[DONE]`)
 
 Requests without `"stream": true` get one JSON `chat.completion` instead. When the script
 runs out, every further request gets a 500 saying so (with Retry-After: 0, so a retrying
@@ -85,6 +89,8 @@ REPLY_KEYS = frozenset(
         "hang",
         "disconnect",
         "after",
+        "unstreamed",
+        "empty",
     }
 )
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
@@ -338,8 +344,13 @@ def _answer(body: Json, reply: Json) -> Reply:
         )
     model = str(body["model"])
     hang = bool(reply.get("hang"))
-    if not body.get("stream"):
+    unstreamed = reply.get("unstreamed")
+    if isinstance(unstreamed, dict):
+        return Reply("json", body=unstreamed)
+    if not body.get("stream") or unstreamed:
         return Reply("json", body=_completion(reply, model), hang=hang)
+    if reply.get("empty"):
+        return Reply("stream")
     chunks = _chunks(reply, model)
     options = body.get("stream_options")
     if isinstance(options, dict) and options.get("include_usage"):

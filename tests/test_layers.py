@@ -31,6 +31,9 @@ RANKS = {
     "paicli.redact": 1,
     "paicli.escape": 1,
     "paicli.user_config": 2,
+    # Plugins: their manifests, the installed ones and which a run uses (read by servers,
+    # commands, skills, hooks and agents alike, so below all of them).
+    "paicli.plugins": 2,
     "paicli.servers": 2,
     "paicli.llm": 2,
     # Custom slash commands read from Markdown files (user's and project's).

@@ -38,6 +38,8 @@ from paicli.permissions.approval import (
     flag_rules,
     project_settings,
 )
+from paicli.plugins.manifest import Plugin
+from paicli.plugins.registry import enabled_plugins
 from paicli.project_root import project_root
 from paicli.redact import environment_secrets
 from paicli.servers.call_limits import CallDefaults, call_defaults
@@ -83,6 +85,9 @@ class StartOptions:
     sandbox: SandboxMode | None = None  # --sandbox (None: config.toml's, else on)
     system_prompt: str | None = None  # --system-prompt-file's text (None: paicli's own)
     append_system_prompt: str | None = None  # --append-system-prompt
+    # --add-dir: more folders the file tools and commands may use (absolute, checked by the
+    # caller to be folders).
+    add_dirs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ class RunSettings:
     hooks: HookSet = field(default_factory=HookSet)  # all found; a project's run once approved
     problems: tuple[str, ...] = ()  # one line each, naming its file where there is one
     agents: AgentCatalog = field(default_factory=AgentCatalog)  # the sub-agents' definitions
+    plugins: tuple[Plugin, ...] = ()  # the enabled plugins, read (paicli.plugins)
 
 
 def start_options(
@@ -151,6 +157,7 @@ def start_options(
         sandbox=getattr(arguments, "sandbox", None),
         system_prompt=getattr(arguments, "system_prompt_text", None),
         append_system_prompt=getattr(arguments, "append_system_prompt", None),
+        add_dirs=tuple(Path(folder) for folder in getattr(arguments, "add_dir", None) or ()),
     )
 
 
@@ -164,6 +171,8 @@ def load_run_settings(
     model, problems = resolve_settings(flags=options.flags, environ=env, user_config=user_config)
     problems = [*user_config.problems, *problems]
     project = project_root(root, env)
+    plugins, problems_of_plugins = enabled_plugins(home.root, project)
+    problems += [*problems_of_plugins, *(w for p in plugins for w in p.warnings)]
     config = load_config(
         project,
         home=home,
@@ -171,6 +180,7 @@ def load_run_settings(
         user_config=user_config,
         extra_files=list(options.mcp_config),
         only_extra=options.strict_mcp_config,
+        plugins=plugins,
     )
     problems += [p.message for p in config.errors]  # (each names its file)
     problems += [f"warning: {w}" for w in config.warnings]
@@ -190,9 +200,9 @@ def load_run_settings(
     if (too_wide := project_root_warning(root, user_home(env))) is not None:
         problems.append(too_wide)
     problems += [*limit_problems, *ask_problems, *sandbox_problems]
-    agents = load_agents(root, project, home.root)
+    agents = load_agents(root, project, home.root, plugins)
     problems += agents.problems
-    hooks = load_hooks(home.root, project)
+    hooks = load_hooks(home.root, project, plugins)
     problems += hooks.problems
     secrets = [*config_secrets(config), *environment_secrets(env)]
     if model.api_key:
@@ -219,6 +229,7 @@ def load_run_settings(
         hooks=hooks,
         problems=tuple(problems),
         agents=agents,
+        plugins=tuple(plugins),
     )
 
 

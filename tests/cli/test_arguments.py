@@ -36,3 +36,12 @@ def test_other_arguments_pass_unchanged() -> None:
         "mcp",
     ]
     assert config_files_before_command(args) == args
+
+
+def test_trust_project_before_the_mcp_command_is_kept() -> None:
+    for args, trusted in (
+        (("--trust-project", "mcp", "list"), True),
+        (("mcp", "list", "--trust-project"), True),
+        (("mcp", "list"), False),
+    ):
+        assert vars(parsed(*args))["trust_project"] is trusted

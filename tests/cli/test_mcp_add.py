@@ -62,6 +62,19 @@ def saved(home: Path) -> dict[str, Any]:
             ["-t", "sse", "memory", "--header", "X-Key: 1", "https://example.test/sse"],
             {"type": "sse", "url": "https://example.test/sse", "headers": {"X-Key": "1"}},
         ),
+        (
+            ["memory", "--protocol", "legacy", "--", "npx", "-y", "@openai/codex-shell-tool-mcp"],
+            {
+                "command": "npx",
+                "args": ["-y", "@openai/codex-shell-tool-mcp"],
+                "protocol": "legacy",
+            },
+        ),
+        (
+            ["memory", "https://example.test/mcp", "--protocol", "2025-06-18"],
+            {"type": "http", "url": "https://example.test/mcp", "protocol": "2025-06-18"},
+        ),
+        (["memory", "--protocol", "auto", "--", "cmd"], {"command": "cmd", "args": []}),
     ],
     ids=[
         "env-after-name",
@@ -71,6 +84,9 @@ def saved(home: Path) -> dict[str, Any]:
         "transport-after-name",
         "url-means-http",
         "sse-short",
+        "protocol-legacy",
+        "protocol-version",
+        "protocol-auto-is-the-default",
     ],
 )
 def test_options_anywhere_before_the_double_dash(
@@ -108,6 +124,7 @@ def test_scope_project_with_the_short_flag(home: Path) -> None:
         (["x", "-H", "no colon", "http://h/mcp"], "is not 'Name: value'"),
         (["x", "-H", "K: a\r\nEvil: 1", "http://h/mcp"], "is not 'Name: value'"),
         (["x", "--transport", "carrier-pigeon", "--", "cmd"], "invalid choice"),
+        (["x", "--protocol", "2019-01-01", "--", "cmd"], "'protocol' must be one of auto, legacy"),
         (["bad/../name", "--", "cmd"], "'bad/../name': a server name is 1 to 64"),
     ],
 )

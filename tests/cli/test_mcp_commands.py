@@ -73,8 +73,8 @@ def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     listed = paicli(places, "list")
     assert listed.returncode == 0, listed.stderr
     assert re.search(
-        r"●\W+fault\W+ready\W+stdio\W+2025-11-25\W+11", listed.stdout
-    )  # the REPL's table
+        r"(?m)^fault +user +ready +stdio +2025-11-25 +11 ", listed.stdout
+    )  # plain columns in a pipe
     assert "✓ fault  stdio  11 tools" in listed.stderr
     assert "1/1 ready, 11 tools" in listed.stderr
     rows = json.loads(paicli(places, "list", "--json").stdout)
@@ -134,7 +134,7 @@ def test_unapproved_project_servers_are_skipped_unless_trusted(
     project_server(places, [sys.executable, FAULT])
     skipped = paicli(places, "list")
     assert "skipping unapproved project server 'proj'" in skipped.stderr
-    assert "not approved" in skipped.stdout
+    assert "unapproved" in skipped.stdout
     trusted = paicli(places, "list", "--trust-project")
     assert "✓ proj" in trusted.stderr
 
@@ -225,7 +225,7 @@ def test_the_user_approves_a_project_server_once_and_is_asked_again_after_a_chan
     project_server(places, [sys.executable, FAULT, "--mode", "garbage_stdout"])
     out, errors = interactive_list(places, b"n\n")
     assert "--mode garbage_stdout" in errors
-    assert "not approved" in out
+    assert "unapproved" in out
 
 
 # A hostile repository
@@ -254,7 +254,7 @@ def test_the_prompt_names_the_secret_a_project_server_would_read(
     assert f"LINT_LEVEL=${{AWS_SECRET_ACCESS_KEY}} {sys.executable} {FAULT}" in errors
     assert "AWS_SECRET_ACCESS_KEY (looks secret)" in errors
     assert AWS_SECRET not in out + errors
-    assert "not approved" in out
+    assert "unapproved" in out
 
 
 def test_trust_project_does_not_hand_a_secret_to_a_project_server(
@@ -537,7 +537,7 @@ def test_a_declined_project_server_is_not_asked_again_until_approved(
 ) -> None:
     project_server(places, [sys.executable, FAULT])
     out, errors = answering(places, [b"n\n"], "list")
-    assert "Allow it? [y/N]" in errors and "not approved" in out
+    assert "Allow it? [y/N]" in errors and "unapproved" in out
     out, errors = answering(places, [], "list")  # a terminal, and no question
     assert "Allow it?" not in errors
     assert (

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.audit_records import audit_records
 from tests.cli.test_oneshot import paicli
 from tests.llm_server import ScriptedLlm
 
@@ -52,7 +53,7 @@ async def test_a_users_command_runs_with_its_tools_and_model_for_that_turn(
     assert {r["model"] for r in llm.requests} == {"scripted-large"}
     assert "/notes uses the model scripted-large for this turn" in run.stderr
     audit = project.parent / "home" / ".paicli" / "audit"
-    records = [json.loads(x) for f in audit.glob("*.jsonl") for x in f.read_text().splitlines()]
+    records = audit_records(audit)
     assert [(r["tool"], r["decided_by"]) for r in records] == [("write_file", "command")]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.audit_records import audit_records
 from tests.cli.test_oneshot import paicli
 from tests.llm_server import Json, ScriptedLlm
 
@@ -92,9 +93,7 @@ async def test_p_runs_a_sub_agent_within_the_runs_rules_and_audits_it_by_name(
     assert "  ↳ test-runner → read_file" in run.stderr
     assert "  ↳ test-runner ✗ write_file" in run.stderr
     audit_dir = project.parent / "home" / ".paicli" / "audit"
-    records = [
-        json.loads(line) for f in audit_dir.glob("*.jsonl") for line in f.read_text().splitlines()
-    ]
+    records = audit_records(audit_dir)
     by_tool = {r["tool"]: r for r in records}
     assert {r["tool"] for r in records if r.get("agent") == "test-runner"} == {
         "read_file",

@@ -544,3 +544,20 @@ def test_json_written_by_hand_with_a_windows_path(
     assert code == 1
     assert "stdout-logs" not in found
     assert "must be doubled" in found["invalid-json"]["fix"]
+
+
+def test_a_server_that_exits_on_the_discovery_probe_is_named_with_the_legacy_setting() -> None:
+    fault = str(SERVER_PROGRAMS / "fault_server.py")
+    command = ("--", sys.executable, fault, "--mode", "initialize_first")
+    code, report = doctor_json("--timeout", SILENCE, "--slow", "30", *command)
+    assert code == 1  # a warning: it works, but every first start costs a second spawn
+    found = findings(report)
+    assert "exited" not in found  # it works, started with initialize first
+    assert found["exits-on-probe"]["severity"] == "warning"
+    assert (
+        "exited with exit code 1 on the 2026 discovery probe" in found["exits-on-probe"]["message"]
+    )
+    assert '"protocol": "legacy"' in found["exits-on-probe"]["fix"]
+    assert "keep running until its stdin closes" not in json.dumps(report)
+    assert "initialize handshake" in found["protocol"]["message"]
+    assert processes_with(fault) == []

@@ -15,6 +15,7 @@ import pytest
 from paicli.hooks.approval import HookApprovals
 from paicli.hooks.settings import load_hooks
 from paicli.mcp import Sandbox, check_sandbox
+from tests.audit_records import audit_records
 from tests.cli.test_oneshot import Run, paicli
 from tests.llm_server import ScriptedLlm
 from tests.processes import processes_with
@@ -62,8 +63,7 @@ def logged(project: Path) -> list[dict[str, Any]]:
 
 
 def audit(project: Path) -> list[dict[str, Any]]:
-    files = sorted((home(project) / "audit").glob("*.jsonl"))
-    return [json.loads(line) for path in files for line in path.read_text().splitlines()]
+    return audit_records(home(project) / "audit")
 
 
 def tool_result(llm: ScriptedLlm, request: int = 1) -> str:

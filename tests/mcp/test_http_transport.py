@@ -169,16 +169,65 @@ async def test_a_dropped_stream_is_resumed_with_last_event_id() -> None:
             assert await counter(session, "resume_count") >= 1
 
 
-async def test_a_lost_session_is_initialized_again_once() -> None:
+async def test_a_lost_session_is_initialized_again_and_the_tool_call_is_not_repeated() -> None:
     async with (
         asyncio.timeout(TIMEOUT),
         run_http_server("http_fault_server.py", "--mode", "session_loss") as url,
     ):
         async with m.connect(http(url)) as session:
             first = session.transport.session_id  # type: ignore[attr-defined]
+            with pytest.raises(m.SessionExpired) as info:
+                await session.call_tool("echo", {"text": "once"})
+            assert info.value.renewed
+            assert "lost its session (HTTP 404)" in str(info.value)
+            assert "not sent again" in str(info.value)
+            # The tool call reached the server once; the new session serves the next one.
+            assert len(json.loads((await session.call_tool("tool_calls")).text)) == 1
             assert (await session.call_tool("echo", {"text": "again"})).text == "again"
             assert session.transport.session_id != first  # type: ignore[attr-defined]
             assert await counter(session, "initialize_count") == 2
+
+
+async def test_a_request_that_is_not_a_tool_call_is_sent_again_in_the_new_session() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server(
+            "http_fault_server.py", "--mode", "session_loss", "--lose-on", "tools/list"
+        ) as url,
+    ):
+        async with m.connect(http(url)) as session:
+            assert "echo" in [tool.name for tool in await session.list_tools()]
+            assert await counter(session, "initialize_count") == 2
+            assert await counter(session, "tools_list_count") == 1
+
+
+async def test_a_session_not_found_error_with_400_is_a_lost_session_too() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "session_error") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            with pytest.raises(m.SessionExpired, match=r"HTTP 400") as info:
+                await session.call_tool("echo", {"text": "once"})
+            assert info.value.renewed
+            assert await counter(session, "initialize_count") == 2
+
+
+async def test_a_session_that_cannot_be_established_again_says_so() -> None:
+    async with (
+        asyncio.timeout(TIMEOUT),
+        run_http_server("http_fault_server.py", "--mode", "session_gone") as url,
+    ):
+        async with m.connect(http(url)) as session:
+            with pytest.raises(m.SessionExpired) as info:
+                await session.call_tool("echo", {"text": "once"})
+            assert not info.value.renewed
+            message = str(info.value)
+            assert "lost its session (HTTP 404), and a new one could not be established" in message
+            assert "initialize was answered with HTTP 404" in message
+            # The next request tries again, and says the same.
+            with pytest.raises(m.SessionExpired, match="could not be established"):
+                await session.list_tools()
 
 
 async def test_a_new_session_after_a_lost_one_tells_subscribers_the_tools_may_have_changed() -> (
@@ -191,7 +240,8 @@ async def test_a_new_session_after_a_lost_one_tells_subscribers_the_tools_may_ha
     ):
         async with m.connect(http(url)) as session:
             session.subscribe(inbox)
-            assert (await session.call_tool("echo", {"text": "again"})).text == "again"
+            with pytest.raises(m.SessionExpired):
+                await session.call_tool("echo", {"text": "again"})
             note = await inbox.wait_for(lambda n: n.method == "notifications/tools/list_changed")
             assert note.params == {}
 

@@ -49,8 +49,8 @@ def test_mcp_list_tools_and_call_work_with_minimal_tools(tmp_path: Path) -> None
     assert paicli(tmp_path, "mcp", "add", "sh", "--", *SHELL_TOOL).returncode == 0
     listed = paicli(tmp_path, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"py\W+ready\W+stdio\W+minimal\W+6", listed.stdout)
-    assert re.search(r"sh\W+ready\W+stdio\W+minimal\W+1", listed.stdout)
+    assert re.search(r"py\W+(?:\w+\W+)?ready\W+stdio\W+minimal\W+6", listed.stdout)
+    assert re.search(r"sh\W+(?:\w+\W+)?ready\W+stdio\W+minimal\W+1", listed.stdout)
     rows = {
         row["name"]: row for row in json.loads(paicli(tmp_path, "mcp", "list", "--json").stdout)
     }

@@ -325,3 +325,48 @@ async def test_tokens_and_secrets_never_reach_the_logs(caplog: pytest.LogCapture
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert caplog.records
     assert "secret" not in logged
+
+
+async def test_a_configured_client_secret_is_never_stored_and_the_configured_one_is_used() -> None:
+    store = MemoryTokenStore()
+    configured = {"client_id": "client-1", "store": store}
+    async with auth_world() as world:
+        auth = oauth(Headless(), client_secret="client-secret-value", **configured)
+        assert await call_echo(world, auth) == "hi"
+        record = await store.load(world.url)
+        assert record is not None and "client-secret-value" not in str(record)
+        # The secret rotated in the configuration: a refresh uses the configuration's.
+        world.tokens.clear()
+        with pytest.raises(mcp.McpError):
+            await call_echo(world, oauth(None, client_secret="rotated-secret", **configured))
+    refresh = [r for r in world.requests_to("/token") if r.body["grant_type"] == "refresh_token"]
+    assert [r.body["client_secret"] for r in refresh] == ["rotated-secret"]
+
+
+def refusing(world: World) -> None:
+    """The MCP server refuses every token from now on."""
+
+    def refuse(request: web.Request) -> web.StreamResponse:
+        prm = f"{world.base}/.well-known/oauth-protected-resource/mcp"
+        challenge = f'Bearer error="invalid_token", resource_metadata="{prm}"'
+        return web.json_response(
+            {"error": "invalid_token"}, status=401, headers={"WWW-Authenticate": challenge}
+        )
+
+    world.override["/mcp"] = refuse
+
+
+async def test_a_server_that_refuses_every_token_says_to_log_in_again() -> None:
+    store = MemoryTokenStore()
+    async with auth_world() as world:
+        assert await call_echo(world, oauth(Headless(), store=store)) == "hi"
+        refusing(world)
+        # With tokens from an earlier login and no way to ask for another: login needed.
+        with pytest.raises(LoginRequired) as stored:
+            await call_echo(world, oauth(None, store=store))
+        # During a login: the fresh tokens are refused too.
+        with pytest.raises(OAuthError) as fresh:
+            await call_echo(world, oauth(Headless(), store=MemoryTokenStore()))
+    for error in (stored.value, fresh.value):
+        assert "refused every OAuth access token it was given; log in again" in str(error)
+        assert "headers" not in str(error)

@@ -51,3 +51,13 @@ def test_rotation_keeps_the_stamps_and_the_line_in_progress(tmp_path: Path) -> N
 
 def test_the_real_time_is_a_dated_local_time_to_the_millisecond() -> None:
     assert re.fullmatch(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ", log_time())
+
+
+def test_a_filter_sees_whole_lines_even_when_they_arrive_in_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    log = StderrLog(str(path), clock=lambda: b"T ", line_filter=lambda s: s.replace("key", "***"))
+    log.write(b"the k")
+    log.write(b"ey is \xff here\nand k")
+    log.write(b"ey at the end")
+    log.close()
+    assert path.read_bytes() == b"T the *** is \xff here\nT and *** at the end"

@@ -53,6 +53,7 @@ MODES = (
     "crowded",
     "chatty_stdout",
     "features",
+    "initialize_first",
 )
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -328,6 +329,7 @@ class FaultServer:
         self.reject_next: bool = opts.reject_first_version
         self.stop_after: str = opts.stop_after
         self.start_delay: float = opts.start_delay
+        self.start_when: str | None = opts.start_when
         self.poison: str = opts.poison
         self.redefined: bool = opts.redefined
         self.crowd: int = opts.tools
@@ -342,6 +344,7 @@ class FaultServer:
         self.pending: dict[str, tuple[threading.Event, list[Json]]] = {}
         self.next_server_id = 0
         self.grandchild: subprocess.Popen[bytes] | None = None
+        self.greeted = False  # initialize_first: the first message was initialize
 
     # -- output ---------------------------------------------------------------------------
 
@@ -396,6 +399,8 @@ class FaultServer:
 
     def serve(self, lines: Iterable[bytes] | None = None) -> None:
         time.sleep(self.start_delay)  # a slow start: imports, a download, a cold cache
+        while self.start_when is not None and not os.path.exists(self.start_when):
+            time.sleep(0.01)  # a start that ends when the test says (an install, say)
         try:
             self.read(lines)
         except Stopped:
@@ -448,6 +453,12 @@ class FaultServer:
 
     def on_message(self, message: Json) -> None:
         method = message.get("method")
+        if self.mode == "initialize_first" and not self.greeted:
+            # As servers on the Rust SDK before rmcp 3.0 do: anything but initialize first
+            # (the 2026 discovery probe) ends the process with status 1.
+            if method != "initialize":
+                self.exit(1, f"Error: expect initialized request, but received: {method}")
+            self.greeted = True
         if not isinstance(method, str):
             self.on_response(message)
             return
@@ -856,6 +867,9 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat-cursor", action="store_true", help="paginated: p2 loops")
     parser.add_argument(
         "--start-delay", type=float, default=0.0, help="wait SECONDS before reading stdin"
+    )
+    parser.add_argument(
+        "--start-when", metavar="PATH", help="read stdin only once PATH exists (a gated start)"
     )
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
     parser.add_argument(

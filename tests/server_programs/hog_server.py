@@ -3,8 +3,9 @@
 `allocate` keeps 1 MiB blocks until allocation fails (`--die-on-oom`: then the server exits
 on the spot, as V8 does); `spin` burns CPU; `open_files` opens files until the system says
 no; `fork` starts children that sleep until killed, until a fork is refused; `escape`
-starts one that leaves the process group; `crash_once` and `hang_once` fail the first time
-(marked by a flag file, which outlives a restart) and answer after that. Each answers
+starts one that leaves the process group; `crash_once` (and its variants annotated
+idempotent and read-only) and `hang_once` fail the first time (marked by a flag file, which
+outlives a restart) and answer after that. Each answers
 with what it managed and the error that stopped it. Only ever run as a subprocess.
 """
 
@@ -46,6 +47,13 @@ HOGS: dict[str, tuple[str, dict[str, str]]] = {
         "Never answer unless the `flag` file exists (it is made first).",
         {"flag": "string"},
     ),
+    "crash_once_idempotent": ("crash_once, annotated idempotentHint.", {"flag": "string"}),
+    "crash_once_read": ("crash_once, annotated readOnlyHint.", {"flag": "string"}),
+}
+# What the crash_once variants say of themselves (a repeat after a crash believes it).
+HINTS = {
+    "crash_once_idempotent": {"idempotentHint": True},
+    "crash_once_read": {"readOnlyHint": True},
 }
 EXTRA_TOOLS.update(HOGS)
 DIE_ON_OOM = "--die-on-oom" in sys.argv
@@ -55,7 +63,11 @@ CHILD_SLEEP = 3600
 
 class HogServer(FaultServer):
     def list_tools(self, cursor: Any) -> Json:
-        return {"tools": [tool_schema(n) for n in [*TOOLS, *HOGS]]}
+        tools = [tool_schema(n) for n in [*TOOLS, *HOGS]]
+        for tool in tools:
+            if tool["name"] in HINTS:
+                tool["annotations"] = HINTS[tool["name"]]
+        return {"tools": tools}
 
     def call_tool(self, call: Call) -> Json | None:
         if call.name == "allocate":
@@ -69,12 +81,12 @@ class HogServer(FaultServer):
             return fork()
         if call.name == "escape":
             return escape()
-        if call.name in ("crash_once", "hang_once"):
+        if call.name in ("crash_once", "hang_once", *HINTS):
             flag = Path(str(call.args["flag"]))
             if flag.exists():
-                return text_result(f"ok after {call.name.removesuffix('_once')}")
+                return text_result(f"ok after {call.name.split('_')[0]}")
             flag.touch()
-            if call.name == "crash_once":
+            if call.name.startswith("crash_once"):
                 os._exit(3)
             call.cancelled.wait(CHILD_SLEEP)
             return None

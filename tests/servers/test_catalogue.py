@@ -401,3 +401,27 @@ async def test_with_servers_held_the_first_request_leaves_before_any_server_star
     assert llm.starts_seen == [0]
     offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
     assert {"mcp__fault__echo", "mcp__sdk__add"} <= offered
+
+
+@pytest.mark.parametrize(
+    ("server", "hints", "kept"),
+    [
+        ({"url": "https://docs.example/mcp"}, (None, None), True),
+        ({"url": "https://docs.example/mcp"}, (0, "public"), True),
+        ({"url": "https://docs.example/mcp"}, (0, "private"), False),
+        ({"command": "server"}, (0, "private"), True),  # no authorization to be private to
+    ],
+)
+def test_a_private_list_of_an_oauth_server_is_not_kept_in_the_catalogue(
+    tmp_path: Path, server: Json, hints: tuple[int | None, str | None], kept: bool
+) -> None:
+    from paicli.servers.screening import ToolScreen  # noqa: PLC0415
+    from tests.servers.test_manager import load  # noqa: PLC0415
+
+    (entry,) = load(tmp_path, {"s": server})
+    catalogue = Catalogue(tmp_path / "catalogue")
+    screen = ToolScreen(catalogue)
+    tool = Tool("echo", {"type": "object"})
+    screen.listing(entry, [tool], {})  # an earlier run's list, kept
+    screen.listing(entry, [tool], {}, hints)
+    assert (screen.cached(entry) is not None) is kept

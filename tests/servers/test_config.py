@@ -227,7 +227,7 @@ def test_a_missing_variable_fails_that_server_naming_file_server_field_and_varia
     github = config.servers["github"]
     assert github.spec is None
     assert github.error == (
-        "~/.paicli/mcp.json: server 'github': env.GITHUB_TOKEN: ${GITHUB_TOKEN} is not set"
+        "~/.paicli/mcp.json: server 'github': ${GITHUB_TOKEN} is not set (in env.GITHUB_TOKEN)"
     )
     assert config.servers["other"].spec is not None
     assert config.errors == []
@@ -237,14 +237,15 @@ def test_every_missing_variable_of_a_server_is_named(user_home: Path) -> None:
     write(user_file(user_home), servers(a={"url": "https://${HOST}/", "headers": {"K": "${KEY}"}}))
     error = only(load(None, user_home)).error
     assert error == (
-        "~/.paicli/mcp.json: server 'a': url: ${HOST} is not set; headers.K: ${KEY} is not set"
+        "~/.paicli/mcp.json: server 'a': ${HOST} is not set (in url); "
+        "${KEY} is not set (in headers.K)"
     )
 
 
 def test_project_dir_is_not_set_without_a_project(user_home: Path) -> None:
     write(user_file(user_home), servers(a={"command": "fs", "args": ["${PROJECT_DIR}"]}))
     assert only(load(None, user_home)).error == (
-        "~/.paicli/mcp.json: server 'a': args[0]: ${PROJECT_DIR} is not set"
+        "~/.paicli/mcp.json: server 'a': ${PROJECT_DIR} is not set (in args[0])"
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.mcp.test_oauth_flow import refusing
 from tests.server_programs.auth_server import World, auth_world
 
 pytestmark = pytest.mark.real
@@ -196,3 +197,34 @@ async def test_with_a_system_keyring_the_tokens_go_there_not_to_the_file(
         code, out, _ = await paicli(home, tmp_path, "logout", "docs")
         assert out.strip() == "Logged out of docs."
     assert json.loads(ring.read_text()) == {}
+
+
+async def test_a_configured_client_secret_stays_out_of_the_token_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCS_SECRET", "client-secret-value")
+    home = tmp_path / "home"
+    async with asyncio.timeout(TIMEOUT), auth_world() as world:
+        configure(home, world, oauth={"clientId": "client-1", "clientSecret": "${DOCS_SECRET}"})
+        code, _, errors, _ = await log_in(home, tmp_path)
+        assert code == 0, errors
+    stored = (home / "oauth-tokens.json").read_text()
+    assert "access-1-secret" in stored and "client-secret-value" not in stored
+
+
+async def test_a_server_that_refuses_every_token_points_to_login_and_names_itself_once(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    async with asyncio.timeout(TIMEOUT), auth_world() as world:
+        configure(home, world)
+        refusing(world)
+        code, _, errors, _ = await log_in(home, tmp_path)
+        assert code == 1
+        assert "paicli mcp login: docs: HTTP 401" in errors
+        assert "refused every OAuth access token it was given; log in again" in errors
+        assert "docs: docs:" not in errors and "'headers'" not in errors
+        # The tokens it got are refused on the next start too: it needs a login.
+        code, _, errors = await paicli(home, tmp_path, "list")
+        assert "⚠ docs  http  needs login: paicli mcp login docs" in errors
+        assert "'headers'" not in errors

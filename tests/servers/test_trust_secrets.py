@@ -393,7 +393,7 @@ def test_the_question_at_a_terminal_warns_about_a_shell_line_that_downloads_code
     out, errors = answering(places, [b"n\n"], "list")
     assert "Warning: it runs a shell command line (sh -c)" in errors
     assert "Warning: it downloads code and runs it (curl ... | sh)" in errors
-    assert "not approved" in out
+    assert "unapproved" in out
 
 
 @pytest.mark.real

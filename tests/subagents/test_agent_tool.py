@@ -26,6 +26,7 @@ from paicli.agent.events import (
 )
 from paicli.permissions.approval import Answer, ApprovalRequest, Choice, Mode
 from paicli.runtime import Runtime
+from tests.audit_records import audit_records
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_memory import MemoryLlm
 from tests.llm_server import Json
@@ -84,8 +85,7 @@ def tool_results(request: Json) -> dict[str, str]:
 
 
 def audit(runtime: Runtime) -> list[dict[str, Any]]:
-    files = sorted(runtime.home.audit_dir.glob("*.jsonl"))
-    return [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    return audit_records(runtime.home.audit_dir)
 
 
 @pytest.fixture

@@ -139,8 +139,10 @@ def words(text: str) -> re.Pattern[str]:
 
 
 def audit_records(places: Places) -> list[dict[str, Any]]:
+    """The tool call records (and tool changes), not the session start and end."""
     files = sorted((places.paicli_home / "audit").glob("*.jsonl"))
-    return [json.loads(line) for path in files for line in path.read_text().splitlines()]
+    records = [json.loads(line) for path in files for line in path.read_text().splitlines()]
+    return [r for r in records if not str(r.get("event", "")).startswith("session_")]
 
 
 async def test_without_a_model_or_servers_the_banner_says_how_and_ctrl_d_exits(

@@ -6,18 +6,21 @@ once and counted. `AuditingToolbox` is the outermost wrapper, so denials and ref
 wrappers inside it are recorded too. A tool a server redefined since it was pinned is a record
 of its own (`"event": "tool_changed"`), written where the answer about it is given; a call
 asked about again because its tool changed since an answer carries `changed` and `diff`; a
-call a sub-agent made carries `agent`, its name.
+call a sub-agent made carries `agent`, its name. Each run opens with `"event":
+"session_start"` and ends with `"event": "session_end"`, whatever ends it (`session`: its
+`reason`, "exit", "interrupted" or "error", and the signal, when one did).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -38,7 +41,7 @@ from paicli.tools.base import (
 )
 from paicli.tools.mcp.naming import model_tool_name
 
-__all__ = ["AuditLog", "AuditingToolbox", "CallOutcome"]
+__all__ = ["AuditLog", "AuditingToolbox", "CallOutcome", "EndReason"]
 
 _log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ _DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.jsonl$")
 _ERROR_LIMIT = 500
 
 CallOutcome = Literal["ok", "error", "denied", "refused", "cancelled"]
+EndReason = Literal["exit", "interrupted", "error"]
 
 
 def _local_now() -> datetime:
@@ -101,6 +105,46 @@ class AuditLog:
             }
         )
 
+    @contextlib.contextmanager
+    def session(self, session: str, said: Callable[[], EndReason | None]) -> Iterator[None]:
+        """The run in the block, between its start and end records. The end says why it
+        ended: what `said()` returns (the REPL's word for a Ctrl+C twice), else "exit", or
+        "interrupted" by a cancellation (Ctrl+C, SIGTERM, SIGHUP: the signal's name, when
+        the cancellation carries it), or "error"."""
+        started = self.clock()
+        self.write(
+            {
+                "time": started.isoformat(timespec="milliseconds"),
+                "session": session,
+                "event": "session_start",
+                "pid": os.getpid(),
+            }
+        )
+        reason: EndReason = "exit"
+        signal: str | None = None
+        try:
+            yield
+        except (asyncio.CancelledError, KeyboardInterrupt) as exc:
+            reason = "interrupted"
+            named = exc.args[0] if exc.args else None
+            signal = named if isinstance(named, str) and named.startswith("SIG") else None
+            raise
+        except BaseException:
+            reason = "error"
+            raise
+        finally:
+            ended = self.clock()
+            record: dict[str, object] = {
+                "time": ended.isoformat(timespec="milliseconds"),
+                "session": session,
+                "event": "session_end",
+                "reason": said() or reason,
+                "seconds": round((ended - started).total_seconds(), 3),
+            }
+            if signal is not None:
+                record["signal"] = signal
+            self.write(record)
+
     def _append(self, day: str, data: bytes) -> None:
         # 0700: the log may hold file contents and commands.
         make_private_dir(self.directory)
@@ -116,8 +160,9 @@ class AuditLog:
             os.close(fd)
 
     def tail(self, n: int) -> list[dict[str, object]]:
-        """The last `n` records across the newest day files, oldest first. Unreadable files
-        and lines (a line cut short by a crash) are skipped."""
+        """The last `n` records of calls and tool changes across the newest day files,
+        oldest first (sessions' start and end records are left out). Unreadable files and
+        lines (a line cut short by a crash) are skipped."""
         if n <= 0:
             return []
         try:
@@ -135,7 +180,7 @@ class AuditLog:
                 continue
             for line in reversed(lines):
                 record = _parse(line)
-                if record is not None:
+                if record is not None and not str(record.get("event")).startswith("session_"):
                     newest_first.append(record)
                     if len(newest_first) == n:
                         return newest_first[::-1]

@@ -20,7 +20,8 @@ __all__ = ["build_parser", "config_files_before_command", "main"]
 
 
 def config_files_exist() -> bool:
-    """Whether any MCP config file exists (the user's, the project's, the local one)."""
+    """Whether any MCP config file exists (the user's, the project's, the local one), or
+    an installed plugin may bring servers."""
     from pathlib import Path  # noqa: PLC0415 - standard library only, cheap
 
     from paicli.home import PaicliHome  # noqa: PLC0415
@@ -33,11 +34,28 @@ def config_files_exist() -> bool:
         project / ".paicli" / "mcp.json",
         project / ".mcp.json",
         home.local_mcp_config(project),
+        home.root / "plugins.json",
     )
     return any(os.path.exists(path) for path in candidates)
 
 
+# What a shell reports for a program SIGPIPE ended (`yes | head -1`): 128 + SIGPIPE.
+READER_GONE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): stop quietly, as a tool SIGPIPE ends
+        # would.
+        from paicli.ui.output import stdout_gone  # noqa: PLC0415
+
+        stdout_gone()
+        return READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_help = "-h" in args or "--help" in args
     args, server_command = split_server_command(args)
@@ -61,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             err(f"paicli: -C {options.cwd}: {exc.strerror or exc}")
             return 2
+    if (problem := added_dirs(options)) is not None:
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: --add-dir {problem}")
+        return 2
     if options.system_prompt_file is not None:
         problem = read_system_prompt(options)
         if problem is not None:
@@ -73,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_to_terminal()
     try:
         return traced(options)
+    except BrokenPipeError:
+        raise
     except Exception:
         # A bug must cost one redacted line (the traceback goes to the log file), never a
         # traceback on the screen that may quote a secret.
@@ -92,6 +117,20 @@ def headless_options(options: argparse.Namespace) -> str | None:
         options.print = prompt
     fold_tool_flags(options)
     return headless_problem(options)
+
+
+def added_dirs(options: argparse.Namespace) -> str | None:
+    """Each `--add-dir` made absolute (after -C), or what is wrong with the first that is no
+    folder (`DIR: no such folder`)."""
+    folders = []
+    for given in options.add_dir:
+        folder = os.path.abspath(os.path.expanduser(given))
+        if not os.path.isdir(folder):
+            why = "not a folder" if os.path.exists(folder) else "no such folder"
+            return f"{given}: {why}"
+        folders.append(folder)
+    options.add_dir = folders
+    return None
 
 
 def traced(options: argparse.Namespace) -> int:
@@ -154,6 +193,10 @@ def dispatch(options: argparse.Namespace) -> int:
         from paicli.cli.sandbox import run as run_sandbox  # noqa: PLC0415
 
         return run_sandbox(options)
+    if options.command == "plugin":
+        from paicli.cli.plugin_commands import run as run_plugin  # noqa: PLC0415
+
+        return run_plugin(options)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

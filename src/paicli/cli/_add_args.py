@@ -41,6 +41,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-f", "--force", action="store_true", default=None, help="replace a server of that name"
     )
+    parser.add_argument(
+        "--protocol",
+        metavar="auto|legacy|modern|VERSION",
+        help="the MCP protocol to speak: auto (the default) probes the 2026 revision first; "
+        "legacy starts with initialize (for servers that exit on the probe)",
+    )
 
 
 class _Parser(argparse.ArgumentParser):

@@ -82,6 +82,8 @@ def entry_from(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     entry = _stdio_entry(target, options) if transport == "stdio" else None
     if entry is None:
         entry = _http_entry(transport, target, options)
+    if options.protocol not in (None, "auto"):
+        entry["protocol"] = options.protocol
     try:
         server_from_dict(entry, name=options.name, warnings=[])
     except ServerConfigError as exc:

@@ -11,6 +11,7 @@ from typing import TypeAlias
 from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
 from paicli.cli._headless_args import add_headless_options
+from paicli.cli._plugin_args import plugin_commands
 
 PROTOCOLS = (
     "auto",
@@ -94,6 +95,7 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
     commands = parser.add_subparsers(dest="command")
     _sandbox_command(commands)
     _mcp_commands(commands)
+    plugin_commands(commands)
     commands.add_parser(
         "acp",
         help="serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, "
@@ -152,6 +154,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "--cwd",
         metavar="DIR",
         help="run as if started in DIR (its project, servers and relative paths)",
+    )
+    parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also let the file tools and commands use DIR (repeatable)",
     )
     parser.add_argument(
         "--append-system-prompt",
@@ -213,9 +222,12 @@ def _mcp_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     mcp = commands.add_parser("mcp", help="manage MCP servers")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     starts = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: `paicli --trust-project mcp ...` keeps the value given before the command
+    # (a default here would overwrite it with False).
     starts.add_argument(
         "--trust-project",
         action="store_true",
+        default=argparse.SUPPRESS,
         help="run this project's servers without asking (non-interactive runs skip them)",
     )
 

@@ -25,7 +25,8 @@ async def until_signalled(work: Coroutine[Any, Any, int]) -> int:
     task = asyncio.current_task()
     assert task is not None
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, task.cancel)
+        # The signal's name rides on the cancellation (the audit log's session end).
+        loop.add_signal_handler(sig, task.cancel, sig.name)
     try:
         return await work
     except asyncio.CancelledError:

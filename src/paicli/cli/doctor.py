@@ -17,11 +17,12 @@ from pathlib import Path
 
 from paicli.cli._signals import run_until_signalled
 from paicli.doctor import SLOW_START, Limits, ServerReport, examine
+from paicli.doctor.configured import examine_configured
 from paicli.home import PaicliHome
 from paicli.mcp import StdioServer
 from paicli.project_root import project_root
 from paicli.servers.config import load_config
-from paicli.servers.trust import TrustStore, approve_servers, skip_reason, withheld_reason
+from paicli.servers.trust import TrustStore, approve_servers
 from paicli.ui.doctor_view import show_reports
 from paicli.ui.output import err
 from paicli.ui.trust_prompt import ask_on_terminal
@@ -78,6 +79,8 @@ def _split(options: argparse.Namespace) -> tuple[list[str] | None, list[str]]:
         word = words.pop(0)
         if word == "--json":
             options.json = True
+        elif word == "--trust-project":  # (the fix its own finding gives, after a name)
+            options.trust_project = True
         elif word in OPTIONS_WITH_VALUE and words:
             try:
                 setattr(options, word[2:], float(words.pop(0)))
@@ -121,19 +124,6 @@ async def _configured(
     )
     # An allowed entry is the one that runs: loaded again when it passes a secret.
     running = {entry.name: entry for entry in allowed}
-    reports = []
-    for entry in chosen:
-        runs = running.get(entry.name)
-        if runs is not None and runs.spec is not None:
-            report = await examine(runs.name, runs.spec, limits, runs.containment)
-            if runs.withheld:
-                report.add("secrets-withheld", "warning", withheld_reason(runs))
-            reports.append(report)
-            continue
-        report = ServerReport(entry.name, "http" if "url" in entry.raw else "stdio")
-        if entry.name in skipped:
-            report.add("not-approved", "warning", skip_reason(entry, project, store))
-        else:
-            report.add("config", "error", entry.error or "the entry cannot be used")
-        reports.append(report)
-    return reports
+    return await examine_configured(
+        chosen, running, list(skipped), limits, project=project, store=store
+    )

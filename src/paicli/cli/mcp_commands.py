@@ -314,7 +314,7 @@ async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> i
             read_catalogue=False,
         ) as manager,
     ):
-        await manager.wait_ready()
+        await mcp_shell.wait_showing_installs(manager)
         servers = manager.servers()
         support = await support_for(s.entry.containment for s in servers)
         ready = [s for s in servers if s.state is ServerState.READY]

@@ -31,7 +31,7 @@ from paicli.runtime import Runtime, open_runtime
 from paicli.runtime.custom_turn import prompt_command, running
 from paicli.servers.trust import TrustStore, skip_reason
 from paicli.ui.commands import BY_NAME
-from paicli.ui.oneshot import Printer, printer_for, report_server
+from paicli.ui.oneshot import Printer, ServerLines, installing_progress, printer_for
 from paicli.ui.output import err
 from paicli.ui.screen_secrets import redacting
 
@@ -117,10 +117,8 @@ async def _answer(
     settings = load_run_settings(Path.cwd(), start_options(options, flags, hold_servers=True))
     prompt_tool = PromptTool(options.permission_prompt_tool or "")
     approver = prompt_tool if options.permission_prompt_tool else None
-    async with open_runtime(
-        settings,
-        RunIO(on_server_change=report_server, approver=approver),
-    ) as runtime:
+    lines = ServerLines()
+    async with open_runtime(settings, RunIO(on_server_change=lines, approver=approver)) as runtime:
         with redacting(runtime.redactor):
             problem = _resume(runtime, options)
             if problem is None and approver is not None:
@@ -128,21 +126,27 @@ async def _answer(
             if problem is not None:
                 printer.failed(f"paicli -p: {problem}")
                 return 2
-            code = await _start(runtime, printer, accept_changes=options.accept_tool_changes)
+            code = await _start(runtime, printer, lines, accept_changes=options.accept_tool_changes)
             if code is not None:
                 return code
             saving = not options.no_session_persistence
-            if options.input_format == "stream-json":
-                code = await stream_turns(
-                    runtime,
-                    prompt,
-                    printer,
-                    one_turn,
-                    saving=saving,
-                    replay=options.replay_user_messages,
-                )
-            else:
-                code = await one_turn(runtime, prompt, printer, saving=saving)
+            async with asyncio.TaskGroup() as group:
+                # Servers still installing (npx & co.) say how long, every few seconds.
+                progress = group.create_task(installing_progress(runtime.manager.servers))
+                try:
+                    if options.input_format == "stream-json":
+                        code = await stream_turns(
+                            runtime,
+                            prompt,
+                            printer,
+                            one_turn,
+                            saving=saving,
+                            replay=options.replay_user_messages,
+                        )
+                    else:
+                        code = await one_turn(runtime, prompt, printer, saving=saving)
+                finally:
+                    progress.cancel()
             # Servers that came up during the run (their tools were offered from the
             # catalogue) may have changed a tool too: such a tool was never called.
             tool_changes(runtime, accept=options.accept_tool_changes)
@@ -179,9 +183,12 @@ def _resume(runtime: Runtime, options: argparse.Namespace) -> str | None:
     return None
 
 
-async def _start(runtime: Runtime, printer: Printer, *, accept_changes: bool) -> int | None:
+async def _start(
+    runtime: Runtime, printer: Printer, lines: ServerLines, *, accept_changes: bool
+) -> int | None:
     """What comes before the first turn: problems and skipped servers said, the servers
-    worth waiting for waited for, the `init` message; an exit code when no turn can run."""
+    worth waiting for waited for (within the start budget: the request goes without the
+    rest, and `lines` says so), the `init` message; an exit code when no turn can run."""
     for problem in runtime.problems:
         err(f"paicli: {problem}")
     if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
@@ -194,10 +201,14 @@ async def _start(runtime: Runtime, printer: Printer, *, accept_changes: bool) ->
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2
     # Servers whose tools the catalogue knows are not waited for: a call waits instead.
-    starting = runtime.manager.starting(without_catalogue=True)
+    manager = runtime.manager
+    starting = manager.starting(without_catalogue=True)
     if starting:
         runtime.load_model()  # in the background, while cold servers are waited for
-        await runtime.manager.wait_ready(starting)
+        budget = runtime.run.calls.start_budget
+        if not await manager.wait_ready(starting, timeout=budget):
+            late = manager.starting(without_catalogue=True)
+            lines.went_without([manager.get(name) for name in late], budget)
     tool_changes(runtime, accept=accept_changes)
     printer.begin(runtime.conversation_id(), run_facts(runtime))
     # With nothing to wait for, the init message goes first: loading the model client (the

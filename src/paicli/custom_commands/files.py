@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,8 @@ import yaml
 
 from paicli.config_files import ConfigFileError, read_config_text
 from paicli.escape import one_line
+from paicli.plugins.manifest import Plugin, expand_root
+from paicli.plugins.registry import enabled_plugins
 
 __all__ = ["CommandSet", "CustomCommand", "load_commands"]
 
@@ -61,7 +63,9 @@ class CustomCommand:
 
     @property
     def from_project(self) -> bool:
-        return self.scope == "project"
+        """Whether it came with something other than the user's own folder (a repository,
+        or a plugin): its `allowed-tools` then grant nothing."""
+        return self.scope != "user"
 
 
 @dataclass(frozen=True)
@@ -79,46 +83,78 @@ class CommandSet:
         return [self.commands[name] for name in sorted(self.commands)]
 
 
-def command_folders(home: Path, project: Path) -> list[tuple[str, Path, Path | None]]:
-    """(scope, folder, the folder its files must stay inside), the one that wins first."""
+def command_folders(
+    home: Path, project: Path, plugins: Sequence[Plugin] = ()
+) -> list[tuple[str, Path, Path | None, str]]:
+    """(scope, folder, the folder its files must stay inside, the plugin whose it is), the
+    one that wins first."""
     return [
-        ("user", home / "commands", None),
-        ("project", project / ".paicli" / "commands", project),
-        ("project", project / ".claude" / "commands", project),
+        ("user", home / "commands", None, ""),
+        ("project", project / ".paicli" / "commands", project, ""),
+        ("project", project / ".claude" / "commands", project, ""),
+        *[("plugin", folder, p.root, p.name) for p in plugins for folder in p.commands],
     ]
 
 
-def load_commands(home: Path, project: Path, *, reserved: Collection[str] = ()) -> CommandSet:
-    """The custom commands of the user (`home`: paicli's folder) and of `project`; names in
-    `reserved` (paicli's own commands, with their slash) are not taken."""
+def load_commands(
+    home: Path,
+    project: Path,
+    *,
+    reserved: Collection[str] = (),
+    plugins: Sequence[Plugin] | None = None,
+) -> CommandSet:
+    """The custom commands of the user (`home`: paicli's folder), of `project` and of the
+    enabled `plugins` (None: those of `home`'s registry), a plugin's as `/PLUGIN:NAME`;
+    names in `reserved` (paicli's own commands, with their slash) are not taken."""
     found: dict[str, CustomCommand] = {}
     problems: list[str] = []
-    for scope, folder, inside in command_folders(home, project):
+    if plugins is None:
+        plugins = enabled_plugins(home, project)[0]
+    for scope, folder, inside, plugin in command_folders(home, project, plugins):
         real = Path(os.path.realpath(folder))
         if inside is not None and not real.is_relative_to(os.path.realpath(inside)):
             problems.append(f"{one_line(str(folder), 200)}: a symbolic link out of the project")
             continue
-        for path, namespace in _markdown_files(folder, problems):
+        for path, folders in _markdown_files(folder, problems):
+            # A plugin's is Claude Code's /plugin-name:command, subfolders between.
+            namespace = ":".join(filter(None, (plugin, folders)))
             shown = one_line(str(path), 200)
-            name = path.stem
-            if not _NAME.match(name) or name.startswith(_RESERVED_PREFIX):
-                problems.append(f"{shown}: {one_line(repr(name), 80)} cannot be a command name")
-                continue
-            if f"/{name}" in reserved:
-                problems.append(f"{shown}: /{name} is one of paicli's commands, which wins")
-                continue
-            if name in found and namespace and all(map(_NAME.match, namespace.split(":"))):
-                name = f"{namespace}:{name}"  # its subfolder tells it apart: /frontend:test
-            if name in found:
-                problems.append(f"{shown}: /{name} is defined already by {found[name].path}")
+            name = _name(path.stem, namespace, bool(plugin), found, reserved)
+            if name.startswith("!"):
+                problems.append(f"{shown}: {name[1:]}")
                 continue
             where = f"{scope}:{namespace}" if namespace else scope
             command = _read(path, inside, shown, problems)
+            if command is not None and inside is not None and plugin:
+                command["body"] = expand_root(command["body"], inside)
             if command is not None:
                 found[name] = CustomCommand(
                     name=name, path=path, scope=scope, where=where, **command
                 )
     return CommandSet(found, tuple(problems))
+
+
+def _name(
+    stem: str,
+    namespace: str,
+    plugin: bool,
+    found: Mapping[str, CustomCommand],
+    reserved: Collection[str],
+) -> str:
+    """The name a file is called by, or `!` and why it is not loaded. A plugin's is always
+    namespaced (`/plugin:name`), so it cannot stand for one of paicli's commands."""
+    if not _NAME.match(stem) or stem.startswith(_RESERVED_PREFIX):
+        return f"!{one_line(repr(stem), 80)} cannot be a command name"
+    if f"/{stem}" in reserved and not plugin:
+        return f"!/{stem} is one of paicli's commands, which wins"
+    name = stem
+    if (name in found or plugin) and namespace and all(map(_NAME.match, namespace.split(":"))):
+        name = f"{namespace}:{name}"  # its subfolder tells it apart: /frontend:test
+    if f"/{name}" in reserved or (plugin and ":" not in name):
+        return f"!/{name} is one of paicli's commands, which wins"
+    if name in found:
+        return f"!/{name} is defined already by {found[name].path}"
+    return name
 
 
 def _markdown_files(folder: Path, problems: list[str]) -> Iterator[tuple[Path, str]]:

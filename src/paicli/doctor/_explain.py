@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from paicli.doctor._stdout import MAX_IDS, StdoutWatch
 from paicli.doctor.findings import ServerReport, excerpt
-from paicli.mcp import ClientSession, ConnectionClosed, RequestTimeout
+from paicli.mcp import ClientSession, ClosedOnProbe, ConnectionClosed, RequestTimeout
 
 __all__ = [
     "explain_agreement",
@@ -20,6 +20,7 @@ __all__ = [
     "explain_silence",
     "explain_stdout",
     "explain_unanswered",
+    "note_probe_exit",
 ]
 
 STDERR_LINES = 5
@@ -63,6 +64,23 @@ def explain_exit(report: ServerReport, exc: ConnectionClosed, phase: str) -> Non
         "error",
         what + (": its last stderr lines follow" if tail else " and wrote nothing on stderr"),
         "run the command by hand to see why; a server must keep running until its stdin closes",
+        tail,
+    )
+
+
+def note_probe_exit(report: ServerReport, exc: ClosedOnProbe) -> None:
+    """The server exited on the 2026 discovery probe and worked when started again with
+    `initialize` first: an SDK older than the 2026 revision (the Rust SDK before rmcp 3.0)."""
+    code = f" with exit code {exc.exit_code}" if exc.exit_code is not None else ""
+    tail = tuple(excerpt(line) for line in exc.stderr_tail[-STDERR_LINES:])
+    report.add(
+        "exits-on-probe",
+        "warning",
+        f"exited{code} on the 2026 discovery probe (server/discover), as servers built on "
+        "an SDK older than the 2026 revision do (the Rust SDK before rmcp 3.0); with "
+        "initialize first it works, so paicli starts it twice on its first start",
+        'set "protocol": "legacy" in its entry (paicli mcp add --protocol legacy) to skip '
+        "the probe, or update the server's MCP SDK",
         tail,
     )
 

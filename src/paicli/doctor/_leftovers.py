@@ -15,6 +15,8 @@ import secrets
 import signal
 from dataclasses import dataclass
 
+from paicli.servers.leftovers import carries, state_of
+
 __all__ = ["MARK_VARIABLE", "Leftover", "Marker"]
 
 MARK_VARIABLE = "PAICLI_DOCTOR_RUN"
@@ -44,7 +46,7 @@ class Marker:
         except OSError:
             return []
         for entry in entries:
-            if entry.isdigit() and self._marked(entry) and _state(entry) not in (None, "Z"):
+            if entry.isdigit() and self._marked(entry) and state_of(entry) not in (None, "Z"):
                 found.append(Leftover(int(entry), _name(entry)))
         return found
 
@@ -65,21 +67,7 @@ class Marker:
                 os.close(pidfd)
 
     def _marked(self, pid: str) -> bool:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as file:
-                environ = file.read()
-        except OSError:
-            return False
-        return self._needle in environ.split(b"\0")
-
-
-def _state(pid: str) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2 :][:1].decode("ascii", "replace")
+        return carries(pid, self._needle)
 
 
 def _name(pid: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from dataclasses import replace
 from typing import Any
 
 from paicli.doctor._command import check_paths, start_failure
@@ -21,6 +22,7 @@ from paicli.doctor._explain import (
     explain_silence,
     explain_stdout,
     explain_unanswered,
+    note_probe_exit,
 )
 from paicli.doctor._http import examine_http
 from paicli.doctor._leftovers import Leftover, Marker
@@ -31,6 +33,8 @@ from paicli.doctor._tools import check_tools
 from paicli.doctor.findings import ServerReport, excerpt
 from paicli.mcp import (
     ClientSession,
+    ClosedOnProbe,
+    CommandCheck,
     ConnectionClosed,
     HttpServer,
     McpError,
@@ -91,7 +95,6 @@ class _Watched(TransportWrapper):
 
 
 async def _examine_stdio(report: ServerReport, spec: StdioServer, limits: Limits) -> ServerReport:
-    name = report.name
     check = check_paths(report, spec)
     if check.problem is not None and check.problem != "no-shebang":
         # Certain to fail (or, for a CRLF shebang run through env, to fail confusingly):
@@ -99,6 +102,24 @@ async def _examine_stdio(report: ServerReport, spec: StdioServer, limits: Limits
         # format exec knows (binfmt_misc), so only a failed start decides that one.
         start_failure(report, check, check.message or check.problem)
         return report
+    try:
+        return await _start_stdio(report, spec, limits, check)
+    except ClosedOnProbe as exc:
+        probe_exit = exc
+    # Started again with initialize first, as paicli does: whether that works decides
+    # whether the probe was the trouble (a server that dies at any start fails again).
+    await _start_stdio(report, replace(spec, protocol="legacy"), limits, check)
+    if not any(finding.code == "exited" for finding in report.findings):
+        note_probe_exit(report, probe_exit)
+    return report
+
+
+async def _start_stdio(
+    report: ServerReport, spec: StdioServer, limits: Limits, check: CommandCheck
+) -> ServerReport:
+    """Start the server once and examine it; `ClosedOnProbe` when it exited on the 2026
+    discovery probe (nothing is reported for that start)."""
+    name = report.name
     watch = StdoutWatch()
     marker = Marker()
     loop = asyncio.get_running_loop()
@@ -187,6 +208,8 @@ async def _converse(
     except RequestTimeout as exc:
         explain_silence(report, exc, transport.stdout_watch)
         return False
+    except ClosedOnProbe:
+        raise
     except ConnectionClosed as exc:
         explain_exit(report, exc, phase)
         _note_limits(report, spec)

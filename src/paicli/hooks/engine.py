@@ -26,6 +26,7 @@ from paicli.escape import one_line
 from paicli.hooks.process import HookRun, run_hook
 from paicli.hooks.settings import HookHandler, HookSet
 from paicli.mcp import Sandbox
+from paicli.plugins.sandboxed import reaching
 from paicli.tools.builtin.command import command_environment
 from paicli.tools.builtin.sandboxing import CommandSandbox
 
@@ -159,6 +160,9 @@ class HookEngine:
         place = str(self._project)
         env = command_environment(self._environ)
         env["CLAUDE_PROJECT_DIR"] = env["PAICLI_PROJECT_DIR"] = place
+        if handler.plugin is not None:  # its scripts are in its folder, under ~/.paicli
+            env["CLAUDE_PLUGIN_ROOT"] = env["PAICLI_PLUGIN_ROOT"] = str(handler.plugin)
+            sandbox = None if sandbox is None else reaching(sandbox, handler.plugin)
         command = handler.command.replace("${CLAUDE_PROJECT_DIR}", place)
         if handler.args is not None:
             argv = [command, *(a.replace("${CLAUDE_PROJECT_DIR}", place) for a in handler.args)]

@@ -20,12 +20,13 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.escape import one_line
 from paicli.permissions.rules import RuleError, parse_rule
+from paicli.plugins.manifest import Plugin, expand_root
 from paicli.tools.claude_names import paicli_rule
 
 __all__ = ["EVENTS", "HookHandler", "HookSet", "hook_files", "load_hooks", "matches"]
@@ -64,6 +65,7 @@ class HookHandler:
     # paicli's); matched as a deny rule is, so every spelling of a command counts. A hook
     # with one never runs on an event that is not a tool call's.
     condition: str | None = None
+    plugin: Path | None = None  # the installed plugin's folder, for a plugin's hook
 
     def key(self) -> tuple[object, ...]:
         """What makes two handlers the same one (written alike in two files)."""
@@ -145,8 +147,10 @@ def hook_files(home: Path, project: Path) -> list[tuple[str, Path]]:
     ]
 
 
-def load_hooks(home: Path, project: Path) -> HookSet:
-    """Every hook configured for a run in `project` (`home`: paicli's folder)."""
+def load_hooks(home: Path, project: Path, plugins: Sequence[Plugin] = ()) -> HookSet:
+    """Every hook configured for a run in `project` (`home`: paicli's folder), and those of
+    the enabled `plugins` (the user's: installing one approved its hooks as written, and a
+    plugin whose hooks changed since is not enabled, `paicli.plugins.registry`)."""
     handlers: dict[tuple[object, ...], HookHandler] = {}
     written: dict[Path, object] = {}
     problems: list[str] = []
@@ -174,6 +178,18 @@ def load_hooks(home: Path, project: Path) -> HookSet:
             written[path] = value
         for handler in _handlers(value, scope, path, shown, problems):
             handlers.setdefault(handler.key(), handler)
+    for plugin in plugins:
+        for where, value in plugin.hooks:
+            for found in _handlers(value, "user", plugin.root, where, problems):
+                handler = replace(
+                    found,
+                    command=expand_root(found.command, plugin.root),
+                    args=None
+                    if found.args is None
+                    else tuple(expand_root(a, plugin.root) for a in found.args),
+                    plugin=plugin.root,
+                )
+                handlers.setdefault(handler.key(), handler)
     kept = tuple(h for h in handlers.values() if h.scope not in disabled)
     return HookSet(kept, written if "project" not in disabled else {}, tuple(problems))
 

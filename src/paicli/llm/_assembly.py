@@ -31,6 +31,7 @@ class ChunkAssembler:
 
     def __init__(self) -> None:
         self.started = False
+        self.chunks = 0  # how many were fed (none at all: the endpoint sent no answer)
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self._calls: list[_PartialCall] = []
@@ -39,6 +40,7 @@ class ChunkAssembler:
         self._usage: Usage | None = None
 
     def feed(self, chunk: ChatCompletionChunk) -> list[TextDelta | ReasoningDelta]:
+        self.chunks += 1
         if chunk.usage is not None:
             self._usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
         deltas: list[TextDelta | ReasoningDelta] = []

@@ -15,13 +15,21 @@ import email.utils
 import re
 import socket
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, cast
 
 import httpx2
 import openai
 
 from paicli.llm._assembly import ChunkAssembler
+from paicli.llm._unstreamed import BODY_LIMIT, NotACompletion, as_chunk
 from paicli.llm.errors import (
     AuthenticationFailed,
     EndpointUnreachable,
@@ -134,11 +142,17 @@ class LlmClient:
                     raise
                 self._answered()
                 try:
-                    async for chunk in response:
+                    if _content_type(response) == "application/json":
+                        chunks: AsyncIterable[ChatCompletionChunk] = self._whole(response)
+                    else:
+                        chunks = response
+                    async for chunk in chunks:
                         for delta in assembler.feed(chunk):
                             yield delta
                 finally:
                     await response.close()
+                if not assembler.chunks:
+                    raise ServiceUnavailable(f"{self._where()} sent an empty answer (no chunks)")
             except openai.APIError as exc:
                 if self._ask_usage and _rejects_stream_options(exc) and not assembler.started:
                     self._ask_usage = False
@@ -169,6 +183,32 @@ class LlmClient:
             # Set for a server's sampling request only (its maxTokens must be respected).
             max_tokens=openai.omit if max_tokens is None else max_tokens,
         )
+
+    async def _whole(
+        self, response: openai.AsyncStream[ChatCompletionChunk]
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
+        """The one completion an endpoint that ignores `stream` sent, as one chunk."""
+        from openai.types.chat import ChatCompletionChunk  # noqa: PLC0415
+
+        body = bytearray()
+        try:
+            async for piece in response.response.aiter_bytes():
+                body += piece
+                if len(body) > BODY_LIMIT:
+                    raise ServiceUnavailable(
+                        f"{self._where()} sent an unstreamed answer over {BODY_LIMIT} bytes"
+                    )
+        except httpx2.HTTPError as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise ServiceUnavailable(
+                f"the answer from {self._where()} broke off: {reason}"
+            ) from exc
+        try:
+            chunk = as_chunk(bytes(body), str(self.settings.model))
+            yield ChatCompletionChunk.model_validate(chunk)
+        except (NotACompletion, ValueError) as exc:
+            why = exc if isinstance(exc, NotACompletion) else "a completion it cannot read"
+            raise ServiceUnavailable(f"{self._where()} ignored streaming and sent {why}") from exc
 
     def _retry_delay(self, exc: openai.APIError, failures: int) -> float | None:
         """Seconds to wait before the next attempt, or None if `exc` is not worth one."""
@@ -235,6 +275,11 @@ class LlmClient:
         if len(text) > MESSAGE_LIMIT:
             text = text[: MESSAGE_LIMIT - 1] + "…"
         return text or "no message"
+
+
+def _content_type(response: openai.AsyncStream[ChatCompletionChunk]) -> str:
+    value = response.response.headers.get("content-type", "")
+    return str(value).split(";")[0].strip().lower()
 
 
 def _rejects_stream_options(exc: openai.APIError) -> bool:

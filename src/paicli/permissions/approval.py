@@ -20,10 +20,11 @@ import asyncio
 import contextlib
 import copy
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from paicli.permissions.hunks import hunks, merge
 from paicli.permissions.policy import (
     PermissionStore,
     Policy,
@@ -114,8 +115,11 @@ class ApprovingToolbox(ToolboxWrapper):
         previewer: Previewer | None = None,
         contained: Callable[[ToolSpec], bool] | None = None,
         granted: Callable[[], tuple[str, ...]] | None = None,
+        also: Sequence[Path] = (),
     ) -> None:
         super().__init__(inner)
+        # Folders --add-dir added: a command's paths in them are inside the project.
+        self._also = tuple(also)
         self._policy = policy
         self._store = store
         self._approver = approver
@@ -270,13 +274,15 @@ class ApprovingToolbox(ToolboxWrapper):
             return "policy"
         # A rule never covers an MCP tool the user allowed in another definition: saved
         # answers for those are bound to the definition.
-        if self._policy.allows(spec.name, arguments, self._root, self._project):
+        if self._policy.allows(spec.name, arguments, self._root, self._project, self._also):
             return "policy"
         if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
             return "policy"
         if spec.name in self._session and self._session[spec.name] == spec.definition_hash:
             return "session"
-        if spec.kind != "mcp" and self._session_rules.allows(spec.name, arguments, self._root):
+        if spec.kind != "mcp" and self._session_rules.allows(
+            spec.name, arguments, self._root, also=self._also
+        ):
             return "session"
         if self._skill_grants is not None and Policy(allow=self._skill_grants()).allows(
             spec.name, arguments, self._root, self._project
@@ -314,7 +320,7 @@ class ApprovingToolbox(ToolboxWrapper):
     def _limit(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return None
-        return command_limit(arguments, self._root, self._project)
+        return command_limit(arguments, self._root, self._project, self._also)
 
     def _covers(
         self, spec: ToolSpec, arguments: Mapping[str, object], limit: str | None
@@ -325,7 +331,7 @@ class ApprovingToolbox(ToolboxWrapper):
             return spec.name
         if limit is not None:
             return None
-        prefix = command_prefix(arguments, self._root, self._project)
+        prefix = command_prefix(arguments, self._root, self._project, self._also)
         return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
     async def _ask(
@@ -381,9 +387,38 @@ class ApprovingToolbox(ToolboxWrapper):
             return _denied(said, "user", waited)
         token = APPROVED.set(preview)
         try:
+            if answer.hunks is not None and preview is not None:
+                return await self._run_hunks(spec, frozen, preview, answer.hunks, waited)
             return await self._run(spec, frozen, "user", waited, warning)
         finally:
             APPROVED.reset(token)
+
+    async def _run_hunks(
+        self,
+        spec: ToolSpec,
+        arguments: Mapping[str, object],
+        preview: Preview,
+        chosen: frozenset[int],
+        waited: int,
+    ) -> ToolOutcome:
+        """An edit the user approved hunk by hunk: the file is written with the chosen
+        hunks only (as write_file, whichever tool asked), and the model is told which."""
+        total = len(hunks(preview.before or "", preview.after))
+        if not chosen:
+            return _denied("The user rejected every hunk of this edit.", "user", waited)
+        merged = merge(preview.before or "", preview.after, chosen)
+        writer = next((s for s in self._inner.specs() if s.name == "write_file"), spec)
+        outcome = await self._run(
+            writer, {"path": arguments["path"], "content": merged}, "user", waited
+        )
+        if outcome.is_error or len(chosen) == total:
+            return outcome
+        rejected = ", ".join(str(n + 1) for n in range(total) if n not in chosen)
+        said = (
+            f"The user applied {len(chosen)} of the {total} hunks of this edit and rejected "
+            f"hunk {rejected}; the file holds only the applied ones. {outcome.text}"
+        )
+        return replace(outcome, text=said)
 
     @staticmethod
     async def _prompt(approver: Approver, request: ApprovalRequest) -> Answer | ToolOutcome:

@@ -75,12 +75,15 @@ class Policy:
         arguments: Mapping[str, object] | None = None,
         root: Path | None = None,
         anchor: Path | None = None,
+        also: Sequence[Path] = (),
     ) -> bool:
         """Whether an allow rule covers the call; its path is relative to `root` (default
-        the working folder), a relative path rule to `anchor` (default `root`)."""
+        the working folder), a relative path rule to `anchor` (default `root`); `also`: the
+        folders --add-dir added."""
         where = root or Path.cwd()
         return any(
-            r.matches(_names(names), arguments or {}, where, anchor=anchor) for r in self._allow
+            r.matches(_names(names), arguments or {}, where, anchor=anchor, also=also)
+            for r in self._allow
         )
 
     def denies(

@@ -58,6 +58,8 @@ class Choice(enum.Enum):
 class Answer:
     choice: Choice
     message: str | None = None
+    # An edit approved hunk by hunk: the numbers (0-based) of the hunks to apply; None: all.
+    hunks: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)

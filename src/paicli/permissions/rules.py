@@ -93,10 +93,12 @@ class Rule:
         *,
         deny: bool = False,
         anchor: Path | None = None,
+        also: Sequence[Path] = (),
     ) -> bool:
         """Whether the call of the tool known by `names` (the model-facing one first) with
         `arguments` is covered: its path resolved against `root`, a relative glob matched from
-        `anchor` (default `root`). Deny rules compare names without regard to case."""
+        `anchor` (default `root`); `also`, the folders --add-dir added, count as the project's
+        for a command's paths. Deny rules compare names without regard to case."""
         fold = str.lower if deny else str
         pattern = fold(self.tool)
         if not any(fnmatchcase(fold(name), pattern) for name in names):
@@ -104,7 +106,9 @@ class Rule:
         if self.argument is None:
             return True
         if names[0] == COMMAND_TOOL:
-            return _command_matches(self.argument, arguments, root, anchor or root, deny=deny)
+            return _command_matches(
+                self.argument, arguments, root, anchor or root, deny=deny, also=also
+            )
         return _path_matches(self.argument, names[0], arguments, root, anchor or root, deny=deny)
 
 
@@ -150,7 +154,10 @@ def parse_rules(values: object, where: str, problems: list[str]) -> tuple[Rule, 
 
 
 def command_prefix(
-    arguments: Mapping[str, object], root: Path | None = None, project: Path | None = None
+    arguments: Mapping[str, object],
+    root: Path | None = None,
+    project: Path | None = None,
+    also: Sequence[Path] = (),
 ) -> str | None:
     """The narrowest rule that covers this command for a "this session" (or "always")
     answer: the program and its subcommand (`git diff:*`, `npm test:*`) or a reading program
@@ -163,16 +170,19 @@ def command_prefix(
         return None
     where = root or Path.cwd()
     argv = canonical(seen.argv)
-    prefix = rule_prefix(argv, where, project or where)
+    prefix = rule_prefix(argv, where, project or where, also)
     return shlex.join(argv) if prefix is None else f"{shlex.join(prefix)}:*"
 
 
-def command_limit(arguments: Mapping[str, object], root: Path, project: Path) -> str | None:
-    """Why no allow rule can cover this command call, whatever it says (one phrase), or None."""
+def command_limit(
+    arguments: Mapping[str, object], root: Path, project: Path, also: Sequence[Path] = ()
+) -> str | None:
+    """Why no allow rule can cover this command call, whatever it says (one phrase), or None
+    (`also`: folders --add-dir made the project's)."""
     if isinstance(seen := _seen_through(arguments), str):
         return seen
     shell = not isinstance(arguments.get("argv"), list)
-    return uncovered(list(seen.argv), root, project, shell=shell)
+    return uncovered(list(seen.argv), root, project, shell=shell, also=also)
 
 
 def _seen_through(arguments: Mapping[str, object]) -> Invocation | str:
@@ -217,7 +227,13 @@ def _words(line: str) -> list[str] | None:
 
 
 def _command_matches(
-    pattern: str, arguments: Mapping[str, object], root: Path, project: Path, *, deny: bool
+    pattern: str,
+    arguments: Mapping[str, object],
+    root: Path,
+    project: Path,
+    *,
+    deny: bool,
+    also: Sequence[Path] = (),
 ) -> bool:
     """Whether the command rule `pattern` covers the call. A deny rule is matched against
     every program the line runs, by every spelling (through wrappers and shells, by name
@@ -232,7 +248,7 @@ def _command_matches(
     if not _words_match(pattern, canonical(argv), root, deny=False):
         return False
     shell = not isinstance(arguments.get("argv"), list)
-    return uncovered(argv, root, project, shell=shell) is None
+    return uncovered(argv, root, project, shell=shell, also=also) is None
 
 
 def _spellings(arguments: Mapping[str, object]) -> list[list[str]]:

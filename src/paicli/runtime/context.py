@@ -33,10 +33,13 @@ def mode_note(mode: Mode) -> str:
 
 
 def server_instructions(manager: ServerManager) -> dict[str, str]:
-    """The `instructions` of every server that is up (what it says of its own tools)."""
+    """The `instructions` of every server that is up (what it says of its own tools), and
+    of those still starting, as the catalogue recorded them."""
     found: dict[str, str] = {}
     for server in manager.servers():
         session = server.session
         if server.state is ServerState.READY and session is not None and session.instructions:
             found[server.name] = session.instructions
+        elif server.cached_instructions:  # still starting: what it said last time
+            found[server.name] = server.cached_instructions
     return found

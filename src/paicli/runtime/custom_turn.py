@@ -40,7 +40,9 @@ class CommandTurn:
 
 def custom_commands(runtime: Runtime, reserved: tuple[str, ...]) -> CommandSet:
     """The user's and the project's command files, paicli's own names (`reserved`) kept."""
-    return load_commands(runtime.home.root, runtime.project, reserved=reserved)
+    return load_commands(
+        runtime.home.root, runtime.project, reserved=reserved, plugins=runtime.run.plugins
+    )
 
 
 def command_turn(runtime: Runtime, command: CustomCommand, arguments: str) -> CommandTurn:

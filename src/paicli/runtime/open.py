@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from paicli.agent.memory import ProjectMemory
@@ -83,7 +83,7 @@ async def open_runtime(
         held=settings.options.hold_servers,
     )
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
-    found, skill_problems = local_skills(settings.home.root, settings.project)
+    found, skill_problems = local_skills(settings.home.root, settings.project, settings.plugins)
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
     host = RunHost(settings.root)
     subagents = SubAgentToolbox(settings.agents, host)
@@ -129,7 +129,8 @@ async def open_runtime(
         if hooks is not None:
             await hooks.session_start()
         try:
-            yield runtime
+            with record.audit.session(record.session_id, lambda: runtime.ended_by):
+                yield runtime
         finally:
             if hooks is not None:
                 await hooks.session_end()
@@ -299,7 +300,9 @@ def build_toolbox(
         audit=record.audit,
         session_id=record.session_id,
     )
-    sandbox = CommandSandbox(settings.sandbox, settings.project, home=user_home(settings.environ))
+    added = settings.options.add_dirs  # --add-dir: writable in the sandbox, open to the tools
+    sandbox_choice = replace(settings.sandbox, write=(*settings.sandbox.write, *map(str, added)))
+    sandbox = CommandSandbox(sandbox_choice, settings.project, home=user_home(settings.environ))
     sandbox.prefetch()
     builtin = BuiltinToolbox(
         settings.root,
@@ -308,6 +311,7 @@ def build_toolbox(
         secret_values=[settings.model.api_key or ""],
         learn_secrets=record.redactor.learn,
         sandbox=sandbox,
+        also=added,
     )
     sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer), *own]
     if skills is not None:
@@ -328,6 +332,7 @@ def build_toolbox(
         previewer=builtin.preview,
         contained=builtin.contained,
         granted=skills.granted if skills is not None else None,
+        also=added,
     )
     inner: Toolbox = approvals
     if hooks is not None:

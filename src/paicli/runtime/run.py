@@ -10,7 +10,7 @@ off `skipped`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from paicli.agent.build import build_agent
 from paicli.agent.loop import Agent
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
-from paicli.audit.log import AuditLog
+from paicli.audit.log import AuditLog, EndReason
 from paicli.home import PaicliHome
 from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
@@ -69,6 +69,9 @@ class Runtime:
     session_id: str = ""  # the file this conversation is saved to (set by `resume` or anew)
     usage: dict[str, int] = field(default_factory=dict)  # the model's token counts so far
     hooks: SessionHooks | None = None  # the run's hooks (UserPromptSubmit, Stop, ...)
+    # How the user ended the run, when the REPL knows better than the way it unwound
+    # ("interrupted": Ctrl+C twice); the audit log's session end record says it.
+    ended_by: EndReason | None = None
 
     @property
     def root(self) -> Path:
@@ -181,9 +184,21 @@ class Runtime:
                 offer=self.offer,
                 context=self.context,
                 prompt=self.run.options.system_prompt,
-                append=self.run.options.append_system_prompt,
+                append=_appended(self.run.options.append_system_prompt, self.run.options.add_dirs),
                 prepare=self.skills.catalog.refresh if self.skills is not None else None,
                 hooks=self.hooks,
             )
         else:
             await self.agent.switch_model(llm, settings.context_window).aclose()
+
+
+def _appended(text: str | None, added: Sequence[Path]) -> str | None:
+    """`--append-system-prompt`'s text, after a line naming the `--add-dir` folders (the
+    model would not know it may use them)."""
+    note = (
+        "The user also gave you these folders to read and change, besides the project: "
+        + ", ".join(str(folder) for folder in added)
+        if added
+        else None
+    )
+    return "\n\n".join(part for part in (note, text) if part) or None

@@ -1,7 +1,7 @@
 """The options of a server entry that paicli reads itself, beside the connection the library
-reads: `disabled`, `trust`, `trace`, `start`, `restart`, `retry`, `retryTools` and the tool
-filters. A value of the wrong shape raises `InvalidConfig` naming file, server and key; an
-unknown key inside `restart` is a warning.
+reads: `disabled`, `trust`, `trace`, `start`, `restart`, `retry`, `retryTools`,
+`firstStartTimeout` and the tool filters. A value of the wrong shape raises `InvalidConfig`
+naming file, server and key; an unknown key inside `restart` is a warning.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import json
 from typing import Any, Literal
 
 from paicli.servers._config_file import InvalidConfig, kind
+from paicli.servers.cold_start import first_start_timeout
 from paicli.servers.retry import retry_policy_from
 
 __all__ = ["DEFAULT_MAX_RESTARTS", "RestartPolicy", "entry_options"]
@@ -48,6 +49,7 @@ def entry_options(value: dict[str, object], where: str, warnings: list[str]) -> 
         max_restarts=max_restarts,
         retry=retry,
         retry_tools=_patterns(value, "retryTools", where) or (),
+        first_start_timeout=first_start_timeout(value, where),
     )
 
 

@@ -75,7 +75,9 @@ def expanded(
             if default is not None and not found:
                 return default
             if found is None:
-                missing.append(f"{field}: ${{{name}}} is not set")
+                # The variable first, the field after it in words: "headers.Authorization:
+                # ${X}" would read to the redactor as a header and its value, and hide the name.
+                missing.append(f"${{{name}}} is not set (in {field})")
                 return match.group(0)
             return found
 

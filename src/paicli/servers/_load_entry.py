@@ -46,6 +46,7 @@ APP_KEYS = frozenset(
         "start",
         "retry",
         "retryTools",
+        "firstStartTimeout",
     }
 )
 

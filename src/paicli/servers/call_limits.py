@@ -5,6 +5,10 @@ figure came from so a timed-out call can say which limit it hit and how to raise
 The most specific wins: the server's own `timeout` / `maxTimeout` (seconds, in its mcp.json
 entry) > `PAICLI_MCP_TIMEOUT` / `PAICLI_MCP_MAX_TIMEOUT` > `mcp_timeout` / `mcp_max_timeout`
 in config.toml > the defaults (60 s; the maximum ten times the timeout).
+
+Beside them, the start budget: how long the REPL's first turn and `paicli -p` wait for
+servers still starting before the model is asked without them (`PAICLI_MCP_START_BUDGET` >
+`mcp_start_budget` in config.toml > 3 s).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ __all__ = [
 DEFAULT_TIMEOUT = 60.0
 ENV_TIMEOUT = "PAICLI_MCP_TIMEOUT"
 ENV_MAX_TIMEOUT = "PAICLI_MCP_MAX_TIMEOUT"
+ENV_START_BUDGET = "PAICLI_MCP_START_BUDGET"
+# Most servers answer well within it; one that hangs or installs itself (npx) costs no more.
+DEFAULT_START_BUDGET = 3.0
 # A call that keeps reporting progress may run this many times its timeout by default: a
 # 60 s timeout lets a long build or crawl that says how it is doing run ten minutes.
 MAX_FACTOR = 10
@@ -48,6 +55,8 @@ class CallDefaults:
     timeout_from: str = ""
     maximum: float | None = None
     maximum_from: str = ""
+    # How long a run waits for servers still starting before asking the model without them.
+    start_budget: float = DEFAULT_START_BUDGET
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,9 @@ def call_defaults(
 
     timeout, timeout_from = pick(ENV_TIMEOUT, "mcp_timeout")
     maximum, maximum_from = pick(ENV_MAX_TIMEOUT, "mcp_max_timeout")
-    return CallDefaults(timeout, timeout_from, maximum, maximum_from), problems
+    budget, _ = pick(ENV_START_BUDGET, "mcp_start_budget")
+    budget = DEFAULT_START_BUDGET if budget is None else budget
+    return CallDefaults(timeout, timeout_from, maximum, maximum_from, budget), problems
 
 
 def limits_for(

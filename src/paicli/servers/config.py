@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from paicli.home import PaicliHome, user_home
+from paicli.plugins.manifest import Plugin
+from paicli.plugins.registry import enabled_plugins
 from paicli.servers._config_edit import ConfigWriteError, ServerExists, add_server, remove_server
 from paicli.servers._config_file import InvalidConfig, kind, read_document
 from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy
@@ -143,12 +145,15 @@ def load_config(
     user_config: UserConfig | None = None,
     extra_files: Sequence[Path] = (),
     only_extra: bool = False,
+    plugins: Sequence[Plugin] | None = None,
 ) -> LoadedConfig:
     """Read the user file (in `home`, default from `environ`) and, with a project, its files
     and the user's local servers for it; then `extra_files` (`--mcp-config`), which win a
     name. `only_extra` (`--strict-mcp-config`) reads those alone.
 
     `user_config` holds the user's `[projects]` rules (read from `home` when not given).
+    The enabled `plugins` (None: those of `home`'s registry) add their servers as
+    `plugin_PLUGIN_SERVER` (Claude Code's names), `${CLAUDE_PLUGIN_ROOT}` their folder.
     """
     env = os.environ if environ is None else environ
     home_folder = user_home(env)
@@ -196,7 +201,30 @@ def load_config(
                 config.servers[name] = load_server(
                     entry, value, file.shown, context, config.warnings
                 )
+    if plugins is None:
+        plugins = enabled_plugins(paicli_home.root, project_dir)[0]
+    if not only_extra:
+        for plugin in plugins:
+            _plugin_servers(plugin, context, config)
     return config
+
+
+def _plugin_servers(plugin: Plugin, context: LoadContext, config: LoadedConfig) -> None:
+    root = str(plugin.root)
+    variables = {**context.variables, "CLAUDE_PLUGIN_ROOT": root, "PAICLI_PLUGIN_ROOT": root}
+    mine = replace(context, variables=variables)
+    shown = f"plugin {plugin.name}"
+    for written, value in plugin.servers.items():
+        name = f"plugin_{plugin.name}_{written}"
+        problem = name_problem(name)
+        if problem is None and name in config.servers:
+            problem = "a configured server has that name"
+        if problem is not None:
+            message = f"{shown}: server {shown_name(str(written))} refused: {problem}"
+            config.errors.append(ConfigProblem(plugin.root, message))
+            continue
+        entry = ServerEntry(name=name, source=plugin.root, scope="plugin")
+        config.servers[name] = load_server(entry, value, shown, mine, config.warnings)
 
 
 def read_servers_file(path: Path) -> str | None:

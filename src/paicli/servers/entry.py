@@ -14,17 +14,19 @@ from typing import Literal
 from paicli.mcp import HttpServer, StdioServer
 from paicli.servers._entry_options import DEFAULT_MAX_RESTARTS, RestartPolicy
 from paicli.servers._expand import VariableUse
+from paicli.servers.cold_start import DEFAULT_FIRST_START
 from paicli.servers.containment import Containment
 from paicli.servers.oauth import OAuthSettings
 from paicli.servers.retry import RetryPolicy
 
 __all__ = ["REPOSITORY_SCOPES", "Scope", "ServerEntry"]
 
-Scope = Literal["user", "project", "claude", "local", "cli"]
+Scope = Literal["user", "project", "claude", "local", "cli", "plugin"]
 # Scopes whose files come with a repository: their servers run only once approved
 # (`trust`), and they cannot set what only the user may (`_repository`). "local" (this
 # user's servers for one project, kept in `$PAICLI_HOME`) and "cli" (`--mcp-config`
-# files) are the user's own, like "user".
+# files) are the user's own, like "user"; so is "plugin" (an installed plugin's servers,
+# approved as written by the install, `paicli.plugins`).
 REPOSITORY_SCOPES: frozenset[Scope] = frozenset({"project", "claude"})
 
 
@@ -58,6 +60,8 @@ class ServerEntry:
     lazy: bool = False  # "start": "lazy": start on first use when its tools are known
     retry: RetryPolicy | None = None
     retry_tools: tuple[str, ...] = ()
+    # A package runner's (npx, uvx) first start may take this long: it installs first.
+    first_start_timeout: float = DEFAULT_FIRST_START
     raw: Mapping[str, object] = field(default_factory=dict)
     oauth: OAuthSettings | None = None  # an HTTP server's "oauth" setting
     variables: tuple[VariableUse, ...] = ()

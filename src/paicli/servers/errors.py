@@ -42,9 +42,14 @@ class ServerNotReady(ServerError):
 class ServerCallFailed(ServerError):
     """A request to a ready server failed (an error reply, a timeout, the connection lost).
 
-    The message is the library's own; the `McpError` is `__cause__`.
+    The message is the library's own; the `McpError` is `__cause__`. `server_text` is the
+    part of the message the server wrote (an error page's excerpt, a JSON-RPC error's
+    message, its last stderr lines), which no one may present as paicli's words.
     """
 
-    def __init__(self, server: str, tool: str, message: str) -> None:
+    def __init__(
+        self, server: str, tool: str, message: str, *, server_text: str | None = None
+    ) -> None:
         super().__init__(server, message)
         self.tool = tool
+        self.server_text = server_text

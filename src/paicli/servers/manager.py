@@ -15,6 +15,8 @@ them.
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_serve
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import ServerEntry
 from paicli.servers.containment import SandboxCheck, sandbox_refusal
+from paicli.servers.leftovers import RunRecord, sweep
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_view import (
     ChangeCallback,
@@ -64,6 +67,7 @@ class ServerManager:
         call_limits: Mapping[str, CallLimits] | None = None,
         held: bool = False,
         sandbox_check: SandboxCheck | None = sandbox_refusal,
+        run_record: RunRecord | None = None,
     ) -> None:
         """`held`: entering starts no server process; `start()` (or the first wait for a
         server, or call to one) does. The caller's first work then has the machine to itself
@@ -74,7 +78,8 @@ class ServerManager:
         offered last run, so a run need not wait. `call_limits`: per server, the timeout and
         the maximum progress may extend a call to. `sandbox_check`: asked before a contained
         server starts whether its sandbox can be had here (None with a connector that
-        spawns nothing)."""
+        spawns nothing). `run_record`: where this run notes its servers' pids, and whose
+        folder is swept for what an earlier paicli, killed, left running."""
         self._supervisor = Supervisor(
             entries,
             handlers=handlers,
@@ -85,12 +90,17 @@ class ServerManager:
             screen=ToolScreen(catalogue),
             held=held,
             sandbox_check=sandbox_check,
+            run_record=run_record,
         )
+        self._record = run_record
         self._caller = ToolCaller(self._supervisor, call_limits or {})
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> ServerManager:
+        # One stat, and a thread only where earlier runs left records (the folder exists).
+        if self._record is not None and os.path.isdir(self._record.folder):  # noqa: ASYNC240
+            await asyncio.to_thread(sweep, self._record.folder)
         self._supervisor.open()
         return self
 
@@ -104,6 +114,8 @@ class ServerManager:
     async def aclose(self) -> None:
         """Stop every server; each stop is bounded (the stdio shutdown ladder)."""
         await self._supervisor.aclose()
+        if self._record is not None:
+            self._record.close()
 
     async def wait_ready(
         self, names: Iterable[str] | None = None, *, timeout: float | None = None
@@ -125,7 +137,7 @@ class ServerManager:
             s.name
             for s in self._supervisor.records()
             if s.state is ServerState.STARTING
-            and not (without_catalogue and s.cached_tools is not None)
+            and not (without_catalogue and (s.cached_tools is not None or s.crash_tools))
         ]
 
     def get(self, name: str) -> ManagedServer:
@@ -141,12 +153,19 @@ class ServerManager:
         }
 
     def offered_tools(self) -> dict[str, list[Tool]]:
-        """What the model may call: the tools of every ready server, and those the catalogue
-        recorded for servers still starting (a call to one of them waits for its server)."""
-        offered = self.ready_tools()
+        """What the model may call: the tools of every ready server, those the catalogue
+        recorded for servers still starting (a call to one of them waits for its server),
+        and the last tools of a server that crashed (a call to one starts it again)."""
+        offered: dict[str, list[Tool]] = {}
+        # In the config's order, whichever came up first: the tools sent to the model are
+        # the same from one request to the next (a provider's prompt cache compares them).
         for s in self._supervisor.records():
-            if s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools is not None:
+            if s.state is ServerState.READY:
+                offered[s.name] = list(s.tools)
+            elif s.state in (ServerState.STARTING, ServerState.IDLE) and s.cached_tools:
                 offered[s.name] = list(s.cached_tools)
+            elif s.revive_at is not None and s.crash_tools:
+                offered[s.name] = list(s.crash_tools)
         return offered
 
     async def call_tool(
@@ -219,4 +238,5 @@ def build_manager(
         held=held,
         # A connector of the caller's own (tests serve in memory) starts no process.
         sandbox_check=sandbox_refusal if connector is None else None,
+        run_record=RunRecord(home.root / "runs") if connector is None else None,
     )

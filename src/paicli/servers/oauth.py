@@ -394,7 +394,8 @@ async def log_in(
             await store.save(server.url, before)
         if isinstance(exc, LoginFailed):
             raise
-        raise LoginFailed(str(exc)) from None
+        # The library names the server first; every caller of this names it already.
+        raise LoginFailed(str(exc).removeprefix(f"{server.label}: ")) from None
     return len(tools)
 
 

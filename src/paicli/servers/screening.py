@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import orjson
 
-from paicli.mcp import Tool
+from paicli.mcp import HttpServer, Tool
 from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.server_view import ServerEntryLike
 
@@ -43,14 +43,21 @@ class ToolScreen:
         self._catalogue = catalogue
 
     def listing(
-        self, entry: ServerEntryLike, offered: list[Tool], before: Mapping[str, str]
+        self,
+        entry: ServerEntryLike,
+        offered: list[Tool],
+        before: Mapping[str, str],
+        hints: tuple[int | None, str | None] = (None, None),
+        instructions: str | None = None,
     ) -> tuple[list[Tool], dict[str, str]]:
         """The tools of `offered` to offer, and those left out with why (the config's
         filters aside); `before` is what was left out at the last listing (not warned
         about again). The first `MAX_LEFT_OUT_WARNINGS` new ones are a warning each, then
-        one line for the rest."""
+        one line for the rest. `hints`: what the list said about caching it (`ttlMs`,
+        `cacheScope`), which decides whether the catalogue may keep it (with the server's
+        `instructions`)."""
         fit, unfit = screen(offered)
-        self._save(entry, fit)
+        self._save(entry, fit, hints, instructions)
         kept = _filtered(fit, entry)
         left_out = {name: why for name, why in unfit.items() if wanted(name, entry)}
         news = [(name, why) for name, why in left_out.items() if before.get(name) != why]
@@ -74,10 +81,30 @@ class ToolScreen:
         cached = self._catalogue.load(key)
         return None if cached is None else screen(_filtered(cached, entry))[0]
 
-    def _save(self, entry: ServerEntryLike, tools: list[Tool]) -> None:
+    def cached_instructions(self, entry: ServerEntryLike) -> str | None:
+        """The `instructions` `entry` gave at its last start (None: none, or no entry)."""
         key = catalogue_key(entry)
-        if self._catalogue is not None and key is not None:
-            self._catalogue.save(key, entry.name, tools)
+        if self._catalogue is None or key is None:
+            return None
+        return self._catalogue.instructions(key)
+
+    def _save(
+        self,
+        entry: ServerEntryLike,
+        tools: list[Tool],
+        hints: tuple[int | None, str | None],
+        instructions: str | None,
+    ) -> None:
+        key = catalogue_key(entry)
+        if self._catalogue is None or key is None:
+            return
+        _, scope = hints
+        spec = entry.spec
+        if scope == "private" and isinstance(spec, HttpServer) and spec.auth is not None:
+            # Per authorization (SEP-2549), and a login may be someone else's next time.
+            self._catalogue.forget(key)
+        else:
+            self._catalogue.save(key, entry.name, tools, instructions)
 
 
 def screen(tools: list[Tool]) -> tuple[list[Tool], dict[str, str]]:

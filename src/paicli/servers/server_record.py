@@ -35,6 +35,8 @@ class ServerRecord:
     # While it starts for the first time: its tools as the catalogue recorded them last run
     # (filtered), offered until it is up (None: no catalogue entry, or it has settled).
     cached_tools: list[Tool] | None = None
+    # ... and its instructions then, for the system prompt (None: none, or settled).
+    cached_instructions: str | None = None
     # Between a crash and the restart paicli has scheduled for it (`restart: on-failure`).
     restarting: bool = False
     # Where its last start's seconds went, and why it was slow in words (None: it was not).
@@ -45,6 +47,20 @@ class ServerRecord:
     left_out: dict[str, str] = field(default_factory=dict)
     # Its last start failed for want of an OAuth login (`paicli mcp login NAME`).
     needs_login: bool = False
+    # How its last process ended ("exited with code 1", "killed with SIGKILL: ..."), once
+    # one has (stdio servers).
+    last_exit: str | None = None
+    # Its connection ended while it served (a crash, an exit): it is started again at the
+    # next call of one of its tools, not before this time on `clock` (backoff; None: it is
+    # not revived so). Its last tools stay offered meanwhile (`crash_tools`), and `crashes`
+    # counts the crashes (and failed revivals) that set the backoff.
+    revive_at: float | None = None
+    # While its first start runs through a package runner that may be installing it: the
+    # runner (`npx`); and when (on `clock`) its current start began.
+    installing: str | None = None
+    start_began: float | None = None
+    crashes: int = 0
+    crash_tools: list[Tool] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -67,6 +83,8 @@ class ServerRecord:
         if self.needs_login:
             return f"⚠ needs login: paicli mcp login {self.name}"
         error = _one_line(self.error or "failed")
+        if self.revive_at is not None and not self.will_restart:
+            return f"{error} (started again at its next call)"
         if self.will_restart:
             attempt = self.restarts + (0 if self.restarting else 1)
             return f"{error} (restarting: {attempt} of {self.entry.max_restarts})"
@@ -103,6 +121,11 @@ class ServerRecord:
                     f"MCP server {name} failed ({reason}); paicli is restarting it "
                     f"(restart {self.restarts + (0 if self.restarting else 1)} of "
                     f"{self.entry.max_restarts}), so its tools may return shortly."
+                )
+            if self.revive_at is not None:
+                return (
+                    f"MCP server {name} failed ({reason}); paicli starts it again at the "
+                    "next call of one of its tools."
                 )
             if self.entry.restart == "on-failure" and self.restarts:
                 plural = "" if self.restarts == 1 else "s"
@@ -145,6 +168,14 @@ class ServerRecord:
         """Lines its connection skipped as no message (banners, logs on stdout)."""
         process = self.session.process if self.session is not None else None
         return process.skipped_lines() if process is not None else 0
+
+    def installing_note(self) -> str | None:
+        """`installing fs (npx)… 12s` while its first start may be an install, else None."""
+        if self.state is not ServerState.STARTING or self.installing is None:
+            return None
+        if self.start_began is None or self.restarting:
+            return None
+        return f"installing {self.name} ({self.installing})… {self.clock() - self.start_began:.0f}s"
 
     @property
     def uptime(self) -> float | None:

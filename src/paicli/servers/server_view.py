@@ -56,6 +56,8 @@ class ServerEntryLike(Protocol):
     def oauth(self) -> OAuthSettings | None: ...
     @property
     def containment(self) -> Containment | None: ...
+    @property
+    def first_start_timeout(self) -> float: ...
 
 
 class ServerState(enum.Enum):
@@ -139,6 +141,10 @@ class ManagedServer(Protocol):
         """While it starts for the first time: its tools as the catalogue recorded them."""
 
     @property
+    def cached_instructions(self) -> str | None:
+        """... and its instructions then."""
+
+    @property
     def start_times(self) -> StartTimes | None: ...
     @property
     def slow_start(self) -> str | None:
@@ -149,7 +155,18 @@ class ManagedServer(Protocol):
         """Tools it lists that are not offered, and why."""
 
     @property
+    def last_exit(self) -> str | None:
+        """How its last process ended, in words (None: none has, or not a stdio server)."""
+
+    @property
     def needs_login(self) -> bool: ...
+    def installing_note(self) -> str | None:
+        """`installing fs (npx)… 12s` while its first start may be an install, else None."""
+
+    @property
+    def revive_at(self) -> float | None:
+        """After a crash: when (loop time) its next call may start it again (None: not so)."""
+
     @property
     def will_restart(self) -> bool: ...
     @property

@@ -30,8 +30,11 @@ from paicli.mcp import (
     StdioServer,
     Tool,
 )
+from paicli.servers.cold_start import first_start
 from paicli.servers.containment import SandboxCheck
+from paicli.servers.crashes import BACKOFF_MAX, BACKOFF_START, crashed, forget_crashes
 from paicli.servers.errors import ServerNotReady, UnknownServer
+from paicli.servers.leftovers import RunRecord
 from paicli.servers.relisting import relisting
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_record import ServerRecord
@@ -42,10 +45,6 @@ __all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor"]
 
 log = logging.getLogger("paicli.servers")
 
-# Restart backoff: 0.5 s, 1 s, 2 s, ... capped at 30 s, so a crash-looping server costs
-# little while a transient failure recovers quickly.
-BACKOFF_START = 0.5
-BACKOFF_MAX = 30.0
 # How many servers may be starting at once. Starting is mostly waiting (a server's imports,
 # an npx download, the handshake), so the bound is wide: it keeps a config of hundreds of
 # servers from forking them all in one go, while dozens of slow ones start together.
@@ -82,6 +81,7 @@ class Supervisor:
         screen: ToolScreen,
         held: bool,
         sandbox_check: SandboxCheck | None = None,
+        run_record: RunRecord | None = None,
     ) -> None:
         self._servers = {e.name: ServerRecord(e) for e in entries}
         # One set for every server, or one per server name (who asks is shown to the user).
@@ -105,6 +105,8 @@ class Supervisor:
         # Servers shown as starting whose owners wait for `release()` (see `held`).
         self._held: set[str] = set()
         self._holding = held
+        # This run's servers' pids, for the sweep of a paicli killed before it stopped them.
+        self._record = run_record
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -114,6 +116,8 @@ class Supervisor:
             if not self._runnable(server):
                 continue
             server.cached_tools = self._screen.cached(server.entry)
+            if server.cached_tools is not None:
+                server.cached_instructions = self._screen.cached_instructions(server.entry)
             if server.entry.lazy and server.cached_tools is not None:
                 self._set(server, ServerState.IDLE)
             elif self._holding:
@@ -175,11 +179,13 @@ class Supervisor:
         server = self.get(name)
         await self._stop_owner(name)
         server.restarts = 0
+        forget_crashes(server)
         self._start_owner(server)
 
     async def disable(self, name: str) -> None:
         server = self.get(name)
         await self._stop_owner(name)
+        forget_crashes(server)
         self._set(server, ServerState.DISABLED)
 
     async def enable(self, name: str) -> None:
@@ -191,24 +197,50 @@ class Supervisor:
             self._start_owner(server)
 
     def wake(self, name: str) -> None:
-        """A call is coming for `name`: start it if it idles (a lazy server's first use) or
-        is held back (then so are the others: nothing else comes first any more)."""
+        """A call is coming for `name`: start it if it idles (a lazy server's first use),
+        crashed (after its backoff), or is held back (so are the others: none comes first)."""
         server = self.get(name)
         if server.state is ServerState.IDLE:
             self._start_owner(server)
+        elif server.state is ServerState.ERROR and server.revive_at is not None:
+            self._revive(server)
         if name in self._held:
             self.release()
 
-    async def replaced(self, server: ServerRecord, old: ClientSession) -> None:
+    def _revive(self, server: ServerRecord) -> None:
+        """Start a crashed server again once its backoff has passed (if nothing does)."""
+        owner = self._owners.get(server.name)
+        if server.revive_at is None or (owner is not None and not owner.done()):
+            return
+        loop = asyncio.get_running_loop()
+        self._start_owner(server, after=max(server.revive_at - loop.time(), 0.0))
+
+    async def replaced(
+        self, server: ServerRecord, old: ClientSession, *, revive: bool = False
+    ) -> None:
         """Wait until `server` is ready on a session other than `old`, starting it again
-        if its owner has given up (its restart policy said never)."""
+        if its owner has given up (its restart policy said never): at once, or with
+        `revive` once its crash backoff has passed."""
         while not (server.state is ServerState.READY and server.session not in (None, old)):
             if server.state is ServerState.DISABLED or self._closed:
                 raise ServerNotReady(server.name, server.state.value)
             owner = self._owners.get(server.name)
             if (owner is None or owner.done()) and server.state is ServerState.ERROR:
-                self._start_owner(server)
+                if revive and server.revive_at is not None:
+                    self._revive(server)
+                else:
+                    self._start_owner(server)
             await self._changed.wait()
+
+    async def until_settled(self, server: ServerRecord, timeout: float | None) -> None:
+        """Wait, at most `timeout` seconds, while `server` is starting or waits to be
+        started again (backoff)."""
+        if server.name in self._held:
+            self.release()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while server.state is ServerState.STARTING or server.restarting:
+                    await self._changed.wait()
 
     # -- owners ------------------------------------------------------------------------------
 
@@ -222,14 +254,16 @@ class Supervisor:
             return True
         return False
 
-    def _start_owner(self, server: ServerRecord) -> None:
+    def _start_owner(self, server: ServerRecord, after: float = 0.0) -> None:
+        """Start `server`'s owner task, which waits `after` seconds first (backoff)."""
         self._held.discard(server.name)
         if self._closed:
             return
         self._settled[server.name].clear()
+        server.restarting = after > 0
         self._set(server, ServerState.STARTING)
         self._owners[server.name] = asyncio.get_running_loop().create_task(
-            self._own(server), name=f"mcp:{server.name}"
+            self._own(server, after), name=f"mcp:{server.name}"
         )
 
     async def _stop_owner(self, name: str) -> None:
@@ -240,10 +274,24 @@ class Supervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def _own(self, server: ServerRecord) -> None:
-        """Run one server for as long as it should run: start, watch, restart."""
+    async def _own(self, server: ServerRecord, after: float = 0.0) -> None:
+        """Run one server for as long as it should run: start (after `after` seconds),
+        watch, restart."""
         assert server.entry.spec is not None
         spec = with_log_file(server.entry.spec, self._log_dir, server.name)
+        if self._record is not None:
+            spec = self._record.marked(spec)
+        first = server.cached_tools is None and server.started_at is None
+        spec, server.installing = first_start(spec, server.entry.first_start_timeout, first)
+        if server.installing is not None:  # said at once: it may take a while
+            server.start_began = asyncio.get_running_loop().time()
+            self._notify(server)
+        if after > 0:
+            try:
+                await asyncio.sleep(after)
+            finally:
+                server.restarting = False
+            self._notify(server)
         while True:
             failure = await self._run_once(server, spec)
             if failure is None:
@@ -262,16 +310,20 @@ class Supervisor:
 
     async def _run_once(self, server: ServerRecord, spec: StdioServer | HttpServer) -> str | None:
         """Connect, serve until the connection ends; return why it failed (None: stopped)."""
-        clock = asyncio.get_running_loop().time
-        started = clock()
+        clock = server.clock = asyncio.get_running_loop().time
+        started = server.start_began = clock()
         mark_run(spec, server.name, server.restarts)
+        session: ClientSession | None = None
         try:
             if self._sandbox_check is not None:
                 refused = await self._sandbox_check(server.name, server.entry.containment)
                 if refused is not None:  # restarting cannot help: the machine lacks it
+                    forget_crashes(server)
                     self._set(server, ServerState.ERROR, refused)
                     return None
             async with contextlib.AsyncExitStack() as stack:
+                if self._record is not None:  # unwound last: once the process is stopped
+                    stack.callback(self._record.ended, server.name)
                 async with self._startup_slots:
                     slotted = clock()
                     handlers = self._handlers
@@ -285,9 +337,12 @@ class Supervisor:
                 # Unwound first: the tools are withdrawn before the session closes.
                 stack.callback(self._detach, server)
                 server.session = session
+                if self._record is not None:
+                    self._record.started(server.name, server.pid)
                 reason = await self._serve(server, session, stack, started, slotted)
                 process = session.process
                 server.stderr_tail = process.stderr_lines() if process is not None else []
+                crashed(server, served=clock() - (server.started_at or clock()))
                 self._set(server, ServerState.ERROR, str(reason))
                 return str(reason)
         except asyncio.CancelledError:
@@ -295,15 +350,22 @@ class Supervisor:
             raise
         except LoginRequired as exc:
             server.needs_login = True
+            forget_crashes(server)
             self._set(server, ServerState.ERROR, str(exc))
             return None  # restarting cannot help: the user has to log in
         except McpError as exc:
+            if server.revive_at is not None:  # a revival that failed: back off further
+                crashed(server, served=0.0)
             self._set(server, ServerState.ERROR, str(exc))
             return str(exc)
         except Exception as exc:  # A bug must cost one server, never the app.
             log.exception("%s: unexpected failure", server.name)
             self._set(server, ServerState.ERROR, f"internal error: {exc}")
             return str(exc)
+        finally:
+            # Read once the session is closed: how its process ended (a SIGKILL included).
+            if session is not None and session.process is not None:
+                server.last_exit = session.process.exit_reason or server.last_exit
 
     async def _serve(
         self,
@@ -318,12 +380,16 @@ class Supervisor:
         clock = server.clock = asyncio.get_running_loop().time
         connected = clock()
         offered = await session.list_tools()
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints, session.instructions
+        )
         # Relisted while it serves (the subscription ends before the session does).
         await stack.enter_async_context(
-            relisting(server.name, session, lambda tools: self._relisted(server, tools))
+            relisting(server.name, session, lambda tools: self._relisted(server, tools, session))
         )
         server.needs_login = False
+        server.revive_at, server.crash_tools, server.installing = None, [], None
         server.started_at = clock()
         server.ready_after = server.started_at - started
         server.start_times = StartTimes(
@@ -340,9 +406,12 @@ class Supervisor:
         server.session = None
         server.tools = []
 
-    def _relisted(self, server: ServerRecord, offered: list[Tool]) -> None:
+    def _relisted(self, server: ServerRecord, offered: list[Tool], session: ClientSession) -> None:
         # One assignment: readers see the old list or the new one.
-        server.tools, server.left_out = self._screen.listing(server.entry, offered, server.left_out)
+        hints = session.cache_hints("tools/list")
+        server.tools, server.left_out = self._screen.listing(
+            server.entry, offered, server.left_out, hints, session.instructions
+        )
         self._notify(server)
 
     # -- state -------------------------------------------------------------------------------
@@ -354,6 +423,7 @@ class Supervisor:
             server.tools = []
         if state not in (ServerState.STARTING, ServerState.IDLE):
             server.cached_tools = None  # up (its live list wins) or failed: never again
+            server.cached_instructions = None
         if state is not ServerState.STARTING:
             self._settled[server.name].set()
         self._notify(server)

@@ -5,25 +5,53 @@ startup timeout; a tool offered from the catalogue must then still exist and be 
 was offered (never a silent drift). Each call has its server's limits (timeout, and how far
 progress may extend it), is retried only when safe (`retry.retry_safe`), and fails with a
 `ServerError`, never the library's `McpError`.
+
+A server that crashed is started again by the next call of one of its tools (after a
+backoff). A call lost in flight (its server crashed during it, or an HTTP server forgot its
+session) is sent again once, on the server started again or in the new session, only when
+`may_repeat` allows it (`readOnlyHint` or `idempotentHint`, or `retryTools`); any other such
+call fails saying that nothing was repeated (it may or may not have run). A server's `retry`
+policy, where it covers the tool, decides instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from paicli.mcp import CallToolResult, ClientSession, McpError, Progress, RequestTimeout
+from paicli.mcp import (
+    CallToolResult,
+    ClientSession,
+    ConnectionClosed,
+    McpError,
+    Progress,
+    RequestTimeout,
+    SessionExpired,
+    Tool,
+)
 from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
+from paicli.servers.crashes import crash_backoff
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
-from paicli.servers.retry import RetryPolicy, default_deadline, retry_safe, with_retries
+from paicli.servers.retry import (
+    Attempt,
+    RetryPolicy,
+    default_deadline,
+    report,
+    retry_safe,
+    with_retries,
+)
 from paicli.servers.server_record import ServerRecord
 from paicli.servers.server_view import ServerState
 from paicli.servers.supervisor import Supervisor
 from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
-__all__ = ["ProgressCallback", "ToolCaller"]
+__all__ = ["ProgressCallback", "ToolCaller", "may_repeat"]
+
+log = logging.getLogger("paicli.servers")
 
 ProgressCallback = Callable[[Progress], object]
 Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
@@ -31,6 +59,32 @@ Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
 
 def _unwatched(progress: Progress) -> None:
     """Progress nobody shows still restarts the call's timeout: always asked for."""
+
+
+def may_repeat(tool: Tool | None, name: str, *, patterns: tuple[str, ...]) -> bool:
+    """Whether a call lost in flight (the server forgot its session, or crashed during the
+    call) may be sent again: its name matches the server's `retryTools`, or the tool says a
+    second run does no harm the first did not (`readOnlyHint` or `idempotentHint`). The
+    server's own word, believed here whether or not it is trusted: a repeat sends it the call
+    it already had, and a server lying about its own tool could do the harm with the first
+    call (approval, which a hint may skip, believes it only on a trusted server). Never
+    otherwise: the first may have run."""
+    if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+        return True
+    hints = tool.annotations if tool is not None else None
+    if not isinstance(hints, Mapping):
+        return False
+    return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+
+
+def _not_repeated(exc: SessionExpired, tool: str) -> str:
+    """The error of a call lost with its session and not sent again."""
+    if not exc.renewed:
+        return f"{exc}; the call was not repeated"
+    return (
+        f"{exc}: {tool!r} is not marked readOnlyHint or idempotentHint (nor listed in "
+        "retryTools), so it may not be safe to run twice; call it again if it is"
+    )
 
 
 class ToolCaller:
@@ -80,14 +134,29 @@ class ToolCaller:
                 max_timeout=max(limits.maximum, seconds),
             )
 
-        try:
+        repeat = may_repeat(listed, tool, patterns=entry.retry_tools)
+
+        async def attempts() -> CallToolResult:
             if entry.retry is None or not safe:
-                return await once(session, limits.timeout)
+                return await self._call_once(
+                    managed, session, limits.timeout, once, name=tool, repeat=repeat
+                )
             return await self._call_with_retries(managed, entry.retry, limits.timeout, once)
+
+        try:
+            try:
+                return await attempts()
+            except SessionExpired as exc:
+                if not (exc.renewed and repeat):
+                    raise ServerCallFailed(server, tool, _not_repeated(exc, tool)) from exc
+                log.info("%s: sending %s again in the new session", server, tool)
+                return await once(session, limits.timeout)
+        except SessionExpired as exc:
+            raise ServerCallFailed(server, tool, f"{exc} (also after sending it again)") from exc
         except RequestTimeout as exc:
             raise ServerCallFailed(server, tool, f"{exc}. {timeout_advice(exc, limits)}") from exc
         except McpError as exc:
-            raise ServerCallFailed(server, tool, str(exc)) from exc
+            raise ServerCallFailed(server, tool, str(exc), server_text=exc.server_text) from exc
 
     async def _ready_session(
         self, managed: ServerRecord, tool: str, offered: str | None
@@ -95,21 +164,79 @@ class ToolCaller:
         """The session of `managed`, waited for while it starts, and the definition hash the
         call must meet: the caller's `offered`, else what the catalogue promised. A server
         that was waited for must still offer `tool`."""
-        waited = managed.state is ServerState.STARTING
-        # What the caller was offered from the catalogue: the live tool must still be that.
-        promised = next((t for t in managed.cached_tools or () if t.name == tool), None)
+        waited = managed.state is ServerState.STARTING or managed.restarting
+        # What the caller was offered from the catalogue (or before a crash): the live tool
+        # must still be that.
+        known = managed.cached_tools or managed.crash_tools
+        promised = next((t for t in known if t.name == tool), None)
         if offered is None and promised is not None:
             offered = definition_hash(definition(promised))
         if waited:
-            spec = managed.entry.spec
-            limit = spec.handshake_timeout if spec is not None else None
-            await self._supervisor.wait_ready([managed.name], limit)
+            await self._supervisor.until_settled(managed, self._start_limit(managed))
         session = managed.session
         if managed.state is not ServerState.READY or session is None:
             raise ServerNotReady(managed.name, managed.state.value)
         if waited or offered is not None:
             still_offered(managed.name, managed.tools, tool, offered)
         return session, offered
+
+    def _start_limit(self, managed: ServerRecord, *, crashed: bool = False) -> float | None:
+        """How long a call waits for its server to start: its startup timeout, after the
+        backoff it still has to wait (`crashed`: a crash the supervisor may not have seen
+        yet, whose backoff is the next one)."""
+        spec = managed.entry.spec
+        if spec is None:
+            return None
+        start = spec.handshake_timeout
+        if managed.installing is not None:  # a first start through npx & co. may install
+            start = max(start, managed.entry.first_start_timeout)
+        backoff = 0.0
+        if managed.revive_at is not None:
+            backoff = max(managed.revive_at - asyncio.get_running_loop().time(), 0.0)
+        if crashed:
+            backoff = max(backoff, crash_backoff(managed.crashes + 1))
+        return start + backoff
+
+    async def _call_once(
+        self,
+        managed: ServerRecord,
+        session: ClientSession,
+        seconds: float,
+        once: Once,
+        *,
+        name: str,
+        repeat: bool,
+    ) -> CallToolResult:
+        """`once`; if the server crashed during it, repeated once on the server started
+        again when the tool says a second run does no harm, else a clear refusal."""
+        started = asyncio.get_running_loop().time()
+        try:
+            return await once(session, seconds)
+        except ConnectionClosed as exc:
+            crash = exc
+        if not repeat:
+            raise ServerCallFailed(
+                managed.name,
+                name,
+                f"the server crashed during the call ({crash}); the call was not repeated, "
+                "since the tool is not marked read-only or idempotent (nor listed in "
+                "retryTools), so it may or may not have run. The server is started again at "
+                "the next call of one of its tools.",
+            ) from crash
+        elapsed = asyncio.get_running_loop().time() - started
+        report(Attempt(1, 2, "crash", str(crash), elapsed, 0.0))
+        try:
+            async with asyncio.timeout(self._start_limit(managed, crashed=True)):
+                await self._supervisor.replaced(managed, session, revive=True)
+        except (TimeoutError, ServerNotReady):
+            raise ServerCallFailed(
+                managed.name,
+                name,
+                f"the server crashed during the call ({crash}) and was not back in time to "
+                f"repeat it: {managed.failure() or managed.state.value}",
+            ) from crash
+        assert managed.session is not None
+        return await once(managed.session, seconds)
 
     def _limits(self, managed: ServerRecord, timeout: float | None) -> CallLimits:
         """The call's limits: its server's, with a timeout the caller gave instead."""

@@ -26,7 +26,7 @@ __all__ = ["SkillCatalog", "SkillEntry"]
 
 log = logging.getLogger("paicli.skills")
 
-Origin = Literal["user", "project", "mcp"]
+Origin = Literal["user", "project", "plugin", "mcp"]
 # How long listing one server's skills may take before its skills are left out this time.
 LIST_TIMEOUT = 10.0
 # What the system prompt shows of a description (Claude Code cuts its listing at 1,536).

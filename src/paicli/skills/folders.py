@@ -10,14 +10,18 @@ MAX_ENTRIES per folder, so a folder of a million entries costs a bounded listing
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from paicli.plugins.manifest import Plugin
+
 __all__ = ["MAX_ENTRIES", "DefinitionFolder", "definition_folders", "subfolders_with"]
 
-Scope = Literal["user", "project"]
+# A plugin's folders are the user's choice (installed), but its content is no more trusted
+# to widen permissions than a repository's.
+Scope = Literal["user", "project", "plugin"]
 # More skills (or commands, agents) than anyone keeps in one folder; a larger folder is read
 # this far, with a problem saying so.
 MAX_ENTRIES = 500
@@ -31,14 +35,31 @@ class DefinitionFolder:
     scope: Scope
     shown: str  # `~/.paicli/skills`, `.claude/skills`
     inside: Path | None  # a project's folder must stay in the project (None: the user's)
+    namespace: str = ""  # a plugin's name: its definitions are `PLUGIN:NAME`
 
 
-def definition_folders(kind: str, user_root: Path, project: Path) -> list[DefinitionFolder]:
-    """The folders of `kind` ("skills", "commands", "agents"), the user's first."""
+def definition_folders(
+    kind: Literal["skills", "commands", "agents"],
+    user_root: Path,
+    project: Path,
+    plugins: Sequence[Plugin] = (),
+) -> list[DefinitionFolder]:
+    """The folders of `kind`, the user's first, the enabled `plugins`' last."""
     return [
         DefinitionFolder(user_root / kind, "user", f"~/.paicli/{kind}", None),
         DefinitionFolder(project / ".paicli" / kind, "project", f".paicli/{kind}", project),
         DefinitionFolder(project / ".claude" / kind, "project", f".claude/{kind}", project),
+        *[
+            DefinitionFolder(
+                folder,
+                "plugin",
+                f"plugin {plugin.name}: {folder.relative_to(plugin.root).as_posix()}",
+                plugin.root,
+                plugin.name,
+            )
+            for plugin in plugins
+            for folder in getattr(plugin, kind)
+        ],
     ]
 
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, read_config_text
 from paicli.errors import PaicliError
 from paicli.mcp import ProtocolError
 from paicli.mcp.skills import split_front_matter, valid_name
+from paicli.plugins.manifest import Plugin
 from paicli.skills.folders import Scope, definition_folders, subfolders_with
 
 __all__ = ["LocalSkill", "SkillError", "local_skills", "skill_tools"]
@@ -94,13 +95,16 @@ class LocalSkill:
         return sorted(found)
 
 
-def local_skills(user_root: Path, project: Path) -> tuple[list[LocalSkill], list[str]]:
-    """The skills of the user (`~/.paicli/skills`) and the project (`.paicli/skills`,
-    `.claude/skills`), and one problem line per skill that could not be read. A name taken
-    already (the user's wins, then `.paicli`'s) is a problem naming both."""
+def local_skills(
+    user_root: Path, project: Path, plugins: Sequence[Plugin] = ()
+) -> tuple[list[LocalSkill], list[str]]:
+    """The skills of the user (`~/.paicli/skills`), the project (`.paicli/skills`,
+    `.claude/skills`) and the enabled `plugins` (`PLUGIN:NAME`), and one problem line per
+    skill that could not be read. A name taken already (the user's wins, then `.paicli`'s)
+    is a problem naming both."""
     skills: dict[str, LocalSkill] = {}
     problems: list[str] = []
-    for folder in definition_folders("skills", user_root, project):
+    for folder in definition_folders("skills", user_root, project, plugins):
         found, trouble = subfolders_with(folder, SKILL_FILE)
         problems += trouble
         for path in found:
@@ -110,6 +114,8 @@ def local_skills(user_root: Path, project: Path) -> tuple[list[LocalSkill], list
             except SkillError as exc:
                 problems.append(f"skill not loaded: {exc}")
                 continue
+            if folder.namespace:  # Claude Code's /plugin-name:skill
+                skill = replace(skill, name=f"{folder.namespace}:{skill.name}")
             if skill.name in skills:
                 problems.append(
                     f"skill {skill.name} of {shown} is not used: "

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
@@ -35,6 +35,7 @@ from paicli.config_files import ConfigFileError, read_config_text
 from paicli.errors import PaicliError
 from paicli.escape import one_line
 from paicli.llm.presets import PRESETS
+from paicli.plugins.manifest import Plugin, expand_root
 from paicli.subagents.front_matter import FrontMatterError, split_front_matter
 from paicli.tools.search.offer import SEARCH_TOOL
 
@@ -77,7 +78,7 @@ CLAUDE_MODELS = frozenset({"sonnet", "opus", "haiku", "opusplan", "inherit"})
 # offer (a sub-agent is offered all its tools).
 _NEVER_GIVEN = frozenset({AGENT_TOOL, SEARCH_TOOL})
 
-Scope = Literal["built-in", "user", "project"]
+Scope = Literal["built-in", "user", "project", "plugin"]
 
 GENERAL_PURPOSE_PROMPT = """You are a general-purpose agent: you research questions, search \
 and read code, and carry out multi-step tasks with the tools you have. Search broadly when \
@@ -142,13 +143,19 @@ class DefinitionError(PaicliError, ValueError):
     It never leaves `load_agents`, which makes it a problem line naming the file."""
 
 
-def load_agents(root: Path, project: Path, home: Path) -> AgentCatalog:
+def load_agents(
+    root: Path, project: Path, home: Path, plugins: Sequence[Plugin] = ()
+) -> AgentCatalog:
     """The definitions for a run started in `root` (inside `project`), the user's in
-    `home` (`$PAICLI_HOME`)."""
+    `home` (`$PAICLI_HOME`), then the enabled `plugins`' (`PLUGIN:NAME`, a subfolder
+    another segment, as Claude Code names them)."""
     found: dict[str, AgentDefinition] = {}
     problems: list[str] = []
-    for folder, scope in _folders(root, project, home):
-        inside = project if scope == "project" else None
+    folders = [
+        (f, s, project if s == "project" else None, "") for f, s in _folders(root, project, home)
+    ]
+    folders += [(f, "plugin", p.root, p.name) for p in plugins for f in p.agents]
+    for folder, scope, inside, namespace in folders:
         tier: dict[str, AgentDefinition] = {}
         for path in _markdown_files(folder, inside, problems):
             shown = str(path)
@@ -163,6 +170,15 @@ def load_agents(root: Path, project: Path, home: Path) -> AgentCatalog:
                 continue
             if definition is None:
                 continue
+            if namespace:
+                segments = path.parent.relative_to(folder).parts
+                if not all(_NAME.match(segment) for segment in segments):
+                    problems.append(f"{shown}: a subfolder's name is not usable; ignored")
+                    continue
+                name = ":".join((namespace, *segments, definition.name))
+                definition = replace(
+                    definition, name=name, prompt=expand_root(definition.prompt, inside or folder)
+                )
             if definition.name in tier:
                 problems.append(
                     f"{shown}: the agent {definition.name} is also defined in "
@@ -303,7 +319,7 @@ def _model(value: object, scope: Scope, notes: list[str], refused: list[str]) ->
         if value != "inherit":
             notes.append(f"model {value} is Claude Code's: it runs on the main agent's model")
         return None
-    if value in PRESETS and scope == "project":
+    if value in PRESETS and scope in ("project", "plugin"):
         refused.append(
             f"model {value} would switch provider, which a project's agent may not do: it "
             "runs on the main agent's model"

@@ -4,7 +4,9 @@ A file edit is shown as a coloured unified diff (a new file as its lines), and w
 exactly what was shown. "For the session" and "always" cover what the request says
 (`covers`): the tool, or for a command its prefix (`git diff` commands), never every command.
 The agent's approving toolbox serialises prompts, so at most one is on screen at a time.
-Ctrl+C at the prompt denies the call and cancels the turn it belongs to.
+Ctrl+C at the prompt denies the call and cancels the turn it belongs to. On a terminal one
+key answers (y, n, s, p, a, m; Enter is "once"), and keys typed before the question showed
+do not (`LineInput.key`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from paicli.escape import one_line
+from paicli.escape import one_line, terminal_safe
 from paicli.permissions.approval import Answer, ApprovalRequest, Choice
+from paicli.permissions.hunks import Hunk, hunks
 from paicli.ui.line_input import LineInput
 
 CHOICES = {
@@ -37,14 +40,14 @@ def question(request: ApprovalRequest) -> tuple[str, dict[str, Choice]]:
     request says what they would cover."""
     covers = request.covers
     if covers is None or request.protected is not None:
-        return "Allow? [y] once  [n] deny  [m] deny with a message: ", ONCE_ONLY
+        return "Allow? [y] once (Enter)  [n] deny  [m] deny with a message: ", ONCE_ONLY
     what = one_line(covers, 60)
     if covers.startswith("execute_command(") and covers.endswith(")"):
         command = covers[len("execute_command(") : -1]
         what = f"`{one_line(command.removesuffix(':*'), 50)}`"
         what += " commands" if command.endswith(":*") else ""
     text = (
-        f"Allow? [y] once  [s] {what} for the session  [p] always in this project  "
+        f"Allow? [y] once (Enter)  [s] {what} for the session  [p] always in this project  "
         "[a] always everywhere  [n] deny  [m] deny with a message: "
     )
     return text, CHOICES
@@ -92,15 +95,22 @@ class TerminalApprover:
             Panel(request_text(request), title="Tool call needs approval", border_style="yellow")
         )
         asked, choices = question(request)
+        preview = request.preview
+        parts = hunks(preview.before or "", preview.after) if preview is not None else []
+        several = preview is not None and preview.before is not None and len(parts) > 1
+        if several:
+            asked = asked.replace("  [n] deny", "  [h] hunk by hunk  [n] deny", 1)
         while True:
             try:
-                reply = (await self._lines.read(asked)).strip()
+                # One key, no Enter; Enter is "once", the answer a user expects by default.
+                keys = "".join(choices) + ("h" if several else "")
+                reply = await self._lines.key(asked, keys, default="y")
             except (KeyboardInterrupt, EOFError):
                 self._on_interrupt()
                 return Answer(Choice.DENY)
-            choice = choices.get(reply[:1].lower()) if reply else None
-            if reply.lower() in ("yes", "no"):
-                choice = Choice.ALLOW_ONCE if reply.lower() == "yes" else Choice.DENY
+            if reply == "h" and several:
+                return await self._by_hunk(parts)
+            choice = choices.get(reply)
             if choice is None:
                 self._console.print(f"Please answer {', '.join(choices)}.")
                 continue
@@ -112,3 +122,37 @@ class TerminalApprover:
                     return Answer(Choice.DENY)
                 return Answer(choice, message.strip() or None)
             return Answer(choice)
+
+    async def _by_hunk(self, parts: list[Hunk]) -> Answer:
+        """Each hunk shown and answered on its own: y applies it, n leaves it out, a applies
+        it and the rest, d leaves out it and the rest; the file gets the applied ones."""
+        chosen: set[int] = set()
+        for number, hunk in enumerate(parts):
+            self._console.print(Text(f"Hunk {number + 1} of {len(parts)}:", "bold"))
+            self._console.print(_coloured(hunk.lines))
+            try:
+                reply = await self._lines.key(
+                    "Apply it? [y] yes (Enter)  [n] no  [a] this and the rest  "
+                    "[d] none of the rest: ",
+                    "ynad",
+                    default="y",
+                )
+            except (KeyboardInterrupt, EOFError):
+                self._on_interrupt()
+                return Answer(Choice.DENY)
+            if reply in ("y", "a"):
+                chosen.add(number)
+            if reply == "a":
+                chosen.update(range(number, len(parts)))
+            if reply in ("a", "d"):
+                break
+        return Answer(Choice.ALLOW_ONCE, hunks=frozenset(chosen))
+
+
+def _coloured(lines: tuple[str, ...]) -> Text:
+    """A hunk's diff lines, escaped, coloured as the approval's diff is."""
+    text = Text()
+    for index, line in enumerate(lines):
+        style = next((s for mark, s in DIFF_STYLES if line.startswith(mark)), "dim")
+        text.append(("\n" if index else "") + terminal_safe(line), style)
+    return text

@@ -8,7 +8,7 @@ need through `SlashContext`, and `/mcp` imports its view (rich tables) when it r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -126,17 +126,34 @@ async def _clear(context: SlashContext, words: list[str]) -> None:
 
 async def _model(context: SlashContext, words: list[str]) -> None:
     runtime, console = context.runtime, context.console
-    if words:
-        settings = await runtime.set_model(words[0])
-        if not settings.configured:
-            console.print(settings.why_not_configured(), style="yellow")
-            current = runtime.settings
-            kept = current.describe() if current.configured else "no model"
-            console.print(f"Still using: {kept}", style="dim")
+    if not words:
+        from paicli.ui.session_commands import choose_model  # noqa: PLC0415 - rich
+
+        chosen = await choose_model(runtime, console)
+        if chosen is None:
             return
+        words = [chosen]
+    settings = await runtime.set_model(words[0])
+    if not settings.configured:
+        console.print(settings.why_not_configured(), style="yellow")
+        current = runtime.settings
+        kept = current.describe() if current.configured else "no model"
+        console.print(f"Still using: {kept}", style="dim")
+        return
     settings = runtime.settings
     console.print(f"Model: {settings.describe() if settings.configured else 'none'}")
-    console.print(f"Presets: {', '.join(PRESETS)}  (/model NAME)", style="dim")
+
+
+async def _resume(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.session_commands import resume  # noqa: PLC0415 - rich, prompt_toolkit
+
+    await resume(context.runtime, context.console, words)
+
+
+async def _doctor(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.session_commands import doctor  # noqa: PLC0415 - the doctor, rich
+
+    await doctor(context.runtime, context.console, words)
 
 
 MODE_HELP = {
@@ -227,23 +244,30 @@ async def _audit(context: SlashContext, words: list[str]) -> None:
         console.print("No tool calls recorded yet.")
         return
     for record in records:
-        if record.get("event") == "hook":  # a hook run: the event, the command, how it ended
-            line = (
-                f"{str(record.get('time', ''))[:19]}  hook {record.get('hook_event')}  "
-                f"{record.get('command')}  {record.get('outcome')}  "
-                f"{record.get('duration_ms')} ms"
-            )
-            console.print(one_line(line, 160))
-            continue
-        # A changed tool's record says what changed where a call's says how long it ran.
-        last = record.get("changed") if "duration_ms" not in record else None
-        by = f"{record['agent']}: " if record.get("agent") else ""  # a sub-agent's call
-        line = (
-            f"{str(record.get('time', ''))[:19]}  {by}{record.get('tool')}  "
-            f"{record.get('decision')}/{record.get('decided_by')}  {record.get('outcome')}  "
-            + (str(last) if last is not None else f"{record.get('duration_ms')} ms")
+        console.print(one_line(audit_line(record), 160))
+
+
+def audit_line(record: Mapping[str, object]) -> str:
+    """One record of the audit log as `/audit` shows it: a hook run (its event, command and
+    how it ended), a tool change, or a call (a sub-agent's named). A call interrupted while
+    the user was asked has no decision (null in the log): it reads "not decided", never
+    None/None."""
+    time = str(record.get("time", ""))[:19]
+    if record.get("event") == "hook":
+        return (
+            f"{time}  hook {record.get('hook_event')}  {record.get('command')}  "
+            f"{record.get('outcome')}  {record.get('duration_ms')} ms"
         )
-        console.print(one_line(line, 160))
+    # A changed tool's record says what changed where a call's says how long it ran.
+    last = record.get("changed") if "duration_ms" not in record else None
+    by = f"{record['agent']}: " if record.get("agent") else ""  # a sub-agent's call
+    decision, decider = record.get("decision"), record.get("decided_by")
+    decided = (
+        "not decided" if decision is None else f"{decision}/{decider}" if decider else str(decision)
+    )
+    return f"{time}  {by}{record.get('tool')}  {decided}  {record.get('outcome')}  " + (
+        str(last) if last is not None else f"{record.get('duration_ms')} ms"
+    )
 
 
 async def _agents(context: SlashContext, words: list[str]) -> None:
@@ -345,7 +369,7 @@ COMMANDS = (
     SlashCommand(
         "/model",
         "[NAME]",
-        "show the model, or switch to a model or provider preset",
+        "the model and the presets (pick one), or switch to a model or provider preset",
         _model,
         _model_arguments,
     ),
@@ -380,7 +404,11 @@ COMMANDS = (
     SlashCommand(
         "/context", "", "what fills the model's context window, and the tokens used", _context
     ),
-    SlashCommand("/cost", "", "the tokens this session has used so far", _cost),
+    SlashCommand(
+        "/cost", "", "the tokens this session has used so far", _cost, aliases=("/usage",)
+    ),
+    SlashCommand("/resume", "[ID]", "carry on a saved conversation of this folder", _resume),
+    SlashCommand("/doctor", "[NAME...]", "examine each MCP server alone, and the model", _doctor),
     SlashCommand(
         "/init",
         "[NOTES]",

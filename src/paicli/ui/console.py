@@ -44,6 +44,11 @@ class SafeConsole(Console):
             highlight=False,
         )
 
+    def on_broken_pipe(self) -> None:
+        """The reader of stdout went away: raised as it is (rich would exit at once), so the
+        command stops its servers on the way out and `paicli.cli.main` ends it quietly."""
+        raise BrokenPipeError
+
     def render_str(
         self,
         text: str,

@@ -3,6 +3,11 @@
 `paicli` with stdin not a terminal (`printf '/mcp\n' | paicli`) reads one prompt or slash
 command per line; the REPL and the approval prompt read through the same interface, so a
 script can answer approvals too. End of input raises EOFError, like Ctrl+D.
+
+`key` is a question answered by one key, without Enter (an approval): on a terminal the keys
+typed before it showed are dropped first, and those typed along with the answer after it, so
+neither a line typed ahead nor the Enter after a habitual "y" answers a question; from a pipe
+it is the first letter of a line.
 """
 
 from __future__ import annotations
@@ -15,12 +20,18 @@ from typing import Protocol
 from prompt_toolkit import PromptSession
 
 from paicli.ui.output import out
+from paicli.ui.typeahead import drop_typeahead
 
 
 class LineInput(Protocol):
     async def read(self, prompt: str, *, secret: bool = False) -> str:
         """One line without its newline; EOFError at the end, KeyboardInterrupt on Ctrl+C.
         `secret`: what is typed is not shown (a password a server's form asks for)."""
+        ...
+
+    async def key(self, prompt: str, keys: str, *, default: str) -> str:
+        """One of `keys` (lower-case letters), pressed without Enter; Enter answers
+        `default`. EOFError at the end, KeyboardInterrupt on Ctrl+C."""
         ...
 
 
@@ -39,6 +50,12 @@ class TerminalInput:
         # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
         # is_password is passed every time: the session keeps the last value given.
         return await self._session.prompt_async(prompt, handle_sigint=False, is_password=secret)
+
+    async def key(self, prompt: str, keys: str, *, default: str) -> str:
+        from paicli.ui.one_key import read_key  # noqa: PLC0415 - at the first question only
+
+        drop_typeahead()
+        return await read_key(prompt, keys, default=default)
 
 
 class PipeInput:
@@ -68,3 +85,9 @@ class PipeInput:
         # Echoed, so a transcript reads like a terminal session; a secret is not.
         out("(hidden)" if secret else line)
         return line
+
+    async def key(self, prompt: str, keys: str, *, default: str) -> str:
+        """A line's first letter ("yes" is y); an empty line is `default`, any other
+        letter is returned as it is, for the caller to ask again."""
+        line = (await self.read(prompt)).strip().lower()
+        return line[:1] or default

@@ -8,6 +8,7 @@ values of the user's own servers masked (a repository's are shown: they came wit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from paicli.escape import one_line
 from paicli.mcp import ClientSession, Implementation, Tool
 from paicli.servers.config import ServerEntry
 from paicli.servers.containment import contained_line, sandbox_line, sandbox_summary
-from paicli.servers.manager import ManagedServer, ServerState
+from paicli.servers.manager import ManagedServer, ServerManager, ServerState
 from paicli.servers.tool_pins import PinReview
 from paicli.servers.trust import describe
 from paicli.tools.mcp.naming import model_tool_name
@@ -24,6 +25,7 @@ from paicli.ui.mcp_view import (
     protocol_of,
     sandbox_note,
     server_change_line,
+    server_columns,
     server_table,
     tool_details,
     tool_line,
@@ -33,6 +35,8 @@ from paicli.ui.output import err, out, out_json, quoted, show
 if TYPE_CHECKING:
     from paicli.mcp import SandboxSupport
 
+# Seconds between two "installing NAME (npx)… 20s" lines while `mcp list` waits.
+INSTALLING_INTERVAL = 10.0
 GET_KEYS = ("name", "state", "scope", "transport", "target", "pid", "error", "slow_start")
 STDERR_LINES = 10
 
@@ -42,18 +46,28 @@ class Progress:
     `--json`); a `ServerManager` change callback."""
 
     def __init__(self) -> None:
-        self._shown: dict[str, ServerState] = {}
+        self._shown: dict[str, tuple[ServerState, bool]] = {}
 
     def __call__(self, server: ManagedServer) -> None:
-        if self._shown.get(server.name) is server.state:
+        seen = (server.state, server.installing_note() is not None)
+        if self._shown.get(server.name) == seen:
             return
-        self._shown[server.name] = server.state
+        self._shown[server.name] = seen
         if server.state is ServerState.STARTING:
-            err(f"… {server.name}")
+            err(f"… {server.installing_note() or server.name}")
             return
         line = server_change_line(server)
         if line is not None:
             err(line.plain)
+
+
+async def wait_showing_installs(manager: ServerManager) -> None:
+    """Wait until every server has settled, with a line every `INSTALLING_INTERVAL`
+    seconds for each one still installing itself (its first start through npx & co.)."""
+    while not await manager.wait_ready(timeout=INSTALLING_INTERVAL):
+        for server in manager.servers():
+            if (note := server.installing_note()) is not None:
+                err(f"… {note}")
 
 
 def show_totals(servers: list[ManagedServer]) -> None:
@@ -74,6 +88,7 @@ def summary(server: ManagedServer, support: SandboxSupport | None = None) -> dic
         "uptime": round(server.uptime, 1) if server.uptime is not None else None,
         "pid": server.pid,
         "error": server.error,
+        "last_exit": server.last_exit,
         "ready_after": round(server.ready_after, 3) if server.ready_after is not None else None,
         "slow_start": server.slow_start,
         "skipped_stdout_lines": server.skipped_lines,
@@ -93,10 +108,17 @@ def show_list(
     if as_json:
         unapproved = [{"name": n, "state": "unapproved"} for n in skipped]
         out_json([summary(s, support) for s in servers] + unapproved)
-    else:
-        show(server_table(servers, skipped))
-        if note := sandbox_note(servers, support):
-            out(note)
+        return
+    note = sandbox_note(servers, support)
+    if not sys.stdout.isatty():  # plain columns for a script; the note is not one of them
+        for line in server_columns(servers, skipped):
+            out(line.rstrip())
+        if note:
+            err(note)
+        return
+    show(server_table(servers, skipped))
+    if note:
+        out(note)
 
 
 def show_server(

@@ -99,29 +99,60 @@ def protocol_of(server: ManagedServer) -> str | None:
     return "minimal" if session.dialect == "minimal" else session.protocol_version
 
 
+COLUMNS = ("NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "NOTE")
+# In a pipe the scope has a column of its own (on a terminal it is marked after the name).
+PLAIN_COLUMNS = ("NAME", "SCOPE", *COLUMNS[1:])
+
+
 def server_table(servers: list[ManagedServer], skipped: list[str]) -> Table:
     """The servers' status, and the project servers not approved to run."""
     grid = Table(show_edge=False, header_style="bold")
-    columns = ("", "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "UPTIME", "PID", "NOTE")
-    for column in columns:
+    for column in ("", *COLUMNS):
         grid.add_column(column)
-    for server in servers:
+    for server, row in zip(servers, _rows(servers), strict=False):
         mark, style = ("⚠", "yellow") if server.needs_login else MARKS[server.state]
-        uptime = f"{server.uptime:.0f}s" if server.uptime is not None else "-"
-        grid.add_row(
-            Text(mark, style),
-            _name(server),
-            server.state.value,
-            server.transport,
-            protocol_of(server) or "-",
-            str(len(server.tools)),
-            uptime,
-            str(server.pid or "-"),
-            _note(server),
-        )
+        grid.add_row(Text(mark, style), _name(server), *row[1:])
     for name in skipped:
         grid.add_row("○", Text(terminal_safe(name)), "not approved", "-", "-", "-", "-", "-", "")
     return grid
+
+
+def server_columns(servers: list[ManagedServer], skipped: list[str]) -> list[str]:
+    """The table as plain lines for a pipe or a file: the columns aligned with spaces, no
+    marks, rules or colours, no cell cut to fit a width, one word per cell but the note
+    (`awk '{print $2}'` works; `--json` has the rest)."""
+    rows = [list(PLAIN_COLUMNS)]
+    rows += [
+        [row[0], server.entry.scope, *row[1:]]
+        for server, row in zip(servers, _rows(servers), strict=True)
+    ]
+    rows += [[name, "project", "unapproved", "-", "-", "-", "-", "-", ""] for name in skipped]
+    rows = [[terminal_safe(cell) or "-" for cell in row[:-1]] + [row[-1]] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(PLAIN_COLUMNS) - 1)]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        + "  "
+        + row[-1]
+        for row in rows
+    ]
+
+
+def _rows(servers: list[ManagedServer]) -> list[list[str]]:
+    rows = []
+    for server in servers:
+        rows.append(
+            [
+                server.name,
+                server.state.value,
+                server.transport,
+                protocol_of(server) or "-",
+                str(len(server.tools)),
+                f"{server.uptime:.0f}s" if server.uptime is not None else "-",
+                str(server.pid or "-"),
+                _note(server).plain,
+            ]
+        )
+    return rows
 
 
 def sandbox_note(servers: list[ManagedServer], support: SandboxSupport | None) -> str:
@@ -148,6 +179,8 @@ def _note(server: ManagedServer) -> Text:
     if failed:
         return Text(one_line(failed, 80), "red")
     notes = []
+    if installing := server.installing_note():
+        notes.append(installing)
     if server.state is ServerState.READY and server.slow_start:
         notes.append("slow start: " + server.slow_start)
     if left_out := len(server.left_out):
@@ -156,6 +189,8 @@ def _note(server: ManagedServer) -> Text:
     if skipped := server.skipped_lines:
         where = f"paicli mcp logs {terminal_safe(server.name)}"
         notes.append(f"{skipped} stdout lines were not JSON ({where})")
+    if server.state is not ServerState.READY and server.last_exit:
+        notes.append("last exit: " + server.last_exit)
     return Text(one_line("; ".join(notes), 160), "yellow")
 
 

@@ -6,7 +6,9 @@ terminal and written as they are into a pipe or a file). `printer_for` picks thi
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 
 from paicli.agent.events import (
     AgentEvent,
@@ -34,12 +36,48 @@ from paicli.ui.tool_progress import progress_text
 PROGRESS_INTERVAL = 1.0
 
 
-def report_server(server: ManagedServer) -> None:
-    """A `ServerManager` change callback: a server that failed, on stderr."""
-    if server.state is ServerState.ERROR and server.needs_login:
-        err(f"paicli: MCP server {server.name!r} needs login: paicli mcp login {server.name}")
-    elif server.state is ServerState.ERROR and server.settled_news:
-        err(f"paicli: MCP server {server.name!r} failed: {server.failure()}")
+# Seconds between two "installing NAME (npx)… 20s" lines while a late server installs.
+INSTALLING_INTERVAL = 10.0
+
+
+class ServerLines:
+    """A `ServerManager` change callback for `-p`: a server that failed, and one the first
+    request went without (`went_without`) once it is ready, on stderr."""
+
+    def __init__(self) -> None:
+        self.late: set[str] = set()
+
+    def __call__(self, server: ManagedServer) -> None:
+        if server.state is ServerState.ERROR and server.needs_login:
+            err(f"paicli: MCP server {server.name!r} needs login: paicli mcp login {server.name}")
+        elif server.state is ServerState.ERROR and server.settled_news:
+            err(f"paicli: MCP server {server.name!r} failed: {server.failure()}")
+        if server.state is ServerState.READY and server.name in self.late:
+            self.late.discard(server.name)
+            after = f" after {server.ready_after:.1f}s" if server.ready_after is not None else ""
+            err(f"paicli: MCP server {server.name!r} is ready{after}; its tools join from now on")
+
+    def went_without(self, servers: list[ManagedServer], budget: float) -> None:
+        """One line: the first request goes without these servers, still starting."""
+        if not servers:
+            return
+        self.late.update(server.name for server in servers)
+        names = ", ".join(server.installing_note() or repr(server.name) for server in servers)
+        err(
+            f"paicli: MCP servers not ready after {budget:g}s: {names}; the first request goes "
+            "without their tools, which join when they are ready"
+        )
+
+
+async def installing_progress(servers: Callable[[], list[ManagedServer]]) -> None:
+    """Every `INSTALLING_INTERVAL` seconds, a line for each server still installing itself
+    (its first start through npx & co.), until cancelled."""
+    while True:
+        await asyncio.sleep(INSTALLING_INTERVAL)
+        for server in servers():
+            note = server.installing_note()
+            if note is not None:
+                err(f"paicli: {note}")
 
 
 class EventPrinter:

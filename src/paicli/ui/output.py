@@ -14,6 +14,7 @@ screen, and so do exceptions nobody retrieved ("Future exception was never retri
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,14 @@ def out(text: str = "", *, end: str = "\n") -> None:
     """`text`, escaped, on stdout."""
     sys.stdout.write(terminal_safe(screen_text(text)) + end)
     sys.stdout.flush()
+
+
+def stdout_gone() -> None:
+    """Its reader went away (a closed pipe): what is still to be written, Python's flush at
+    exit included, goes nowhere instead of raising again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def err(text: str) -> None:

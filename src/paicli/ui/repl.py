@@ -52,10 +52,6 @@ from paicli.ui.render import TurnRenderer
 from paicli.ui.server_asks_prompt import TerminalAsks
 from paicli.ui.slash_turns import custom_command_turn, mcp_prompt_turn, warn
 
-# How long a prompt waits for servers still starting before the model is asked without them
-# (the default handshake timeout is 30 s; most servers are long ready by the first prompt).
-SERVER_WAIT = 30.0
-
 
 class Repl:
     def __init__(
@@ -90,6 +86,7 @@ class Repl:
         )
         self._background: set[asyncio.Task[None]] = set()
         self._banner_shown = False
+        self._waited: set[str] = set()  # servers a turn waited for (never again: too late)
         self._leaving = False  # /exit was given
         # A prompt a slash command handed over (/init, an MCP prompt), with earlier messages.
         # (and whether `@server:uri` mentions in it are expanded: the user's words only; the
@@ -200,6 +197,8 @@ class Repl:
             for task in self._background:
                 task.cancel()
             await asyncio.gather(*self._background, return_exceptions=True)
+        if self._state.exit_armed:  # left with Ctrl+C twice (the audit log's session end)
+            runtime.ended_by = "interrupted"
         self.console.print(Text("Bye. Stopping MCP servers…", "dim"))
         return 0
 
@@ -212,7 +211,7 @@ class Repl:
             text = await line.first
         except ArmExit:
             if line.release():
-                self._quit = True
+                self._quit = self._state.exit_armed = True
                 return None
             self._state.exit_armed = True
             if not line.held:  # (said already when it came while paicli loaded)
@@ -326,18 +325,23 @@ class Repl:
         runtime.add_usage(ended.usage)
 
     async def _wait_for_servers(self, runtime: Runtime) -> None:
-        """Servers still starting for the first time would miss this turn: wait for them
-        (bounded; Ctrl+C skips the wait along with the turn)."""
-        starting = runtime.manager.starting(without_catalogue=True)
-        if not starting:  # (the catalogue's tools are offered; a call to one waits)
+        """Servers still starting for the first time would miss this turn: wait for them,
+        once each, within the start budget (Ctrl+C skips the wait along with the turn); the
+        turn goes without the rest, whose tools join when they are ready."""
+        manager = runtime.manager
+        # (the catalogue's tools are offered; a call to one waits)
+        starting = [n for n in manager.starting(without_catalogue=True) if n not in self._waited]
+        if not starting:
             return
-        names = terminal_safe(", ".join(starting))
-        with self.console.status(Text(f"waiting for MCP servers to start: {names}…")):
-            settled = await runtime.manager.wait_ready(starting, timeout=SERVER_WAIT)
+        self._waited.update(starting)
+        names = ", ".join(manager.get(n).installing_note() or n for n in starting)
+        with self.console.status(Text(terminal_safe(f"waiting for MCP servers: {names}"))):
+            settled = await manager.wait_ready(starting, timeout=runtime.run.calls.start_budget)
         if not settled:
-            self.console.print(
-                Text(f"MCP servers still starting ({names}); going on without them.", "yellow")
-            )
+            late = [n for n in manager.starting(without_catalogue=True) if n in starting]
+            names = ", ".join(manager.get(n).installing_note() or n for n in late)
+            line = f"MCP servers still starting ({names}); going on without their tools, "
+            self.console.print(Text(terminal_safe(line + "which join when ready."), "yellow"))
 
     async def _review_tool_changes(self, runtime: Runtime) -> None:
         """Tools redefined since they were pinned are held back from the model: show what

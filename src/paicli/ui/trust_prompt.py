@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from paicli.servers.trust import TrustAnswer, TrustRequest
 from paicli.ui.output import err
+from paicli.ui.typeahead import drop_typeahead
 
 
 def prompt_lines(request: TrustRequest) -> list[str]:
@@ -102,8 +103,7 @@ def _servers(requests: Sequence[TrustRequest]) -> set[str] | None:
         err(f"{number}. {first}")
         for line in rest:
             err(f"   {line}")
-    err("Allow them? [a]ll, [c]hoose one by one, [N]one? [a/c/N] ")
-    answer = _answer()
+    answer = _answer("Allow them? [a]ll, [c]hoose one by one, [N]one? [a/c/N] ")
     if answer is None:
         return None
     if answer in ("a", "all"):
@@ -128,11 +128,12 @@ def _one(request: TrustRequest, question: str) -> set[str] | None:
 
 def _yes(question: str) -> bool | None:
     """Whether the answer to `question` is yes (None: stdin ended)."""
-    err(question)
-    answer = _answer()
+    answer = _answer(question)
     return None if answer is None else answer in ("y", "yes")
 
 
-def _answer() -> str | None:
+def _answer(question: str) -> str | None:
+    drop_typeahead()  # before the question shows: what is typed after it is its answer
+    err(question)
     line = sys.stdin.readline()
     return None if not line else line.strip().lower()

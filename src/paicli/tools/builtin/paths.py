@@ -1,4 +1,5 @@
-"""Confinement of the built-in tools to one directory tree, the project root.
+"""Confinement of the built-in tools to one directory tree, the project root, and the
+folders `--add-dir` added beside it (each held the same way; a relative path is the root's).
 
 A path argument is first resolved to a real path (symlinks followed, `..` folded) that must lie
 inside the real root; a path that does not exist yet resolves through its nearest existing
@@ -15,7 +16,7 @@ import errno
 import os
 import stat
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,11 +36,15 @@ class Confinement:
     """Resolves path arguments against `root`, refuses those that leave it, and opens what
     they name without following a symlink on the way."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, also: Sequence[Path] = ()) -> None:
         self.root = Path(os.path.realpath(root))
-        self._root_fd = os.open(self.root, _DIRECTORY & ~os.O_NOFOLLOW)
-        # Closed when the toolbox goes away: an fd has no finalizer of its own.
-        weakref.finalize(self, os.close, self._root_fd)
+        # The root first: a path inside both it and an added folder is the root's.
+        self._trees: list[tuple[Path, int]] = []
+        for tree in (self.root, *(Path(os.path.realpath(folder)) for folder in also)):
+            fd = os.open(tree, _DIRECTORY & ~os.O_NOFOLLOW)
+            self._trees.append((tree, fd))
+            # Closed when the toolbox goes away: an fd has no finalizer of its own.
+            weakref.finalize(self, os.close, fd)
 
     def resolve(self, raw: str) -> Path:
         """The real path `raw` names (relative to the root, or absolute), inside the root."""
@@ -62,6 +67,7 @@ class Confinement:
             how = "through a symlink " if self.contains(candidate) else ""
             raise PathRefused(
                 f"refused path {raw!r}: it leads {how}outside the project root {self.root}"
+                + (" and the folders added with --add-dir" if len(self._trees) > 1 else "")
             )
         return real
 
@@ -72,8 +78,14 @@ class Confinement:
         return Path(os.path.normpath(self.root / candidate))
 
     def contains(self, real: Path) -> bool:
-        """Whether `real` lies inside the root (or is the root), compared as written."""
-        return real == self.root or real.is_relative_to(self.root)
+        """Whether `real` lies inside the root or an added folder (or is one), as written."""
+        return self._tree_of(real) is not None
+
+    def _tree_of(self, real: Path) -> tuple[Path, int] | None:
+        for tree, fd in self._trees:
+            if real == tree or real.is_relative_to(tree):
+                return tree, fd
+        return None
 
     def display(self, real: Path) -> str:
         """`real` as the model should see it: relative to the root ("." for the root)."""
@@ -88,9 +100,10 @@ class Confinement:
         """A descriptor of the folder `real` (a path from `resolve`), reached from the root one
         name at a time, never through a symlink; missing folders are made with `create`.
         NotADirectoryError when a name on the way is a file; PathRefused when it is a link."""
-        fd = os.dup(self._root_fd)
+        tree, names = self._names(real)
+        fd = os.dup(tree)
         try:
-            for name in self._names(real):
+            for name in names:
                 if create:
                     try:
                         os.mkdir(name, dir_fd=fd)
@@ -106,7 +119,7 @@ class Confinement:
     @contextmanager
     def open_parent(self, real: Path, *, create: bool = False) -> Iterator[int]:
         """The descriptor of the folder holding `real` (as `open_dir`)."""
-        if real == self.root:
+        if any(real == tree for tree, _ in self._trees):
             raise IsADirectoryError(errno.EISDIR, "the project root is a directory")
         with self.open_dir(real.parent, create=create) as fd:
             yield fd
@@ -126,10 +139,13 @@ class Confinement:
             raise PathRefused(_became_link(self.display(real), name))
         return found
 
-    def _names(self, real: Path) -> tuple[str, ...]:
-        if not self.contains(real):
+    def _names(self, real: Path) -> tuple[int, tuple[str, ...]]:
+        """The descriptor of the tree holding `real`, and the names leading to it there."""
+        found = self._tree_of(real)
+        if found is None:
             raise PathRefused(f"refused path {str(real)!r}: outside the project root {self.root}")
-        return real.relative_to(self.root).parts
+        tree, fd = found
+        return fd, real.relative_to(tree).parts
 
     def _open(self, fd: int, name: str, flags: int, real: Path) -> int:
         try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from paicli.home import PaicliHome
@@ -42,7 +42,8 @@ __all__ = ["BuiltinToolbox", "SearchLimits", "project_root_warning"]
 
 class BuiltinToolbox:
     """read_file, write_file, edit_file, list_dir, glob, grep and execute_command, confined
-    to `root`. `home` is paicli's own folder, protected like `.paicli` wherever it is.
+    to `root` and the folders `also` (--add-dir). `home` is paicli's own folder, protected
+    like `.paicli` wherever it is.
     Commands get `environ` (default the process's) without the model keys and without any
     variable holding one of `secret_values`. `learn_secrets` is told the values a read of a
     secret file showed (the run's `Redactor.learn`)."""
@@ -59,8 +60,9 @@ class BuiltinToolbox:
         secret_values: Iterable[str] = (),
         learn_secrets: Callable[[Iterable[str]], None] | None = None,
         sandbox: CommandSandbox | None = None,
+        also: Sequence[Path] = (),
     ) -> None:
-        self.paths = Confinement(root)
+        self.paths = Confinement(root, also)
         self.command_env = command_environment(
             os.environ if environ is None else environ, secret_values
         )

@@ -67,6 +67,8 @@ def write_file(
             return directory
         if existing is not None and (problem := _not_writable(folder, path.name, shown)):
             return problem
+        if existing is not None and (problem := _changed_since_approval(paths, folder, path)):
+            return problem
         if replace is not None:
             replace(data)
         else:
@@ -74,6 +76,22 @@ def write_file(
     verb = "Overwrote" if existing is not None else "Created"
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     return ToolOutcome(text=f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
+
+
+def _changed_since_approval(paths: Confinement, folder: int, path: Path) -> ToolOutcome | None:
+    """A file replaced by an approved write_file must still be what the approval showed
+    (its diff, or the hunks picked from it), else nothing is written."""
+    approved, shown = APPROVED.get(), paths.display(path)
+    if approved is None or approved.digest is None or approved.path != shown:
+        return None
+    with open_regular_at(paths, folder, path) as f:
+        data = f.read(MAX_WRITE_BYTES + 1)
+    if hashlib.sha256(data).hexdigest() == approved.digest:
+        return None
+    return _error(
+        f"{shown} changed after this edit was approved, so the change shown is not the one "
+        "that would be made; nothing was written. Read the file again"
+    )
 
 
 def check_write(arguments: Mapping[str, object]) -> ToolOutcome | None:

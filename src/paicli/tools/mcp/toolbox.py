@@ -23,7 +23,7 @@ from paicli.llm.schema import (
 )
 from paicli.mcp import CallToolResult, Progress, Tool
 from paicli.servers.catalogue import catalogue_key
-from paicli.servers.errors import ServerError, ServerNotReady
+from paicli.servers.errors import ServerCallFailed, ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
 from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins, from_project
@@ -226,7 +226,11 @@ class McpToolbox:
         except ServerNotReady:
             return ToolOutcome("Error: " + self._manager.get(server).unavailable(), True)
         except ServerError as exc:
-            return ToolOutcome(f"Error: MCP server {server!r}: {exc}", is_error=True)
+            # Text the server wrote into the error (an error page, say) reaches the model
+            # fenced as the server's data, like its results, never as paicli's words.
+            quotes = isinstance(exc, ServerCallFailed) and exc.server_text is not None
+            source = (server, tool.name) if quotes else None
+            return ToolOutcome(f"Error: MCP server {server!r}: {exc}", True, source=source)
         rendered = await asyncio.to_thread(
             to_model_result,
             result,

@@ -5,8 +5,9 @@ not know for a command it knows.
 
 `uncovered(argv, cwd, project)` answers with the reason (one phrase, naming the word), or None.
 Paths are checked as written and as they really resolve (links followed), against the project
-folder; for a shell line (`shell=True`) a word that the shell would still expand (`$VAR`,
-`{a,b}`, a glob that could match `..`) counts as reaching anywhere.
+folder and the folders `--add-dir` added (`also`); for a shell line (`shell=True`) a word
+that the shell would still expand (`$VAR`, `{a,b}`, a glob that could match `..`) counts as
+reaching anywhere.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class _Reading:
     cwd: Path
     project: Path
     shell: bool
+    also: Sequence[Path] = ()  # folders --add-dir added: inside them is inside the project
     operands: int = 0
     pattern_given: bool = False
     options_done: bool = False
@@ -67,23 +69,29 @@ class _Reading:
         written = os.path.expanduser(word) if word.startswith("~") else word
         lexical = Path(os.path.normpath(self.cwd / written))
         real = Path(os.path.realpath(lexical))
-        for candidate, project in (
-            (lexical, Path(os.path.abspath(self.project))),
-            (real, Path(os.path.realpath(self.project))),
-        ):
-            if not candidate.is_relative_to(project):
+        for candidate, where in ((lexical, os.path.abspath), (real, os.path.realpath)):
+            folders = (self.project, *self.also)
+            if not any(candidate.is_relative_to(Path(where(f))) for f in folders):
                 return f"`{word}` is outside the project"
         protected = _PROTECTED.reason(real, writing=False)
         return f"`{word}` is {protected}" if protected else None
 
 
-def uncovered(argv: Sequence[str], cwd: Path, project: Path, *, shell: bool = True) -> str | None:
+def uncovered(
+    argv: Sequence[str],
+    cwd: Path,
+    project: Path,
+    *,
+    shell: bool = True,
+    also: Sequence[Path] = (),
+) -> str | None:
     """Why an allow rule cannot cover running `argv` in `cwd` (inside `project`), or None.
-    `shell`: the words come from a shell line, which expands some of them further."""
+    `shell`: the words come from a shell line, which expands some of them further; `also`:
+    folders that count as the project's (`--add-dir`)."""
     if not argv:
         return "there is no command"
     name, command = _known(argv[0])
-    reading = _Reading(name, cwd, project, shell)
+    reading = _Reading(name, cwd, project, shell, also)
     if command is None:
         return _read(GENERIC, list(argv[1:]), reading)
     if command.options is not None:
@@ -215,12 +223,14 @@ def canonical(argv: Sequence[str]) -> list[str]:
     return [words[0], *words[index:]]
 
 
-def rule_prefix(argv: Sequence[str], cwd: Path, project: Path) -> list[str] | None:
+def rule_prefix(
+    argv: Sequence[str], cwd: Path, project: Path, also: Sequence[Path] = ()
+) -> list[str] | None:
     """The words a prefix rule for this call may name: a known subcommand (`git diff`,
     `npm test`) or a known reading command alone (`ls`), when the call's own arguments are
     covered; None when only the exact command may be (an unknown program, `make`, `python`).
     The prefix rule still never covers a later call whose arguments are not covered."""
-    if not argv or "/" in argv[0] or uncovered(argv, cwd, project, shell=False) is not None:
+    if not argv or "/" in argv[0] or uncovered(argv, cwd, project, shell=False, also=also):
         return None
     _, command = _known(argv[0])
     if command is None:

@@ -42,6 +42,7 @@ from ._transport import (
 )
 from .errors import (
     AuthenticationError,
+    ClosedOnProbe,
     ConnectionClosed,
     HandlerError,
     HttpError,
@@ -54,6 +55,7 @@ from .errors import (
     RpcError,
     SandboxUnavailable,
     ServerConfigError,
+    SessionExpired,
     SkillVerificationError,
     UnsupportedVersion,
 )
@@ -106,6 +108,7 @@ __all__ = [
     "CallToolResult",
     "ClientHandlers",
     "ClientSession",
+    "ClosedOnProbe",
     "CommandCheck",
     "Completion",
     "ConnectionClosed",
@@ -146,6 +149,7 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxedCommand",
     "ServerConfigError",
+    "SessionExpired",
     "Skill",
     "SkillContent",
     "SkillFile",

@@ -127,6 +127,12 @@ class Confinement:
         cap = hard if hard != resource.RLIM_INFINITY else value + extra
         self.rlimits.append((which, min(value, cap), min(value + extra, cap)))
 
+    @staticmethod
+    def folder_of(confinement: Confinement | None) -> str | None:
+        """The folder of `confinement`'s cgroup (None: it has none)."""
+        cgroup = confinement.cgroup if confinement is not None else None
+        return str(cgroup.path) if cgroup is not None else None
+
     def preexec(self) -> Callable[[], None] | None:
         """What the child runs between fork and exec (None when nothing is to be done).
 

@@ -19,7 +19,7 @@ from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._transport import Transport
-from .errors import AuthenticationError, HttpError, ServerConfigError
+from .errors import AuthenticationError, ClosedOnProbe, HttpError, ServerConfigError
 from .handlers import ClientHandlers
 from .session import ClientSession, Timeouts
 
@@ -78,7 +78,8 @@ async def connect(
 ) -> AsyncIterator[ClientSession]:
     """Start or reach `server`, negotiate the protocol, and yield a ready session.
 
-    A stdio server is shut down (bounded) when the block exits, however it exits; an HTTP
+    A stdio server is shut down (bounded) when the block exits, however it exits (one
+    that exits on the 2026 discovery probe is started again once with `initialize`); an HTTP
     session is closed (DELETE) and its connections released. With an `era_cache`, the
     protocol era found by probing this server is remembered there and reused by the next
     `connect()` given the same cache. `auth` (an HTTP server only) enables OAuth, as
@@ -92,10 +93,9 @@ async def connect(
         spec = replace(spec, auth=auth)
     options = _SessionOptions(handlers, client_info, era_cache, instruments)
     if isinstance(spec, StdioServer):
-        async with options.session(spec, await stdio_transport(spec)) as session:
-            yield session
-        return
-    session = await _open_http(spec, options)
+        session = await _open_stdio(spec, options)
+    else:
+        session = await _open_http(spec, options)
     try:
         yield session
     finally:
@@ -111,6 +111,7 @@ async def stdio_transport(spec: StdioServer) -> StdioTransport:
         cwd=spec.cwd,
         max_message_size=spec.max_message_size,
         stderr_file=spec.stderr_file,
+        stderr_filter=spec.stderr_filter,
         label=spec.label,
         limits=spec.limits,
         sandbox=spec.sandbox,
@@ -141,6 +142,26 @@ async def sse_transport(spec: HttpServer) -> LegacySseTransport:
         max_message_size=spec.max_message_size,
         open_timeout=spec.handshake_timeout,
     )
+
+
+async def _open_stdio(spec: StdioServer, options: _SessionOptions) -> ClientSession:
+    """The session with a stdio server; one that exits on the 2026 discovery probe (an SDK
+    that takes `initialize` first only) is started once more, with `initialize`, and the
+    verdict is remembered so its restarts skip the probe."""
+    try:
+        return await options.session(spec, await stdio_transport(spec)).__aenter__()
+    except ClosedOnProbe as exc:
+        log.info(
+            "%s: exited on the 2026 discovery probe (%s); starting it again with initialize "
+            '(set "protocol": "legacy" to skip the probe)',
+            spec.label,
+            exc,
+        )
+    legacy = replace(spec, protocol="legacy")
+    session = await options.session(legacy, await stdio_transport(legacy)).__aenter__()
+    if options.era_cache is not None:
+        options.era_cache.remember(spec.identity, "legacy")
+    return session
 
 
 async def _open_http(spec: HttpServer, options: _SessionOptions) -> ClientSession:

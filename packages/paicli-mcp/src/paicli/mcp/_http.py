@@ -5,8 +5,9 @@ Every outgoing message is its own POST, made inside `send()` in the caller's tas
 pushed to the engine (`PushDelivery`), a failure of one request to its `on_error`. The HTTP
 binding is defined in terms of the messages, so unlike a pipe this transport reads what it
 carries: the answer to `initialize` brings the session (`_http_session`: `Mcp-Session-Id`
-and `MCP-Protocol-Version` on every later request, one transparent re-initialization when
-the server forgot it, a DELETE on close), `notifications/initialized` opens the GET stream
+and `MCP-Protocol-Version` on every later request, one re-initialization when the server
+forgot it, after which the request is sent again unless it is a tool call, a DELETE on
+close), `notifications/initialized` opens the GET stream
 for server-initiated messages, and a dropped SSE stream is resumed with `Last-Event-ID`.
 2026-07-28 requests carry `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers (from each tool
 list: `ToolsHook`), are cancelled by closing their stream (`CancelHook`), and are sent once
@@ -34,8 +35,20 @@ import aiohttp
 import orjson
 
 from ._headers import HeaderParam, header_params, request_headers
-from ._http_exchange import HTTP_FAILURES, exchange, hand_over, http_client, translate_http_error
-from ._http_session import HttpSession, session_id_problem
+from ._http_exchange import (
+    HTTP_FAILURES,
+    exchange,
+    hand_over,
+    http_client,
+    oauth_use,
+    translate_http_error,
+)
+from ._http_session import (
+    HttpSession,
+    says_session_not_found,
+    session_error_body,
+    session_id_problem,
+)
 from ._http_stream import BrokenStream, StreamLink, listen_get, read_answer
 from ._jsonrpc import batches_allowed
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
@@ -48,7 +61,7 @@ from ._transport import (
     TransportTraits,
     TransportWatcher,
 )
-from .errors import ConnectionClosed, McpError, ProtocolError
+from .errors import ConnectionClosed, McpError, ProtocolError, SessionExpired
 from .types import Tool
 
 if TYPE_CHECKING:
@@ -137,6 +150,7 @@ class StreamableHttpTransport(Transport):
             deliver=self._deliver,
             fail=self._fail,
             watcher=lambda: self._watcher,
+            oauth=oauth_use(auth),
         )
 
     @property
@@ -282,6 +296,10 @@ class StreamableHttpTransport(Transport):
             self._session.initialize = message
         generation = self._session.generation
         try:
+            # A renewal failed before: try again first (nothing of this one was sent yet).
+            renew_first = self._session.lost and not after_reinit
+            if renew_first and not await self._renew(message, generation, None):
+                return
             if self._auth is not None:
                 await self._auth.prepare()
             headers = self._headers_for(message)
@@ -311,18 +329,15 @@ class StreamableHttpTransport(Transport):
                             auth_retries=auth_retries + 1,
                         )
                         return
-                if (
-                    response.status == 404
-                    and self._session.id is not None
-                    and not after_reinit
-                    and message.get("method") != "initialize"
-                ):
-                    response.release()
-                    if await self._session.renew(generation, self._post_plain, self._renewed):
-                        await self._post(message, modern=modern, after_reinit=True)
+                body = None
+                if self._may_have_lost_session(message, response) and not after_reinit:
+                    body = await session_error_body(response, self._max_message_size)
+                    if response.status == 404 or says_session_not_found(body or b""):
+                        response.release()
+                        await self._session_lost(message, modern, generation, response.status)
                         return
                 if self._took_session(message, request_id, response.status, response.headers):
-                    await read_answer(self._link, message, request_id, response, modern)
+                    await read_answer(self._link, message, request_id, response, modern, body=body)
         except asyncio.CancelledError:
             raise
         except HTTP_FAILURES as exc:
@@ -347,11 +362,47 @@ class StreamableHttpTransport(Transport):
                 return False
             if session_id:
                 self._session.id = session_id
+                self._session.stateful = True
         elif method == "notifications/initialized":
             self._open_get_stream()
         return True
 
     # -- session upkeep --------------------------------------------------------------------
+
+    def _may_have_lost_session(self, message: Message, response: aiohttp.ClientResponse) -> bool:
+        return (
+            response.status >= 400
+            and self._session.stateful
+            and message.get("method") != "initialize"
+        )
+
+    async def _session_lost(
+        self, message: Message, modern: bool, generation: int, status: int
+    ) -> None:
+        """The server forgot our session (`status`): establish a new one, then send the
+        message again, unless it is a tool call (which may not be safe to repeat: the
+        caller knows the tool, and decides) or an answer to the old session's request."""
+        if "method" not in message or not await self._renew(message, generation, status):
+            return
+        if message.get("method") == "tools/call":
+            text = f"{self._lost(status)}; a new session was established, but the call was not "
+            lost = SessionExpired(text + "sent again", renewed=True, status=status)
+            self._fail(message.get("id"), lost)
+        else:
+            await self._post(message, modern=modern, after_reinit=True)
+
+    async def _renew(self, message: Message, generation: int, status: int | None) -> bool:
+        """Establish a new session; when that fails, fail `message` saying so."""
+        problem = await self._session.renew(generation, self._post_plain, self._renewed)
+        if problem is None:
+            return True
+        text = f"{self._lost(status)}, and a new one could not be established: {problem}"
+        self._fail(message.get("id"), SessionExpired(text, renewed=False, status=status))
+        return False
+
+    def _lost(self, status: int | None) -> str:
+        when = f" (HTTP {status})" if status is not None else ""
+        return f"{self._label}: the server lost its session{when}"
 
     def _post_plain(self, message: Message) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
         """One POST of `message` with its usual headers, nothing more (re-initialization)."""

@@ -14,21 +14,33 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
 from ._transport import TransportWatcher
-from .errors import AuthenticationError, HttpError, McpError, MessageTooLarge
+from .errors import (
+    AuthenticationError,
+    HttpError,
+    LoginRequired,
+    McpError,
+    MessageTooLarge,
+    OAuthError,
+)
+
+if TYPE_CHECKING:
+    from .auth import OAuth
 
 __all__ = [
     "HTTP_FAILURES",
+    "OAuthUse",
     "error_body",
     "excerpt",
     "exchange",
     "hand_over",
     "http_client",
+    "oauth_use",
     "origin_of",
     "read_body",
     "status_error",
@@ -38,6 +50,11 @@ __all__ = [
 log = logging.getLogger("paicli.mcp.http")
 
 Message = dict[str, Any]
+
+# How a transport with OAuth gets its tokens: "login" (a user, through a redirect),
+# "stored" (a user's earlier login, and no way to ask for another), "machine" (a grant
+# without a user).
+OAuthUse = Literal["login", "stored", "machine"]
 
 # Connecting and sending are quick on any working network; reading has no limit here
 # because SSE streams idle for long stretches and every request has its own deadline.
@@ -67,6 +84,15 @@ ERROR_BODY_READ = 4096
 EXCERPT_CHARS = 300
 
 Origin = tuple[str, str, int]
+
+
+def oauth_use(auth: OAuth | None) -> OAuthUse | None:
+    """How a transport with `auth` gets its tokens (None: no OAuth)."""
+    if auth is None:
+        return None
+    if auth.grant != "authorization_code":
+        return "machine"
+    return "login" if auth.redirect is not None else "stored"
 
 
 def origin_of(url: str) -> Origin:
@@ -151,25 +177,35 @@ def status_error(
     body: bytes = b"",
     *,
     refused: str | None = None,
+    oauth: OAuthUse | None = None,
 ) -> McpError:
     """The error for an unsuccessful HTTP status with no JSON-RPC error in the body: the
     status, an excerpt of `body` (the server's reason, escaped), and what was refused when it
-    is not the request itself (`refused`, say "resuming the response stream of tools/call")."""
+    is not the request itself (`refused`, say "resuming the response stream of tools/call").
+    With OAuth (`oauth`: how tokens are got), a 401 means the server refused every token
+    it was given: without a way to ask the user, that is a `LoginRequired`."""
     status = response.status
     text = f"HTTP {status} {response.reason or ''}".rstrip()
     text = f"{label}: {refused} was refused: {text}" if refused else f"{label}: {text}"
     reason = excerpt(body)
     if reason:
         text += f': "{reason}"'
+    if status == 401 and oauth is not None:
+        text += " (the server refused every OAuth access token it was given"
+        text += "; log in again)" if oauth != "machine" else ")"
+        if oauth == "stored":
+            return LoginRequired(text, www_authenticate=response.headers.get("www-authenticate"))
+        return OAuthError(text, status=401)
     if status == 401:
         text += " (the server needs credentials; set them with 'headers')"
     elif status == 403 and not reason:
         text += " (access refused; if the server needs credentials, set them with 'headers')"
     if status in (401, 403):
+        challenge = response.headers.get("www-authenticate")
         return AuthenticationError(
-            text, status=status, www_authenticate=response.headers.get("www-authenticate")
+            text, status=status, www_authenticate=challenge, server_text=reason
         )
-    return HttpError(text, status=status)
+    return HttpError(text, status=status, server_text=reason)
 
 
 def excerpt(body: bytes | bytearray) -> str:

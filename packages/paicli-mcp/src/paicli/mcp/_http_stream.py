@@ -20,7 +20,15 @@ from typing import Any, NamedTuple
 
 import aiohttp
 
-from ._http_exchange import HTTP_FAILURES, error_body, excerpt, exchange, read_body, status_error
+from ._http_exchange import (
+    HTTP_FAILURES,
+    OAuthUse,
+    error_body,
+    excerpt,
+    exchange,
+    read_body,
+    status_error,
+)
 from ._jsonrpc import envelope_problem, parse, same_id
 from ._sse import iter_events
 from ._transport import TransportWatcher
@@ -76,6 +84,7 @@ class StreamLink:
     deliver: Callable[[Message], None]  # one message from the server, to the session
     fail: Callable[[Any, McpError], None]  # one request failed
     watcher: Callable[[], TransportWatcher | None]  # told each response (tracing)
+    oauth: OAuthUse | None = None  # how tokens are got, with OAuth (a 401's error says)
 
     def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
         text = f"{self.label}: the response stream for {message.get('method')} ended before "
@@ -88,11 +97,14 @@ async def read_answer(
     request_id: Any,
     response: aiohttp.ClientResponse,
     modern: bool,
+    *,
+    body: bytes | None = None,
 ) -> None:
-    """Deliver the messages of the answer to the POST of `message`, or fail its request."""
+    """Deliver the messages of the answer to the POST of `message`, or fail its request
+    (`body`: an error answer's body, when the transport has read it already)."""
     status = response.status
     if status >= 300:
-        await _error_answer(link, request_id, response)
+        await _error_answer(link, request_id, response, body)
         return
     if request_id is None:
         return  # Notifications and our answers to server requests: 202 is all we need.
@@ -104,12 +116,14 @@ async def read_answer(
         body = await read_body(response, link.max_message_size)
         if not _deliver_body(link, body, request_id):
             # Nothing else will answer it: a body cut short, or not JSON-RPC.
+            quoted = excerpt(body)
             link.fail(
                 request_id,
                 HttpError(
                     f"{link.label}: the JSON response to {message.get('method')} holds "
-                    f'no valid answer to it (cut short, or not JSON-RPC): "{excerpt(body)}"',
+                    f'no valid answer to it (cut short, or not JSON-RPC): "{quoted}"',
                     status=status,
+                    server_text=quoted,
                 ),
             )
     elif content_type == "text/event-stream":
@@ -126,10 +140,11 @@ async def read_answer(
 
 
 async def _error_answer(
-    link: StreamLink, request_id: Any, response: aiohttp.ClientResponse
+    link: StreamLink, request_id: Any, response: aiohttp.ClientResponse, body: bytes | None
 ) -> None:
     # (A redirect gets here only when `exchange` would not follow it.)
-    body = await read_body(response, link.max_message_size)
+    if body is None:
+        body = await read_body(response, link.max_message_size)
     is_json = response.content_type == "application/json"
     errors = [
         m
@@ -142,7 +157,7 @@ async def _error_answer(
         # "server-error" there.
         link.deliver({**errors[0], "id": request_id})
         return
-    link.fail(request_id, status_error(link.label, response, body))
+    link.fail(request_id, status_error(link.label, response, body, oauth=link.oauth))
 
 
 def _parse(link: StreamLink, body: bytes) -> list[Message]:

@@ -13,8 +13,11 @@ answered after `initialize` was sent still wins if it is a minimal handshake.
 
 `negotiate()` returns an `Agreement`, which the session keeps, and changes nothing else but
 telling a transport that takes the `AgreementHook` what was agreed (before any later message:
-the HTTP version header, batches). Verdicts are remembered in an `EraCache` that its owner
-(a server manager, or a library user who connects to the same server repeatedly) passes in.
+the HTTP version header, batches). A stdio server that exits on the probe before answering
+anything raises `ClosedOnProbe`: `connect()` starts it again with `initialize` (a restart
+needs a new process, which only its maker can give). Verdicts are remembered in an
+`EraCache` that its owner (a server manager, or a library user who connects to the same
+server repeatedly) passes in.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ._versions import (
 )
 from .errors import (
     AuthenticationError,
+    ClosedOnProbe,
     ConnectionClosed,
     HttpError,
     ProtocolError,
@@ -231,8 +235,10 @@ class _Talk:
         except (RpcError, RequestTimeout, HttpError):
             # A legacy server: it rejected or ignored the method, or (HTTP) refused the POST.
             return None
-        except ConnectionClosed:
+        except ConnectionClosed as exc:
             if engine.closed is not None:
+                if self._exited_on_probe(exc, patient=patient):
+                    raise ClosedOnProbe.of(exc) from exc
                 raise  # the connection itself is gone (a stdio server died): nothing to try
             # Only the probe's own HTTP stream ended without an answer (a legacy server or a
             # proxy cutting an unknown request short): the handshake may still work.
@@ -245,6 +251,18 @@ class _Talk:
             return None
         self.agreed("modern", chosen)
         return _agreement("modern", chosen, result, _server_info_of(result))
+
+    def _exited_on_probe(self, exc: ConnectionClosed, *, patient: bool) -> bool:
+        """Whether a stdio server ended on the probe itself, having answered nothing: an
+        SDK older than the 2026 revision that takes `initialize` first only (a server
+        stopped by a resource limit, or one known to be modern, ended for other reasons)."""
+        return (
+            not patient
+            and self._process is not None
+            and self.engine.responses == 0
+            and type(exc) is ConnectionClosed
+            and exc.limit is None
+        )
 
     async def _probe(self, version: str, *, patient: bool) -> JsonObject | None:
         """The probe's answer, or None when it did not come in time (the probe is then

@@ -3,7 +3,8 @@
 The pipes are connected with `connect_read_pipe`/`connect_write_pipe` rather than
 `loop.subprocess_exec`, whose transport defers every chunk of output by one event-loop turn
 (`call_soon`); on a request/response protocol that turn is a large share of a call's latency.
-The exit status comes from a pidfd (Linux) or a waiting thread elsewhere.
+The exit status comes from a pidfd (Linux) or a waiting thread elsewhere. The process and
+its group die with this one, however it ends (`_lifeline`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sys
 import termios
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ._lifeline import Lifeline, die_with_parent, lifeline
 
 __all__ = ["ServerProcess"]
 
@@ -88,12 +91,31 @@ class ServerProcess:
         self.cpu_seconds = 0.0
         # Whether we signalled it: then its end says nothing about its limits.
         self.signalled = False
+        # The last signal of the shutdown ladder sent ("SIGTERM", "SIGKILL"), if any.
+        self.stop_signal: str | None = None
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._stdin: asyncio.WriteTransport | None = None
         self._writer = _PipeWriter()
         self._readers: list[asyncio.BaseTransport] = []
         # The shutdown ladder, once started: one run, however many callers wait for it.
         self._closer: asyncio.Task[None] | None = None
+        # What ends the group if this process dies first (None: nothing here can).
+        self._lifeline: Lifeline | None = None
+
+    @property
+    def exit_reason(self) -> str | None:
+        """How the process ended, in words, or None while it runs."""
+        code = self.returncode
+        if code is None:
+            return None
+        if self.stop_signal == "SIGKILL":
+            return f"killed with SIGKILL: still running {SIGTERM_GRACE:g} s after SIGTERM"
+        if self.stop_signal == "SIGTERM":
+            return "stopped with SIGTERM"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
+            return f"ended by signal {name}"
+        return f"exited with code {code}"
 
     @classmethod
     async def spawn(
@@ -108,13 +130,17 @@ class ServerProcess:
         on_stderr_eof: Callable[[], None],
         preexec: Callable[[], None] | None = None,
         pass_fds: Sequence[int] = (),
+        cgroup: str | None = None,
     ) -> ServerProcess:
         """Start `argv` (no shell); raises OSError when it cannot be started, and
         SubprocessError when `preexec` (run in the child before exec) fails. `pass_fds`
-        are inherited by the child (a sandbox's seccomp program)."""
+        are inherited by the child (a sandbox's seccomp program). The process, its group
+        and `cgroup` (the folder of the cgroup it joins, if any) die with this process
+        (`_lifeline`)."""
+        argv, preexec = die_with_parent(argv, dict(env), cwd, preexec)
         # fork/exec is quick and is what asyncio's own subprocess_exec does inline too.
         popen = subprocess.Popen(  # noqa: ASYNC220
-            list(argv),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -128,6 +154,9 @@ class ServerProcess:
             pass_fds=tuple(pass_fds),
         )
         process = cls(popen)
+        process._lifeline = lifeline()
+        if process._lifeline is not None:
+            process._lifeline.watch(popen.pid, cgroup)
         process._watch_exit()
         try:
             await process._connect_pipes(on_stdout, on_stdout_eof, on_stderr, on_stderr_eof)
@@ -175,6 +204,7 @@ class ServerProcess:
         else:
             # A SIGKILLed child ends at once; reaping it here is a wait of microseconds.
             self._reaped(*_reap(self.pid, block=True))
+        self._forget()
         if self._stdin is not None:
             self._stdin.abort()
         for reader in self._readers:
@@ -297,9 +327,16 @@ class ServerProcess:
                 os.killpg(self.pid, sig)
             except (ProcessLookupError, PermissionError):
                 break
+            self.stop_signal = sig.name
             await self._wait(grace, group=True)
         for reader in self._readers:
             reader.close()
+        self._forget()
+
+    def _forget(self) -> None:
+        if self._lifeline is not None:
+            self._lifeline.forget(self.pid)
+            self._lifeline = None
 
     async def _wait(self, timeout: float, *, group: bool) -> bool:
         """Wait until the child has exited (and with `group`, its whole group is gone)."""

@@ -8,7 +8,7 @@ config dicts are in seconds.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -79,6 +79,9 @@ class StdioServer:
     stderr_file: str | None = None
     limits: Limits | None = None
     sandbox: Sandbox | None = None
+    # Each line of stderr passes through this before it is written to `stderr_file`
+    # (an application's redactor, say).
+    stderr_filter: Callable[[str], str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         where = f"server {self.name!r}" if self.name else "stdio server"

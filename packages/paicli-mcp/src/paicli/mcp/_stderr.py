@@ -3,12 +3,14 @@
 stderr is always drained (never onto the user's terminal): `StderrTail` keeps the last
 lines, cut into marked pieces when a line is too long, and tells a watcher each one;
 `StderrLog` appends the raw bytes to a private file, each line stamped with the time it
-arrived, rotating past a size.
+arrived, rotating past a size; given a line filter (an application's redactor), whole lines
+pass through it first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import logging
 import os
@@ -18,7 +20,7 @@ from typing import IO
 
 from ._transport import TransportWatcher
 
-__all__ = ["StderrLog", "StderrTail", "log_time"]
+__all__ = ["StderrLog", "StderrTail", "log_time", "open_log"]
 
 log = logging.getLogger("paicli.mcp.stdio")
 
@@ -27,6 +29,8 @@ STDERR_RING_LINES = 200
 # stderr cannot grow our memory. The pieces are marked, so a reader knows a line was cut.
 STDERR_MAX_LINE = 8192
 CUT_MARK = " …[cut]"
+# With a line filter, a line longer than this goes through it (and to the file) in pieces.
+FILTER_MAX_LINE = 64 * 1024
 # A server's stderr log file rotates past this size (one older file is kept).
 STDERR_FILE_MAX = 4 * 1024 * 1024
 CONTINUED_MARK = "[cont] "
@@ -37,6 +41,13 @@ def log_time() -> bytes:
     return datetime.datetime.now().isoformat(sep=" ", timespec="milliseconds").encode() + b" "
 
 
+def open_log(path: str | os.PathLike[str], line_filter: Callable[[str], str] | None) -> StderrLog:
+    """The log at `path`, its folder made if need be. A server's stderr may quote its
+    secrets: a new file is private (0600), and a new folder 0700, whatever the umask says."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), 0o700, exist_ok=True)
+    return StderrLog(os.fspath(path), line_filter=line_filter)
+
+
 class StderrLog:
     """A server's stderr log file, appended to and rotated: past `max_bytes` it becomes
     `NAME.1` (replacing the one before) and a new file starts, so a chatty server keeps at
@@ -45,11 +56,20 @@ class StderrLog:
     a line that arrives in pieces is stamped once."""
 
     def __init__(
-        self, path: str, max_bytes: int = STDERR_FILE_MAX, clock: Callable[[], bytes] = log_time
+        self,
+        path: str,
+        max_bytes: int = STDERR_FILE_MAX,
+        clock: Callable[[], bytes] = log_time,
+        line_filter: Callable[[str], str] | None = None,
     ) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self._clock = clock
+        # With a filter, only whole lines are written (a secret split between two reads
+        # is still one piece of text to it); a line longer than FILTER_MAX_LINE goes in
+        # pieces. Undecodable bytes pass through it as surrogates and come out unchanged.
+        self._filter = line_filter
+        self._pending = b""
         self._file = self._open()
         self._size = os.fstat(self._file.fileno()).st_size
         # Whether the next byte starts a line, and whether a line break must come first: a
@@ -71,6 +91,8 @@ class StderrLog:
             return file.read(1) == b"\n"
 
     def write(self, data: bytes) -> None:
+        if self._filter is not None:
+            data = self._filtered(data)
         data = self._stamped(data)
         self._file.write(data)
         self._file.flush()
@@ -94,6 +116,24 @@ class StderrLog:
             self._line_start = False
         return b"".join(pieces)
 
+    def _filtered(self, data: bytes) -> bytes:
+        """The whole lines `data` completes, each through the filter (the rest waits)."""
+        assert self._filter is not None
+        *lines, rest = (self._pending + data).split(b"\n")
+        whole = b"".join(self._filter_line(line) + b"\n" for line in lines)
+        if len(rest) > FILTER_MAX_LINE:
+            # A log must not wait forever, nor hold an endless line: this much goes now,
+            # and the line goes on after it.
+            self._pending = b""
+            return whole + self._filter_line(rest)
+        self._pending = rest
+        return whole
+
+    def _filter_line(self, line: bytes) -> bytes:
+        assert self._filter is not None
+        text = self._filter(line.decode("utf-8", "surrogateescape"))
+        return text.encode("utf-8", "surrogateescape")
+
     def _rotate(self) -> None:
         self._file.close()
         os.replace(self.path, self.path + ".1")
@@ -102,6 +142,10 @@ class StderrLog:
         self._break_first = False
 
     def close(self) -> None:
+        if self._pending and self._filter is not None:
+            pending, self._pending = self._pending, b""
+            with contextlib.suppress(OSError):
+                self._file.write(self._stamped(self._filter_line(pending)))
         self._file.close()
 
 
@@ -143,6 +187,11 @@ class StderrTail:
         """A line of paicli's own in the mirror file only (what became of stdout noise)."""
         if self._mirror is not None:
             self.feed_mirror(text.encode("utf-8", "replace") + b"\n")
+
+    def warn(self, text: str) -> None:
+        """paicli's own warning about the server: logged, and marked in the mirror file."""
+        log.warning("%s", text)
+        self.note(f"----- paicli: {text} -----")
 
     def eof(self) -> None:
         if self._partial:

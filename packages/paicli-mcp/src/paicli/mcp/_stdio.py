@@ -22,7 +22,7 @@ from ._limits import Limits
 from ._ndjson import NdjsonDecoder, encode
 from ._process import ServerProcess
 from ._server_spec import DEFAULT_MAX_MESSAGE_SIZE
-from ._stderr import StderrLog, StderrTail
+from ._stderr import StderrLog, StderrTail, open_log
 from ._stdio_start import build_env, contain, start_failure
 from ._transport import Era, ErrorSink, MessageSink, Transport, TransportTraits, TransportWatcher
 from .errors import ConnectionClosed, MessageTooLarge
@@ -95,6 +95,7 @@ class StdioTransport(Transport):
         cwd: str | os.PathLike[str] | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_file: str | os.PathLike[str] | None = None,
+        stderr_filter: Callable[[str], str] | None = None,
         label: str | None = None,
         stdout_tap: StdoutTap | None = None,
         limits: Limits | None = None,
@@ -104,21 +105,15 @@ class StdioTransport(Transport):
         server in errors (default: the command). `stdout_tap`, if given, sees every chunk
         of the server's stdout as read, before framing (a diagnostic view of what the
         server wrote: lines without a newline, text that is not JSON, invalid UTF-8).
-        `limits` are applied to the group before the command runs (see `_confine` for
-        how); one that cannot be applied raises `ConnectionClosed` unless the limits are
-        not strict. With `sandbox`, the server runs in it (see `Sandbox`), limits still
-        applying inside; when no sandbox works here, `ConnectionClosed` again, unless the
-        profile is not strict."""
+        `stderr_filter` rewrites each stderr line before `stderr_file` gets it. `limits`
+        are applied to the group before the command runs (see `_confine` for how); one
+        that cannot be applied raises `ConnectionClosed` unless the limits are not strict.
+        With `sandbox`, the server runs in it (see `Sandbox`), limits still applying
+        inside; when no sandbox works here, `ConnectionClosed` again, unless the profile
+        is not strict."""
         name = label or command
         confinement, prepared = await contain(name, limits, sandbox)
-        mirror: StderrLog | None = None
-        if stderr_file is not None:
-            # Creating a log folder and opening a local file are quick, one-off operations;
-            # the file is closed in aclose().
-            # A server's stderr may quote its secrets: a new file is private (0600), and a
-            # new folder 0700, whatever the umask says.
-            os.makedirs(os.path.dirname(os.path.abspath(stderr_file)), 0o700, exist_ok=True)  # noqa: ASYNC240
-            mirror = StderrLog(os.fspath(stderr_file))
+        mirror = open_log(stderr_file, stderr_filter) if stderr_file is not None else None
         transport = cls(name, max_message_size, mirror, stdout_tap)
         transport._confinement = confinement
         transport._sandbox = prepared
@@ -180,11 +175,11 @@ class StdioTransport(Transport):
                 cwd=cwd,
                 on_stdout=on_stdout,
                 on_stdout_eof=on_stdout_eof,
-                # A replaced process's last words (a traceback) still reach the tail.
-                on_stderr=self._stderr.feed,
+                on_stderr=self._stderr.feed,  # a replaced process's last words count too
                 on_stderr_eof=on_stderr_eof,
                 preexec=preexec,
                 pass_fds=launch.pass_fds if launch is not None else (),
+                cgroup=Confinement.folder_of(self._confinement),
             )
         finally:
             if launch is not None:
@@ -252,6 +247,11 @@ class StdioTransport(Transport):
     def stderr_lines(self) -> list[str]:
         """The last stderr lines of the server (at most 200)."""
         return list(self._stderr.lines)
+
+    @property
+    def exit_reason(self) -> str | None:
+        """How the server's process ended, in words, or None while it runs."""
+        return self._proc.exit_reason
 
     def watch(self, watcher: TransportWatcher | None) -> None:
         self._stderr.watcher = watcher
@@ -433,6 +433,8 @@ class StdioTransport(Transport):
                     await process.aclose()
                 except asyncio.CancelledError:
                     cancelled = True  # every ladder still runs to its end
+                if process.stop_signal == "SIGKILL":  # it may have left work unfinished
+                    self._stderr.warn(f"{self._command} (pid {process.pid}): {process.exit_reason}")
             if self._confinement is not None:
                 await self._confinement.release_within(self._command)
             if self._sandbox is not None:

@@ -185,6 +185,12 @@ class ProcessTransport(Protocol):
         """The server's last stderr lines."""
         ...
 
+    @property
+    def exit_reason(self) -> str | None:
+        """How the process ended, in words ("exited with code 1", "killed with SIGKILL:
+        still running 2 s after SIGTERM"), or None while it runs."""
+        ...
+
     def skipped_lines(self) -> int:
         """How many lines the server wrote on stdout that were not messages (banners,
         logs), skipped after one warning."""

@@ -5,8 +5,11 @@ Every error the library raises derives from `McpError`:
     McpError
     ├── ServerConfigError        a server description is invalid (bad field or value)
     ├── ConnectionClosed         the transport is gone; every pending call fails with it
-    │   └── MessageTooLarge      the peer sent a message over the configured size cap
+    │   ├── MessageTooLarge      the peer sent a message over the configured size cap
+    │   └── ClosedOnProbe        a stdio server exited on the 2026 discovery probe, before
+    │                            answering anything (it takes `initialize` first only)
     ├── HttpError                an HTTP exchange failed: refused, TLS, timeout, bad status
+    │   ├── SessionExpired       the server forgot its session (404 / -32001); see `renewed`
     │   └── AuthenticationError  401/403: the server wants credentials, or refuses these
     │       └── OAuthError       the OAuth flow failed (bad metadata, refused grant, ...)
     │           └── LoginRequired  the server needs a user's login and none can be asked
@@ -21,7 +24,9 @@ Every error the library raises derives from `McpError`:
 
 Errors raised locally (timeouts, closed connections) are distinct types from errors the
 peer sent (`RpcError`), so callers never confuse the two. Caller cancellation stays a plain
-`asyncio.CancelledError`.
+`asyncio.CancelledError`. Text the server supplied (an error body's excerpt, a JSON-RPC
+error's message, a stdio server's last stderr lines) is also on `server_text`, so a caller
+that must not present it as its own words (an agent, to its model) can tell it apart.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "AuthenticationError",
+    "ClosedOnProbe",
     "ConnectionClosed",
     "HandlerError",
     "HttpError",
@@ -42,6 +48,7 @@ __all__ = [
     "RpcError",
     "SandboxUnavailable",
     "ServerConfigError",
+    "SessionExpired",
     "SkillVerificationError",
     "UnsupportedVersion",
 ]
@@ -49,6 +56,9 @@ __all__ = [
 
 class McpError(Exception):
     """Root of every exception raised by `paicli.mcp`."""
+
+    #: The part of the message the server supplied (escaped, as quoted in it), or None.
+    server_text: str | None = None
 
 
 class ServerConfigError(McpError):
@@ -75,6 +85,8 @@ class ConnectionClosed(McpError):
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
         self.limit = limit
+        if stderr_tail:
+            self.server_text = " | ".join(stderr_tail[-5:])
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -90,21 +102,64 @@ class MessageTooLarge(ConnectionClosed):
     """The peer sent a message larger than the configured maximum."""
 
 
-class HttpError(McpError):
-    """An HTTP request to a remote server failed; `status` is set when one was received."""
+class ClosedOnProbe(ConnectionClosed):
+    """A stdio server exited on the 2026 `server/discover` probe before answering anything.
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    Servers built on SDKs that predate the 2026 revision (the Rust SDK before rmcp 3.0, for
+    one) exit when their first message is not `initialize`. `connect()` starts such a
+    server again once with `initialize` (and remembers the verdict in its `EraCache`); a
+    session built directly on a transport raises this, and `"protocol": "legacy"` avoids
+    the probe altogether.
+    """
+
+    @classmethod
+    def of(cls, exc: ConnectionClosed) -> ClosedOnProbe:
+        return cls(
+            exc.reason, exit_code=exc.exit_code, stderr_tail=exc.stderr_tail, limit=exc.limit
+        )
+
+
+class HttpError(McpError):
+    """An HTTP request to a remote server failed; `status` is set when one was received,
+    `server_text` when the message quotes the server's answer (an escaped excerpt)."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, server_text: str | None = None
+    ) -> None:
         self.status = status
+        self.server_text = server_text or None
         super().__init__(message)
+
+
+class SessionExpired(HttpError):
+    """The server forgot the session it keeps for this client (HTTP 404, or the JSON-RPC
+    error -32001 "Session not found"), 2025-03-26 to 2025-11-25 servers only.
+
+    `renewed`: a new session was established (later requests go through), but this
+    request was not sent again, since it may not be safe to repeat (a `tools/call`; other
+    requests are repeated without raising this). When False, the new handshake failed too
+    and the message says why; the next request tries once more.
+    """
+
+    def __init__(self, message: str, *, renewed: bool, status: int | None = None) -> None:
+        self.renewed = renewed
+        super().__init__(message, status=status)
 
 
 class AuthenticationError(HttpError):
     """The server answered 401 or 403: it wants credentials this client does not have, or
     refuses this client for a reason of its own (the message quotes the server's reason)."""
 
-    def __init__(self, message: str, *, status: int, www_authenticate: str | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        www_authenticate: str | None,
+        server_text: str | None = None,
+    ) -> None:
         self.www_authenticate = www_authenticate
-        super().__init__(message, status=status)
+        super().__init__(message, status=status, server_text=server_text)
 
 
 class OAuthError(AuthenticationError):
@@ -171,6 +226,7 @@ class RpcError(McpError):
         self.code = code
         self.message = message
         self.data = data
+        self.server_text = message
         super().__init__(f"{message} (code {code})")
 
 

@@ -7,7 +7,8 @@ typed methods is a `_connection.Connection`: the JSON-RPC engine and its receive
 (`_modern`'s 2026 loop; a tool in the minimal dialect, `_minimal`, gets tool calls only: its
 tools come from its handshake, lists of resources and prompts are empty, ping and log levels
 send nothing, and any other request is refused rather than sent to a tool it may crash).
-Notifications go to `_subscriptions`, lists are read by `_paging`. `aclose()` (or leaving
+Notifications go to `_subscriptions`, lists are read by `_paging` (pages a server marked
+cacheable kept by `_list_cache` while fresh). `aclose()` (or leaving
 `async with`) stops the listen and receive tasks and closes the transport.
 
 The session calls a transport's optional hooks only if it has them (`isinstance` once, when
@@ -17,6 +18,7 @@ switches the version; `process` is the `ProcessTransport` behind it, if any.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from typing import Any, TypeVar
 from ._client_info import default_client_info
 from ._connection import Connection, LogLevel
 from ._instrument import Instrument, instrumented
+from ._list_cache import ListCache
 from ._minimal import Dialect
 from ._negotiate import EraCache, Offer
 from ._paging import paginate
@@ -104,13 +107,14 @@ class ClientSession:
         self._era_cache = era_cache
         self._identity = identity
         self._subscriptions = Subscriptions()
+        self._lists = ListCache(lambda: asyncio.get_running_loop().time())
         self._connection = Connection(
             transport,
             name=name,
             handlers=self._handlers,
             client_info=dict(client_info or default_client_info()),
             request_timeout=self._timeouts.request,
-            on_notification=self._subscriptions.notify,
+            on_notification=self._heard,
         )
         self._closed = False
 
@@ -263,7 +267,22 @@ class ClientSession:
     async def _page(
         self, method: str, params: JsonObject | None, timeout: float | None
     ) -> JsonObject:
-        return await self.request(method, params, timeout=timeout)
+        cached = self._lists.get(method, params)
+        if cached is not None:
+            return cached
+        result = await self.request(method, params, timeout=timeout)
+        self._lists.put(method, params, result)
+        return result
+
+    def _heard(self, method: str, params: JsonObject | None) -> None:
+        self._lists.heard(method)
+        self._subscriptions.notify(method, params)
+
+    def cache_hints(self, method: str) -> tuple[int | None, str | None]:
+        """What the last `method` list (`"tools/list"`, ...) said about caching it:
+        (`ttlMs`, `cacheScope`), each None when it said nothing. A page within its `ttlMs`
+        is served again without a request, until the list changes."""
+        return self._lists.hints.get(method, (None, None))
 
     def _usable(self, tools: list[Tool]) -> list[Tool]:
         """The tools usable over this transport (see `ToolsHook`)."""

@@ -32,7 +32,7 @@ from ._dpop import DPOP_ALGORITHM, DpopKey
 from ._fetch import OAuthHttp
 from ._grant import begin, finish, refresh, token_request
 from ._guard import UrlPolicy
-from ._register import configured_client, metadata_document_client, register
+from ._register import configured_again, configured_client, metadata_document_client, register
 from ._store import ClientInfo, Tokens
 
 __all__ = ["Authorizer"]
@@ -155,8 +155,8 @@ class Authorizer:
         assert self._record is not None
         meta = ServerMetadata(tokens.issuer, "", tokens.token_endpoint)
         client = ClientInfo.from_record(self._record.get("token_client"))
-        if client is not None and client.auth_method == "private_key_jwt":
-            client = configured_client(self._oauth, meta)  # the key is never stored
+        if client is not None and (client.configured or client.client_id == self._oauth.client_id):
+            client = configured_again(self._oauth, meta, client)  # its secret was not stored
         try:
             if client is None or client.client_id != tokens.client_id:
                 raise OAuthError(f"{self._label}: no client to refresh the tokens with")

@@ -9,6 +9,7 @@ for this very issuer (and redirect URI); dynamic client registration (RFC 7591, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..errors import OAuthError
 from ._config import OAuth
@@ -34,16 +35,29 @@ def configured_client(oauth: OAuth, meta: ServerMetadata) -> ClientInfo | None:
             "private_key_jwt",
             private_key=oauth.private_key,
             signing_algorithm=oauth.signing_algorithm,
+            configured=True,
         )
     if oauth.client_secret is None:
-        return ClientInfo(oauth.client_id, None, "none")
+        return ClientInfo(oauth.client_id, None, "none", configured=True)
     offered = meta.token_endpoint_auth_methods
     method = (
         "client_secret_post"
         if "client_secret_basic" not in offered and ("client_secret_post" in offered)
         else "client_secret_basic"
     )
-    return ClientInfo(oauth.client_id, oauth.client_secret, method)
+    return ClientInfo(oauth.client_id, oauth.client_secret, method, configured=True)
+
+
+def configured_again(oauth: OAuth, meta: ServerMetadata, stored: ClientInfo) -> ClientInfo | None:
+    """A stored client the configuration names (its secret and key were never stored),
+    with what the configuration holds now, and the method it was used with; None when the
+    configuration no longer names it."""
+    current = configured_client(oauth, meta)
+    if current is None or current.client_id != stored.client_id:
+        return None
+    if current.auth_method in ("none", "private_key_jwt"):
+        return current
+    return replace(current, auth_method=stored.auth_method)
 
 
 def metadata_document_client(oauth: OAuth, meta: ServerMetadata) -> ClientInfo | None:

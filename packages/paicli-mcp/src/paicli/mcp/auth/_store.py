@@ -61,6 +61,9 @@ class ClientInfo:
     # private_key_jwt: the PEM key and algorithm (from the configuration; never stored).
     private_key: str | None = None
     signing_algorithm: str | None = None
+    # From the configuration: its secret is never stored either (the configuration holds
+    # it, and rotating or unsetting it there must count).
+    configured: bool = False
 
     def __repr__(self) -> str:
         return f"ClientInfo(client_id={self.client_id!r}, auth_method={self.auth_method!r})"
@@ -77,11 +80,14 @@ class ClientInfo:
             secret if isinstance(secret, str) else None,
             method if isinstance(method, str) else "none",
             redirect if isinstance(redirect, str) else None,
+            configured=value.get("configured") is True,
         )
 
     def to_record(self) -> Record:
         record = asdict(self)
         del record["private_key"], record["signing_algorithm"]  # the config holds them
+        if self.configured:
+            record["client_secret"] = None  # and this
         return record
 
 
