@@ -550,3 +550,43 @@ async def test_an_editor_that_quits_while_a_session_opens_leaves_nothing(project
         await process.communicate(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
     assert process.returncode == 0
     await until(lambda: not processes_with(marker))
+
+
+async def test_the_editor_s_additional_directories_are_the_session_s_added_dirs(
+    project: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "x.txt").write_text("from the shared folder\n")
+    (tmp_path / "other.txt").write_text("not added\n")
+    script: list[Json] = [
+        {
+            "tool_calls": [
+                {"name": "read_file", "arguments": json.dumps({"path": str(shared / "x.txt")})}
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "read_file",
+                    "arguments": json.dumps({"path": str(tmp_path / "other.txt")}),
+                }
+            ]
+        },
+        {"text": "read"},
+    ]
+    client = EditorClient()
+    async with ScriptedLlm(script) as llm, editor(project, llm, client) as (conn, _):
+        async with asyncio.timeout(60):
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(
+                    cwd=str(project), mcp_servers=[], additional_directories=["relative"]
+                )
+            session = await conn.new_session(
+                cwd=str(project), mcp_servers=[], additional_directories=[str(shared)]
+            )
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+    assert refused.value.code == -32602
+    outputs = [str(u.raw_output) for u in client.of(ToolCallProgress)]
+    assert "from the shared folder" in outputs[0]
+    assert "not added" not in outputs[1]

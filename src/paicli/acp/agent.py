@@ -9,6 +9,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
@@ -92,6 +95,10 @@ class PaicliAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
+                # additionalDirectories: the session's --add-dir folders.
+                session_capabilities=SessionCapabilities(
+                    additional_directories=SessionAdditionalDirectoriesCapabilities()
+                ),
             ),
             agent_info=Implementation(name="paicli", title="paicli", version=__version__),
             auth_methods=[],
@@ -101,16 +108,27 @@ class PaicliAgent:
         raise RequestError.invalid_params({"methodId": "paicli has no authentication methods"})
 
     async def new_session(
-        self, cwd: str, mcp_servers: Sequence[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        mcp_servers: Sequence[Any] | None = None,
+        additional_directories: Sequence[str] | None = None,
+        **_: Any,
     ) -> NewSessionResponse:
-        session = await self._opening(cwd, mcp_servers or [], None)
+        where = _Where(cwd, tuple(additional_directories or ()))
+        session = await self._opening(where, mcp_servers or [], None)
         self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.runtime))
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Sequence[Any] | None = None, **_: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Sequence[Any] | None = None,
+        additional_directories: Sequence[str] | None = None,
+        **_: Any,
     ) -> LoadSessionResponse:
-        session = await self._opening(cwd, mcp_servers or [], session_id)
+        where = _Where(cwd, tuple(additional_directories or ()))
+        session = await self._opening(where, mcp_servers or [], session_id)
         saved = session.runtime.agent.messages if session.runtime.agent else []
         await session.send(history_updates(saved, session.runtime.redactor.redact_known))
         self._offer_commands(session)
@@ -157,7 +175,7 @@ class PaicliAgent:
         return session
 
     async def _opening(
-        self, cwd: str, servers: Sequence[Any], saved_id: str | None
+        self, where: _Where, servers: Sequence[Any], saved_id: str | None
     ) -> EditorSession:
         """`_open`, within the sessions one connection may hold (those being opened count)."""
         if len(self._sessions) + self._pending >= MAX_SESSIONS:
@@ -166,18 +184,19 @@ class PaicliAgent:
             raise RequestError.invalid_request({"sessions": f"at most {MAX_SESSIONS} open"})
         self._pending += 1
         try:
-            return await self._open(cwd, servers, saved_id)
+            return await self._open(where, servers, saved_id)
         finally:
             self._pending -= 1
 
-    async def _open(self, cwd: str, servers: Sequence[Any], saved_id: str | None) -> EditorSession:
-        root = Path(cwd)
-        if not root.is_absolute() or not await asyncio.to_thread(root.is_dir):
-            raise RequestError.invalid_params({"cwd": "must be an absolute path to a folder"})
+    async def _open(
+        self, where: _Where, servers: Sequence[Any], saved_id: str | None
+    ) -> EditorSession:
+        root, more = await asyncio.to_thread(where.folders)
         if saved_id is not None and saved_id in self._sessions:
             raise RequestError.invalid_params({"sessionId": f"{saved_id} is already open"})
         assert self._client is not None
-        settings = await asyncio.to_thread(load_run_settings, root, self._options, self._environ)
+        options = replace(self._options, add_dirs=(*self._options.add_dirs, *more))
+        settings = await asyncio.to_thread(load_run_settings, root, options, self._environ)
         settings = with_editor_servers(settings, servers)
         closing = asyncio.Event()
         approver = EditorApprover(self._client, root)
@@ -206,6 +225,27 @@ class PaicliAgent:
         approver.call_prefix = session.call_prefix
         self._sessions[session.id] = session
         return session
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a session works: its folder and the editor's additional directories (as
+    `--add-dir` gives them), each to be an absolute path to a folder."""
+
+    cwd: str
+    more: tuple[str, ...] = ()
+
+    def folders(self) -> tuple[Path, tuple[Path, ...]]:
+        """The folders (blocking: they are looked at); invalid params naming a bad one."""
+        found = []
+        for key, value in [("cwd", self.cwd), *(("additionalDirectories", m) for m in self.more)]:
+            path = Path(value)
+            if not path.is_absolute() or not path.is_dir():
+                raise RequestError.invalid_params(
+                    {key: f"not an absolute path to a folder: {value}"}
+                )
+            found.append(path)
+        return found[0], tuple(found[1:])
 
 
 async def _send_quietly(session: EditorSession, updates: list[Any]) -> None:
