@@ -61,6 +61,8 @@ RANKS = {
     "paicli.headless": 7,
     "paicli.ui": 8,
     "paicli.cli": 9,
+    # `paicli acp`: paicli as an Agent Client Protocol agent, for editors (beside the cli).
+    "paicli.acp": 9,
 }
 UI_LIBRARIES = ("rich", "prompt_toolkit")
 STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")
@@ -113,6 +115,9 @@ def test_terminal_libraries_openai_and_langchain_each_stay_in_their_layer() -> N
             # langchain-core is an optional extra: only the bridge may need it.
             bridge = layer(module) == "paicli.langchain"
             if imported.startswith(("langchain", "pydantic")) and not bridge:
+                wrong.append(f"{module} imports {imported}")
+            # agent-client-protocol is an optional extra: only `paicli acp` may need it.
+            if (imported == "acp" or imported.startswith("acp.")) and layer(module) != "paicli.acp":
                 wrong.append(f"{module} imports {imported}")
     assert wrong == []
 

@@ -40,6 +40,8 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     ├── ArmExit                  paicli.ui.prompt_line: Ctrl+C at an empty prompt (the REPL
     │                            warns and leaves on the next one; never leaves the REPL)
     ├── BridgeError              paicli.langchain.errors: the bridge's subtree (drawn there)
+    ├── TurnFailed               paicli.acp.session: an editor's turn could not end (the
+    │                            model endpoint failed); the editor gets a JSON-RPC error
     └── ToolError                paicli.tools.errors: inside a tool call or tool listing
         ├── PathRefused          a path argument leaves the file tools' root
         ├── NotRegularFile       a file tool met a FIFO, socket or device

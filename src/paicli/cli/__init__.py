@@ -251,6 +251,10 @@ def dispatch(options: argparse.Namespace) -> int:
         return 2
     from paicli.cli._signals import run_until_signalled  # noqa: PLC0415
 
+    if options.command == "acp":
+        from paicli.cli.acp import run as run_acp  # noqa: PLC0415 - the SDK only when asked
+
+        return run_acp(options, flags)
     if quick_start(options):
         from paicli.ui.prompt_line import quick_repl  # noqa: PLC0415 - prompt_toolkit alone
 

@@ -96,6 +96,11 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
     _sandbox_command(commands)
     _mcp_commands(commands)
     plugin_commands(commands)
+    commands.add_parser(
+        "acp",
+        help="serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, "
+        "Neovim); needs paicli-cli[acp]",
+    )
     return parser
 
 

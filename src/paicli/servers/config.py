@@ -116,6 +116,26 @@ class LoadedConfig:
         shown = _shown(entry.source, self._context.home_folder)
         return load_server(base, entry.raw, shown, self._context, [], passed=names)
 
+    def with_servers(self, servers: Mapping[str, object], source: Path) -> LoadedConfig:
+        """This config and `servers` (values as an `mcpServers` object holds them), loaded as
+        the user's own (scope "cli", as `--mcp-config`'s) and winning a name: the servers an
+        editor passes (`paicli acp`). A refused name or entry is an error naming `source`."""
+        if self._context is None:
+            raise ValueError("with_servers needs a config made by load_config")
+        config = LoadedConfig(
+            dict(self.servers), list(self.errors), list(self.warnings), self._context
+        )
+        shown = str(source)
+        for name, value in servers.items():
+            problem = name_problem(name)
+            if problem is not None:
+                message = f"{shown}: server {shown_name(name)} refused: {problem}"
+                config.errors.append(ConfigProblem(source, message))
+                continue
+            entry = ServerEntry(name=name, source=source, scope="cli")
+            config.servers[name] = load_server(entry, value, shown, self._context, config.warnings)
+        return config
+
 
 def load_config(
     project_dir: Path | None,

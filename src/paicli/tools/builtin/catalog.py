@@ -19,7 +19,7 @@ from paicli.tools.builtin.walk import SearchLimits
 from paicli.tools.errors import ToolError
 from paicli.tools.protected import ProtectedPaths
 
-__all__ = ["BUILTIN_TOOLS", "BuiltinCall", "BuiltinTool", "PathArgument"]
+__all__ = ["BUILTIN_TOOLS", "BuiltinCall", "BuiltinTool", "PathArgument", "in_thread"]
 
 Arguments = Mapping[str, object]
 
@@ -59,7 +59,7 @@ class BuiltinTool:
     check: Callable[[Arguments], ToolOutcome | None] | None = None
 
 
-def _in_thread(
+def in_thread(
     work: Callable[[BuiltinCall, Path], ToolOutcome],
 ) -> Callable[[BuiltinCall], Awaitable[ToolOutcome]]:
     """A blocking file tool as a handler: run in a thread so the event loop stays free; a
@@ -132,7 +132,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["path"],
         ),
-        run=_in_thread(
+        run=in_thread(
             lambda call, path: files.read_file(
                 call.paths, path, call.arguments, call.max_output_chars
             )
@@ -152,7 +152,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["path", "content"],
         ),
-        run=_in_thread(lambda call, path: writes.write_file(call.paths, path, call.arguments)),
+        run=in_thread(lambda call, path: writes.write_file(call.paths, path, call.arguments)),
         path=PathArgument("path"),
         check=writes.check_write,
     ),
@@ -178,7 +178,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["path", "old_string", "new_string"],
         ),
-        run=_in_thread(lambda call, path: writes.edit_file(call.paths, path, call.arguments)),
+        run=in_thread(lambda call, path: writes.edit_file(call.paths, path, call.arguments)),
         path=PathArgument("path"),
     ),
     _tool(
@@ -186,7 +186,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
         "read",
         "List a directory's entries, sorted; directories end with '/'.",
         _object({"path": {**_PATH, "description": "The directory (default: the root)."}}, []),
-        run=_in_thread(lambda call, path: look.list_dir(call.paths, path, call.max_output_chars)),
+        run=in_thread(lambda call, path: look.list_dir(call.paths, path, call.max_output_chars)),
         path=PathArgument("path", default="."),
     ),
     _tool(
@@ -203,7 +203,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["pattern"],
         ),
-        run=_in_thread(
+        run=in_thread(
             lambda call, path: look.glob_files(
                 call.paths,
                 path,
@@ -237,7 +237,7 @@ BUILTIN_TOOLS: tuple[BuiltinTool, ...] = (
             },
             ["pattern"],
         ),
-        run=_in_thread(
+        run=in_thread(
             lambda call, path: look.grep(
                 call.paths,
                 path,

@@ -9,6 +9,7 @@ fails the call. Writing is `writes`.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -90,9 +91,15 @@ def _error(text: str) -> ToolOutcome:
 
 
 def read_file(
-    paths: Confinement, path: Path, arguments: Mapping[str, object], max_chars: int
+    paths: Confinement,
+    path: Path,
+    arguments: Mapping[str, object],
+    max_chars: int,
+    *,
+    source: bytes | None = None,
 ) -> ToolOutcome:
-    """Lines of a text file, numbered, from `offset` (1-based), at most `limit` of them.
+    """Lines of a text file, numbered, from `offset` (1-based), at most `limit` of them;
+    `source`: the file's content as an editor has it (the file on disk is still checked).
 
     Lines are read one at a time up to the page's end, so a huge file costs only its page;
     lines end at "\n" only (a trailing "\r" is dropped), as editors and grep count them."""
@@ -105,11 +112,14 @@ def read_file(
         if stat.S_ISDIR(exc.mode):
             return _error(f"{shown} is a directory; use list_dir to see its entries")
         raise
+    if source is not None:
+        opened.close()
+        opened = io.BytesIO(source)
     with opened as f:
         if is_binary(f.read(BINARY_SNIFF_BYTES)):
             return _error(f"{shown} looks like a binary file (it contains NUL bytes); not shown")
         f.seek(0)
-        size = os.fstat(f.fileno()).st_size
+        size = len(source) if source is not None else os.fstat(f.fileno()).st_size
         out: list[str] = []
         used = 0
         last = offset - 1

@@ -30,6 +30,7 @@ from paicli.tools.base import Preview, ToolOutcome, ToolSpec
 from paicli.tools.builtin import writes
 from paicli.tools.builtin.catalog import BUILTIN_TOOLS, BuiltinCall, BuiltinTool
 from paicli.tools.builtin.command import command_environment
+from paicli.tools.builtin.editor_files import EDITOR_FILES, EDITOR_TOOLS, run_in_editor
 from paicli.tools.builtin.paths import Confinement, PathRefused
 from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.builtin.secret_files import secrets_shown
@@ -160,7 +161,8 @@ class BuiltinToolbox:
             protected=self.protected,
             sandbox=await self._contained_in() if spec.name == COMMAND else None,
         )
-        outcome = await tool.run(call)
+        editor = EDITOR_FILES.get() if spec.name in EDITOR_TOOLS else None
+        outcome = await (tool.run(call) if editor is None else run_in_editor(call, editor))
         if self._learn_secrets is not None and spec.name in _SHOWS_CONTENT:
             raw = str(arguments.get("path", "."))
             if self.protected.reason(self.paths.lexical(raw), writing=False) is not None:

@@ -14,7 +14,7 @@ import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -38,8 +38,18 @@ def _decode(data: bytes, shown: str) -> str | ToolOutcome:
         return _error(f"{shown} is not UTF-8 text (invalid byte at offset {exc.start})")
 
 
-def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -> ToolOutcome:
-    """Create or replace a file with `content`, creating parent directories as needed."""
+Replace = Callable[[bytes], None]  # writes a file's new bytes elsewhere (an editor)
+
+
+def write_file(
+    paths: Confinement,
+    path: Path,
+    arguments: Mapping[str, object],
+    *,
+    replace: Replace | None = None,
+) -> ToolOutcome:
+    """Create or replace a file with `content`, creating parent directories as needed;
+    `replace`: who writes the checked file's bytes (default: an atomic replace on disk)."""
     shown = paths.display(path)
     content = str(arguments["content"])
     try:
@@ -59,7 +69,10 @@ def write_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) 
             return problem
         if existing is not None and (problem := _changed_since_approval(paths, folder, path)):
             return problem
-        replace_at(folder, path.name, data, keep=existing)
+        if replace is not None:
+            replace(data)
+        else:
+            replace_at(folder, path.name, data, keep=existing)
     verb = "Overwrote" if existing is not None else "Created"
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     return ToolOutcome(text=f"{verb} {shown} ({len(data)} bytes, {lines} lines)")
@@ -94,8 +107,17 @@ def _too_large(size: int) -> str:
     )
 
 
-def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -> ToolOutcome:
-    """Replace `old_string` with `new_string`: once (it must be unique) or everywhere."""
+def edit_file(
+    paths: Confinement,
+    path: Path,
+    arguments: Mapping[str, object],
+    *,
+    source: bytes | None = None,
+    replace: Replace | None = None,
+) -> ToolOutcome:
+    """Replace `old_string` with `new_string`: once (it must be unique) or everywhere;
+    `source` and `replace`: the content as an editor has it, and who writes it back (the
+    file on disk is still checked)."""
     shown = paths.display(path)
     old = str(arguments["old_string"])
     new = str(arguments["new_string"])
@@ -120,7 +142,7 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
                     f"{MAX_WRITE_BYTES // (1024 * 1024)} MB limit of edit_file; change it with "
                     "a command instead"
                 )
-            data = f.read(MAX_WRITE_BYTES + 1)
+            data = f.read(MAX_WRITE_BYTES + 1) if source is None else source
         approved = APPROVED.get()
         if (
             approved is not None
@@ -138,7 +160,10 @@ def edit_file(paths: Confinement, path: Path, arguments: Mapping[str, object]) -
         if isinstance(edited, ToolOutcome):
             return edited
         updated, count = edited
-        replace_at(folder, path.name, updated, keep=existing)
+        if replace is not None:
+            replace(updated)
+        else:
+            replace_at(folder, path.name, updated, keep=existing)
     noun = "occurrence" if count == 1 else "occurrences"
     return ToolOutcome(text=f"Replaced {count} {noun} in {shown}")
 
