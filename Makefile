@@ -4,7 +4,7 @@
 #                MCP conformance runner and bubblewrap (the OS sandbox; where it can)
 #   make test    setup + ruff format --check + ruff check + mypy + pytest + conformance  (CI)
 #   make test-fast  the in-memory tier: every test not marked `real` (no process, socket or
-#                terminal; about 25 s on two cores, in two pytest workers)
+#                terminal; about 28 s on two cores, in two pytest workers)
 #   make conformance  required client scenarios of the MCP conformance suite, against
 #                tests/conformance/client.py (ARGS="2026-07-28/tools_call 'auth/*'": only those)
 #   make lint    ruff format --check + ruff check + mypy
@@ -125,8 +125,9 @@ lint: setup
 	$(UVRUN) mypy
 
 # pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
-# on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 155 s with
-# 3, 200 s with 4, which over-subscribes it); the in-memory tier is all CPU, so two.
+# on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 150 s with
+# 3 for 3,001 tests; earlier 200 s with 4, which over-subscribes it); the in-memory tier is all
+# CPU, so two.
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 

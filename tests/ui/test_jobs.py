@@ -145,6 +145,7 @@ async def test_jobs_in_a_real_terminal(tmp_path: Path) -> None:
         await term.expect(MARK)
         term.line("/jobs")
         await term.expect(r"task t\x1b[31m-1\x07\x0d")
+        await term.expect(MARK)
         term.line("/jobs cancel 1")
         await term.expect("Job 1: cancelled.")
         await term.expect(MARK)
