@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from paicli.mcp import Sandbox, SandboxUnavailable, sandbox_command
-from paicli.tools.builtin.command import REAPER_PROGRAM, stop_group
+from paicli.mcp import Sandbox, SandboxUnavailable
+from paicli.tools.builtin.command import start_contained, stop_group
 
 __all__ = ["HookRun", "run_hook"]
 
@@ -73,29 +72,16 @@ async def run_hook(
 ) -> HookRun:
     """Run `argv` with `stdin` until it exits or `timeout` passes (see the module)."""
     started = time.monotonic()
-    full = list(argv)
-    if sys.platform == "linux":
-        full = [sys.executable, "-I", "-S", str(REAPER_PROGRAM), "--", *full]
-    environment = dict(env)
-    contained = None
     try:
-        if sandbox is not None:
-            contained = await sandbox_command(full, sandbox, cwd=cwd, env=environment)
-            full, environment = contained.argv, contained.env
-        process = await asyncio.create_subprocess_exec(
-            *full,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        process, contained = await start_contained(
+            argv,
             cwd=cwd,
-            env=environment,
-            start_new_session=True,
-            preexec_fn=contained.preexec if contained is not None else None,
-            pass_fds=contained.pass_fds if contained is not None else (),
+            env=env,
+            sandbox=sandbox,
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
     except (OSError, SandboxUnavailable) as exc:
-        if contained is not None:
-            await contained.aclose()
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return HookRun(None, "", "", failed=f"could not start: {reason}")
     out, err = _Bounded(STDOUT_LIMIT), _Bounded(STDERR_LIMIT)

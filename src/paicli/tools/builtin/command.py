@@ -26,13 +26,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from paicli.llm.presets import PRESETS
-from paicli.mcp import Sandbox, SandboxUnavailable, sandbox_command
+from paicli.mcp import Sandbox, SandboxedCommand, SandboxUnavailable, sandbox_command
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin.refusal import refusal_reason
 
 __all__ = [
     "MAX_COMMAND_TIMEOUT",
-    "REAPER_PROGRAM",
     "CommandResult",
     "OutputCapture",
     "check_command",
@@ -40,6 +39,7 @@ __all__ = [
     "execute_command",
     "outcome_for",
     "run_command",
+    "start_contained",
     "stop_group",
 ]
 
@@ -48,8 +48,6 @@ __all__ = [
 MAX_COMMAND_TIMEOUT = 600
 
 _REAPER = Path(__file__).with_name("_reaper.py")
-# The reaper, for another caller that runs a command the same way (hooks: `paicli.hooks`).
-REAPER_PROGRAM = _REAPER
 # The reaper itself escalates to SIGKILL after its own grace (1 s) and gives up a second later;
 # this leaves room for that before we SIGKILL the group ourselves.
 TERM_GRACE = 3.0
@@ -205,26 +203,11 @@ async def run_command(
     exits or `timeout` passes, in `sandbox` if given; raises OSError when it cannot start,
     SandboxUnavailable when the sandbox cannot be set up. On cancellation the process group
     is ended before CancelledError propagates."""
-    full = list(argv)
-    if sys.platform == "linux":
-        full = [sys.executable, "-I", "-S", str(_REAPER), "--", *full]
     environment = dict(env) if env is not None else command_environment(os.environ)
-    contained = None
-    if sandbox is not None:
-        contained = await sandbox_command(full, sandbox, cwd=cwd, env=environment)
-        full, environment = contained.argv, contained.env
+    process, contained = await start_contained(
+        argv, cwd=cwd, env=environment, sandbox=sandbox, stdin=subprocess.DEVNULL
+    )
     try:
-        process = await asyncio.create_subprocess_exec(
-            *full,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=environment,
-            start_new_session=True,
-            preexec_fn=contained.preexec if contained is not None else None,
-            pass_fds=contained.pass_fds if contained is not None else (),
-        )
         result = await _collect(process, timeout, max_output_chars)
     finally:
         if contained is not None:
@@ -235,6 +218,46 @@ async def run_command(
     return replace(
         result, output=result.output + refused, exit_code=contained.exit_status(result.exit_code)
     )
+
+
+async def start_contained(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    sandbox: Sandbox | None,
+    stdin: int,
+    stderr: int = subprocess.STDOUT,
+) -> tuple[asyncio.subprocess.Process, SandboxedCommand | None]:
+    """`argv` started as a command is (also a hook: `paicli.hooks`): under the reaper on
+    Linux, in a session of its own, inside `sandbox` when given; stdout piped, `stdin` and
+    `stderr` as asked. The caller closes the sandboxed command (`aclose`) once the process
+    ended; if it cannot start (OSError, SandboxUnavailable), nothing is left to close."""
+    full = list(argv)
+    if sys.platform == "linux":
+        full = [sys.executable, "-I", "-S", str(_REAPER), "--", *full]
+    environment = dict(env)
+    contained = None
+    if sandbox is not None:
+        contained = await sandbox_command(full, sandbox, cwd=cwd, env=environment)
+        full, environment = contained.argv, contained.env
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *full,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            env=environment,
+            start_new_session=True,
+            preexec_fn=contained.preexec if contained is not None else None,
+            pass_fds=contained.pass_fds if contained is not None else (),
+        )
+    except BaseException:
+        if contained is not None:
+            await contained.aclose()
+        raise
+    return process, contained
 
 
 async def _collect(
