@@ -12,19 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["CLAUDE_TOOL_NAMES", "tool_rules"]
+from paicli.tools.claude_names import CLAUDE_TOOL_NAMES
 
-# Claude Code's tools that paicli has under another name.
-CLAUDE_TOOL_NAMES = {
-    "Bash": "execute_command",
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "LS": "list_dir",
-    "Glob": "glob",
-    "Grep": "grep",
-}
+__all__ = ["tool_rules"]
 
 
 def tool_rules(values: Iterable[str]) -> list[str]:

@@ -22,6 +22,7 @@ from paicli.mcp import ProtocolError
 from paicli.mcp.skills import split_front_matter, valid_name
 from paicli.plugins.manifest import Plugin
 from paicli.skills.folders import Scope, definition_folders, subfolders_with
+from paicli.tools.claude_names import CLAUDE_TOOL_NAMES
 
 __all__ = ["LocalSkill", "SkillError", "local_skills", "skill_tools"]
 
@@ -32,17 +33,6 @@ MAX_FILE_BYTES = 256 * 1024
 # What the listing of a skill's files shows the model at most.
 MAX_LISTED_FILES = 100
 MAX_DESCRIPTION = 1024
-# Claude Code's tool names in `allowed-tools`, and paicli's for them.
-CLAUDE_TOOLS = {
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list_dir",
-    "Bash": "execute_command",
-}
 _TOOL_ITEM = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
 
 
@@ -137,7 +127,7 @@ def skill_tools(value: object) -> tuple[str, ...]:
     rules = []
     for item in items:
         name, paren, rest = item.partition("(")
-        rules.append(CLAUDE_TOOLS.get(name, name) + paren + rest)
+        rules.append(CLAUDE_TOOL_NAMES.get(name, name) + paren + rest)
     return tuple(rules)
 
 

@@ -37,6 +37,7 @@ from paicli.escape import one_line
 from paicli.llm.presets import PRESETS
 from paicli.plugins.manifest import Plugin, expand_root
 from paicli.subagents.front_matter import FrontMatterError, split_front_matter
+from paicli.tools.claude_names import CLAUDE_TOOL_NAMES
 from paicli.tools.search.offer import SEARCH_TOOL
 
 __all__ = [
@@ -60,14 +61,7 @@ _MODEL = re.compile(r"^[\w.:/@+-]{1,200}$")
 _TOOL = re.compile(r"^[A-Za-z0-9_*?\[\]-]{1,128}$")
 # Claude Code's names of the tools paicli has under names of its own.
 CLAUDE_TOOLS = {
-    "Bash": "execute_command",
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list_dir",
+    **CLAUDE_TOOL_NAMES,
     "TodoWrite": "todo_write",
     "Task": AGENT_TOOL,
 }
