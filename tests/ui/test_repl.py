@@ -21,6 +21,7 @@ import pytest
 from paicli._version import __version__
 from paicli.ui.commands import COMMANDS
 from paicli.ui.prompt_line import PROMPT
+from tests.audit_records import audit_records as read_audit
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
@@ -140,9 +141,7 @@ def words(text: str) -> re.Pattern[str]:
 
 def audit_records(places: Places) -> list[dict[str, Any]]:
     """The tool call records (and tool changes), not the session start and end."""
-    files = sorted((places.paicli_home / "audit").glob("*.jsonl"))
-    records = [json.loads(line) for path in files for line in path.read_text().splitlines()]
-    return [r for r in records if not str(r.get("event", "")).startswith("session_")]
+    return read_audit(places.paicli_home / "audit")
 
 
 async def test_without_a_model_or_servers_the_banner_says_how_and_ctrl_d_exits(
