@@ -537,9 +537,21 @@ def test_json_written_by_hand_with_a_windows_path(
     assert "must be doubled" in found["invalid-json"]["fix"]
 
 
-def test_a_server_that_exits_on_the_discovery_probe_is_named_with_the_legacy_setting() -> None:
+def test_a_server_that_exits_on_the_discovery_probe_is_named_with_the_legacy_setting(
+    tmp_path: Path,
+) -> None:
+    # A marker of this test's own: other tests run the fault server at the same time.
+    marker = f"probe-exit-{tmp_path.name}"
     fault = str(SERVER_PROGRAMS / "fault_server.py")
-    command = ("--", sys.executable, fault, "--mode", "initialize_first")
+    command = (
+        "--",
+        sys.executable,
+        fault,
+        "--mode",
+        "initialize_first",
+        "--initial-stderr",
+        marker,
+    )
     code, report = doctor_json("--timeout", SILENCE, "--slow", "30", *command)
     assert code == 1  # a warning: it works, but every first start costs a second spawn
     found = findings(report)
@@ -551,4 +563,4 @@ def test_a_server_that_exits_on_the_discovery_probe_is_named_with_the_legacy_set
     assert '"protocol": "legacy"' in found["exits-on-probe"]["fix"]
     assert "keep running until its stdin closes" not in json.dumps(report)
     assert "initialize handshake" in found["protocol"]["message"]
-    assert processes_with(fault) == []
+    assert processes_with(marker) == []
