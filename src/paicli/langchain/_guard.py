@@ -39,7 +39,7 @@ from paicli.tools.base import Toolbox, ToolOutcome, ToolSpec
 from paicli.tools.mcp.naming import model_tool_name
 from paicli.user_config import load_user_config
 
-__all__ = ["ApproveCallback", "CallGuard"]
+__all__ = ["ApproveCallback", "CallGuard", "PendingGuard"]
 
 log = logging.getLogger("paicli.langchain")
 
@@ -119,6 +119,7 @@ class CallGuard:
         audit: bool | str | os.PathLike[str] | None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        self._options = (approve, audit)
         home = PaicliHome.from_environ(environ)
         self._tools = _BridgedTools(tools)
         toolbox: Toolbox = self._tools
@@ -145,6 +146,35 @@ class CallGuard:
         if isinstance(outcome, _Ran) and outcome.result is not None:
             return outcome.result
         return CallToolResult([TextContent(outcome.text)], is_error=True)
+
+    def __reduce__(self) -> tuple[type[PendingGuard], tuple[object, ...]]:
+        # Pickled as its options: the receiver makes its own guard (its own policy, store
+        # and audit log) over the tools unpickled with it, which share one guard as here.
+        return (PendingGuard, self._options)
+
+
+class PendingGuard:
+    """A `CallGuard` as pickled: made, over every tool unpickled with it, at its first call
+    in the receiving process (where the user's policy and audit folder are then read)."""
+
+    def __init__(
+        self, approve: ApproveCallback | None, audit: bool | str | os.PathLike[str] | None
+    ) -> None:
+        self._options = (approve, audit)
+        self._tools: list[BridgedTool] = []
+        self._guard: CallGuard | None = None
+
+    def adopt(self, tool: BridgedTool) -> None:
+        self._tools.append(tool)
+
+    async def call(self, tool: BridgedTool, arguments: Mapping[str, Any]) -> CallToolResult:
+        if self._guard is None:
+            approve, audit = self._options
+            self._guard = CallGuard(self._tools, approve=approve, audit=audit)
+        return await self._guard.call(tool, arguments)
+
+    def __reduce__(self) -> tuple[type[PendingGuard], tuple[object, ...]]:
+        return (PendingGuard, self._options)
 
 
 def _secrets_of(tool: BridgedTool) -> list[str]:

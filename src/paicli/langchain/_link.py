@@ -55,7 +55,8 @@ class ServerLink:
     ) -> None:
         self.spec = spec
         self.loop = loop
-        self._connect: Connector = connector or connect  # tests serve in memory
+        self.connector = connector  # tests serve in memory; None: `paicli.mcp.connect`
+        self._connect: Connector = connector or connect
         # The protocol era found by the first start, so a restart skips the probe.
         self._era_cache = EraCache()
         self._opened: AbstractAsyncContextManager[ClientSession] | None = None
@@ -68,6 +69,11 @@ class ServerLink:
     @property
     def label(self) -> str:
         return self.spec.label
+
+    @property
+    def closed(self) -> bool:
+        """Closed for good (`aclose`): calls fail rather than start the server again."""
+        return self._closed
 
     async def session(self) -> ClientSession:
         """The live session, starting the server when there is none (or it died)."""

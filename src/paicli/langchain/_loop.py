@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
@@ -33,6 +34,7 @@ class Closable(Protocol):
 
 class _PrivateLoop:
     def __init__(self) -> None:
+        self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
         self._open: weakref.WeakSet[Closable] = weakref.WeakSet()
         thread = threading.Thread(target=self.loop.run_forever, name="paicli-langchain")
@@ -45,8 +47,8 @@ class _PrivateLoop:
 
     def _close_all(self) -> None:
         owners = list(self._open)
-        if not owners:
-            return
+        if not owners or os.getpid() != self.pid:
+            return  # a forked child exiting: these are its parent's to close
 
         async def close() -> None:
             await asyncio.gather(*(o.aclose() for o in owners), return_exceptions=True)
@@ -60,6 +62,19 @@ class _PrivateLoop:
 
 _private: _PrivateLoop | None = None
 _private_lock = threading.Lock()
+# Private loops of the processes this one was forked from: no thread runs them here.
+_parents: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    global _private, _private_lock  # noqa: PLW0603 - the child makes its own on first need
+    if _private is not None:
+        _parents.add(_private.loop)
+    _private = None
+    _private_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def private_loop(owner: Closable | None = None) -> asyncio.AbstractEventLoop:
@@ -81,6 +96,11 @@ def _running() -> asyncio.AbstractEventLoop | None:
 
 
 def _check_alive(loop: asyncio.AbstractEventLoop) -> None:
+    if loop in _parents:
+        raise BridgeError(
+            "these tools were opened in the parent of this forked process, whose sessions "
+            "it cannot use; send the tools pickled (multiprocessing or Ray) or open them here"
+        )
     if loop.is_closed() or not loop.is_running():
         raise BridgeError(
             "the event loop these tools were opened on has stopped; open them inside the "

@@ -4,7 +4,8 @@ The tool holds its server's `ServerLink` (shared by every tool of that server) a
 the link lives on. `ainvoke` awaits the call on that loop (directly when it is the caller's);
 `invoke` blocks the calling thread until it is done. The args schema is the tool's own JSON
 Schema, so LangChain passes the model's arguments through unchanged and the server checks
-them.
+them. A tool pickles as its server's description and its options (`_shared`): unpickled, it
+uses the receiving process's one session with that server.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from paicli.langchain._containment import SandboxOption, contained_stdio
 from paicli.langchain._content import error_text, to_langchain
 from paicli.langchain._link import ServerLink
 from paicli.langchain._loop import private_loop, run_on, wait_on
+from paicli.langchain._shared import SharedServer
 from paicli.langchain.errors import BridgeError, ExecutableProblem
 from paicli.mcp import CallToolResult, HttpServer, Limits, StdioServer, Tool, check_command
 
 if TYPE_CHECKING:
-    from paicli.langchain._guard import ApproveCallback, CallGuard
+    from paicli.langchain._guard import ApproveCallback, CallGuard, PendingGuard
 
 __all__ = ["MCPTool", "langchain_name"]
 
@@ -37,6 +39,9 @@ _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_NAME = 64
 # A minute is long for a local tool; a deadline is what turns a hung one into an error.
 DEFAULT_TIMEOUT = 30.0
+# Fields that are the sending process's own: its callback handlers (tracers with clients,
+# files, locks) are not sent; pass callbacks in the receiver's config instead.
+_NOT_PICKLED = frozenset({"callbacks", "callback_manager"})
 
 Content = str | list[str | dict[str, Any]]
 
@@ -90,8 +95,10 @@ class MCPTool(BaseTool):
     timeout: float | None = None
     """Seconds one call may take; None: the server description's request timeout."""
 
-    _link: ServerLink = PrivateAttr()
-    _guard: CallGuard | None = PrivateAttr(default=None)
+    _link: ServerLink | None = PrivateAttr(default=None)
+    # Set instead of `_link` in a tool that was unpickled: the process's shared session.
+    _shared: SharedServer | None = PrivateAttr(default=None)
+    _guard: CallGuard | PendingGuard | None = PrivateAttr(default=None)
     _owns_link: bool = PrivateAttr(default=False)
 
     @classmethod
@@ -169,10 +176,17 @@ class MCPTool(BaseTool):
     # LangChain reads the type hints of _run/_arun on every call (looking for a config
     # parameter), so they stay as cheap to evaluate as can be: `Any`.
     def _run(self, *args: Any, **kwargs: Any) -> Any:
-        return wait_on(self._link.loop, self._caller(kwargs))
+        return wait_on(self._server_link().loop, self._caller(kwargs))
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
-        return await run_on(self._link.loop, self._caller(kwargs))
+        return await run_on(self._server_link().loop, self._caller(kwargs))
+
+    def _server_link(self) -> ServerLink:
+        if self._shared is not None:
+            return self._shared.link()
+        if self._link is None:
+            raise BridgeError(f"{self.name}: not bound to a server (use from_executable)")
+        return self._link
 
     def _caller(
         self, arguments: dict[str, Any]
@@ -190,23 +204,54 @@ class MCPTool(BaseTool):
 
     def link_spec(self) -> StdioServer | HttpServer:
         """The description of this tool's server."""
-        return self._link.spec
+        return self._shared.spec if self._shared is not None else self._server_link().spec
 
     async def call_server(self, arguments: Mapping[str, Any]) -> CallToolResult:
         """Send the call to the server as is (on the link's loop), past approval and audit."""
-        return await self._link.call(self.remote_name, arguments, self.timeout)
+        return await self._server_link().call(self.remote_name, arguments, self.timeout)
 
     def close(self) -> None:
-        """Stop this tool's server, if the tool owns it (`from_executable`)."""
-        if self._owns_link:
+        """Stop this tool's server, if the tool owns it (`from_executable`); an unpickled
+        tool's shared session stays open for the process."""
+        if self._owns_link and self._link is not None:
             wait_on(self._link.loop, self._link.aclose)
 
     async def aclose(self) -> None:
-        if self._owns_link:
+        if self._owns_link and self._link is not None:
             await run_on(self._link.loop, self._link.aclose)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its fields, its server's description (secrets in `env` or `headers`
+        included: the receiver needs them) and its approval and audit options; never a
+        session, process, lock or loop."""
+        fields = {k: getattr(self, k) for k in type(self).model_fields if k not in _NOT_PICKLED}
+        if self._shared is not None:
+            shared = self._shared
+        else:
+            link = self._server_link()
+            shared = SharedServer(link.spec, link.connector)
+        return (_unpickled, (type(self), fields, shared, self._guard))
 
     def __enter__(self) -> MCPTool:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unpickled(
+    cls: type[MCPTool],
+    fields: dict[str, Any],
+    shared: SharedServer,
+    guard: CallGuard | PendingGuard | None,
+) -> MCPTool:
+    """A tool sent pickled: its calls use this process's session with its server."""
+    made = cls(**fields)
+    made._shared = shared
+    if guard is not None:
+        from paicli.langchain._guard import PendingGuard  # noqa: PLC0415 - loaded with the guard
+
+        if isinstance(guard, PendingGuard):
+            guard.adopt(made)
+        made._guard = guard
+    return made

@@ -3,7 +3,9 @@
 The returned `McpToolset` opens where it is entered: `async with` opens the sessions on the
 caller's event loop, `with` (or `open()`) on the private loop thread that serves synchronous
 code. Either way the tools work from both sync and async code (see `_loop`). Leaving the
-block, or `aclose()` / `close()`, stops every server (bounded).
+block, or `aclose()` / `close()`, stops every server (bounded). A toolset pickles as its
+servers' descriptions, its options and (once open) its tools; unpickled, it uses the receiving
+process's one session per server (`_shared`), which its `close()` leaves open for the process.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import asyncio
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from paicli.langchain._containment import SandboxOption, contained
 from paicli.langchain._link import ServerLink
 from paicli.langchain._loop import private_loop, run_on, wait_on
+from paicli.langchain._shared import SharedServer, shared_link
 from paicli.langchain._sources import ServerSource, servers_of
 from paicli.langchain.errors import BridgeError
 from paicli.langchain.tool import MCPTool
@@ -87,22 +90,32 @@ class McpToolset(Sequence[MCPTool]):
         self._connector = connector  # tests serve in memory
         self._links: list[ServerLink] = []
         self._tools: list[MCPTool] | None = None
+        # Unpickled: the sessions are the process's, opened on the private loop, kept open.
+        self._shared = False
 
     # -- opening and closing ---------------------------------------------------------
 
     async def aopen(self) -> list[MCPTool]:
         """Start every server on the running loop and list their tools."""
+        if self._shared:
+            loop = private_loop()
+            return await run_on(loop, lambda: self._open(loop))
         return await self._open(asyncio.get_running_loop())
 
     def open(self) -> list[MCPTool]:
         """Start every server on the private loop thread (for synchronous code)."""
-        loop = private_loop(self)
+        loop = private_loop(None if self._shared else self)
         return wait_on(loop, lambda: self._open(loop))
 
     async def _open(self, loop: asyncio.AbstractEventLoop) -> list[MCPTool]:
+        if self._shared and self._tools is not None:
+            return self._tools  # sent open: its tools are known, their sessions shared
         if self._links:
             raise BridgeError("these tools are already open")
-        self._links = [ServerLink(s, loop, connector=self._connector) for s in self._servers]
+        if self._shared:
+            self._links = [shared_link(s, self._connector) for s in self._servers]
+        else:
+            self._links = [ServerLink(s, loop, connector=self._connector) for s in self._servers]
         try:
             async with asyncio.TaskGroup() as group:
                 listed = [group.create_task(link.list_tools()) for link in self._links]
@@ -121,6 +134,8 @@ class McpToolset(Sequence[MCPTool]):
                 if not self._wanted(tool.name):
                     continue
                 made = MCPTool.bound(link, tool, timeout=self._timeout, description=None)
+                if self._shared:
+                    made._shared = SharedServer(link.spec, link.connector)
                 if made.name in taken:
                     await self._close_links()
                     raise BridgeError(
@@ -144,6 +159,8 @@ class McpToolset(Sequence[MCPTool]):
         return not any(fnmatchcase(name, p) for p in self._exclude)
 
     async def _close_links(self) -> None:
+        if self._shared:
+            return  # the process's sessions: the next task uses them, the exit closes them
         await asyncio.gather(*(link.aclose() for link in self._links), return_exceptions=True)
 
     async def aclose(self) -> None:
@@ -193,3 +210,33 @@ class McpToolset(Sequence[MCPTool]):
 
     def by_name(self) -> Mapping[str, MCPTool]:
         return {t.name: t for t in self.tools}
+
+    # -- pickling ------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the servers' descriptions (secrets in `env` or `headers` included),
+        the options, and the tools once open (so the receiver need not list them again)."""
+        options = (self._include, self._exclude, self._timeout, self._approve, self._audit)
+        return (_unpickled, (self._servers, options, self._connector, self._tools))
+
+
+def _unpickled(
+    servers: list[StdioServer | HttpServer],
+    options: tuple[Any, ...],
+    connector: Connector | None,
+    tools: list[MCPTool] | None,
+) -> McpToolset:
+    """A toolset sent pickled: its tools use this process's session with each server."""
+    include, exclude, timeout, approve, audit = options
+    made = McpToolset(
+        servers,
+        include=include,
+        exclude=exclude,
+        timeout=timeout,
+        approve=approve,
+        audit=audit,
+        connector=connector,
+    )
+    made._shared = True
+    made._tools = tools
+    return made
