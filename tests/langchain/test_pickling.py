@@ -6,6 +6,7 @@ test_pickling_processes.py and test_ray.py send them to other processes for real
 from __future__ import annotations
 
 import ast
+import copy
 import io
 import json
 import pickle
@@ -165,6 +166,19 @@ async def test_approval_and_audit_go_with_the_tools_one_guard_for_those_sent_tog
     assert len({r["session"] for r in calls}) == 1  # one guard, as in the sending process
     assert SECRET not in day_file.read_text()
     assert opened == []  # denied calls never reached a server
+
+
+async def test_a_copied_tool_keeps_its_session_and_guard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAICLI_HOME", str(tmp_path / "home"))
+    async with toolset(audit=tmp_path / "audit") as tools:
+        revived = by_name(pickle.loads(pickle.dumps(tools)))
+        for tool in (by_name(tools)["echo"], revived["echo"]):
+            assert await copy.deepcopy(tool).ainvoke({"text": "copied"}) == "copied"
+    assert opened == ["sdk", "sdk"]  # the sender's, and this process's shared one
+    (day_file,) = (tmp_path / "audit").iterdir()
+    assert day_file.read_text().count('"outcome": "ok"') == 2
 
 
 def test_the_bridge_never_imports_ray() -> None:

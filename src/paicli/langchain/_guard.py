@@ -147,6 +147,9 @@ class CallGuard:
             return outcome.result
         return CallToolResult([TextContent(outcome.text)], is_error=True)
 
+    def __deepcopy__(self, memo: dict[int, object]) -> CallGuard:
+        return self  # a copied tool keeps its approval session and audit log
+
     def __reduce__(self) -> tuple[type[PendingGuard], tuple[object, ...]]:
         # Pickled as its options: the receiver makes its own guard (its own policy, store
         # and audit log) over the tools unpickled with it, which share one guard as here.
@@ -172,6 +175,9 @@ class PendingGuard:
             approve, audit = self._options
             self._guard = CallGuard(self._tools, approve=approve, audit=audit)
         return await self._guard.call(tool, arguments)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> PendingGuard:
+        return self
 
     def __reduce__(self) -> tuple[type[PendingGuard], tuple[object, ...]]:
         return (PendingGuard, self._options)

@@ -70,6 +70,9 @@ class ServerLink:
     def label(self) -> str:
         return self.spec.label
 
+    def __deepcopy__(self, memo: dict[int, object]) -> ServerLink:
+        return self  # a copied tool (LangChain copies some) uses the same session
+
     @property
     def closed(self) -> bool:
         """Closed for good (`aclose`): calls fail rather than start the server again."""
