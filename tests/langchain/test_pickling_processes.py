@@ -8,15 +8,17 @@ import asyncio
 import multiprocessing
 import os
 import pickle
+import shutil
 import sys
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import pytest
 
-from paicli.langchain import BridgeError, MCPTool, load_tools
+from paicli.langchain import BridgeError, MCPTool, ServerUnavailable, load_tools
 from paicli.langchain._shared import close_shared
 from paicli.mcp import StdioServer
 from tests.langchain.conftest import TOOL_SERVER
@@ -103,3 +105,18 @@ def test_a_tool_opened_before_a_fork_is_refused_in_the_child_not_hung(marker: st
         _, (outcome, said) = run_in_fork(tool)
     assert outcome == "refused"
     assert "forked" in str(said) and "pickled" in str(said)
+
+
+def test_a_tool_whose_program_is_missing_where_it_arrives_fails_in_one_line(
+    tmp_path: Path, marker: str
+) -> None:
+    program = tmp_path / "tools.py"
+    shutil.copy(TOOL_SERVER, program)
+    with load_tools(StdioServer(sys.executable, [str(program), marker]), include=["pid"]) as tools:
+        data = pickle.dumps(tools)
+    program.unlink()  # as on a node the program was never copied to
+    (arrived,) = pickle.loads(data)
+    with pytest.raises(ServerUnavailable) as caught:
+        arrived.invoke({})
+    assert "\n" not in str(caught.value) and str(program) in str(caught.value)
+    assert processes_with(marker) == []
