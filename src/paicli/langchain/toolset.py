@@ -160,7 +160,9 @@ class McpToolset(Sequence[MCPTool]):
 
     async def _close_links(self) -> None:
         if self._shared:
-            return  # the process's sessions: the next task uses them, the exit closes them
+            # The process's sessions: the next task uses them, the exit closes them.
+            self._links = []
+            return
         await asyncio.gather(*(link.aclose() for link in self._links), return_exceptions=True)
 
     async def aclose(self) -> None:
