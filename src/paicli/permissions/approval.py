@@ -33,7 +33,12 @@ from paicli.permissions.policy import (
     project_settings,
 )
 from paicli.permissions.request import Answer, ApprovalRequest, Approver, Choice, Mode
-from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
+from paicli.permissions.rules import (
+    COMMAND_TOOL,
+    WEB_FETCH_TOOL,
+    command_limit,
+    command_prefix,
+)
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
     APPROVED,
@@ -48,6 +53,7 @@ from paicli.tools.base import (
     ToolSpec,
 )
 from paicli.tools.mcp.naming import unsanitised_tool_name
+from paicli.tools.web.address import web_host
 
 __all__ = [
     "EDIT_TOOLS",
@@ -262,7 +268,7 @@ class ApprovingToolbox(ToolboxWrapper):
 
     @staticmethod
     def _read_only(spec: ToolSpec) -> bool:
-        return spec.kind == "read" or (spec.kind == "mcp" and spec.read_only_hint)
+        return spec.kind in ("read", "web") or (spec.kind == "mcp" and spec.read_only_hint)
 
     def _decided_without_asking(
         self, spec: ToolSpec, arguments: Mapping[str, object]
@@ -327,6 +333,9 @@ class ApprovingToolbox(ToolboxWrapper):
     ) -> str | None:
         """What a kept answer covers; `limit` is why no rule can cover the call (then none:
         a rule saved for it would never apply)."""
+        if spec.name == WEB_FETCH_TOOL and spec.kind != "mcp":
+            host = web_host(arguments.get("url"))  # one site, never every page on the web
+            return f"{WEB_FETCH_TOOL}(domain:{host})" if host else None
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
         if limit is not None:
