@@ -59,3 +59,22 @@ async def test_without_a_rule_p_does_not_fetch(project: Path) -> None:
     said = llm.requests[1]["messages"][-1]["content"]
     assert said.startswith("The tool web_fetch was not run: paicli -p does not ask")
     assert fetched == []
+
+
+async def test_p_searches_through_the_configured_provider(project: Path) -> None:
+    async def searx(request: web.Request) -> web.StreamResponse:
+        hit = {"title": "PEP 8", "url": "https://peps.python.org/pep-0008/", "content": "style"}
+        return web.json_response({"results": [hit]})
+
+    async with web_site({"/search": searx}) as site:
+        config = project.parent / "home" / ".paicli" / "config.toml"
+        config.write_text(f'[web.search]\nprovider = "searxng"\nurl = "{site}/search"\n')
+        call = {"id": "s1", "name": "web_search", "arguments": json.dumps({"query": "pep 8"})}
+        async with ScriptedLlm([{"tool_calls": [call]}, {"text": "Found it."}]) as llm:
+            run = await paicli(project, "-p", "find pep 8", "--allow", "WebSearch", llm=llm)
+    assert run.code == 0, run.stderr
+    tools = {tool["function"]["name"] for tool in llm.requests[0]["tools"]}
+    assert {"web_fetch", "web_search"} <= tools
+    said = llm.requests[1]["messages"][-1]["content"]
+    assert said.startswith('<web-content source="web search: pep 8" block="')
+    assert "1. PEP 8\n   https://peps.python.org/pep-0008/\n   style" in said

@@ -69,3 +69,24 @@ async def test_model_lists_the_presets_and_whether_each_is_usable(tmp_path: Path
         await repl.expect(re.compile(r"Model: .*ollama"))
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
+
+
+async def test_doctor_says_whether_web_search_is_set_up(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    (home / ".paicli").mkdir(parents=True)
+    async with repl_in_process(project, home, script=[]) as repl:
+        repl.line("/doctor")
+        await repl.expect(
+            "Web search: off (set a provider in [web.search] of ~/.paicli/config.toml)"
+        )
+        await repl.expect("No MCP servers configured.")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    config = '[web.search]\nprovider = "searxng"\nurl = "http://localhost:8888/search"\n'
+    (home / ".paicli" / "config.toml").write_text(config)
+    async with repl_in_process(project, home, script=[]) as repl:
+        repl.line("/doctor")
+        await repl.expect("Web search: searxng at http://localhost:8888/search")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0

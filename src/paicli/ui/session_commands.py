@@ -75,6 +75,7 @@ async def doctor(runtime: Runtime, console: Console, words: list[str]) -> None:
     settings = runtime.settings
     model = settings.describe() if settings.configured else settings.why_not_configured()
     console.print(Text(f"Model: {terminal_safe(model)}", "" if settings.configured else "yellow"))
+    console.print(Text(terminal_safe(web_search_line(runtime)), "dim"))
     servers = runtime.config.servers
     unknown = [name for name in words if name not in servers]
     if unknown:
@@ -101,6 +102,16 @@ async def doctor(runtime: Runtime, console: Console, words: list[str]) -> None:
     for report in reports:
         for line in report_lines(report):
             console.print(Text(terminal_safe(line)))
+
+
+def web_search_line(runtime: Runtime) -> str:
+    """Whether web_search is offered, and through which provider, or how to set one up."""
+    from paicli.tools.web.settings import web_settings  # noqa: PLC0415
+
+    search = web_settings(runtime.user_config, runtime.environ)[0].search
+    if search is None:
+        return "Web search: off (set a provider in [web.search] of ~/.paicli/config.toml)"
+    return f"Web search: {search.provider} at {search.url}"
 
 
 async def choose_model(runtime: Runtime, console: Console) -> str | None:

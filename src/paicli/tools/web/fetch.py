@@ -34,7 +34,7 @@ from paicli.tools.web.address import (
     ip_literal,
 )
 
-__all__ = ["FetchFailed", "Fetched", "GuardedResolver", "fetch"]
+__all__ = ["FetchFailed", "Fetched", "GuardedResolver", "fetch", "read_capped"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CHUNK = 64 * 1024
@@ -152,7 +152,7 @@ async def _follow(
                     f"{target.url} is {content_type or 'of no stated type'}: web_fetch reads "
                     "HTML, text and JSON only"
                 )
-            body, cut = await _read_capped(response.content, max_bytes)
+            body, cut = await read_capped(response.content, max_bytes)
             return Fetched(
                 str(response.url), response.status, content_type, response.charset, body, cut, hop
             )
@@ -169,7 +169,7 @@ def readable(content_type: str) -> bool:
     )
 
 
-async def _read_capped(content: aiohttp.StreamReader, max_bytes: int) -> tuple[bytes, bool]:
+async def read_capped(content: aiohttp.StreamReader, max_bytes: int) -> tuple[bytes, bool]:
     """At most `max_bytes` of the (decompressed) body, and whether there was more; reading
     stops there, so a body without end costs no more than the cap."""
     parts: list[bytes] = []

@@ -68,7 +68,7 @@ def web_settings(config: UserConfig, environ: Mapping[str, str]) -> tuple[WebSet
     private = _private(raw.get("allow_private", False), f"{where}.allow_private", problems)
     max_bytes = _number(raw, "max_bytes", DEFAULT_MAX_BYTES, where, problems)
     timeout = _number(raw, "timeout", DEFAULT_TIMEOUT, where, problems)
-    search = _search(raw.get("search"), f"{where}.search", problems)
+    search = _search(raw.get("search"), f"{where}.search", problems, environ)
     for key in sorted(set(raw) - {"allow_private", "max_bytes", "timeout", "search"}):
         problems.append(f"{where}.{key} is not a known setting; ignored")
     settings = WebSettings(private, int(max_bytes), float(timeout), search=search, environ=environ)
@@ -100,7 +100,9 @@ def _number(
     return value
 
 
-def _search(raw: object, where: str, problems: list[str]) -> SearchSettings | None:
+def _search(
+    raw: object, where: str, problems: list[str], environ: Mapping[str, str]
+) -> SearchSettings | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -122,4 +124,7 @@ def _search(raw: object, where: str, problems: list[str]) -> SearchSettings | No
         return None
     for key in sorted(set(raw) - {"provider", "url", "api_key_env"}):
         problems.append(f"{where}.{key} is not a known setting; ignored")
+    if key_env and not environ.get(key_env):
+        problems.append(f"{where}: {key_env} is not set; web_search is off")
+        return None
     return SearchSettings(str(provider), url, key_env)

@@ -1,6 +1,7 @@
 """`WebToolbox`: web_fetch (a URL as Markdown or text) and, when a provider is configured,
-web_search. Both are of kind "web": every call is asked about unless a rule covers it
-(`web_fetch(domain:docs.python.org)`), and they run in plan mode (they only read).
+web_search (its hits: title, URL, snippet). Both are of kind "web": every call is asked
+about unless a rule covers it (`web_fetch(domain:docs.python.org)`, `web_search`), and
+they run in plan mode (they only read).
 
 A URL is checked before anyone is asked (`address.check_url`: scheme, user info, an address
 written in it); the fetch checks again at every hop and every resolution (`fetch`). The text
@@ -27,6 +28,8 @@ __all__ = ["WEB_FETCH", "WEB_SEARCH", "WebToolbox"]
 WEB_FETCH = "web_fetch"
 WEB_SEARCH = "web_search"
 MAX_CHARS = 100_000  # what one call shows of a page (about 25k tokens); `offset` reads on
+DEFAULT_HITS = 8
+MAX_HITS = 20
 
 FETCH_SPEC = ToolSpec(
     name=WEB_FETCH,
@@ -53,23 +56,53 @@ FETCH_SPEC = ToolSpec(
 )
 
 
+SEARCH_SPEC = ToolSpec(
+    name=WEB_SEARCH,
+    description=(
+        "Search the web. Returns the top results, each with its title, URL and a snippet; "
+        "read a result with web_fetch. Each search may need the user's approval."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 400},
+            "count": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_HITS,
+                "description": f"How many results (default 8, at most {MAX_HITS}).",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+    kind="web",
+)
+
+
 class WebToolbox:
     """web_fetch always; web_search when `settings.search` names a provider."""
 
     def __init__(self, settings: WebSettings) -> None:
         self.settings = settings
         self.policy = AddressPolicy(settings.private)
+        self._specs = {FETCH_SPEC.name: FETCH_SPEC}
+        if settings.search is not None:
+            self._specs[SEARCH_SPEC.name] = SEARCH_SPEC
 
     def specs(self) -> list[ToolSpec]:
-        return [FETCH_SPEC]
+        return list(self._specs.values())
 
     def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
-        if spec.name != WEB_FETCH:
+        own = self._specs.get(spec.name)
+        if own is None:
             return ToolOutcome.refused(f"unknown web tool {spec.name!r}")
         arguments = {key: value for key, value in arguments.items() if value is not None}
-        problem = validate_arguments(FETCH_SPEC.parameters, arguments)
+        problem = validate_arguments(own.parameters, arguments)
         if problem:
             return ToolOutcome.refused(problem)
+        if spec.name == WEB_SEARCH:
+            return None
         try:
             check_url(arguments["url"], self.policy)
         except UrlRefused as exc:
@@ -83,6 +116,8 @@ class WebToolbox:
         early = self.precheck(spec, arguments)
         if early is not None:
             return early
+        if spec.name == WEB_SEARCH:
+            return await self._search(arguments)
         from paicli.tools.web.fetch import FetchFailed, fetch  # noqa: PLC0415 - aiohttp
 
         url = check_url(arguments["url"], self.policy)
@@ -111,6 +146,27 @@ class WebToolbox:
         return _shown(
             page, asked=url.url, text=text, title=title, start=start, max_bytes=settings.max_bytes
         )
+
+    async def _search(self, arguments: Mapping[str, object]) -> ToolOutcome:
+        from paicli.tools.web.search import SearchFailed, search  # noqa: PLC0415 - aiohttp
+
+        settings = self.settings
+        assert settings.search is not None  # offered only then
+        query = str(arguments["query"])
+        count = arguments.get("count")
+        wanted = count if isinstance(count, int) else DEFAULT_HITS
+        try:
+            hits = await search(settings.search, query, wanted, settings.environ, settings.timeout)
+        except SearchFailed as exc:
+            return ToolOutcome(f"web_search failed: {exc}", is_error=True)
+        lines = [f"Results for {query!r} ({settings.search.provider}):"]
+        for number, hit in enumerate(hits, 1):
+            lines += [f"{number}. {hit.title or '(no title)'}", f"   {hit.url}"]
+            if hit.snippet:
+                lines.append(f"   {hit.snippet}")
+        if not hits:
+            lines.append("No results.")
+        return ToolOutcome("\n".join(lines), origin=f"web search: {query}")
 
 
 def _shown(
