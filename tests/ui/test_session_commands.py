@@ -62,6 +62,8 @@ async def test_model_lists_the_presets_and_whether_each_is_usable(tmp_path: Path
     async with repl_in_process(project, home, script=[]) as repl:
         repl.line("/model")
         await repl.expect(re.compile(r"Model: .* scripted"))
+        await repl.expect("The endpoint offers 1 model(s):")
+        await repl.expect("scripted-model")
         await repl.expect(re.compile(r"deepseek\s+deepseek-chat\s+No API key for deepseek"))
         await repl.expect(re.compile(r"ollama\s+\S+\s+ready"))
         await repl.expect("Switch with /model NAME")
@@ -90,3 +92,46 @@ async def test_doctor_says_whether_web_search_is_set_up(tmp_path: Path) -> None:
         await repl.expect("Web search: searxng at http://localhost:8888/search")
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
+
+
+async def test_model_lists_what_the_endpoint_offers_escaped(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    async with repl_in_process(project, home, script=[]) as repl:
+        assert repl.llm is not None
+        repl.llm.model_ids = ["scripted", "gpt-x", "evil\x1b]0;owned\x07name"]
+        repl.line("/model")
+        await repl.expect("The endpoint offers 3 model(s):")
+        await repl.expect("\\x1b]0;owned\\x07name")  # sorted: evil, gpt-x, scripted
+        await repl.expect("gpt-x")
+        await repl.expect("scripted  (in use)")
+        await repl.expect("preset glm")
+        await repl.expect("Switch with /model NAME")
+        repl.line("/model gpt-x")
+        await repl.expect(re.compile(r"Model: .*gpt-x"))
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+        assert "\x1b]0;owned" not in repl.screen.getvalue()
+
+
+async def test_an_endpoint_without_a_model_list_is_one_line(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    answers = [
+        ((401, '{"error": "bad key"}'), "No model list: authentication failed for "),
+        ((404, "404: Not Found"), "has no model list (HTTP 404 for /models)"),
+        ((200, "<html>a login page</html>"), "answered /models with no model list"),
+    ]
+    async with repl_in_process(project, home, script=[]) as repl:
+        assert repl.llm is not None
+        for answer, said in answers:
+            repl.llm.models_answer = answer
+            repl.line("/model")
+            await repl.expect(said)
+            await repl.expect("preset ollama")
+            await repl.expect("Switch with /model NAME")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    assert "Traceback" not in repl.screen.text
