@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import socket
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from paicli.permissions.approval import ApprovingToolbox, PermissionStore, Policy
 from paicli.permissions.request import Answer, Choice
 from paicli.tools.base import ToolOutcome
+from paicli.tools.web.address import AddressPolicy
+from paicli.tools.web.fetch import GuardedResolver
 from paicli.tools.web.settings import DEFAULT_MAX_BYTES, Network, WebSettings
 from paicli.tools.web.toolbox import FETCH_SPEC, WebToolbox
 from tests.permissions.test_approval import ScriptedApprover
@@ -176,3 +180,31 @@ async def test_a_domain_rule_lets_a_fetch_run_without_asking(tmp_path: Path) -> 
     assert asked.decided_by == "user"
     assert approver.requests[0].covers == "web_fetch(domain:localhost)"
     assert approvals.session_rules == ("web_fetch(domain:localhost)",)
+
+
+class Rebinding(AbstractResolver):
+    """A name server that answers a public address first, then loopback (DNS rebinding)."""
+
+    def __init__(self) -> None:
+        self.answers = [["93.184.215.14", "127.0.0.1"], ["127.0.0.1"]]
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return [
+            ResolveResult(
+                hostname=host, host=address, port=port, family=socket.AF_INET, proto=0, flags=0
+            )
+            for address in self.answers.pop(0)
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_the_resolver_keeps_only_allowed_addresses_at_every_resolution() -> None:
+    resolver = GuardedResolver(AddressPolicy(), Rebinding())
+    first = await resolver.resolve("rebind.example", 80)
+    assert [entry["host"] for entry in first] == ["93.184.215.14"]  # what is connected to
+    with pytest.raises(OSError, match=r"rebind.example resolves to a loopback address \(127"):
+        await resolver.resolve("rebind.example", 80)

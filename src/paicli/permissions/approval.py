@@ -38,6 +38,7 @@ from paicli.permissions.rules import (
     WEB_FETCH_TOOL,
     command_limit,
     command_prefix,
+    domain_rule,
 )
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
@@ -53,7 +54,6 @@ from paicli.tools.base import (
     ToolSpec,
 )
 from paicli.tools.mcp.naming import unsanitised_tool_name
-from paicli.tools.web.address import web_host
 
 __all__ = [
     "EDIT_TOOLS",
@@ -334,8 +334,7 @@ class ApprovingToolbox(ToolboxWrapper):
         """What a kept answer covers; `limit` is why no rule can cover the call (then none:
         a rule saved for it would never apply)."""
         if spec.name == WEB_FETCH_TOOL and spec.kind != "mcp":
-            host = web_host(arguments.get("url"))  # one site, never every page on the web
-            return f"{WEB_FETCH_TOOL}(domain:{host})" if host else None
+            return domain_rule(arguments)  # one site, never every page on the web
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
         if limit is not None:

@@ -63,6 +63,7 @@ __all__ = [
     "RuleError",
     "command_limit",
     "command_prefix",
+    "domain_rule",
     "parse_rule",
     "parse_rules",
 ]
@@ -321,6 +322,15 @@ def _resolve(program: str, root: Path) -> str | None:
     """The file `program` runs from `root`: a name is looked up on PATH."""
     found = str(root / os.path.expanduser(program)) if "/" in program else shutil.which(program)
     return os.path.realpath(found) if found and os.path.isfile(found) else None
+
+
+def domain_rule(arguments: Mapping[str, object]) -> str | None:
+    """The rule that covers this web_fetch call's site (`web_fetch(domain:HOST)`), for a
+    "this session" or "always" answer; None when no rule can name its host."""
+    host = web_host(arguments.get("url"))
+    if host is None or _DOMAIN.match(f"domain:{host}") is None:
+        return None
+    return f"{WEB_FETCH_TOOL}(domain:{host})"
 
 
 def _domain_matches(pattern: str, arguments: Mapping[str, object], *, deny: bool) -> bool:

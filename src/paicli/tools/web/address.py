@@ -113,7 +113,12 @@ def web_host(url: object) -> str | None:
         host = (parts.hostname or "").lower().rstrip(".")
     except ValueError:
         return None
-    return host if parts.scheme.lower() in ("http", "https") and host else None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return None
+    try:
+        return host.encode("idna").decode("ascii")  # as rules spell it: xn--bcher-kva.example
+    except UnicodeError:
+        return host
 
 
 def ip_literal(host: str) -> IpAddress | None:

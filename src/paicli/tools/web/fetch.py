@@ -64,9 +64,9 @@ class GuardedResolver(AbstractResolver):
     """Resolves names through the system's resolver and keeps only the addresses `policy`
     allows; `refused` says why the last name had none."""
 
-    def __init__(self, policy: AddressPolicy) -> None:
+    def __init__(self, policy: AddressPolicy, inner: AbstractResolver | None = None) -> None:
         self._policy = policy
-        self._inner = DefaultResolver()
+        self._inner = inner or DefaultResolver()
         self.refused: str | None = None
 
     async def resolve(
