@@ -107,6 +107,34 @@ async def test_redirects_are_followed_on_the_same_host_and_checked_at_every_hop(
     assert scheme.is_error and "only http and https" in scheme.text
 
 
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("http://[::1]:{port}/", "'http://[::1]:{port}/' points to a loopback address"),
+        ("http://2130706434:{port}/", "'http://2130706434:{port}/' points to a loopback address"),
+        ("http://[::ffff:10.0.0.1]/", "points to a private address"),
+        ("http://169.254.169.254/latest", "points to a link-local address"),
+    ],
+)
+async def test_redirects_to_loopback_in_any_spelling_are_refused(target: str, said: str) -> None:
+    async with web_site({"/": html("<p>home</p>")}) as site:
+        port = site.rsplit(":", 1)[1]
+        async with web_site({"/go": redirect(target.format(port=port))}) as other:
+            outcome = await fetch(f"{other}/go")
+    assert outcome.is_error and "redirected, and refused: " in outcome.text
+    assert said.format(port=port) in outcome.text
+
+
+async def test_a_redirect_to_localhost_is_handed_back_and_then_refused() -> None:
+    async with web_site({"/": html("<p>home</p>")}) as site:
+        port = site.rsplit(":", 1)[1]
+        async with web_site({"/go": redirect(f"http://localhost:{port}/")}) as other:
+            handed = await fetch(f"{other}/go")
+            again = await fetch(f"http://localhost:{port}/", private=())
+    assert f"redirects to another host: http://localhost:{port}/" in handed.text
+    assert again.is_error and "localhost resolves to a loopback address" in again.text
+
+
 async def test_a_redirect_to_another_host_is_not_followed() -> None:
     async with web_site({"/away": redirect("https://example.com/elsewhere")}) as site:
         outcome = await fetch(f"{site}/away")
