@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from paicli.ui.session_commands import web_search_line
+from paicli.user_config import UserConfig
 from tests.ui.repl_in_process import repl_in_process
 
 
@@ -85,19 +87,24 @@ async def test_doctor_says_whether_web_search_is_set_up(tmp_path: Path) -> None:
         await repl.expect("No MCP servers configured.")
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
-    config = '[web.search]\nprovider = "searxng"\nurl = "http://localhost:8888/search"\n'
-    (home / ".paicli" / "config.toml").write_text(config)
-    async with repl_in_process(project, home, script=[]) as repl:
-        repl.line("/doctor")
-        await repl.expect("Web search: searxng at http://localhost:8888/search")
-        repl.send_keys("ctrl-d")
-        assert await repl.exit_code() == 0
+    searx: dict[str, object] = {
+        "web": {"search": {"provider": "searxng", "url": "http://localhost:8888/search"}}
+    }
+    line = web_search_line(UserConfig(searx), {})
+    assert line == "Web search: searxng at http://localhost:8888/search"
 
 
-async def test_model_lists_what_the_endpoint_offers_escaped(tmp_path: Path) -> None:
+async def test_model_lists_what_the_endpoint_offers_escaped_or_says_why_not(
+    tmp_path: Path,
+) -> None:
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
+    answers = [
+        ((401, '{"error": "bad key"}'), "No model list: authentication failed for "),
+        ((404, "404: Not Found"), "has no model list (HTTP 404 for /models)"),
+        ((200, "<html>a login page</html>"), "answered /models with no model list"),
+    ]
     async with repl_in_process(project, home, script=[]) as repl:
         assert repl.llm is not None
         repl.llm.model_ids = ["scripted", "gpt-x", "evil\x1b]0;owned\x07name"]
@@ -110,22 +117,6 @@ async def test_model_lists_what_the_endpoint_offers_escaped(tmp_path: Path) -> N
         await repl.expect("Switch with /model NAME")
         repl.line("/model gpt-x")
         await repl.expect(re.compile(r"Model: .*gpt-x"))
-        repl.send_keys("ctrl-d")
-        assert await repl.exit_code() == 0
-        assert "\x1b]0;owned" not in repl.screen.getvalue()
-
-
-async def test_an_endpoint_without_a_model_list_is_one_line(tmp_path: Path) -> None:
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    answers = [
-        ((401, '{"error": "bad key"}'), "No model list: authentication failed for "),
-        ((404, "404: Not Found"), "has no model list (HTTP 404 for /models)"),
-        ((200, "<html>a login page</html>"), "answered /models with no model list"),
-    ]
-    async with repl_in_process(project, home, script=[]) as repl:
-        assert repl.llm is not None
         for answer, said in answers:
             repl.llm.models_answer = answer
             repl.line("/model")
@@ -134,4 +125,5 @@ async def test_an_endpoint_without_a_model_list_is_one_line(tmp_path: Path) -> N
             await repl.expect("Switch with /model NAME")
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
+        assert "\x1b]0;owned" not in repl.screen.getvalue()
     assert "Traceback" not in repl.screen.text

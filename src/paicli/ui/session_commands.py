@@ -18,10 +18,13 @@ from paicli.llm.presets import PRESETS
 from paicli.llm.settings import switch_model
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
 
     from paicli.agent.sessions import SavedSession
     from paicli.runtime import Runtime
+    from paicli.user_config import UserConfig
 
 
 def session_label(session: SavedSession) -> str:
@@ -76,7 +79,8 @@ async def doctor(runtime: Runtime, console: Console, words: list[str]) -> None:
     settings = runtime.settings
     model = settings.describe() if settings.configured else settings.why_not_configured()
     console.print(Text(f"Model: {terminal_safe(model)}", "" if settings.configured else "yellow"))
-    console.print(Text(terminal_safe(web_search_line(runtime)), "dim"))
+    line = web_search_line(runtime.user_config, runtime.environ)
+    console.print(Text(terminal_safe(line), "dim"))
     servers = runtime.config.servers
     unknown = [name for name in words if name not in servers]
     if unknown:
@@ -105,11 +109,11 @@ async def doctor(runtime: Runtime, console: Console, words: list[str]) -> None:
             console.print(Text(terminal_safe(line)))
 
 
-def web_search_line(runtime: Runtime) -> str:
+def web_search_line(config: UserConfig, environ: Mapping[str, str]) -> str:
     """Whether web_search is offered, and through which provider, or how to set one up."""
     from paicli.tools.web.settings import web_settings  # noqa: PLC0415
 
-    search = web_settings(runtime.user_config, runtime.environ)[0].search
+    search = web_settings(config, environ)[0].search
     if search is None:
         return "Web search: off (set a provider in [web.search] of ~/.paicli/config.toml)"
     return f"Web search: {search.provider} at {search.url}"
