@@ -98,6 +98,7 @@ def test_domain_rules_match_the_host_and_claude_code_s_spelling() -> None:
     exact = parse_rule("web_fetch(domain:docs.python.org)")
     below = parse_rule("WebFetch(domain:*.python.org)")
     assert below.tool == "web_fetch"
+    assert parse_rule("Bash(git diff:*)").tool == "execute_command"  # any Claude Code name
 
     def covers(rule_text: str, url: str, *, deny: bool = False) -> bool:
         rule = parse_rule(rule_text)

@@ -21,6 +21,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from paicli.tools.errors import ToolError
 from paicli.tools.web.settings import Network
 
 __all__ = ["AddressPolicy", "UrlRefused", "WebUrl", "check_url", "web_host"]
@@ -32,7 +33,7 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NUMERIC = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}\.?$")
 
 
-class UrlRefused(ValueError):
+class UrlRefused(ToolError, ValueError):
     """A URL web_fetch will not reach; the message says why in one line."""
 
 

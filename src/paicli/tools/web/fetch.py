@@ -25,6 +25,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
 from paicli._version import __version__
+from paicli.tools.errors import ToolError
 from paicli.tools.web.address import (
     ALLOW_HINT,
     AddressPolicy,
@@ -41,7 +42,7 @@ _CHUNK = 64 * 1024
 ACCEPT = "text/html, text/markdown, text/plain;q=0.9, application/json;q=0.8, text/*;q=0.7"
 
 
-class FetchFailed(Exception):
+class FetchFailed(ToolError):
     """The fetch did not bring a page; the message says why in one line."""
 
 
@@ -111,6 +112,8 @@ async def fetch(
         raise FetchFailed(f"cannot connect to {url.host}: {exc.os_error.strerror or exc}") from None
     except aiohttp.ClientError as exc:
         raise FetchFailed(f"the request failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        await resolver.close()  # the connector closes only a resolver of its own
 
 
 async def _follow(

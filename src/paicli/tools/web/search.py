@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from paicli._version import __version__
+from paicli.tools.errors import ToolError
 from paicli.tools.web.settings import SearchSettings
 
 __all__ = ["Hit", "SearchFailed", "search"]
@@ -29,7 +30,7 @@ _TAG = re.compile(r"<[^>]{0,200}>")
 Json = Mapping[str, object]
 
 
-class SearchFailed(Exception):
+class SearchFailed(ToolError):
     """The search brought no answer; the message says why in one line."""
 
 
