@@ -47,6 +47,23 @@ def _codec(charset: str | None) -> str:
         return "utf-8"
 
 
+def _decoded(body: bytes, charset: str | None) -> str:
+    """The page's text: in the charset its header names, else the one its markup declares,
+    else UTF-8, else Windows-1252 as browsers do; never a guess from the bytes' statistics
+    (which reads a short page as anything at all)."""
+    from bs4.dammit import EncodingDetector, UnicodeDammit  # noqa: PLC0415
+
+    declared = EncodingDetector.find_declared_encoding(body[:4096], is_html=True)
+    known = [_codec(name) for name in (charset, declared) if name]
+    dammit = UnicodeDammit(
+        body,
+        known_definite_encodings=known,
+        user_encodings=["utf-8", "windows-1252", "latin-1"],
+        is_html=True,
+    )
+    return dammit.unicode_markup or body.decode("utf-8", errors="replace")
+
+
 def _markdown(body: bytes, charset: str | None) -> tuple[str, str | None]:
     from bs4 import BeautifulSoup  # noqa: PLC0415 - a page's first conversion pays for it
     from markdownify import MarkdownConverter  # noqa: PLC0415
@@ -55,7 +72,7 @@ def _markdown(body: bytes, charset: str | None) -> tuple[str, str | None]:
         # Beautiful Soup warns about what a page looks like (XML, a file name); a warning
         # would go to stderr, past the one escaping output path.
         warnings.simplefilter("ignore")
-        soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
+        soup = BeautifulSoup(_decoded(body, charset), "html.parser")
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text().split()) if title_tag is not None else None
     for tag in soup.find_all(_DROPPED):
