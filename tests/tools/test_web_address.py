@@ -55,6 +55,7 @@ def test_private_addresses_in_the_url_are_refused(url: str, kind: str) -> None:
         "http://user:secret@example.com/",
         "http://example.com\\@127.0.0.1/",
         "http://exa mple.com/",
+        "http://%6c%6fcalhost/",
         "http://example.com/\x1b]0;x\x07",
         "https:///path",
         "",

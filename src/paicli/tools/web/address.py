@@ -89,6 +89,8 @@ def check_url(url: object, policy: AddressPolicy) -> WebUrl:
         raise UrlRefused(f"only http and https URLs can be fetched, not {shown}")
     if not host:
         raise UrlRefused(f"the URL has no host: {shown}")
+    if "%" in host:
+        raise UrlRefused(f"the URL's host must not be percent-encoded: {shown}")
     if parts.username is not None or parts.password is not None:
         raise UrlRefused(f"the URL must not carry a user name or password: {shown}")
     if port == 0:

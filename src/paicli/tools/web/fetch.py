@@ -23,6 +23,7 @@ from urllib.parse import urljoin
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
+from yarl import URL
 
 from paicli._version import __version__
 from paicli.tools.errors import ToolError
@@ -125,7 +126,11 @@ async def _follow(
 ) -> Fetched:
     target = first
     for hop in range(max_redirects + 1):
-        async with http.get(target.url, allow_redirects=False) as response:
+        requested = URL(target.url, encoded=False)
+        if (requested.host or "").lower() != target.host:
+            # The host the rules and the address check read must be the one connected to.
+            raise FetchFailed(f"{target.url}: its host reads two ways; not fetched")
+        async with http.get(requested, allow_redirects=False) as response:
             location = response.headers.get("Location")
             if response.status in _REDIRECTS and location:
                 following = urljoin(str(response.url), location)
