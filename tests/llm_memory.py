@@ -49,6 +49,9 @@ class MemoryLlm(LlmScript):
     async def _handle(self, request: httpx2.Request) -> httpx2.Response:
         route = (request.method, request.url.path)
         if route == ("GET", "/v1/models"):
+            if self.models_answer is not None:
+                status, text = self.models_answer
+                return httpx2.Response(status, text=text, headers={"Content-Type": "text/html"})
             return httpx2.Response(200, json=self.models())
         if route != ("POST", "/v1/chat/completions"):
             return httpx2.Response(404, text="404: Not Found")  # what aiohttp answers

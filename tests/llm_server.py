@@ -133,6 +133,10 @@ class LlmScript:
     ) -> None:
         self.script: list[Json] = [dict(reply) for reply in script]
         self.model = model
+        # What `GET /v1/models` lists (default: the one model), or, when set, the answer
+        # it gets instead: (status, body as text), for an endpoint without a usable list.
+        self.model_ids: list[str] = [model]
+        self.models_answer: tuple[int, str] | None = None
         self.requests: list[Json] = []
         self.authorizations: list[str | None] = []  # each request's Authorization header
         self.disconnected = asyncio.Event()  # a hung or streaming client went away
@@ -177,9 +181,12 @@ class LlmScript:
         return None
 
     def models(self) -> Json:
-        """The `GET /v1/models` body: the one model."""
-        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "paicli-tests"}
-        return {"object": "list", "data": [model]}
+        """The `GET /v1/models` body: `model_ids` (by default the one model)."""
+        data = [
+            {"id": name, "object": "model", "created": 0, "owned_by": "paicli-tests"}
+            for name in self.model_ids
+        ]
+        return {"object": "list", "data": data}
 
     def reply_to(self, raw: bytes, authorization: str | None) -> Reply:
         """The reply to one `POST /v1/chat/completions` with body `raw`."""
@@ -297,6 +304,9 @@ class ScriptedLlm(LlmScript):
             self._runner = None
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.models_answer is not None:
+            status, text = self.models_answer
+            return web.Response(status=status, text=text, content_type="text/html")
         return web.json_response(self.models())
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:

@@ -46,7 +46,12 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
         ├── PathRefused          a path argument leaves the file tools' root
         ├── NotRegularFile       a file tool met a FIFO, socket or device
         ├── ToolNameCollision    two MCP tools map to one model-facing name
-        └── UnknownToolName      no tool is offered under a model-facing name
+        ├── UnknownToolName      no tool is offered under a model-facing name
+        ├── UrlRefused           paicli.tools.web: a URL web_fetch will not reach (also
+        │                        ValueError)
+        ├── FetchFailed          a fetch brought no page (refused address, HTTP error,
+        │                        content type, deadline)
+        └── SearchFailed         web_search's provider gave no usable answer
 
 A tool failure is data, not an exception: a `ToolError` becomes an error result the model
 reads and never leaves the tools layer; a user's "no" is an outcome too. Cancellation stays

@@ -27,6 +27,7 @@ from tests.llm_server import Json
 from tests.runtimes import memory_runtime
 
 BUILTINS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "execute_command"}
+BUILTINS |= {"web_fetch"}  # web_search only with a provider configured
 # The agent's own tools are offered like the built-ins: never deferred.
 BUILTINS |= {"todo_write", "Agent"}
 

@@ -383,7 +383,7 @@ async def test_a_users_agent_runs_on_the_model_its_definition_names(project: Pat
 async def test_a_definition_cannot_give_a_tool_the_main_agent_may_not_use(project: Path) -> None:
     (project / ".claude" / "agents" / "greedy.md").write_text(
         "---\nname: greedy\ndescription: wants it all\n"
-        "tools: Read, WebFetch, mcp__ghost__*, mcp__fault__echo\npermissionMode: bypass\n---\n"
+        "tools: Read, NotebookEdit, mcp__ghost__*, mcp__fault__echo\npermissionMode: bypass\n---\n"
     )
     script: list[Json] = [
         {"tool_calls": [agent_call("greedy", "Take over.", "a1")]},
@@ -404,7 +404,7 @@ async def test_a_definition_cannot_give_a_tool_the_main_agent_may_not_use(projec
 
 async def test_an_agent_left_with_none_of_its_tools_does_not_start(project: Path) -> None:
     (project / ".claude" / "agents" / "lost.md").write_text(
-        "---\nname: lost\ndescription: d\ntools: WebFetch, mcp__ghost__*\n---\n"
+        "---\nname: lost\ndescription: d\ntools: NotebookEdit, mcp__ghost__*\n---\n"
     )
     script: list[Json] = [{"tool_calls": [agent_call("lost", "Go.", "a1")]}, {"text": "ok"}]
     async with MemoryLlm(script) as llm, running(project, llm) as runtime:

@@ -1,5 +1,6 @@
 """The REPL's pickers and `/doctor` in a real terminal (issue 27): `/resume` lists this
-folder's conversations and a key picks one, `/model` picks a provider preset, and `/doctor`
+folder's conversations and a key picks one, `/model` picks a model the endpoint lists or a
+provider preset, and `/doctor`
 examines the configured server as `paicli mcp doctor` does."""
 
 from __future__ import annotations
@@ -44,15 +45,30 @@ async def test_resume_picks_a_saved_conversation_with_one_key(tmp_path: Path) ->
     assert said == ["remember the word pelican", "what was the word?"]
 
 
-async def test_model_picks_a_preset_and_esc_picks_none(tmp_path: Path) -> None:
+async def test_model_picks_one_the_endpoint_offers_and_esc_picks_none(tmp_path: Path) -> None:
     async with ScriptedLlm([]) as llm, repl(tmp_path, llm) as term:
+        llm.model_ids = ["alpha-1", "beta-2", "scripted"]
         term.line("/model")
-        await term.expect("Switch to which provider?")
+        await term.expect("Switch to which model?")
+        await term.expect("(in use)")
+        await term.expect("preset ollama")
         term.send("\x1b")  # Esc: nothing changes
         await term.expect("Model unchanged.")
         await term.expect(MARK)
         term.line("/model")
-        await term.expect("Switch to which provider?")
+        await term.expect("Switch to which model?")
+        term.send("2")  # beta-2, the second model the endpoint lists
+        await term.expect("Model: ")
+        await term.expect("beta-2")
+        await bye(term)
+
+
+async def test_model_falls_back_to_presets_when_the_endpoint_lists_none(tmp_path: Path) -> None:
+    async with ScriptedLlm([]) as llm, repl(tmp_path, llm) as term:
+        llm.models_answer = (401, "no")
+        term.line("/model")
+        await term.expect("No model list: authentication failed for ")
+        await term.expect("Switch to which model?")
         term.send("7")  # ollama, the seventh preset: needs no key
         await term.expect("Model: ")
         await term.expect("ollama")

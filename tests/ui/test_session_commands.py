@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from paicli.ui.session_commands import web_search_line
+from paicli.user_config import UserConfig
 from tests.ui.repl_in_process import repl_in_process
 
 
@@ -62,6 +64,8 @@ async def test_model_lists_the_presets_and_whether_each_is_usable(tmp_path: Path
     async with repl_in_process(project, home, script=[]) as repl:
         repl.line("/model")
         await repl.expect(re.compile(r"Model: .* scripted"))
+        await repl.expect("The endpoint offers 1 model(s):")
+        await repl.expect("scripted-model")
         await repl.expect(re.compile(r"deepseek\s+deepseek-chat\s+No API key for deepseek"))
         await repl.expect(re.compile(r"ollama\s+\S+\s+ready"))
         await repl.expect("Switch with /model NAME")
@@ -69,3 +73,57 @@ async def test_model_lists_the_presets_and_whether_each_is_usable(tmp_path: Path
         await repl.expect(re.compile(r"Model: .*ollama"))
         repl.send_keys("ctrl-d")
         assert await repl.exit_code() == 0
+
+
+async def test_doctor_says_whether_web_search_is_set_up(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    (home / ".paicli").mkdir(parents=True)
+    async with repl_in_process(project, home, script=[]) as repl:
+        repl.line("/doctor")
+        await repl.expect(
+            "Web search: off (set a provider in [web.search] of ~/.paicli/config.toml)"
+        )
+        await repl.expect("No MCP servers configured.")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+    searx: dict[str, object] = {
+        "web": {"search": {"provider": "searxng", "url": "http://localhost:8888/search"}}
+    }
+    line = web_search_line(UserConfig(searx), {})
+    assert line == "Web search: searxng at http://localhost:8888/search"
+
+
+async def test_model_lists_what_the_endpoint_offers_escaped_or_says_why_not(
+    tmp_path: Path,
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    answers = [
+        ((401, '{"error": "bad key"}'), "No model list: authentication failed for "),
+        ((404, "404: Not Found"), "has no model list (HTTP 404 for /models)"),
+        ((200, "<html>a login page</html>"), "answered /models with no model list"),
+    ]
+    async with repl_in_process(project, home, script=[]) as repl:
+        assert repl.llm is not None
+        repl.llm.model_ids = ["scripted", "gpt-x", "evil\x1b]0;owned\x07name"]
+        repl.line("/model")
+        await repl.expect("The endpoint offers 3 model(s):")
+        await repl.expect("\\x1b]0;owned\\x07name")  # sorted: evil, gpt-x, scripted
+        await repl.expect("gpt-x")
+        await repl.expect("scripted  (in use)")
+        await repl.expect("preset glm")
+        await repl.expect("Switch with /model NAME")
+        repl.line("/model gpt-x")
+        await repl.expect(re.compile(r"Model: .*gpt-x"))
+        for answer, said in answers:
+            repl.llm.models_answer = answer
+            repl.line("/model")
+            await repl.expect(said)
+            await repl.expect("preset ollama")
+            await repl.expect("Switch with /model NAME")
+        repl.send_keys("ctrl-d")
+        assert await repl.exit_code() == 0
+        assert "\x1b]0;owned" not in repl.screen.getvalue()
+    assert "Traceback" not in repl.screen.text

@@ -53,6 +53,7 @@ _KINDS: dict[str, ToolKind] = {
     "glob": "search",
     "grep": "search",
     "search_tools": "search",
+    "web_search": "search",
     "write_file": "edit",
     "edit_file": "edit",
     "execute_command": "execute",

@@ -66,6 +66,10 @@ CONNECT_TIMEOUT = 15.0
 BASE_DELAY = 1.0
 # No wait is longer than this, whatever Retry-After says: the user is watching a spinner.
 MAX_DELAY = 30.0
+# A model list is one small GET: an endpoint silent for this long has none to give.
+LIST_TIMEOUT = 10.0
+# More models than a list can usefully show (OpenRouter lists hundreds); the rest by name.
+MAX_MODELS = 500
 # Server messages quoted in errors are cut to this many characters (they can be pages).
 MESSAGE_LIMIT = 300
 
@@ -118,6 +122,35 @@ class LlmClient:
         SDK's `close()` would close it under its owner)."""
         if self._owns_http_client:
             await self._client.close()
+
+    async def list_models(self) -> list[str]:
+        """The ids of the models the endpoint offers (`GET {base_url}/models`, as OpenAI's
+        API answers it), sorted, at most `MAX_MODELS`; an `LlmError` of one line when it
+        has no such list, refuses the key or answers something else."""
+        where = self._where()
+        ids: set[str] = set()
+        try:
+            async with asyncio.timeout(LIST_TIMEOUT):
+                async for model in self._client.models.list():
+                    name = getattr(model, "id", None)
+                    if isinstance(name, str) and name and len(ids) < MAX_MODELS:
+                        ids.add(name)
+        except TimeoutError:
+            raise EndpointUnreachable(f"{where} did not list its models in time") from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                hint = self.settings.key_hint
+                raise AuthenticationFailed(
+                    f"authentication failed for {where}: check {hint}"
+                ) from exc
+            raise RequestRejected(
+                f"{where} has no model list (HTTP {exc.status_code} for /models)"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise EndpointUnreachable(f"cannot reach {where}: {_connection_reason(exc)}") from exc
+        except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
+            raise RequestRejected(f"{where} answered /models with no model list") from exc
+        return sorted(ids)
 
     async def stream(
         self,

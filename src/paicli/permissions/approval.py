@@ -33,7 +33,13 @@ from paicli.permissions.policy import (
     project_settings,
 )
 from paicli.permissions.request import Answer, ApprovalRequest, Approver, Choice, Mode
-from paicli.permissions.rules import COMMAND_TOOL, command_limit, command_prefix
+from paicli.permissions.rules import (
+    COMMAND_TOOL,
+    WEB_FETCH_TOOL,
+    command_limit,
+    command_prefix,
+    domain_rule,
+)
 from paicli.servers.tool_definition import definition_hash, describe_change
 from paicli.tools.base import (
     APPROVED,
@@ -262,7 +268,7 @@ class ApprovingToolbox(ToolboxWrapper):
 
     @staticmethod
     def _read_only(spec: ToolSpec) -> bool:
-        return spec.kind == "read" or (spec.kind == "mcp" and spec.read_only_hint)
+        return spec.kind in ("read", "web") or (spec.kind == "mcp" and spec.read_only_hint)
 
     def _decided_without_asking(
         self, spec: ToolSpec, arguments: Mapping[str, object]
@@ -327,6 +333,8 @@ class ApprovingToolbox(ToolboxWrapper):
     ) -> str | None:
         """What a kept answer covers; `limit` is why no rule can cover the call (then none:
         a rule saved for it would never apply)."""
+        if spec.name == WEB_FETCH_TOOL and spec.kind != "mcp":
+            return domain_rule(arguments)  # one site, never every page on the web
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return spec.name
         if limit is not None:

@@ -8,6 +8,10 @@
     execute_command(make *)        a glob over the command's words
     write_file(src/**)        a path glob relative to an anchor folder (`**` crosses folders,
                               `*` and `?` do not); also edit_file, read_file, list_dir, glob, grep
+    web_fetch(domain:docs.python.org)   that host; `domain:*.python.org` its subdomains too
+                              (an allow rule; a deny rule's domain covers its subdomains always)
+
+Claude Code's tool names are read as paicli's (`WebFetch(domain:x)`, `Bash(npm test)`).
 
 A command rule matches the command that will run, not its spelling (`tools/shell/`): wrappers
 (`env`, `nice`, `timeout`, `sh -c` ...) are seen through, the program is known by its name
@@ -42,6 +46,7 @@ from pathlib import Path
 
 from paicli.errors import PaicliError
 from paicli.tools.builtin.catalog import BUILTIN_TOOLS
+from paicli.tools.claude_names import CLAUDE_TOOL_NAMES
 from paicli.tools.shell.line import (
     ASSIGNMENT,
     Invocation,
@@ -51,17 +56,21 @@ from paicli.tools.shell.line import (
     split,
 )
 from paicli.tools.shell.reach import canonical, rule_prefix, uncovered
+from paicli.tools.web.address import web_host
 
 __all__ = [
     "Rule",
     "RuleError",
     "command_limit",
     "command_prefix",
+    "domain_rule",
     "parse_rule",
     "parse_rules",
 ]
 
 COMMAND_TOOL = "execute_command"
+WEB_FETCH_TOOL = "web_fetch"
+_DOMAIN = re.compile(r"^domain:(\*|(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)$")
 # The argument each built-in tool's path rule looks at, and its default.
 _PATH_TOOLS: dict[str, tuple[str, str | None]] = {
     tool.spec.name: (tool.path.name, tool.path.default)
@@ -105,6 +114,8 @@ class Rule:
             return False
         if self.argument is None:
             return True
+        if names[0] == WEB_FETCH_TOOL:
+            return _domain_matches(self.argument, arguments, deny=deny)
         if names[0] == COMMAND_TOOL:
             return _command_matches(
                 self.argument, arguments, root, anchor or root, deny=deny, also=also
@@ -118,7 +129,7 @@ def parse_rule(text: str) -> Rule:
     found = _RULE.match(text)
     if not text or found is None:
         raise RuleError("expected TOOL or TOOL(ARGUMENTS), e.g. execute_command(git diff:*)")
-    tool, argument = found.group(1), found.group(2)
+    tool, argument = CLAUDE_TOOL_NAMES.get(found.group(1), found.group(1)), found.group(2)
     if tool.startswith("mcp__") and "__" not in tool[5:] and not tool.endswith("*"):
         tool += "__*"  # a whole server
     if argument is None:
@@ -126,10 +137,15 @@ def parse_rule(text: str) -> Rule:
     argument = argument.strip()
     if not argument:
         raise RuleError("empty arguments; write the tool name alone to cover every call")
+    if tool == WEB_FETCH_TOOL:
+        if _DOMAIN.match(argument.lower()) is None:
+            raise RuleError("a web_fetch rule names a domain: web_fetch(domain:docs.python.org)")
+        return Rule(text, tool, argument.lower())
     if tool != COMMAND_TOOL and tool not in _PATH_TOOLS:
         raise RuleError(
             "arguments can limit execute_command and the file tools "
-            f"({', '.join(sorted(_PATH_TOOLS))}) only; write {tool!r} to cover the whole tool"
+            f"({', '.join(sorted(_PATH_TOOLS))}) only, and web_fetch by domain; write "
+            f"{tool!r} to cover the whole tool"
         )
     if tool == COMMAND_TOOL and not _words(argument.removesuffix(":*")):
         raise RuleError("the command pattern is not a shell command line")
@@ -306,6 +322,29 @@ def _resolve(program: str, root: Path) -> str | None:
     """The file `program` runs from `root`: a name is looked up on PATH."""
     found = str(root / os.path.expanduser(program)) if "/" in program else shutil.which(program)
     return os.path.realpath(found) if found and os.path.isfile(found) else None
+
+
+def domain_rule(arguments: Mapping[str, object]) -> str | None:
+    """The rule that covers this web_fetch call's site (`web_fetch(domain:HOST)`), for a
+    "this session" or "always" answer; None when no rule can name its host."""
+    host = web_host(arguments.get("url"))
+    if host is None or _DOMAIN.match(f"domain:{host}") is None:
+        return None
+    return f"{WEB_FETCH_TOOL}(domain:{host})"
+
+
+def _domain_matches(pattern: str, arguments: Mapping[str, object], *, deny: bool) -> bool:
+    """Whether the host of the call's url is the rule's domain (`*.` also its subdomains,
+    `*` any); a deny rule covers the domain's subdomains whatever it says."""
+    host = web_host(arguments.get("url"))
+    if host is None:
+        return deny  # a url no host can be read from: denied by any deny rule, never allowed
+    domain = pattern.removeprefix("domain:").rstrip(".")
+    if domain == "*":
+        return True
+    below = domain.startswith("*.") or deny
+    domain = domain.removeprefix("*.")
+    return host == domain or (below and host.endswith("." + domain))
 
 
 def _path_matches(

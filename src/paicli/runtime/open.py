@@ -47,6 +47,8 @@ from paicli.tools.builtin.toolbox import BuiltinToolbox
 from paicli.tools.combined import CombinedToolbox
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.tools.search.offer import SearchToolbox, ToolOffer
+from paicli.tools.web.settings import web_settings
+from paicli.tools.web.toolbox import WebToolbox
 
 if TYPE_CHECKING:
     from paicli.llm.client import HttpClient
@@ -292,7 +294,8 @@ def build_toolbox(
         ask=io.ask_rules,
     )
     pins = ToolPins(settings.home.tool_pins, project=project)
-    problems = [*policy_problems, *store.problems, *pins.problems]
+    web, web_problems = web_settings(settings.user_config, settings.environ)
+    problems = [*policy_problems, *store.problems, *pins.problems, *web_problems]
     mcp = McpToolbox(
         manager,
         results_dir=settings.home.tool_results_dir,
@@ -314,7 +317,7 @@ def build_toolbox(
         sandbox=sandbox,
         also=added,
     )
-    sources: list[Toolbox] = [builtin, mcp, SearchToolbox(offer), *own]
+    sources: list[Toolbox] = [builtin, WebToolbox(web), mcp, SearchToolbox(offer), *own]
     if skills is not None:
         sources.append(skills)
     approvals = ApprovingToolbox(

@@ -168,6 +168,17 @@ class Runtime:
             await self.use_model(settings)
         return settings
 
+    async def list_models(self) -> list[str]:
+        """The models the current endpoint offers (`GET {base_url}/models`); `LlmError`
+        (one line) when it lists none. The key reaches the endpoint only."""
+        from paicli.llm.client import LlmClient  # noqa: PLC0415 - the openai SDK
+
+        client = LlmClient(self.settings, max_retries=0, http_client=self.http_client)
+        try:
+            return await client.list_models()
+        finally:
+            await client.aclose()
+
     async def use_model(self, settings: ModelSettings) -> None:
         """Talk to the model `settings` name (configured) from the next request on: the
         agent is built on the first one, and keeps its conversation on a switch."""

@@ -23,7 +23,8 @@ from paicli.llm.messages import ToolDefinition
 #   write    asks (write_file, edit_file)
 #   execute  asks (execute_command)
 #   mcp      asks, unless policy says otherwise (a third party's tool)
-ToolKind = Literal["read", "write", "execute", "mcp"]
+#   web      asks, but only reads (web_fetch, web_search): runs in plan mode, still asking
+ToolKind = Literal["read", "write", "execute", "mcp", "web"]
 
 # Who let a call run or stopped it, as the audit log records it.
 # "skill": a user's skill in use pre-approved it (`allowed-tools`); "command": a user's custom
@@ -94,6 +95,9 @@ class ToolOutcome:
     # Images in an MCP result, (mimeType, base64 data) each: passed to a model that takes
     # images as image parts after the tool messages (tool messages carry text only).
     images: tuple[tuple[str, str], ...] = ()
+    # The web address (or search) whose content `text` is (web_fetch, web_search): fenced
+    # for the model as untrusted data too, under its own element.
+    origin: str | None = None
 
     @classmethod
     def refused(cls, text: str, decided_by: DecidedBy = "validation") -> ToolOutcome:

@@ -4,7 +4,7 @@ A `.claude/` folder names tools as Claude Code does (`Bash`, `Edit`, `Bash(git d
 in a command's `allowed-tools` and in a hook's `matcher`. paicli's built-in tools have names
 of their own, so those words are read through this one table. MCP tools are named alike in
 both (`mcp__<server>__<tool>`) and need no mapping. A Claude Code tool paicli does not have
-(`WebFetch`, `NotebookEdit`, ...) stands for nothing here.
+(`NotebookEdit`, ...) stands for nothing here.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ CLAUDE_TOOL_NAMES: dict[str, str] = {
     "Glob": "glob",
     "Grep": "grep",
     "LS": "list_dir",
+    "WebFetch": "web_fetch",
+    "WebSearch": "web_search",
 }
 
 _RULE = re.compile(r"^([A-Za-z]+)(\(.*\))?$", re.DOTALL)

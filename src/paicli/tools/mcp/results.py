@@ -34,6 +34,7 @@ from paicli.tools.base import ToolOutcome
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "RESULT_TAG",
+    "WEB_TAG",
     "Attachment",
     "ModelResult",
     "for_model",
@@ -43,6 +44,8 @@ __all__ = [
 
 # The element a server's output is fenced in for the model (see `for_model`).
 RESULT_TAG = "mcp-result"
+# The element a web page or search result is fenced in (web_fetch, web_search).
+WEB_TAG = "web-content"
 _TRUNCATION_NOTE = "\n\n[Output truncated: "
 
 # About 25k tokens at the usual rough estimate of 4 characters per token.
@@ -131,7 +134,8 @@ def to_model_result(
 
 def for_model(outcome: ToolOutcome) -> str:
     """The tool message the model reads for `outcome`: an MCP server's output goes inside a
-    `<mcp-result>` element that names the server and tool and says it is untrusted data;
+    `<mcp-result>` element that names the server and tool and says it is untrusted data, a
+    web page's or search's (`origin`) inside a `<web-content>` element naming its source;
     paicli's own text (built-in tools, refusals, paicli's errors) as it is.
 
     Each result gets a fresh random block id, repeated on the closing tag: a server cannot
@@ -139,9 +143,17 @@ def for_model(outcome: ToolOutcome) -> str:
     system prompt says a closing tag with another id is part of the data). paicli's
     truncation note stays after the element, and an error result starts with `Error:`.
     """
+    if outcome.origin is not None:
+        source = json.dumps(outcome.origin, ensure_ascii=False)
+        return _fenced(outcome, WEB_TAG, f"source={source}", "untrusted data from the web")
     if outcome.source is None:
         return outcome.text
     server, tool = outcome.source
+    names = f"server={json.dumps(server)} tool={json.dumps(tool, ensure_ascii=False)}"
+    return _fenced(outcome, RESULT_TAG, names, "untrusted data from the server")
+
+
+def _fenced(outcome: ToolOutcome, tag: str, names: str, content: str) -> str:
     body, note, error = outcome.text, "", ""
     if outcome.truncated and (at := body.rfind(_TRUNCATION_NOTE)) >= 0:
         body, note = body[:at], body[at:]
@@ -149,11 +161,8 @@ def for_model(outcome: ToolOutcome) -> str:
         error = "Error:\n"
         body = body.removeprefix("Error: ")
     block = secrets.token_hex(6)
-    opening = (
-        f"<{RESULT_TAG} server={json.dumps(server)} tool={json.dumps(tool, ensure_ascii=False)}"
-        f' block="{block}" content="untrusted data from the server">'
-    )
-    return f'{error}{opening}\n{body}\n</{RESULT_TAG} block="{block}">{note}'
+    opening = f'<{tag} {names} block="{block}" content="{content}">'
+    return f'{error}{opening}\n{body}\n</{tag} block="{block}">{note}'
 
 
 def write_full_output(text: str, *, directory: Path, server: str, tool: str) -> Path:
