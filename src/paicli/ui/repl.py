@@ -252,6 +252,7 @@ class Repl:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
         self._renderer = TurnRenderer(self.console)
+        await asyncio.to_thread(runtime.begin_turn, text)  # (a checkpoint: /rewind)
         async with running(runtime, command, lambda line: warn(self.console, line)):
             # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
             await self._interruptible(
@@ -260,6 +261,7 @@ class Repl:
             )
         self.console.print()
         # Saved after every turn (an interrupted one too), so nothing said is lost.
+        await asyncio.to_thread(runtime.end_turn)
         await asyncio.to_thread(runtime.save_session)
 
     async def _interruptible(self, work: Coroutine[Any, Any, object], hint: str) -> None:
