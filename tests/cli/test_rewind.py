@@ -72,8 +72,8 @@ async def test_p_runs_record_turns_and_rewind_restores_files_and_conversation(
     listed = await paicli(project, "rewind", "--session", session)
     assert listed.code == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert "1. first  · 3 file(s): a.txt, gone.txt, made.txt" in lines[1]
-    assert "2. second  · 1 file(s): a.txt" in lines[2]
+    assert "1. first · 3 file(s): a.txt, gone.txt, made.txt" in lines[1]
+    assert "2. second · 1 file(s): a.txt" in lines[2]
 
     back = await paicli(project, "rewind", "--session", session, "--to", "2")
     assert back.code == 0, back.stderr

@@ -79,8 +79,7 @@ class Checkpoints:
         store = self.open(session_id)
         with self._lock:
             now = datetime.datetime.now().isoformat(timespec="seconds")
-            shown = " ".join(prompt.split())[:PROMPT_CHARS]
-            self.turn = Turn(store.next_number(), shown, now, messages)
+            self.turn = Turn(store.next_number(), prompt[:PROMPT_CHARS], now, messages)
             store.turns.append(self.turn)
             store.roots = self.roots
 

@@ -50,7 +50,7 @@ _SESSION = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 _HEX = re.compile(r"[0-9a-f]{64}")
 # The index of a store holding `Limits.turns` turns of a busy session stays far below this.
 MAX_INDEX_BYTES = 16 * 1024 * 1024
-PROMPT_CHARS = 200
+PROMPT_CHARS = 8_000  # the prompt as typed (a rewind offers it again), cut
 
 
 def digest(data: bytes) -> str:

@@ -20,6 +20,7 @@ from paicli.tools.builtin.paths import Confinement
 __all__ = ["ACTIONS", "Action", "Rewinder", "cut_conversation", "turn_label"]
 
 SHOWN_FILES = 3  # a turn's label names this many files, then counts the rest
+PROMPT_SHOWN = 60  # and this many characters of its prompt
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,8 @@ class Rewinder:
     def turns(self) -> list[Turn]:
         return list(self.store.turns)
 
-    def label(self, turn: Turn) -> str:
-        return turn_label(turn, self.paths)
+    def label(self, turn: Turn, *, numbered: bool = True) -> str:
+        return turn_label(turn, self.paths, numbered=numbered)
 
     def plan(self, number: int) -> CodePlan | None:
         return plan_code(self.store, number, self.paths)
@@ -97,15 +98,19 @@ class Rewinder:
         return lines + [f"Not undone: {note}" for note in plan.notes]
 
 
-def turn_label(turn: Turn, paths: Confinement) -> str:
-    """One line: the turn's number, prompt, and the files it changed."""
+def turn_label(turn: Turn, paths: Confinement, *, numbered: bool = True) -> str:
+    """One line: the turn's number (`numbered`), prompt, and the files it changed."""
     files = [paths.display(Path(path)) for path in turn.files]
     if not files:
         changed = "no file changes"
     else:
         more = f" +{len(files) - SHOWN_FILES}" if len(files) > SHOWN_FILES else ""
         changed = f"{len(files)} file(s): {', '.join(files[:SHOWN_FILES])}{more}"
-    return f"{turn.number:>3}. {turn.prompt or '(empty)'}  · {changed}"
+    prompt = " ".join(turn.prompt.split())
+    if len(prompt) > PROMPT_SHOWN:
+        prompt = prompt[: PROMPT_SHOWN - 1] + "…"
+    number = f"{turn.number:>3}. " if numbered else ""
+    return f"{number}{prompt or '(empty)'} · {changed}"
 
 
 def cut_conversation(turn: Turn, messages: Sequence[Message]) -> list[Message] | str:

@@ -95,6 +95,7 @@ class Repl:
         # custom command whose turn it is).
         self._asked: tuple[str, Sequence[Message], bool, CommandTurn | None] | None = None
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
+        self._prefill = ""  # the next prompt's line starts with this (/rewind's prompt)
 
     # -- callbacks from the runtime ----------------------------------------------------------
 
@@ -174,7 +175,7 @@ class Repl:
                     elif session is None:
                         text = await self._lines.read(PROMPT)
                     else:
-                        text = await read_line(session)
+                        text, self._prefill = await read_line(session, self._prefill), ""
                 except ArmExit:
                     self._state.exit_armed = True
                     self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
@@ -409,7 +410,7 @@ class Repl:
             self.console.print(Text(f"Unknown command {shown}; /help lists them.", "yellow"))
             return
         context = SlashContext(
-            runtime, self.console, self._leave, self._ask, self.prompts, self.custom
+            runtime, self.console, self._leave, self._ask, self.prompts, self.custom, self._fill
         )
         await command.run(context, words)
 
@@ -425,3 +426,6 @@ class Repl:
 
     def _leave(self) -> None:
         self._leaving = True
+
+    def _fill(self, text: str) -> None:
+        self._prefill = text
