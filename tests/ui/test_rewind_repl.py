@@ -5,9 +5,7 @@ asked about, a shell command's changes undone."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +14,21 @@ import pytest
 from tests.llm_server import ScriptedLlm
 
 from .terminal import Terminal
-from .test_single_key_approvals import MARK, bye, environment
+from .test_single_key_approvals import MARK, bye
+from .test_single_key_approvals import repl as terminal_repl
 
 pytestmark = pytest.mark.real
 
 
-@asynccontextmanager
-async def repl(tmp_path: Path, llm: ScriptedLlm) -> AsyncIterator[Terminal]:
-    """The REPL in `tmp_path/project`, edits accepted and commands uncontained."""
-    (tmp_path / "home").mkdir(exist_ok=True)
-    flags = ["--base-url", llm.base_url, "--model", "scripted"]
-    flags += ["--permission-mode", "accept-edits", "--sandbox", "off"]
-    term = await Terminal.spawn(
-        [sys.executable, "-m", "paicli.cli", *flags],
-        cwd=tmp_path / "project",
-        env=environment(tmp_path),
-    )
-    try:
-        await term.expect(MARK)
-        yield term
-    finally:
-        await term.aclose()
+def repl(tmp_path: Path, llm: ScriptedLlm) -> AbstractAsyncContextManager[Terminal]:
+    """The REPL, edits accepted and commands uncontained."""
+    return terminal_repl(tmp_path, llm, "--permission-mode", "accept-edits", "--sandbox", "off")
+
+
+async def turn(term: Terminal, prompt: str, answer: str) -> None:
+    term.line(prompt)
+    await term.expect(answer)
+    await term.expect(MARK)
 
 
 def writes(content: str, answer: str) -> list[dict[str, Any]]:
@@ -58,12 +50,8 @@ async def test_rewind_restores_code_and_conversation_and_offers_the_prompt_again
     script = [*writes("two\n", "Made it two."), *writes("three\n", "Made it three.")]
     script.append({"text": "Asked again."})
     async with ScriptedLlm(script) as llm, repl(tmp_path, llm) as term:
-        term.line("make it two")
-        await term.expect("Made it two.")
-        await term.expect(MARK)
-        term.line("make it three")
-        await term.expect("Made it three.")
-        await term.expect(MARK)
+        await turn(term, "make it two", "Made it two.")
+        await turn(term, "make it three", "Made it three.")
         term.line("/rewind")
         await term.expect("Rewind to before which prompt?")
         await term.expect("2. make it three · 1 file(s): a.txt")
@@ -86,9 +74,7 @@ async def test_esc_esc_clears_a_line_and_at_an_empty_prompt_opens_the_rewind_men
     tmp_path: Path, project: Path
 ) -> None:
     async with ScriptedLlm(writes("two\n", "Made it two.")) as llm, repl(tmp_path, llm) as term:
-        term.line("make it two")
-        await term.expect("Made it two.")
-        await term.expect(MARK)
+        await turn(term, "make it two", "Made it two.")
         term.send("half a thought")
         await term.expect("half a thought")
         term.send("\x1b\x1b")  # a line with text: cleared, nothing opens
@@ -106,9 +92,7 @@ async def test_a_file_changed_since_is_asked_about_and_can_be_kept(
     tmp_path: Path, project: Path
 ) -> None:
     async with ScriptedLlm(writes("two\n", "Made it two.")) as llm, repl(tmp_path, llm) as term:
-        term.line("make it two")
-        await term.expect("Made it two.")
-        await term.expect(MARK)
+        await turn(term, "make it two", "Made it two.")
         (project / "a.txt").write_text("my own work\n")
         term.line("/rewind 1 code")
         await term.expect("1 file(s) changed since paicli last changed them:")
