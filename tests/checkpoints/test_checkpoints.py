@@ -226,3 +226,21 @@ async def test_outside_a_turn_nothing_is_recorded(project: Project) -> None:
     await project.tool("write_file", {"path": "a.txt", "content": "x"})
     assert not CheckpointStore.exists(project.home, SESSION)
     assert (project.root / "a.txt").read_text() == "x"
+
+
+async def test_a_tampered_path_outside_the_project_is_never_written(
+    project: Project, tmp_path: Path
+) -> None:
+    project.begin("make a file")
+    await project.tool("write_file", {"path": "a.txt", "content": "x"})
+    project.end()
+    store = project.store()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("x")  # as if paicli had left it so: no conflict to stop the rewind
+    change = store.turns[0].files.pop(str(project.root / "a.txt"))
+    store.turns[0].files[str(victim)] = change  # before: absent, so a rewind would remove it
+    store.current[str(victim)] = change.after
+    store.save()
+    restored, skipped = project.rewind(1, overwrite=True)
+    assert (restored, skipped) == ([], [str(victim)])
+    assert victim.read_text() == "x"

@@ -135,3 +135,15 @@ async def test_rewind_elsewhere_or_of_nothing_says_so_in_one_line(
         assert run.code == 2
         assert run.stderr.startswith("paicli rewind: ") and run.stderr.count("\n") == 1
         assert said in run.stderr
+
+
+async def test_a_hostile_prompt_is_listed_escaped(project: Path) -> None:
+    async with ScriptedLlm([{"text": "ok"}]) as llm:
+        run = await paicli(
+            project, "-p", "look\x1b]0;owned\x07 here", "--output-format", "json", llm=llm
+        )
+    assert run.code == 0, run.stderr
+    session = str(json.loads(run.stdout)["session_id"])
+    listed = await paicli(project, "rewind", "--session", session)
+    assert r"1. look\x1b]0;owned\x07 here · no file changes" in listed.stdout
+    assert "\x1b" not in listed.stdout

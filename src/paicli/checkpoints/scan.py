@@ -14,6 +14,7 @@ cannot undo. Symbolic links are never followed; a link's target is not kept.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from contextlib import suppress
@@ -45,6 +46,9 @@ MAX_FILES = 20_000  # a large project outside its generated folders
 MAX_FILE_BYTES = 1024 * 1024  # source files; larger ones are rarely written by hand
 MAX_READ_BYTES = 64 * 1024 * 1024  # read before one command at most
 MAX_DEPTH = 64
+# The temporary file of a file tool's atomic write (`writes.replace_at`), there for an instant
+# while a command may run beside the tool: never the command's doing, never to restore.
+_TRANSIENT = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 Key = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
@@ -145,6 +149,8 @@ class ProjectScan:
                     if stat.S_ISDIR(found.st_mode):
                         if entry.name not in SKIPPED and depth < MAX_DEPTH:
                             pending.append((entry.path, depth + 1))
+                        continue
+                    if _TRANSIENT.fullmatch(entry.name):
                         continue
                     if len(seen) >= MAX_FILES:
                         return seen, False

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from paicli.config_files import ConfigFileError, open_regular, read_config_text
-from paicli.private_files import make_private_dir, write_atomically
+from paicli.private_files import PRIVATE_FILE_MODE, make_private_dir, write_atomically
 
 __all__ = [
     "ABSENT",
@@ -132,6 +132,24 @@ class Turn:
         )
 
 
+def _write_blob(path: Path, data: bytes) -> None:
+    """Keep `data` at `path` (0600, atomically), without the fsync `write_atomically` does:
+    the first command of a session keeps a whole project, and a blob a crash cut short no
+    longer matches its name, which `get` checks (that content is then said to be lost)."""
+    make_private_dir(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, PRIVATE_FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _state_ok(value: object) -> bool:
     return (
         value is None
@@ -178,7 +196,7 @@ class CheckpointStore:
             return key
         if self.stored_bytes() + len(data) > self.limits.store_bytes:
             return UNKNOWN
-        write_atomically(path, data)
+        _write_blob(path, data)
         self._stored = self.stored_bytes() + len(data)
         return key
 
