@@ -3,6 +3,7 @@ rewind brings files back (and refuses what it must), the store stays private and
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from paicli.checkpoints.recorder import Checkpoints, fingerprint
 from paicli.checkpoints.restore import apply, conversation_cut, plan_code
-from paicli.checkpoints.store import ABSENT, UNKNOWN, CheckpointStore, Limits, Turn
+from paicli.checkpoints.store import ABSENT, UNKNOWN, CheckpointStore, Limits, Turn, prune_old
 from paicli.checkpoints.toolbox import CheckpointingToolbox
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin.paths import Confinement
@@ -244,3 +245,17 @@ async def test_a_tampered_path_outside_the_project_is_never_written(
     restored, skipped = project.rewind(1, overwrite=True)
     assert (restored, skipped) == ([], [str(victim)])
     assert victim.read_text() == "x"
+
+
+def test_checkpoints_a_month_old_are_deleted_and_nothing_else(tmp_path: Path) -> None:
+    old, recent = "20261001-100000-aaaaaa", SESSION
+    for session in (old, recent):
+        CheckpointStore(tmp_path, session).save()
+    (tmp_path / "20261001-100000-bbbbbb").mkdir()  # no index: nothing to keep
+    (tmp_path / "not-a-session").mkdir()
+    month = 31 * 86_400
+    os.utime(
+        tmp_path / old / "index.json", (0, (tmp_path / old / "index.json").stat().st_mtime - month)
+    )
+    assert sorted(prune_old(tmp_path)) == [old, "20261001-100000-bbbbbb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [recent, "not-a-session"]

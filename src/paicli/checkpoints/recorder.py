@@ -27,6 +27,7 @@ from paicli.checkpoints.store import (
     Limits,
     State,
     Turn,
+    prune_old,
 )
 
 __all__ = ["Checkpoints", "fingerprint"]
@@ -66,10 +67,14 @@ class Checkpoints:
         self.store: CheckpointStore | None = None
         self.turn: Turn | None = None
         self._lock = threading.Lock()
+        self._pruned = False
 
     def open(self, session_id: str) -> CheckpointStore:
         """The store of the conversation `session_id` (the one in use, if it is that)."""
         with self._lock:
+            if not self._pruned:  # once a run: conversations a month old go
+                self._pruned = True
+                prune_old(self.folder)
             if self.store is None or self.store.session_id != session_id:
                 self.store = CheckpointStore(self.folder, session_id, self.limits)
             return self.store

@@ -20,6 +20,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import time
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ __all__ = [
     "State",
     "Turn",
     "digest",
+    "prune_old",
 ]
 
 # A file's state at one moment: the SHA-256 of its content, ABSENT (there was no file) or
@@ -50,6 +53,7 @@ _SESSION = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 _HEX = re.compile(r"[0-9a-f]{64}")
 # The index of a store holding `Limits.turns` turns of a busy session stays far below this.
 MAX_INDEX_BYTES = 16 * 1024 * 1024
+KEEP_DAYS = 30  # a conversation's checkpoints are kept this long after its last turn
 PROMPT_CHARS = 8_000  # the prompt as typed (a rewind offers it again), cut
 
 
@@ -130,6 +134,27 @@ class Turn:
             commands=_strings(value.get("commands")),
             notes=_strings(value.get("notes")),
         )
+
+
+def prune_old(folder: Path, days: float = KEEP_DAYS, now: float | None = None) -> list[str]:
+    """Delete the checkpoints of conversations not recorded in for `days` days (as Claude
+    Code cleans up after 30); the session ids removed."""
+    limit = (time.time() if now is None else now) - days * 86_400
+    removed: list[str] = []
+    with suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not _SESSION.fullmatch(entry.name) or entry.is_symlink():
+                continue
+            try:
+                if os.stat(os.path.join(entry.path, "index.json")).st_mtime >= limit:
+                    continue
+            except FileNotFoundError:
+                pass  # a folder without an index holds nothing a rewind could use
+            except OSError:
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
 
 
 def _write_blob(path: Path, data: bytes) -> None:
