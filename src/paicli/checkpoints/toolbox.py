@@ -19,6 +19,7 @@ from paicli.checkpoints.store import UNKNOWN
 from paicli.tools.base import Toolbox, ToolboxWrapper, ToolOutcome, ToolSpec
 from paicli.tools.builtin.files import NotRegularFile, open_regular_at
 from paicli.tools.builtin.paths import Confinement, PathRefused
+from paicli.tools.errors import ToolError
 
 __all__ = ["WRITE_TOOLS", "CheckpointingToolbox", "NotAFile", "TooLarge", "read_current"]
 
@@ -28,7 +29,7 @@ WRITE_TOOLS = ("write_file", "edit_file")
 COMMAND_TOOL = "execute_command"
 
 
-class NotAFile(Exception):
+class NotAFile(ToolError):
     """The path names a folder, a link or a device: nothing a file tool writes."""
 
 
