@@ -19,7 +19,7 @@ async def test_rewind_without_a_terminal_lists_and_rewinds_by_number(tmp_path: P
     (project / "a.txt").write_text("one\n")
     call = {"id": "w", "name": "write_file"}
     call["arguments"] = json.dumps({"path": "a.txt", "content": "two\n"})
-    script = [{"tool_calls": [call]}, {"text": "Made it two."}]
+    script: list[dict[str, object]] = [{"tool_calls": [call]}, {"text": "Made it two."}]
     async with repl_in_process(project, home, script=script, mode=Mode.ACCEPT_EDITS) as repl:
         repl.line("/rewind")
         await repl.expect("No checkpoints yet: each prompt you send makes one.")
