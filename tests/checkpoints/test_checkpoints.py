@@ -259,3 +259,23 @@ def test_checkpoints_a_month_old_are_deleted_and_nothing_else(tmp_path: Path) ->
     )
     assert sorted(prune_old(tmp_path)) == [old, "20261001-100000-bbbbbb"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [recent, "not-a-session"]
+
+
+async def test_what_a_command_may_change_is_kept_when_older_turns_are_dropped(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path, Limits(turns=1))
+    (project.root / "a.txt").write_text("one\n")
+    project.begin("look first")
+    project.checkpoints.before_command()  # a.txt kept, no turn refers to it
+    project.checkpoints.after_command("true")
+    project.end()
+    project.begin("now a command changes it")
+    # A write saves the index: turn 1 is dropped, and the blobs no turn needs are collected.
+    await project.tool("write_file", {"path": "b.txt", "content": "b\n"})
+    project.checkpoints.before_command()
+    (project.root / "a.txt").write_text("two\n")
+    project.checkpoints.after_command("echo two > a.txt")
+    project.end()
+    project.rewind(2)
+    assert (project.root / "a.txt").read_text() == "one\n"

@@ -91,6 +91,7 @@ class ProjectScan:
         for path in set(self._known) - set(seen):
             del self._known[path]
         self._before = seen
+        store.pinned = {state for _, state in self._known.values() if state and state != UNKNOWN}
 
     def after(self, store: CheckpointStore) -> CommandChanges:
         """What the command run since `before` changed, and what could not be seen."""

@@ -201,6 +201,9 @@ class CheckpointStore:
         self.current: dict[str, State] = {}
         self.roots: list[str] = []
         self._stored: int | None = None  # bytes in blobs/, counted on first need
+        # Contents kept for a command that may yet change them (`ProjectScan`), which no turn
+        # refers to yet: never collected while this store is in use.
+        self.pinned: set[str] = set()
         self._load()
 
     @staticmethod
@@ -286,7 +289,7 @@ class CheckpointStore:
         self.save()
 
     def _collect(self) -> None:
-        """Delete the blobs no kept turn and no `current` state refers to."""
+        """Delete the blobs no kept turn, no `current` state and no `pinned` one refers to."""
         needed = set(self._referenced())
         with suppress(OSError), os.scandir(self.folder / "blobs") as entries:
             for entry in entries:
@@ -296,6 +299,7 @@ class CheckpointStore:
         self._stored = None
 
     def _referenced(self) -> Iterable[str]:
+        yield from self.pinned
         yield from (state for state in self.current.values() if state)
         for turn in self.turns:
             for change in turn.files.values():

@@ -106,5 +106,6 @@ def _rewind(
     if isinstance(kept, list) and session is not None:
         sessions.save(session_id, kept, session.model)
         rewinder.forget_from(number)
-        out(f"Conversation {session_id} rewound to before turn {number} ({turn.prompt})")
+        prompt = " ".join(turn.prompt.split())
+        out(f"Conversation {session_id} rewound to before turn {number}: {prompt[:200]}")
     return code
