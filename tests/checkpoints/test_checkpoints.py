@@ -279,3 +279,25 @@ async def test_what_a_command_may_change_is_kept_when_older_turns_are_dropped(
     project.end()
     project.rewind(2)
     assert (project.root / "a.txt").read_text() == "one\n"
+
+
+def test_a_new_conversation_keeps_its_own_copy_of_what_a_command_may_change(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    (project.root / "a.txt").write_text("one\n")
+    project.begin("a command in the first conversation")
+    project.checkpoints.before_command()
+    project.checkpoints.after_command("true")
+    project.end()
+    other = "20261204-230000-bbbbbb"  # /clear: the next turn is another conversation's
+    project.checkpoints.begin(other, "a command in the second", 0)
+    project.checkpoints.before_command()
+    (project.root / "a.txt").write_text("two\n")
+    project.checkpoints.after_command("echo two > a.txt")
+    project.checkpoints.end([{"role": "user", "content": "a command in the second"}])
+    store = CheckpointStore(project.home, other)
+    plan = plan_code(store, 1, Confinement(project.root))
+    assert plan is not None and plan.lost == []
+    apply(plan, store, Confinement(project.root), overwrite=False)
+    assert (project.root / "a.txt").read_text() == "one\n"

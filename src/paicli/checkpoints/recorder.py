@@ -77,6 +77,8 @@ class Checkpoints:
                 prune_old(self.folder)
             if self.store is None or self.store.session_id != session_id:
                 self.store = CheckpointStore(self.folder, session_id, self.limits)
+                # What the scan kept is in the other conversation's store: start again.
+                self.scan = ProjectScan(self.scan.roots, self.scan.skip)
             return self.store
 
     def begin(self, session_id: str, prompt: str, messages: int) -> None:

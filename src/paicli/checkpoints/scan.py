@@ -70,9 +70,9 @@ class ProjectScan:
     """The files under `roots` (real paths), minus `skip` (paicli's own folder, say), as
     last seen, with the content state of each kept in a store."""
 
-    def __init__(self, roots: Sequence[Path], skip: Sequence[Path] = ()) -> None:
+    def __init__(self, roots: Sequence[Path], skip: Sequence[Path | str] = ()) -> None:
         self.roots = [Path(os.path.realpath(root)) for root in roots]
-        self.skip = {os.path.realpath(path) for path in skip}
+        self.skip = [os.path.realpath(path) for path in skip]
         self._known: dict[str, tuple[Key, State]] = {}  # path -> (stat key, content state)
         self._before: dict[str, Key] = {}
         self._complete = True
@@ -135,6 +135,7 @@ class ProjectScan:
     def _look(self) -> tuple[dict[str, Key], bool]:
         """Every file and link under the roots (lstat), and whether all were seen."""
         seen: dict[str, Key] = {}
+        skipped = set(self.skip)
         pending = [(str(root), 0) for root in self.roots]
         while pending:
             folder, depth = pending.pop()
@@ -143,7 +144,7 @@ class ProjectScan:
             except OSError:
                 continue
             for entry in entries:
-                if entry.path in self.skip:
+                if entry.path in skipped:
                     continue
                 with suppress(OSError):
                     found = entry.stat(follow_symlinks=False)
