@@ -75,7 +75,7 @@ async def test_p_runs_record_turns_and_rewind_restores_files_and_conversation(
     assert "1. first · 3 file(s): a.txt, gone.txt, made.txt" in lines[1]
     assert "2. second · 1 file(s): a.txt" in lines[2]
 
-    back = await paicli(project, "rewind", "--session", session, "--to", "2")
+    back = await paicli(project, "rewind", "--to", "2")  # (this folder's latest conversation)
     assert back.code == 0, back.stderr
     assert (project / "a.txt").read_text() == "two\n"
     assert "Restored 1 file(s) to before turn 2: a.txt" in back.stdout
@@ -127,6 +127,8 @@ async def test_rewind_elsewhere_or_of_nothing_says_so_in_one_line(
     assert run.code == 2
     assert f"rewind it there: paicli -C {project} rewind --session {session}" in run.stderr
     assert (project / "a.txt").read_text() == "three\n"
+    nothing = await paicli(other, "rewind")
+    assert nothing.code == 2 and "no saved conversation in this folder" in nothing.stderr
     for args, said in (
         (("--session", "../../etc/passwd"), "no saved conversation '../../etc/passwd'"),
         (("--session", session, "--to", "9"), "has no turn 9 (turns 1-2)"),

@@ -6,7 +6,7 @@ import argparse
 
 
 def rewind_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`paicli rewind --session ID [--to N] [--code-only | --conversation-only] [--force]`."""
+    """`paicli rewind [--session ID] [--to N] [--code-only | --conversation-only] [--force]`."""
     rewind = commands.add_parser(
         "rewind",
         help="list a saved conversation's turns, or bring its files and conversation back "
@@ -14,9 +14,8 @@ def rewind_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     rewind.add_argument(
         "--session",
-        required=True,
         metavar="ID",
-        help="the conversation (paicli --resume lists them)",
+        help="the conversation (paicli --resume lists them; default: this folder's latest)",
     )
     rewind.add_argument(
         "--to", type=int, metavar="N", help="rewind to before turn N (without: list the turns)"

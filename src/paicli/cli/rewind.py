@@ -1,6 +1,7 @@
-"""`paicli rewind --session ID [--to N]`: a saved conversation's turns, or its files and
-conversation brought back to before turn N, from the shell (what `/rewind` does in the REPL;
-`paicli -p` runs record checkpoints too, so a script can undo one).
+"""`paicli rewind [--session ID] [--to N]`: a saved conversation's turns (default: this
+folder's latest one), or its files and conversation brought back to before turn N, from the
+shell (what `/rewind` does in the REPL; `paicli -p` runs record checkpoints too, so a script
+can undo one).
 
 Run in the folder the conversation was recorded in (else one line says where). Nothing is
 restored while a file changed since paicli last changed it, unless `--force`: a rewind never
@@ -27,8 +28,14 @@ __all__ = ["run"]
 def run(options: argparse.Namespace) -> int:
     home = PaicliHome.from_environ()
     here = Path.cwd().resolve()
-    session_id: str = options.session
     sessions = SessionStore(home.sessions_dir, here)
+    if options.session is None:  # as `paicli -c`: this folder's latest conversation
+        latest = sessions.latest()
+        if latest is None:
+            err("paicli rewind: no saved conversation in this folder (--session ID names one)")
+            return 2
+        options.session = latest.id
+    session_id: str = options.session
     session = sessions.load(session_id)
     if not CheckpointStore.exists(home.checkpoints_dir, session_id):
         what = "no saved conversation" if session is None else "no checkpoints for conversation"
