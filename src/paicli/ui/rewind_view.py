@@ -33,6 +33,7 @@ __all__ = ["rewind"]
 
 _BY_WORD = {"both": ACTIONS[0], "conversation": ACTIONS[1], "code": ACTIONS[2]}
 USAGE = "/rewind N [both|conversation|code] [--force]"
+LISTED = 15  # turns in the list to pick from
 
 
 async def rewind(
@@ -93,9 +94,13 @@ async def _turn(
             console.print(Text(terminal_safe(rewinder.label(turn))))
         console.print(Text(f"Rewind with {USAGE}", "dim"))
         return None
-    # (The list numbers its items itself: the turns, unless the oldest were dropped.)
-    labels = [rewinder.label(turn, numbered=False) for turn in turns]
-    chosen = await pick("Rewind to before which prompt?", labels, marked=len(turns) - 1)
+    # A list taller than the terminal would not draw: the latest turns, older ones by number.
+    # (The list numbers its items itself: the turns, unless older ones are left out.)
+    older = len(turns) > LISTED
+    turns = turns[-LISTED:]
+    labels = [rewinder.label(turn, numbered=older) for turn in turns]
+    title = "Rewind to before which prompt?" + (" (older ones: /rewind N)" if older else "")
+    chosen = await pick(title, labels, marked=len(turns) - 1)
     if chosen is None:
         console.print("Nothing rewound.", style="dim")
         return None
