@@ -251,14 +251,14 @@ def test_checkpoints_a_month_old_are_deleted_and_nothing_else(tmp_path: Path) ->
     old, recent = "20261001-100000-aaaaaa", SESSION
     for session in (old, recent):
         CheckpointStore(tmp_path, session).save()
-    (tmp_path / "20261001-100000-bbbbbb").mkdir()  # no index: nothing to keep
-    (tmp_path / "not-a-session").mkdir()
+    stale, starting = "20261001-100000-bbbbbb", "20261204-225900-cccccc"
+    for folder in (stale, starting, "not-a-session"):  # (no index: a first turn, or nothing)
+        (tmp_path / folder).mkdir()
     month = 31 * 86_400
-    os.utime(
-        tmp_path / old / "index.json", (0, (tmp_path / old / "index.json").stat().st_mtime - month)
-    )
-    assert sorted(prune_old(tmp_path)) == [old, "20261001-100000-bbbbbb"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [recent, "not-a-session"]
+    for path in (tmp_path / old / "index.json", tmp_path / stale):
+        os.utime(path, (0, path.stat().st_mtime - month))
+    assert sorted(prune_old(tmp_path)) == [old, stale]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [recent, starting, "not-a-session"]
 
 
 async def test_what_a_command_may_change_is_kept_when_older_turns_are_dropped(
@@ -301,3 +301,24 @@ def test_a_new_conversation_keeps_its_own_copy_of_what_a_command_may_change(
     assert plan is not None and plan.lost == []
     apply(plan, store, Confinement(project.root), overwrite=False)
     assert (project.root / "a.txt").read_text() == "one\n"
+
+
+def test_conversations_share_one_copy_of_a_content_until_none_keeps_it(tmp_path: Path) -> None:
+    first, second = (
+        CheckpointStore(tmp_path, SESSION),
+        CheckpointStore(tmp_path, "20261001-100000-aaaaaa"),
+    )
+    key = first.put(b"the same file")
+    assert second.put(b"the same file") == key and second.get(str(key)) == b"the same file"
+    inode = (first.folder / "blobs" / str(key)).stat()
+    assert inode.st_ino == (second.folder / "blobs" / str(key)).stat().st_ino
+    assert inode.st_nlink == 3  # the two conversations, and the shared link
+    first.save()
+    second.save()
+    month = 31 * 86_400
+    for store in (first, second):
+        index = store.folder / "index.json"
+        os.utime(index, (0, index.stat().st_mtime - month))
+    prune_old(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blobs"]
+    assert list((tmp_path / "blobs").iterdir()) == []

@@ -5,6 +5,10 @@
                    absent, or unknown), and what paicli last left each file as (`current`)
     blobs/SHA256   file contents, content-addressed (stored once however often they recur)
 
+and `~/.paicli/checkpoints/blobs/SHA256`, a hard link to each content any conversation keeps,
+so conversations of one project share one copy of its files on disk (the link count says
+when no conversation keeps one any more: `prune_old` then deletes it).
+
 Everything is private (0600 files in 0700 folders) and bounded: a content over
 `Limits.blob_bytes` or past the store's `Limits.store_bytes` is not kept (that version is
 "unknown", and a rewind says it cannot bring it back), and only the last `Limits.turns`
@@ -53,6 +57,7 @@ _SESSION = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 _HEX = re.compile(r"[0-9a-f]{64}")
 # The index of a store holding `Limits.turns` turns of a busy session stays far below this.
 MAX_INDEX_BYTES = 16 * 1024 * 1024
+SHARED = "blobs"  # beside the conversations: one link to each content any of them keeps
 KEEP_DAYS = 30  # a conversation's checkpoints are kept this long after its last turn
 PROMPT_CHARS = 8_000  # the prompt as typed (a rewind offers it again), cut
 
@@ -146,15 +151,26 @@ def prune_old(folder: Path, days: float = KEEP_DAYS, now: float | None = None) -
             if not _SESSION.fullmatch(entry.name) or entry.is_symlink():
                 continue
             try:
-                if os.stat(os.path.join(entry.path, "index.json")).st_mtime >= limit:
-                    continue
-            except FileNotFoundError:
-                pass  # a folder without an index holds nothing a rewind could use
+                index = os.path.join(entry.path, "index.json")
+                # (a folder without its index yet: a first turn is being recorded there)
+                last = os.stat(index if os.path.exists(index) else entry.path).st_mtime
             except OSError:
                 continue
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.name)
+            if last < limit:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.name)
+    _collect_shared(folder / SHARED)
     return removed
+
+
+def _collect_shared(shared: Path) -> None:
+    """Delete the shared contents no conversation keeps any more: a shared blob is a hard
+    link of each conversation's copy, so the file system counts who keeps it."""
+    with suppress(OSError), os.scandir(shared) as entries:
+        for entry in entries:
+            with suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_nlink <= 1:
+                    os.unlink(entry.path)
 
 
 def _write_blob(path: Path, data: bytes) -> None:
@@ -224,7 +240,15 @@ class CheckpointStore:
             return key
         if self.stored_bytes() + len(data) > self.limits.store_bytes:
             return UNKNOWN
-        _write_blob(path, data)
+        shared = self.folder.parent / SHARED / key
+        try:  # another conversation keeps the same content: one copy on disk for both
+            make_private_dir(path.parent)
+            os.link(shared, path, follow_symlinks=False)
+        except OSError:
+            _write_blob(path, data)
+            with suppress(OSError):
+                make_private_dir(shared.parent)
+                os.link(path, shared, follow_symlinks=False)
         self._stored = self.stored_bytes() + len(data)
         return key
 
