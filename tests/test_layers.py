@@ -45,6 +45,8 @@ RANKS = {
     "paicli.permissions": 4,
     "paicli.audit": 4,
     "paicli.doctor": 4,
+    # Checkpoints: each turn's file changes recorded around the built-in tools, and rewound.
+    "paicli.checkpoints": 4,
     "paicli.asks": 5,
     # Hooks: commands run around tool calls and turns (a toolbox wrapper, the turn's seam).
     "paicli.hooks": 5,

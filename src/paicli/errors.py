@@ -45,6 +45,7 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     └── ToolError                paicli.tools.errors: inside a tool call or tool listing
         ├── PathRefused          a path argument leaves the file tools' root
         ├── NotRegularFile       a file tool met a FIFO, socket or device
+        ├── NotAFile             checkpoints: not a file a tool writes (TooLarge: over the cap)
         ├── ToolNameCollision    two MCP tools map to one model-facing name
         ├── UnknownToolName      no tool is offered under a model-facing name
         ├── UrlRefused           paicli.tools.web: a URL web_fetch will not reach (also

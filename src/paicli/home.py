@@ -13,6 +13,7 @@
     tool-results/             MCP results too long for the model, saved whole
                               (paicli.tools.mcp.results)
     sessions/ID.json          saved conversations (paicli.agent.sessions)
+    checkpoints/ID/           what each turn of a conversation changed (paicli.checkpoints)
     oauth-tokens.json         OAuth tokens without a usable keyring (paicli.servers.oauth)
     logs/mcp/NAME.log         each stdio server's stderr (paicli mcp logs)
     logs/paicli.log           tracebacks, never shown on the screen (paicli.ui.logs)
@@ -110,6 +111,10 @@ class PaicliHome:
     @property
     def sessions_dir(self) -> Path:
         return self.root / "sessions"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
 
     @property
     def oauth_tokens(self) -> Path:

@@ -38,10 +38,11 @@ def environment(tmp_path: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def repl(tmp_path: Path, llm: ScriptedLlm) -> AsyncIterator[Terminal]:
+async def repl(tmp_path: Path, llm: ScriptedLlm, *more: str) -> AsyncIterator[Terminal]:
+    """The REPL in `tmp_path/project` on the scripted model (`more`: more flags)."""
     (tmp_path / "project").mkdir(exist_ok=True)
     (tmp_path / "home").mkdir(exist_ok=True)
-    flags = ["--base-url", llm.base_url, "--model", "scripted"]
+    flags = ["--base-url", llm.base_url, "--model", "scripted", *more]
     term = await Terminal.spawn(
         [sys.executable, "-m", "paicli.cli", *flags],
         cwd=tmp_path / "project",

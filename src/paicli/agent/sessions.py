@@ -58,9 +58,10 @@ class SessionStore:
         return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
     def save(self, session_id: str, messages: list[Message], model: str = "") -> None:
-        """Write the conversation (the system prompt left out); nothing for an empty one."""
+        """Write the conversation (the system prompt left out); nothing for an empty one,
+        unless it was saved before (a rewind emptied it)."""
         kept = [m for m in messages if m["role"] != "system"]
-        if not kept:
+        if not kept and not self._path(session_id).exists():
             return
         first = next((m for m in kept if m["role"] == "user"), None)
         title = " ".join(content_text(first.get("content")).split())[:TITLE_CHARS] if first else ""

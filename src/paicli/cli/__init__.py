@@ -197,6 +197,10 @@ def dispatch(options: argparse.Namespace) -> int:
         from paicli.cli.plugin_commands import run as run_plugin  # noqa: PLC0415
 
         return run_plugin(options)
+    if options.command == "rewind":
+        from paicli.cli.rewind import run as run_rewind  # noqa: PLC0415
+
+        return run_rewind(options)
     if options.command == "mcp":
         if options.mcp_command == "probe":
             import asyncio  # noqa: PLC0415 - keep --version fast

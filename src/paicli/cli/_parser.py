@@ -12,6 +12,7 @@ from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
 from paicli.cli._headless_args import add_headless_options
 from paicli.cli._plugin_args import plugin_commands
+from paicli.cli._rewind_args import rewind_command
 
 PROTOCOLS = (
     "auto",
@@ -96,6 +97,7 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
     _sandbox_command(commands)
     _mcp_commands(commands)
     plugin_commands(commands)
+    rewind_command(commands)
     commands.add_parser(
         "acp",
         help="serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, "

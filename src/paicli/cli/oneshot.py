@@ -229,9 +229,13 @@ async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: b
     for line in [*problems, *(command.notes if command else ())]:
         err(f"paicli: {line}")
     images: list[ImagePart] = []
+    if saving:  # what the turn changes is recorded (paicli rewind)
+        await asyncio.to_thread(runtime.begin_turn, prompt)
     if command is None:
         prepared = await prepare_headless(runtime, prompt)
         if prepared is None:
+            if saving:  # what its `!` lines changed stays recorded
+                await asyncio.to_thread(runtime.end_turn)
             printer.failed("paicli -p: the prompt has only `!` lines: add what to ask the model")
             return 2
         prompt, images = prepared
@@ -242,9 +246,11 @@ async def one_turn(runtime: Runtime, prompt: str, printer: Printer, *, saving: b
             ended = await runtime.agent.run(text, printer, images=images)
     except asyncio.CancelledError:
         if saving:  # the conversation as the agent settled it; the loop is stopping anyway
+            runtime.end_turn()
             runtime.save_session()
         raise
     if saving:
+        await asyncio.to_thread(runtime.end_turn)
         await asyncio.to_thread(runtime.save_session)
     printer.finish(ended)
     return EXIT_CODES[ended.reason]

@@ -18,6 +18,8 @@ from paicli.agent.todos import TodoToolbox
 from paicli.asks.server_asks import ServerAsks, model_sampler
 from paicli.audit.guard import guard
 from paicli.audit.log import AuditLog
+from paicli.checkpoints.recorder import Checkpoints
+from paicli.checkpoints.toolbox import CheckpointingToolbox
 from paicli.home import user_home
 from paicli.hooks.approval import HookApprovals, approved_hooks
 from paicli.hooks.engine import HookEngine
@@ -89,6 +91,11 @@ async def open_runtime(
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
     host = RunHost(settings.root)
     subagents = SubAgentToolbox(settings.agents, host)
+    checkpoints = Checkpoints(
+        settings.home.checkpoints_dir,
+        [settings.root, *settings.options.add_dirs],
+        skip=[settings.home.root],
+    )
     mcp, approvals, toolbox, toolbox_problems = build_toolbox(
         settings,
         io,
@@ -98,6 +105,7 @@ async def open_runtime(
         skills=skills,
         own=(TodoToolbox(), subagents),
         hooks=hooks,
+        checkpoints=checkpoints,
     )
     subagents.serve(toolbox)
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
@@ -123,6 +131,7 @@ async def open_runtime(
             problems=problems,
             http_client=http_client,
             hooks=hooks,
+            checkpoints=checkpoints,
         )
         model.runtime = runtime
         host.bind(runtime)
@@ -271,11 +280,13 @@ def build_toolbox(
     skills: SkillToolbox | None = None,
     own: Sequence[Toolbox] = (),
     hooks: SessionHooks | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
-    """The run's toolbox, `Audit( Redact( Hooks( Approve( Builtin + MCP + search + skills +
-    own ) ) ) )` (`own`: the agent's own tools, the todo list and sub-agents; no hooks: no
-    `Hooks`), with its MCP toolbox, its approving wrapper (the mode and session answers live
-    there) and the problems met on the way (rules, saved answers, pins)."""
+    """The run's toolbox, `Audit( Redact( Hooks( Approve( Checkpoint( Builtin ) + MCP +
+    search + skills + own ) ) ) )` (`own`: the agent's own tools, the todo list and
+    sub-agents; no hooks: no `Hooks`; no `checkpoints`: no `Checkpoint`), with its MCP
+    toolbox, its approving wrapper (the mode and session answers live there) and the
+    problems met on the way (rules, saved answers, pins)."""
     # The project's settings and saved answers are the project root's, wherever in it paicli
     # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
@@ -317,7 +328,10 @@ def build_toolbox(
         sandbox=sandbox,
         also=added,
     )
-    sources: list[Toolbox] = [builtin, WebToolbox(web), mcp, SearchToolbox(offer), *own]
+    recorded: Toolbox = builtin
+    if checkpoints is not None:
+        recorded = CheckpointingToolbox(builtin, checkpoints, builtin.paths)
+    sources: list[Toolbox] = [recorded, WebToolbox(web), mcp, SearchToolbox(offer), *own]
     if skills is not None:
         sources.append(skills)
     approvals = ApprovingToolbox(

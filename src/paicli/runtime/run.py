@@ -20,9 +20,11 @@ from paicli.agent.loop import Agent
 from paicli.agent.memory import ProjectMemory
 from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.audit.log import AuditLog, EndReason
+from paicli.checkpoints.recorder import Checkpoints
 from paicli.home import PaicliHome
 from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
+from paicli.llm.messages import Message
 from paicli.llm.settings import ModelSettings, switch_model
 from paicli.permissions.approval import ApprovingToolbox
 from paicli.redact import Redactor
@@ -72,6 +74,8 @@ class Runtime:
     # How the user ended the run, when the REPL knows better than the way it unwound
     # ("interrupted": Ctrl+C twice); the audit log's session end record says it.
     ended_by: EndReason | None = None
+    # What each turn changes in the files (`/rewind`, `paicli rewind`); None: not recorded.
+    checkpoints: Checkpoints | None = None
 
     @property
     def root(self) -> Path:
@@ -156,6 +160,31 @@ class Runtime:
             )
         except OSError as exc:
             log.warning("the conversation could not be saved: %s", exc)
+
+    def begin_turn(self, prompt: str) -> None:
+        """A turn of this conversation starts: what it changes is recorded from now on
+        (blocking: the conversation's checkpoints are read the first time)."""
+        if self.checkpoints is None or self.agent is None:
+            return
+        try:
+            self.checkpoints.begin(self.conversation_id(), prompt, len(self.conversation()))
+        except OSError as exc:
+            log.warning("the turn's checkpoint could not be started: %s", exc)
+
+    def end_turn(self) -> None:
+        """The turn is over: its checkpoint is written (blocking), before the conversation."""
+        if self.checkpoints is None:
+            return
+        try:
+            self.checkpoints.end(self.conversation())
+        except OSError as exc:
+            log.warning("the turn's checkpoint could not be saved: %s", exc)
+
+    def conversation(self) -> list[Message]:
+        """The conversation as it is saved: its messages without the system prompt."""
+        if self.agent is None:
+            return []
+        return [m for m in self.agent.messages if m["role"] != "system"]
 
     async def set_model(self, name: str) -> ModelSettings:
         """`/model NAME`: switch the model or preset, keeping the conversation. Settings that

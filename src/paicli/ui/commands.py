@@ -48,6 +48,8 @@ class SlashContext:
     prompts: PromptIndex | None = None
     # The custom commands (Markdown files), when the REPL has them.
     custom: CommandSet | None = None
+    # Puts text in the next prompt's line, to be sent again or edited (/rewind).
+    prefill: Callable[[str], None] = lambda text: None
 
 
 Handler = Callable[[SlashContext, list[str]], Awaitable[None]]
@@ -359,6 +361,12 @@ repository only, no guesses; under 80 lines. If PAICLI.md exists, improve it ins
 starting over.{extra}"""
 
 
+async def _rewind(context: SlashContext, words: list[str]) -> None:
+    from paicli.ui.rewind_view import rewind  # noqa: PLC0415 - rich, prompt_toolkit
+
+    await rewind(context.runtime, context.console, words, context.prefill)
+
+
 async def _init(context: SlashContext, words: list[str]) -> None:
     extra = f"\n\nThe user adds: {' '.join(words)}" if words else ""
     context.console.print("Asking the model to draft PAICLI.md…", style="dim")
@@ -415,6 +423,7 @@ COMMANDS = (
         "/cost", "", "the tokens this session has used so far", _cost, aliases=("/usage",)
     ),
     SlashCommand("/resume", "[ID]", "carry on a saved conversation of this folder", _resume),
+    SlashCommand("/rewind", "[N [ACTION]]", "restore files and/or conversation (Esc Esc)", _rewind),
     SlashCommand("/doctor", "[NAME...]", "examine each MCP server alone, and the model", _doctor),
     SlashCommand(
         "/init",

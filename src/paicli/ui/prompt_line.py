@@ -2,7 +2,8 @@
 
 A prompt_toolkit session with the REPL's keys (Enter sends, a trailing backslash, Ctrl+J or
 Escape-Enter add a line, Ctrl+C clears the line or, at an empty prompt, arms the exit,
-Shift+Tab switches the permission mode), the permission mode before the mark and a history
+Shift+Tab switches the permission mode, Esc Esc clears the line or, at an empty prompt,
+opens `/rewind`), the permission mode before the mark and a history
 file whose failures cost the history, never the prompt.
 
 This module loads little of paicli (the home folder's layout, private files, errors):
@@ -37,6 +38,7 @@ from paicli.private_files import make_private_dir
 from paicli.ui.above_prompt import above_prompt
 
 PROMPT = "› "  # noqa: RUF001 - the prompt mark, not a typo for ">"
+REWIND = "/rewind"  # what Esc Esc at an empty prompt enters
 
 
 class ArmExit(PaicliError):
@@ -155,6 +157,15 @@ def prompt_session(state: LineState, history_file: Path) -> PromptSession[str]:
             state.approvals.switch()
             event.app.invalidate()  # the prompt shows the new mode
 
+    @keys.add("escape", "escape")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:  # as Claude Code: Esc Esc clears the line (Up brings it back)
+            buffer.append_to_history()
+            buffer.reset()
+            return
+        event.app.exit(result=REWIND)  # at an empty prompt: the rewind menu
+
     @keys.add("escape", "enter")
     @keys.add("c-j")
     def _(event: KeyPressEvent) -> None:
@@ -180,10 +191,10 @@ def prompt_session(state: LineState, history_file: Path) -> PromptSession[str]:
     )
 
 
-async def read_line(session: PromptSession[str]) -> str:
-    """One prompt; what is printed meanwhile appears above it."""
+async def read_line(session: PromptSession[str], default: str = "") -> str:
+    """One prompt (its line holding `default`); what is printed meanwhile appears above it."""
     with above_prompt(session.app):
-        return await session.prompt_async(handle_sigint=False)
+        return await session.prompt_async(handle_sigint=False, default=default)
 
 
 class LiveLine:

@@ -95,6 +95,7 @@ class Repl:
         # custom command whose turn it is).
         self._asked: tuple[str, Sequence[Message], bool, CommandTurn | None] | None = None
         self._quit = False  # the second Ctrl+C came as a signal between two prompts
+        self._prefill = ""  # the next prompt's line starts with this (/rewind's prompt)
 
     # -- callbacks from the runtime ----------------------------------------------------------
 
@@ -174,7 +175,7 @@ class Repl:
                     elif session is None:
                         text = await self._lines.read(PROMPT)
                     else:
-                        text = await read_line(session)
+                        text, self._prefill = await read_line(session, self._prefill), ""
                 except ArmExit:
                     self._state.exit_armed = True
                     self.console.print(Text("Press Ctrl+C again to exit.", "dim"))
@@ -252,6 +253,7 @@ class Repl:
             self.console.print(Text(terminal_safe(runtime.settings.why_not_configured()), "yellow"))
             return
         self._renderer = TurnRenderer(self.console)
+        await asyncio.to_thread(runtime.begin_turn, text)  # (a checkpoint: /rewind)
         async with running(runtime, command, lambda line: warn(self.console, line)):
             # One task for the whole turn, so Ctrl+C also cuts short the waits before the model.
             await self._interruptible(
@@ -260,6 +262,7 @@ class Repl:
             )
         self.console.print()
         # Saved after every turn (an interrupted one too), so nothing said is lost.
+        await asyncio.to_thread(runtime.end_turn)
         await asyncio.to_thread(runtime.save_session)
 
     async def _interruptible(self, work: Coroutine[Any, Any, object], hint: str) -> None:
@@ -407,7 +410,7 @@ class Repl:
             self.console.print(Text(f"Unknown command {shown}; /help lists them.", "yellow"))
             return
         context = SlashContext(
-            runtime, self.console, self._leave, self._ask, self.prompts, self.custom
+            runtime, self.console, self._leave, self._ask, self.prompts, self.custom, self._fill
         )
         await command.run(context, words)
 
@@ -423,3 +426,6 @@ class Repl:
 
     def _leave(self) -> None:
         self._leaving = True
+
+    def _fill(self, text: str) -> None:
+        self._prefill = text
