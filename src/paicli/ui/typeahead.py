@@ -1,6 +1,8 @@
 """Keys typed before a question was shown are not its answer: `drop_typeahead` forgets them
-(the terminal's input queue is flushed). Used before the project-server question and every
-approval; it loads nothing else, so the `paicli mcp` commands pay nothing for it."""
+(the terminal's input queue is flushed). Used before the project-server question, asked
+before any prompt (the REPL's own questions keep such keys for the next prompt instead:
+`paicli.ui.one_key.typed_before`); it loads nothing else, so the `paicli mcp` commands pay
+nothing for it."""
 
 from __future__ import annotations
 
