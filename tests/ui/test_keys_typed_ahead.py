@@ -9,6 +9,7 @@ depends on timing."""
 from __future__ import annotations
 
 import asyncio
+import termios
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -59,10 +60,14 @@ async def test_a_line_typed_during_a_turn_runs_at_the_next_prompt(places: Places
 async def test_enter_enter_ctrl_d_typed_during_a_turn_leaves_afterwards(places: Places) -> None:
     async with turn_running(places, answered, "take your time") as (_, term, held):
         term.send_keys("enter", "enter", "ctrl-d")  # a cooked terminal made Ctrl+D a NUL
+        assert not term.local_modes() & (termios.ICANON | termios.ECHO)  # the keys are held
         held.set()
         await term.expect("Answered.")
         await term.expect("Bye.")
         assert await term.exit_code() == 0
+        # The terminal is left as it was found: echo and line editing for the shell.
+        cooked = termios.ICANON | termios.ECHO
+        assert term.local_modes() & cooked == cooked
 
 
 async def test_a_line_typed_before_a_question_waits_for_the_prompt(places: Places) -> None:
