@@ -143,6 +143,10 @@ class Terminal:
         """Type `text` and press Enter."""
         self.send(text + KEYS["enter"])
 
+    def local_modes(self) -> int:
+        """The terminal's local modes (termios `c_lflag`: ECHO, ICANON...) as set now."""
+        return int(termios.tcgetattr(self._master)[3])
+
     # -- the end ----------------------------------------------------------------------------
 
     async def exit_code(self, timeout: float = STOP_TIMEOUT) -> int:

@@ -10,6 +10,7 @@ import sys
 from paicli.escape import json_for_terminal
 from paicli.hooks.approval import HookReview
 from paicli.ui.output import err
+from paicli.ui.typeahead import answering
 
 
 def ask_hooks(review: HookReview) -> bool:
@@ -21,5 +22,6 @@ def ask_hooks(review: HookReview) -> bool:
         err(f"  {path.relative_to(review.project)}:")
         for line in json_for_terminal({"hooks": value}).splitlines():
             err(f"    {line}")
-    err("Run these hooks? (remembered until they change; --trust-project never does) [y/N] ")
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    with answering():  # a line typed ahead is not the answer
+        err("Run these hooks? (remembered until they change; --trust-project never does) [y/N] ")
+        return sys.stdin.readline().strip().lower() in ("y", "yes")

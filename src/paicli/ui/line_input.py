@@ -5,9 +5,10 @@ command per line; the REPL and the approval prompt read through the same interfa
 script can answer approvals too. End of input raises EOFError, like Ctrl+D.
 
 `key` is a question answered by one key, without Enter (an approval): on a terminal the keys
-typed before it showed are dropped first, and those typed along with the answer after it, so
-neither a line typed ahead nor the Enter after a habitual "y" answers a question; from a pipe
-it is the first letter of a line.
+typed before it showed wait for the next prompt and those typed along with the answer are
+dropped, so neither a line typed ahead nor the Enter after a habitual "y" answers a question
+(`paicli.ui.one_key.typed_before`; `read` sets early keys aside too); from a pipe it is the
+first letter of a line.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Protocol
 from prompt_toolkit import PromptSession
 
 from paicli.ui.output import out
-from paicli.ui.typeahead import drop_typeahead
 
 
 class LineInput(Protocol):
@@ -43,18 +43,20 @@ class TerminalInput:
         self._session: PromptSession[str] | None = None
 
     async def read(self, prompt: str, *, secret: bool = False) -> str:
+        from paicli.ui.one_key import typed_before  # noqa: PLC0415 - at the first question only
+
         if self._session is None:
             self._session = PromptSession()
         # handle_sigint=False: prompt_toolkit's own SIGINT handler would replace the REPL's
         # (loop.add_signal_handler keeps one per signal) and not give it back on exit, so
         # Ctrl+C could no longer cancel a running turn. In raw mode Ctrl+C is a key anyway.
         # is_password is passed every time: the session keeps the last value given.
-        return await self._session.prompt_async(prompt, handle_sigint=False, is_password=secret)
+        with typed_before(keep_after=True):
+            return await self._session.prompt_async(prompt, handle_sigint=False, is_password=secret)
 
     async def key(self, prompt: str, keys: str, *, default: str) -> str:
         from paicli.ui.one_key import read_key  # noqa: PLC0415 - at the first question only
 
-        drop_typeahead()
         return await read_key(prompt, keys, default=default)
 
 

@@ -1,15 +1,22 @@
 """A question answered by one key on the terminal (an approval: y, n, s, p, a, m), with no
 Enter; Enter answers the default. A small prompt_toolkit application of one line: other keys
-do nothing, Ctrl+C is KeyboardInterrupt and Ctrl+D EOFError, as at the REPL's prompt. Keys
-that came in the same read as the answer are not kept for the next question or prompt (they
-would answer it: "y" then a habitual Enter)."""
+do nothing, Ctrl+C is KeyboardInterrupt and Ctrl+D EOFError, as at the REPL's prompt.
+
+A question reads only the keys typed after it showed (`typed_before`): those typed earlier
+(a line typed ahead during a turn) wait for the next prompt, in order, so none of them
+answers it and none is lost. Keys that came in the same read as a one-key answer are not
+kept (they would answer the next question or send the next prompt: "y" then a habitual
+Enter)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from prompt_toolkit.application import Application, get_app_session
 from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.input.typeahead import clear_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.input.typeahead import clear_typeahead, get_typeahead, store_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 
 from paicli.escape import terminal_safe
@@ -61,10 +68,25 @@ async def read_key(prompt: str, keys: str, *, default: str) -> str:
         key_bindings=bindings,
         full_screen=False,
     )
-    session_input = get_app_session().input
-    clear_typeahead(session_input)
-    try:
+    with typed_before(keep_after=False):
         # handle_sigint=False: the REPL's own SIGINT handler stays (see TerminalInput.read).
         return await app.run_async(handle_sigint=False)
+
+
+@contextlib.contextmanager
+def typed_before(*, keep_after: bool) -> Iterator[None]:
+    """Around a question on the terminal: the keys typed before it showed (read already by
+    the last prompt, or still waiting in the terminal, which the REPL holds between
+    prompts) are set aside and given back afterwards to the next prompt, ahead of what is
+    typed later. `keep_after` False: keys read along with the answer are dropped."""
+    source = get_app_session().input
+    early = get_typeahead(source)
+    while keys := source.read_keys():  # (never blocks: only what is there)
+        early += keys
+    early += source.flush_keys()  # (a lone Esc, not the start of a longer key)
+    try:
+        yield
     finally:
-        clear_typeahead(session_input)
+        after: list[KeyPress] = get_typeahead(source) if keep_after else []
+        clear_typeahead(source)
+        store_typeahead(source, [*early, *after])

@@ -13,8 +13,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 
 from paicli.escape import one_line
+from paicli.ui.one_key import typed_before
 from paicli.ui.screen_secrets import screen_text
-from paicli.ui.typeahead import drop_typeahead
 
 WIDTH = 110  # an item's line is cut to this many characters
 
@@ -75,5 +75,5 @@ async def pick(title: str, items: Sequence[str], *, marked: int = 0) -> int | No
         full_screen=False,
         erase_when_done=True,
     )
-    drop_typeahead()  # a key typed before the list showed picks nothing
-    return await app.run_async(handle_sigint=False)
+    with typed_before(keep_after=False):  # a key typed before the list showed picks nothing
+        return await app.run_async(handle_sigint=False)

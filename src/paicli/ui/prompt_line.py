@@ -21,7 +21,7 @@ import importlib
 import signal
 import sys
 import termios
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,18 +110,41 @@ class SafeFileHistory(FileHistory):
             err(f"History not saved: {exc}")
 
 
-def keys_held(attrs: list[Any], *, line_editing: bool) -> list[Any]:
+def keys_held(attrs: list[Any]) -> list[Any]:
     """Terminal settings (`termios.tcgetattr`) that hold keys for the next prompt: no echo
     (nor of ^C), Enter stays a carriage return (as a line feed it would reach the prompt as
-    Ctrl+J, a new line); without `line_editing`, no canonical mode either, so Ctrl+D stays
-    a key rather than an end of file. Ctrl+C still signals."""
+    Ctrl+J, a new line), no canonical mode (Ctrl+D stays a key rather than an end of file,
+    which the kernel would turn into a NUL for the next prompt). Ctrl+C still signals."""
     held = [*attrs[:6], list(attrs[6])]
     held[0] &= ~termios.ICRNL
-    held[3] &= ~(termios.ECHO | termios.ECHOCTL)
-    if not line_editing:
-        held[3] &= ~termios.ICANON
-        held[6][termios.VMIN], held[6][termios.VTIME] = 1, 0
+    held[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)
+    held[6][termios.VMIN], held[6][termios.VTIME] = 1, 0
     return held
+
+
+@contextlib.contextmanager
+def holding_keys(wanted: bool = True) -> Iterator[None]:
+    """While no prompt reads the terminal (a turn, a slash command, the moments between two
+    prompts or a prompt and a question), the keys typed wait intact for the next reader, in
+    order: the terminal holds them (`keys_held`) for the whole block, and every
+    prompt_toolkit application in it returns the terminal to that state when it ends (it
+    restores what it found). Left in cooked mode for even a moment, the kernel would echo
+    them, turn Enter into Ctrl+J and swallow Ctrl+D. `wanted` False, or stdin not a
+    terminal: nothing changes."""
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd) if wanted else None
+    except (termios.error, ValueError, OSError):
+        saved = None
+    if saved is None:
+        yield
+        return
+    termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error, ValueError, OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def prompt_mark(state: LineState) -> FormattedText:
@@ -202,11 +225,9 @@ class LiveLine:
     its state, and the task reading the first line (done if the user already answered).
 
     If that line is entered (or the prompt ends with Ctrl+C or Ctrl+D) before the REPL has
-    taken over (`take_over`), the user is told it waits, and until `release` the terminal
-    holds keys as they are typed: no echo, no line editing, Enter stays a carriage return
-    and Ctrl+D a key, so the next prompt gets them intact; a Ctrl+C meanwhile is counted
-    (`release` says how many) rather than stopping paicli. In cooked mode the terminal would
-    echo them above the banner, turn Enter into Ctrl+J and take Ctrl+D as an end of file.
+    taken over (`take_over`), the user is told it waits; the keys typed meanwhile wait for
+    the next prompt (the quick start holds them, `holding_keys`), and a Ctrl+C meanwhile is
+    counted (`release` says how many) rather than stopping paicli.
     """
 
     def __init__(self, session: PromptSession[str], state: LineState) -> None:
@@ -214,7 +235,6 @@ class LiveLine:
         self.state = state
         self._loop = asyncio.get_running_loop()
         self._interrupts = 0
-        self._saved: list[Any] | None = None
         self._released = False
         self._taken = False
         self.held = False  # the first prompt ended before the REPL took over
@@ -234,11 +254,6 @@ class LiveLine:
             return
         self.held = True
         ended = first.exception()
-        with contextlib.suppress(termios.error, ValueError, OSError):
-            fd = sys.stdin.fileno()
-            saved = termios.tcgetattr(fd)
-            termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved, line_editing=False))
-            self._saved = saved
         from paicli.ui.output import out  # noqa: PLC0415 - after the prompt, not before it
 
         if ended is None:
@@ -247,13 +262,10 @@ class LiveLine:
             out("Press Ctrl+C again to exit.")
 
     def release(self) -> int:
-        """The terminal as it was, the signal handler gone; the Ctrl+C presses counted."""
+        """The signal handler gone; the Ctrl+C presses counted."""
         if not self._released:
             self._released = True
             self._loop.remove_signal_handler(signal.SIGINT)
-            if self._saved is not None:
-                with contextlib.suppress(termios.error, ValueError, OSError):
-                    termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self._saved)
         return self._interrupts
 
 
@@ -261,6 +273,16 @@ async def quick_repl(options: argparse.Namespace, flags: Mapping[str, str | None
     """The REPL, its prompt drawn first: the rest of paicli loads behind it."""
     state = LineState(initial_mode=options.mode.value if options.mode is not None else None)
     session = prompt_session(state, PaicliHome.from_environ().history_file)
+    with holding_keys():  # (before the first prompt, which restores what it finds)
+        return await _quick_repl(options, flags, state, session)
+
+
+async def _quick_repl(
+    options: argparse.Namespace,
+    flags: Mapping[str, str | None],
+    state: LineState,
+    session: PromptSession[str],
+) -> int:
     drawn = asyncio.Event()
     session.app.after_render += lambda _: drawn.set()
     line = LiveLine(session, state)

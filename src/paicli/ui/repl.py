@@ -9,12 +9,9 @@ prompt exits, and leaving the runtime's context stops every server.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
-import sys
-import termios
 import threading
-from collections.abc import Coroutine, Iterator, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -45,7 +42,7 @@ from paicli.ui.prompt_line import (
     ArmExit,
     LineState,
     LiveLine,
-    keys_held,
+    holding_keys,
     prompt_session,
     read_line,
 )
@@ -127,6 +124,12 @@ class Repl:
     # -- the loop ----------------------------------------------------------------------------
 
     async def run(self, runtime: Runtime) -> int:
+        # From the first prompt to the last, keys typed while no prompt or question reads
+        # them (a turn, a slash command, the moments in between) wait for the next one.
+        with holding_keys(self.interactive):
+            return await self._run(runtime)
+
+    async def _run(self, runtime: Runtime) -> int:
         self.runtime = runtime
         self.resources = ResourceIndex(runtime.manager)
         self.prompts = PromptIndex(runtime.manager)
@@ -270,8 +273,7 @@ class Repl:
         task = asyncio.get_running_loop().create_task(work)
         self._turn = task
         try:
-            with self._no_echo():
-                await task
+            await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -352,28 +354,6 @@ class Repl:
             else:
                 runtime.mcp.decline(change)
                 self.console.print(Text("  Held back for this session.", "dim"))
-
-    @contextlib.contextmanager
-    def _no_echo(self) -> Iterator[None]:
-        """While a turn runs, keys typed (and the `^C` of Ctrl+C) are not echoed: the echo
-        would shift the live rendering, which then draws lines twice. Ctrl+C still signals.
-        Enter typed ahead stays a carriage return (no ICRNL): turned into a line feed it would
-        reach the next prompt as Ctrl+J, which adds a line instead of sending the prompt."""
-        if not self.interactive:
-            yield
-            return
-        fd = sys.stdin.fileno()
-        try:
-            saved = termios.tcgetattr(fd)
-        except termios.error:
-            yield
-            return
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, keys_held(saved, line_editing=True))
-            yield
-        finally:
-            with contextlib.suppress(termios.error):
-                termios.tcsetattr(fd, termios.TCSANOW, saved)
 
     def _interrupt(self) -> None:
         """SIGINT: cancels the running turn; with none, it is a Ctrl+C that arrived between

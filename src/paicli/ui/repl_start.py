@@ -22,10 +22,11 @@ from paicli.runtime import Runtime, open_runtime
 from paicli.servers.trust import TrustAnswer, TrustAsk, TrustRequest
 from paicli.ui.console import SafeConsole
 from paicli.ui.hooks_prompt import ask_hooks
-from paicli.ui.prompt_line import LiveLine
+from paicli.ui.prompt_line import LiveLine, holding_keys
 from paicli.ui.repl import Repl
 from paicli.ui.rules_prompt import ask_rules
 from paicli.ui.screen_secrets import redacting
+from paicli.ui.typeahead import answering
 
 
 async def repl_main(
@@ -37,6 +38,19 @@ async def repl_main(
 ) -> int:
     """The REPL; `line` is the prompt `prompt_line.quick_repl` already drew (its first line
     may be typed while the runtime opens)."""
+    # Keys typed from now on wait intact for the prompt (the questions of the start read
+    # their lines in line mode).
+    with holding_keys(sys.stdin.isatty()):
+        return await _repl_main(options, flags, ask_trust=ask_trust, line=line)
+
+
+async def _repl_main(
+    options: argparse.Namespace,
+    flags: Mapping[str, str | None],
+    *,
+    ask_trust: TrustAsk | None,
+    line: LiveLine | None,
+) -> int:
     # Names and text from servers and models are printed literally and escaped (a server
     # called "x[/]" or ":smile:" must neither crash nor restyle the screen).
     console = SafeConsole(force_terminal=sys.stdout.isatty() or None)
@@ -133,7 +147,8 @@ async def pick_session(
         if not interactive:
             console.print(Text("Choose one with: paicli --resume ID", "yellow"))
             return None
-        answer = await asyncio.to_thread(input, f"Resume which (1-{len(sessions)})? ")
+        with answering():  # a line typed ahead is not the answer
+            answer = await asyncio.to_thread(input, f"Resume which (1-{len(sessions)})? ")
         if not answer.strip().isdigit() or not 1 <= int(answer) <= len(sessions):
             console.print(Text("No conversation chosen.", "yellow"))
             return None

@@ -8,6 +8,7 @@ import sys
 
 from paicli.permissions.approval import ProjectSettings
 from paicli.ui.output import err
+from paicli.ui.typeahead import answering
 
 
 def ask_rules(settings: ProjectSettings) -> bool:
@@ -16,5 +17,6 @@ def ask_rules(settings: ProjectSettings) -> bool:
     err(f"This project's {settings.path} would let these calls run without asking:")
     for rule in rules:
         err(f"  {rule}")
-    err("Apply these rules? (remembered until they change) [y/N] ")
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    with answering():  # a line typed ahead is not the answer
+        err("Apply these rules? (remembered until they change) [y/N] ")
+        return sys.stdin.readline().strip().lower() in ("y", "yes")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from paicli.servers.trust import TrustAnswer, TrustRequest
 from paicli.ui.output import err
-from paicli.ui.typeahead import drop_typeahead
+from paicli.ui.typeahead import answering
 
 
 def prompt_lines(request: TrustRequest) -> list[str]:
@@ -133,7 +133,7 @@ def _yes(question: str) -> bool | None:
 
 
 def _answer(question: str) -> str | None:
-    drop_typeahead()  # before the question shows: what is typed after it is its answer
-    err(question)
-    line = sys.stdin.readline()
+    with answering():  # before the question shows: what is typed after it is its answer
+        err(question)
+        line = sys.stdin.readline()
     return None if not line else line.strip().lower()
