@@ -13,7 +13,7 @@ from paicli.batch.process import WorkerProcess
 from paicli.batch.run_task import Defaults
 from paicli.batch.tasks import Task
 
-__all__ = ["Board", "job_of", "run_local"]
+__all__ = ["Board", "run_local"]
 
 
 class Board(Protocol):
@@ -22,11 +22,6 @@ class Board(Protocol):
     def started(self, task: Task) -> None: ...
 
     def finished(self, result: dict[str, Any]) -> None: ...
-
-
-def job_of(task: Task, defaults: Defaults, scratch: Path) -> dict[str, Any]:
-    """The line a worker is sent for `task`."""
-    return {"task": task.to_wire(), "defaults": defaults.to_wire(), "scratch": str(scratch)}
 
 
 async def run_local(
@@ -41,6 +36,7 @@ async def run_local(
 ) -> None:
     """Run `tasks` on `workers` worker processes (fewer when there are fewer tasks)."""
     waiting = deque(tasks)
+    sent = defaults.to_wire()
     pool = [
         WorkerProcess(scratch, number, memory=memory) for number in range(min(workers, len(tasks)))
     ]
@@ -49,7 +45,7 @@ async def run_local(
         while waiting:
             task = waiting.popleft()
             board.started(task)
-            board.finished(await worker.run(job_of(task, defaults, scratch), task, timeout))
+            board.finished(await worker.run(task, sent, timeout))
 
     try:
         async with asyncio.TaskGroup() as group:

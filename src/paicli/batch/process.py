@@ -65,8 +65,12 @@ class WorkerProcess:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    async def run(self, job: dict[str, Any], task: Task, timeout: float | None) -> dict[str, Any]:
-        """The result line of `job` (whose task is `task`), whatever becomes of the worker."""
+    async def run(
+        self, task: Task, defaults: dict[str, Any], timeout: float | None
+    ) -> dict[str, Any]:
+        """The result line of `task` (with the command line's `defaults`, as sent), whatever
+        becomes of the worker."""
+        job = {"task": task.to_wire(), "defaults": defaults, "scratch": str(self._scratch)}
         try:
             process = await self._ready()
         except (TimeoutError, OSError, ValueError) as exc:

@@ -110,8 +110,13 @@ async def _run(
     board = _Board(progress, sink)
     try:
         if options.ray is not None:
-            err("paicli batch: --ray is not built yet")
-            return 2
+            from paicli.batch.ray_run import RayUnavailable, run_on_ray  # noqa: PLC0415
+
+            try:
+                await run_on_ray(tasks, defaults, board, options)
+            except RayUnavailable as exc:
+                err(f"paicli batch: {exc}")
+                return 2
         else:
             await _run_here(tasks, defaults, board, options)
     finally:

@@ -101,7 +101,8 @@ class BatchProgress:
             self._refresh()
             self._bar.stop()
             self._bar = None
-        err(f"paicli batch: {self._counts()} of {self.total}")
+        if self.done + self.failed:
+            err(f"paicli batch: {self._counts()} of {self.total}")
 
     def _counts(self) -> str:
         return f"done {self.done} failed {self.failed} running {self.running}"

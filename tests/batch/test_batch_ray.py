@@ -1,0 +1,104 @@
+"""`paicli batch --ray` on a local Ray that this module starts once (`ray.init(num_cpus=2)`;
+Ray is slow to start on a small machine, so its tests are few), and the bad addresses
+that must cost one line and exit 2. Without --ray, Ray is never imported."""
+
+from __future__ import annotations
+
+import gc
+import socket
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.batch.task_llm import TaskLlm
+from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
+
+pytestmark = pytest.mark.real
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    if started:
+        ray.shutdown()
+        # Ray leaves the handles of its stopped daemons to the garbage collector, which
+        # would warn (an error here) in whatever test it runs during.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+
+
+def same_fields(result: dict[str, Any]) -> tuple[Any, ...]:
+    return (result["status"], result["subtype"], result.get("result"), result["diff"])
+
+
+async def test_a_batch_on_ray_gives_the_results_of_a_local_batch(
+    tmp_path: Path, local_ray: None
+) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "kept.txt").write_text("kept\n")
+    write_tasks(
+        tmp_path / "tasks.jsonl",
+        {"id": "copy", "prompt": "alpha", "cwd": "plain", "allow": ["write_file"]},
+        {"id": "empty", "prompt": "beta", "allow": ["write_file"]},
+        {"id": "gone", "prompt": "gamma", "cwd": "missing"},
+    )
+    async with TaskLlm(writes_its_name) as llm:
+        here = await batch(tmp_path, llm, "tasks.jsonl", "--workers", "2")
+        on_ray = await batch(tmp_path, llm, "tasks.jsonl", "--workers", "2", "--ray")
+    assert on_ray.code == here.code == 1, on_ray.stderr
+    local, remote = results(here.stdout), results(on_ray.stdout)
+    assert {k: same_fields(v) for k, v in remote.items()} == {
+        k: same_fields(v) for k, v in local.items()
+    }
+    assert remote["copy"]["status"] == "done" and "+++ b/alpha.txt" in remote["copy"]["diff"]
+    assert remote["copy"]["node"] == socket.gethostname()
+    assert "gamma" not in llm.prompts()  # the missing folder failed before any model call
+
+
+async def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as unused:  # a port nobody listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    write_tasks(tmp_path / "tasks.jsonl", {"prompt": "never run"})
+    async with TaskLlm(lambda *_: {"text": "no"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--ray", f"127.0.0.1:{port}")
+        wrong = await batch(tmp_path, llm, "tasks.jsonl", "--ray", "not an address")
+    assert run.code == 2
+    assert run.stderr == f"paicli batch: cannot reach Ray at 127.0.0.1:{port}: " + (
+        f"Connect call failed ('127.0.0.1', {port})\n"
+    )
+    assert wrong.code == 2 and "expected HOST:PORT" in wrong.stderr
+    assert llm.requests == []
+
+
+def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
+    (tmp_path / "tasks.jsonl").write_text("")
+    script = (
+        "import sys\n"
+        "from paicli.cli import main\n"
+        "code = main(['batch', 'tasks.jsonl'])\n"
+        "assert code == 0, code\n"
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
