@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from paicli.batch.defaults import Defaults
 from paicli.batch.process import WorkerProcess
-from paicli.batch.run_task import Defaults
 from paicli.batch.tasks import Task
 
 __all__ = ["Board", "run_local"]

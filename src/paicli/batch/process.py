@@ -27,10 +27,12 @@ from typing import Any
 
 from paicli.batch.results import failure
 from paicli.batch.tasks import Task
-from paicli.batch.worker import READY
 from paicli.batch.workspace import MAX_DIFF, remove
 
-__all__ = ["WorkerProcess"]
+__all__ = ["READY", "WorkerProcess"]
+
+# The worker's first line: loaded and serving (task timeouts count from here).
+READY = b'{"ready": true}\n'
 
 # A result line carries a diff of up to 4 MiB, escaped as JSON (up to 6 bytes a byte).
 RESULT_LIMIT = 8 * MAX_DIFF

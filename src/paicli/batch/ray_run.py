@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
 from paicli.batch.process import WorkerProcess
 from paicli.batch.results import failure
-from paicli.batch.run_task import Defaults
 from paicli.batch.tasks import Task
 
 __all__ = ["BatchActor", "RayUnavailable", "run_on_ray"]

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from paicli.batch.defaults import Defaults
 from paicli.batch.results import failure, success_of, with_task
 from paicli.batch.tasks import Task
 from paicli.batch.warm import WarmServers
@@ -28,41 +27,7 @@ from paicli.run_settings import RunIO, StartOptions, load_run_settings
 from paicli.runtime import Runtime, open_runtime
 from paicli.servers.config import read_servers_file
 
-__all__ = ["Defaults", "run_task"]
-
-
-@dataclass(frozen=True)
-class Defaults:
-    """What the `paicli batch` command line says for every task (a task's own fields add
-    rules and servers, and replace the model and mode)."""
-
-    flags: Mapping[str, str | None] = field(default_factory=dict)
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    mode: str | None = None
-    mcp_config: tuple[str, ...] = ()
-    strict_mcp_config: bool = False
-    sandbox: str | None = None
-    max_steps: int | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "flags": dict(self.flags),
-            "allow": list(self.allow),
-            "deny": list(self.deny),
-            "mode": self.mode,
-            "mcp_config": list(self.mcp_config),
-            "strict_mcp_config": self.strict_mcp_config,
-            "sandbox": self.sandbox,
-            "max_steps": self.max_steps,
-        }
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any]) -> Defaults:
-        values = dict(wire)
-        for name in ("allow", "deny", "mcp_config"):
-            values[name] = tuple(values[name])
-        return cls(**values)
+__all__ = ["run_task"]
 
 
 async def run_task(task: Task, defaults: Defaults, scratch: Path, warm: WarmServers) -> Message:

@@ -17,14 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from paicli.batch.defaults import Defaults
+from paicli.batch.process import READY
 from paicli.batch.results import failure
-from paicli.batch.run_task import Defaults, run_task
+from paicli.batch.run_task import run_task
 from paicli.batch.tasks import MAX_LINE, Task
 from paicli.batch.warm import WarmServers
 
-__all__ = ["READY", "serve"]
-
-READY = b'{"ready": true}\n'
+__all__ = ["serve"]
 
 log = logging.getLogger("paicli.batch")
 

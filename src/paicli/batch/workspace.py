@@ -73,7 +73,7 @@ def prepare(task: Task, scratch: Path) -> Workspace:
     work = own / "work"
     if task.folder is None:
         work.mkdir()
-        return _snapshot(work, work, own)
+        return _snapshot(work, work, own, empty=True)
     source = Path(task.folder)
     if not source.is_dir():
         raise WorkspaceError(f"{task.folder}: no such folder")
@@ -98,7 +98,7 @@ def prepare(task: Task, scratch: Path) -> Workspace:
 def diff(workspace: Workspace) -> str:
     """What the run changed in the folder, as a unified diff (cut at `MAX_DIFF`)."""
     git = workspace.git
-    added = _git([*git, "add", "-A", "."])
+    added = _git([*git, "add", "-A"])
     if added.returncode != 0:
         return f"[paicli: the diff could not be taken: {_last(added.stderr)}]\n"
     argv = ["git", *QUIET_GIT, *git, "diff", "--cached", "--no-color", "--no-ext-diff"]
@@ -125,11 +125,13 @@ def remove(task: Task, scratch: Path) -> None:
     shutil.rmtree(own, ignore_errors=True)
 
 
-def _snapshot(folder: Path, tree: Path, own: Path) -> Workspace:
-    """A repository of ours, outside the work tree, holding its starting state."""
+def _snapshot(folder: Path, tree: Path, own: Path, *, empty: bool = False) -> Workspace:
+    """A repository of ours, outside the work tree, holding its starting state (an empty
+    folder needs no commit: the index of a repository without one is diffed against
+    nothing)."""
     git = (f"--git-dir={own / 'start.git'}", f"--work-tree={tree}")
-    steps = (["init", "--quiet"], ["add", "-A", "."], ["commit", "--quiet", "--allow-empty"])
-    for step in steps:
+    steps = (["init", "--quiet"], ["add", "-A"], ["commit", "--quiet", "--allow-empty"])
+    for step in steps[:1] if empty else steps:
         extra = ["-m", "start", "--no-verify"] if step[0] == "commit" else []
         done = _git([*git, *step, *extra])
         if done.returncode != 0:

@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from paicli.batch.defaults import Defaults
 from paicli.batch.local import run_local
 from paicli.batch.results import finished_ids
-from paicli.batch.run_task import Defaults
 from paicli.batch.tasks import Task, TaskFileError, read_tasks
 from paicli.cli._signals import run_until_signalled
 from paicli.ui.batch_progress import BatchProgress, progress_for
