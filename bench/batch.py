@@ -8,10 +8,11 @@ The batch runs through the same runners `paicli batch` uses (`paicli.batch.local
 `paicli.batch.ray_run.run_on_ray`), so each task's finish is timed as it happens; the model is
 the scripted OpenAI-compatible server on 127.0.0.1 in this process, each reply decided from
 its task's conversation (tests/batch/task_llm.py). Printed: tasks per second at each worker
-count (the median of the rounds, which interleave local and Ray), the Ray run's time against the local run's at the same count (goal <= 1.3x), and a
-warm worker's overhead per task: with one worker, the time between two results less the run
-itself (the result's `duration_ms`), i.e. the job's trip, the folder's copy and diff,
-settings and runtime (goal < 150 ms). Figures go to bench/batch-results.json.
+count (the median of the rounds, which interleave local and Ray), the Ray run's time against
+the local run's at the same count (goal <= 1.3x), the same once the first result is in (the
+workers up), and a warm worker's overhead per task: with one worker, the time between two
+results less the run itself (the result's `duration_ms`), i.e. the job's trip, the folder's
+copy and diff, settings and runtime (goal < 150 ms). Figures go to bench/batch-results.json.
 """
 
 from __future__ import annotations

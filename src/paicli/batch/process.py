@@ -132,7 +132,7 @@ class WorkerProcess:
                 start_new_session=True,
                 preexec_fn=_limit(self._memory),
                 limit=RESULT_LIMIT,
-                env=self._environ,
+                env=self._child_environment(),
             )
         self.started += 1
         assert self._process.stdout is not None
@@ -141,6 +141,13 @@ class WorkerProcess:
         if ready != READY:
             raise ValueError("it exited before it was ready")
         return self._process
+
+    def _child_environment(self) -> dict[str, str] | None:
+        """The worker's variables; with a memory limit, glibc's per-thread malloc arenas
+        (64 MiB of address space each) capped, so the limit counts memory, not threads."""
+        if self._memory is None:
+            return self._environ
+        return {**(self._environ or os.environ), "MALLOC_ARENA_MAX": "2"}
 
     async def _kill(self) -> int | None:
         """The worker's process group killed, and the worker reaped; its exit code."""

@@ -38,16 +38,23 @@ async def serve(read_line: Callable[[], bytes], channel: BinaryIO) -> int:
         while line := await asyncio.to_thread(read_line):
             job = json.loads(line)
             task = Task.from_wire(job["task"])
+            exhausted = False
             try:
                 result = await run_task(
                     task, Defaults.from_wire(job["defaults"]), Path(job["scratch"]), warm
                 )
+            except MemoryError:
+                # Past --task-memory: this process cannot be trusted with another task.
+                exhausted = True
+                result = failure(task, "the task ran out of memory (--task-memory)", "crashed")
             except Exception as exc:  # a bug costs this task, never the worker
                 log.error("task %s: internal error", task.id, exc_info=True)
                 result = failure(task, f"internal error: {exc}")
             result["warm_servers_opened"] = warm.opened
             channel.write(json.dumps(result, ensure_ascii=False).encode() + b"\n")
             channel.flush()
+            if exhausted:
+                return 1  # its owner starts a new worker for the next task
     return 0
 
 
