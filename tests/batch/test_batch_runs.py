@@ -152,7 +152,8 @@ async def test_resume_runs_only_the_tasks_without_a_result(tmp_path: Path) -> No
     earlier = {"task": "a", "status": "done", "type": "result", "result": "from before"}
     # An earlier run killed while writing left a cut line: it is no result.
     (tmp_path / "out.jsonl").write_text(json.dumps(earlier) + '\n{"task": "b", "sta')
-    async with TaskLlm(lambda prompt, _: {"text": f"answer {prompt}"}) as llm:
+    # The model quotes the key: no result line may.
+    async with TaskLlm(lambda prompt, _: {"text": f"answer {prompt} {API_KEY}"}) as llm:
         refused = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl")
         assert refused.code == 2 and "--resume-batch" in refused.stderr
         resumed = await batch(
@@ -164,6 +165,8 @@ async def test_resume_runs_only_the_tasks_without_a_result(tmp_path: Path) -> No
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
     assert lines[0] == json.dumps(earlier)
     assert [json.loads(line)["task"] for line in lines[2:]] == ["b", "c"]
+    assert json.loads(lines[-1])["result"].startswith("answer three ")
+    assert API_KEY not in "".join(lines)
 
 
 async def test_a_hung_task_times_out_alone_and_leaves_no_process(tmp_path: Path) -> None:

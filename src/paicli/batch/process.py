@@ -61,6 +61,7 @@ class WorkerProcess:
         self._memory = memory
         self._environ = environ
         self._process: asyncio.subprocess.Process | None = None
+        self._running: Task | None = None  # the task sent and not answered yet
         self.started = 0  # processes started so far (a replaced worker counts again)
 
     @property
@@ -79,6 +80,7 @@ class WorkerProcess:
             code = await self._kill()
             return failure(task, self._death(code, f"it did not start: {exc}"), "crashed")
         assert process.stdin is not None and process.stdout is not None
+        self._running = task
         try:
             process.stdin.write(json.dumps(job).encode() + b"\n")
             await process.stdin.drain()
@@ -86,7 +88,7 @@ class WorkerProcess:
                 line = await process.stdout.readline()
         except TimeoutError:
             await self._kill()
-            await asyncio.to_thread(remove, task, self._scratch)
+            await self._forget(task)
             why = f"no result after {timeout:g}s (--task-timeout): the task was killed"
             return failure(task, why, "timeout")
         except (OSError, ValueError) as exc:  # a broken pipe, or a line over the limit
@@ -95,8 +97,9 @@ class WorkerProcess:
             why = ""
         if not line.endswith(b"\n"):
             code = await self._kill()
-            await asyncio.to_thread(remove, task, self._scratch)
+            await self._forget(task)
             return failure(task, self._death(code, why), "crashed")
+        self._running = None
         result: dict[str, Any] = json.loads(line)
         return result
 
@@ -114,6 +117,13 @@ class WorkerProcess:
         except TimeoutError:
             pass
         await self._kill()
+        if self._running is not None:  # stopped mid-task (Ctrl+C): its copy goes too
+            await self._forget(self._running)
+
+    async def _forget(self, task: Task) -> None:
+        """The copy of `task`, whose worker was killed, removed."""
+        self._running = None
+        await asyncio.to_thread(remove, task, self._scratch)
 
     async def _ready(self) -> asyncio.subprocess.Process:
         if self._process is not None and self._process.returncode is None:

@@ -55,7 +55,10 @@ class BatchActor:
 
     def __init__(self, number: int, environ: dict[str, str], memory: int | None) -> None:
         os.environ.update(environ)  # the driver's paicli settings, model keys, home
-        self._scratch = Path(tempfile.mkdtemp(prefix="paicli-batch-"))
+        # TMPDIR read now: tempfile keeps the first it saw in this (reused) Ray worker.
+        self._scratch = Path(
+            tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
+        )
         self._worker = WorkerProcess(self._scratch, number, memory=memory, environ=None)
 
     async def run(

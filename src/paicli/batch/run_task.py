@@ -61,6 +61,9 @@ async def _run(
         ended = await runtime.agent.run(task.prompt, lambda event: _ignore(transcript.on(event)))
         await asyncio.to_thread(runtime.save_session)
         result = transcript.result(ended, _problems(runtime.problems, ended.error))
+        # The secrets the run knows (its key, values its tools met) stay out of the answer
+        # and the errors, as on `-p`'s stdout; the diff is the folder's, as it is.
+        result = runtime.redactor.redact_known_in(result)
     changes = await asyncio.to_thread(diff, workspace)
     return with_task(task, success_of(result), result, changes)
 
