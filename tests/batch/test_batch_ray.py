@@ -4,7 +4,10 @@ that must cost one line and exit 2. Without --ray, Ray is never imported."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +20,7 @@ import pytest
 
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
+from tests.processes import parent_of, processes_with, until
 
 pytestmark = pytest.mark.real
 
@@ -102,3 +106,31 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
+
+
+async def test_a_task_whose_actor_dies_is_sent_again_to_the_restarted_actor(
+    tmp_path: Path, local_ray: None
+) -> None:
+    """A node lost mid-task, as its actor's process killed: Ray starts the actor again and
+    the task runs there (its worker died with the actor: no orphan)."""
+    seen: list[str] = []
+
+    def decide(prompt: str, _: int) -> dict[str, Any]:
+        seen.append(prompt)
+        return {"hang": True} if len(seen) == 1 else {"text": "second time"}
+
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "lost", "prompt": "lost"})
+    async with TaskLlm(decide) as llm:
+        running = asyncio.ensure_future(batch(tmp_path, llm, "tasks.jsonl", "--ray"))
+        await asyncio.wait_for(llm.wait_for_requests(1), 120)
+        marker = f"{tmp_path}/paicli-batch-"
+        (worker,) = processes_with(marker)
+        actor = parent_of(worker)
+        assert actor is not None
+        os.kill(actor, signal.SIGKILL)
+        await until(lambda: worker not in processes_with(marker), timeout=10)
+        run = await asyncio.wait_for(running, 180)
+    found = results(run.stdout)
+    assert found["lost"]["status"] == "done", run.stderr
+    assert found["lost"]["result"] == "second time"
+    await until(lambda: processes_with(marker) == [], timeout=20)

@@ -248,3 +248,24 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+async def test_a_batch_killed_mid_task_leaves_no_worker(tmp_path: Path) -> None:
+    """`kill -9` of `paicli batch` itself: its workers die with it (no orphan runs on)."""
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "long", "prompt": "long"})
+    async with TaskLlm(lambda *_: {"hang": True}) as llm:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
+            *("batch", "tasks.jsonl"),
+            cwd=tmp_path,
+            env=environ(tmp_path),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        await asyncio.wait_for(llm.wait_for_requests(1), 60)
+        marker = f"{tmp_path}/paicli-batch-"
+        assert len(processes_with(marker)) == 1
+        process.kill()
+        await process.wait()
+        await until(lambda: processes_with(marker) == [], timeout=10)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -41,6 +42,7 @@ RESULT_LIMIT = 8 * MAX_DIFF
 START_TIMEOUT = 120.0
 # How long a worker told to stop (stdin closed) may take to close its servers.
 STOP_GRACE = 5.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # How much of a dead worker's stderr its result quotes.
 STDERR_TAIL = 2000
 
@@ -191,12 +193,19 @@ class WorkerProcess:
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
 
 
-def _limit(memory: int | None) -> Callable[[], None] | None:
-    """The child's address-space limit (`--task-memory`), set between fork and exec."""
-    if memory is None:
-        return None
+def _limit(memory: int | None) -> Callable[[], None]:
+    """Set between fork and exec: the worker dies with the thread that started it (its owner
+    killed, or the Ray actor's node gone, must not leave it running its task unowned), and
+    its address space is limited (`--task-memory`)."""
+    parent = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
 
     def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # the owner died before the line above
+                os._exit(1)
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return apply

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,7 +24,7 @@ from paicli.batch.results import finished_ids
 from paicli.batch.tasks import Task, TaskFileError, read_tasks
 from paicli.cli._signals import run_until_signalled
 from paicli.ui.batch_progress import BatchProgress, progress_for
-from paicli.ui.output import err, out_json
+from paicli.ui.output import err, out_json, stdout_kept_for_json
 
 __all__ = ["run"]
 
@@ -107,18 +108,20 @@ async def _run(
     tasks: list[Task], defaults: Defaults, options: argparse.Namespace, sink: IO[str] | None
 ) -> int:
     progress = progress_for(len(tasks))
-    board = _Board(progress, sink)
     try:
-        if options.ray is not None:
+        if options.ray is None:
+            board = _Board(progress, sink, lambda value: out_json(value, indent=None))
+            await _run_here(tasks, defaults, board, options)
+        else:
             from paicli.batch.ray_run import RayUnavailable, run_on_ray  # noqa: PLC0415
 
-            try:
-                await run_on_ray(tasks, defaults, board, options)
-            except RayUnavailable as exc:
-                err(f"paicli batch: {exc}")
-                return 2
-        else:
-            await _run_here(tasks, defaults, board, options)
+            with stdout_kept_for_json() as write:  # Ray's own messages go to stderr
+                board = _Board(progress, sink, write)
+                try:
+                    await run_on_ray(tasks, defaults, board, options)
+                except RayUnavailable as exc:
+                    err(f"paicli batch: {exc}")
+                    return 2
     finally:
         progress.close()
     return 0 if board.failed == 0 else 1
@@ -149,9 +152,12 @@ async def _run_here(
 class _Board:
     """Each result written as it comes, and counted."""
 
-    def __init__(self, progress: BatchProgress, sink: IO[str] | None) -> None:
+    def __init__(
+        self, progress: BatchProgress, sink: IO[str] | None, show: Callable[[object], None]
+    ) -> None:
         self.progress = progress
         self.sink = sink
+        self.show = show  # a result on stdout
         self.failed = 0
 
     def started(self, task: Task) -> None:
@@ -161,7 +167,7 @@ class _Board:
         if result.get("status") != "done":
             self.failed += 1
         if self.sink is None:
-            out_json(result, indent=None)
+            self.show(result)
         else:
             self.sink.write(json.dumps(result, ensure_ascii=False) + "\n")
             self.sink.flush()
