@@ -45,20 +45,27 @@ def same_fields(result: dict[str, Any]) -> tuple[Any, ...]:
     return (result["status"], result["subtype"], result.get("result"), result["diff"])
 
 
-async def test_a_batch_on_ray_gives_the_results_of_a_local_batch(
+async def test_a_batch_on_ray_gives_the_local_results_and_survives_a_lost_actor(
     tmp_path: Path, local_ray: None
 ) -> None:
-    (tmp_path / "plain").mkdir()
-    (tmp_path / "plain" / "kept.txt").write_text("kept\n")
+    """One test, so that pytest-xdist starts Ray in one worker only."""
+    await same_results_as_a_local_batch(tmp_path / "same")
+    await lost_actor(tmp_path / "lost")
+
+
+async def same_results_as_a_local_batch(root: Path) -> None:
+    os.mkdir(root)
+    (root / "plain").mkdir()
+    (root / "plain" / "kept.txt").write_text("kept\n")
     write_tasks(
-        tmp_path / "tasks.jsonl",
+        root / "tasks.jsonl",
         {"id": "copy", "prompt": "alpha", "cwd": "plain", "allow": ["write_file"]},
         {"id": "empty", "prompt": "beta", "allow": ["write_file"]},
         {"id": "gone", "prompt": "gamma", "cwd": "missing"},
     )
     async with TaskLlm(writes_its_name) as llm:
-        here = await batch(tmp_path, llm, "tasks.jsonl", "--workers", "2")
-        on_ray = await batch(tmp_path, llm, "tasks.jsonl", "--workers", "2", "--ray")
+        here = await batch(root, llm, "tasks.jsonl", "--workers", "2")
+        on_ray = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
     assert on_ray.code == here.code == 1, on_ray.stderr
     local, remote = results(here.stdout), results(on_ray.stdout)
     assert {k: same_fields(v) for k, v in remote.items()} == {
@@ -108,22 +115,21 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
     assert done.stdout == "[]\n"
 
 
-async def test_a_task_whose_actor_dies_is_sent_again_to_the_restarted_actor(
-    tmp_path: Path, local_ray: None
-) -> None:
+async def lost_actor(root: Path) -> None:
     """A node lost mid-task, as its actor's process killed: Ray starts the actor again and
     the task runs there (its worker died with the actor: no orphan)."""
+    os.mkdir(root)
     seen: list[str] = []
 
     def decide(prompt: str, _: int) -> dict[str, Any]:
         seen.append(prompt)
         return {"hang": True} if len(seen) == 1 else {"text": "second time"}
 
-    write_tasks(tmp_path / "tasks.jsonl", {"id": "lost", "prompt": "lost"})
+    write_tasks(root / "tasks.jsonl", {"id": "lost", "prompt": "lost"})
     async with TaskLlm(decide) as llm:
-        running = asyncio.ensure_future(batch(tmp_path, llm, "tasks.jsonl", "--ray"))
+        running = asyncio.ensure_future(batch(root, llm, "tasks.jsonl", "--ray"))
         await asyncio.wait_for(llm.wait_for_requests(1), 120)
-        marker = f"{tmp_path}/paicli-batch-"
+        marker = f"{root}/paicli-batch-"
         (worker,) = processes_with(marker)
         actor = parent_of(worker)
         assert actor is not None
