@@ -33,6 +33,7 @@ from paicli.batch.local import Board
 from paicli.batch.process import WorkerProcess
 from paicli.batch.results import failure
 from paicli.batch.tasks import Task
+from paicli.errors import PaicliError
 
 __all__ = ["BatchActor", "RayUnavailable", "run_on_ray"]
 
@@ -46,7 +47,7 @@ RESTARTS = 3
 INSTALL_HINT = "--ray needs Ray: pip install 'paicli-cli[ray]' (or uv tool install ...)"
 
 
-class RayUnavailable(Exception):
+class RayUnavailable(PaicliError):
     """Ray is not installed, or the cluster cannot be reached (exit 2)."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paicli.errors import PaicliError
 from paicli.permissions.request import Mode
 from paicli.permissions.rules import RuleError, parse_rule
 
@@ -38,7 +39,7 @@ FIELDS = frozenset(
 REF_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/@{}^~-]{0,199}")
 
 
-class TaskFileError(ValueError):
+class TaskFileError(PaicliError, ValueError):
     """The tasks file itself cannot be read (the run stops before any task)."""
 
 

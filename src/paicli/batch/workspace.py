@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paicli.batch.tasks import Task
+from paicli.errors import PaicliError
 
 __all__ = ["MAX_DIFF", "Workspace", "WorkspaceError", "prepare", "remove", "scratch_of"]
 
@@ -45,7 +46,7 @@ QUIET_GIT = (
 )
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(PaicliError):
     """The task's folder cannot be had (no such folder, not a repository, a bad ref)."""
 
 
