@@ -217,6 +217,7 @@ async def test_a_worker_that_dies_fails_its_task_alone(tmp_path: Path) -> None:
 
 
 async def test_tasks_with_the_same_server_share_one_warm_server(tmp_path: Path) -> None:
+    """One server process for three tasks; each task's roots are its own copy's."""
     servers = {
         "fault": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
     }
@@ -225,12 +226,19 @@ async def test_tasks_with_the_same_server_share_one_warm_server(tmp_path: Path) 
         if results_so_far == 0:
             arguments = json.dumps({"text": prompt})
             return {"tool_calls": [{"name": "mcp__fault__echo", "arguments": arguments}]}
+        if results_so_far == 1:
+            return {"tool_calls": [{"name": "mcp__fault__ask_roots", "arguments": "{}"}]}
         return {"text": "echoed"}
 
     write_tasks(
         tmp_path / "tasks.jsonl",
         *(
-            {"id": f"t{n}", "prompt": f"p{n}", "mcpServers": servers, "allow": ["mcp__fault__echo"]}
+            {
+                "id": f"t{n}",
+                "prompt": f"p{n}",
+                "mcpServers": servers,
+                "allow": ["mcp__fault__echo", "mcp__fault__ask_roots"],
+            }
             for n in range(3)
         ),
     )
@@ -239,8 +247,16 @@ async def test_tasks_with_the_same_server_share_one_warm_server(tmp_path: Path) 
     assert run.code == 0, run.stderr
     found = results(run.stdout)
     assert [found[f"t{n}"]["warm_servers_opened"] for n in range(3)] == [1, 1, 1]
-    tool_results = [m for body in llm.requests for m in body["messages"] if m["role"] == "tool"]
-    assert len(tool_results) == 3 and all("p" in str(m["content"]) for m in tool_results)
+    last = {}  # each task's conversation as last sent: its tool results
+    for body in llm.requests:
+        last[body["messages"][1]["content"]] = [
+            str(m["content"]) for m in body["messages"] if m["role"] == "tool"
+        ]
+    for n in range(3):
+        echoed, roots = last[f"p{n}"]
+        assert f"p{n}" in echoed
+        assert f"/{n + 1}/work" in roots  # its own copy (line n + 1), not another task's
+        assert all(f"/{other + 1}/work" not in roots for other in range(3) if other != n)
 
 
 def _cmdline(pid: int) -> str:
