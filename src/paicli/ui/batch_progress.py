@@ -49,6 +49,8 @@ class BatchProgress:
         if self._bar is None:
             err(self.line(result))
         else:
+            if result.get("status") != "done":  # a failure is said above the bar
+                self._bar.console.print(self.line(result), soft_wrap=True)
             self._refresh()
 
     def line(self, result: dict[str, Any]) -> str:
