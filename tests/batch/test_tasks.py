@@ -81,6 +81,17 @@ def test_a_bad_line_is_one_problem_naming_it_and_the_rest_are_read(
     assert problem in problems[0]
 
 
+def test_a_link_out_of_the_tasks_folder_is_refused_like_dot_dot(tmp_path: Path) -> None:
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "tasks" / "out").symlink_to(tmp_path / "elsewhere")
+    path = tmp_path / "tasks" / "t.jsonl"
+    path.write_text(json.dumps({"prompt": "x", "cwd": "out"}) + "\n")
+    tasks, problems = read_tasks(path)
+    assert tasks == []
+    assert problems == ["t.jsonl:1: 'cwd' 'out' leaves the tasks file's folder"]
+
+
 def test_an_id_used_twice_is_a_problem_of_the_second_line(tmp_path: Path) -> None:
     tasks, problems = read(tmp_path, {"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"})
     assert [task.prompt for task in tasks] == ["x"]

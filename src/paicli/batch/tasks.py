@@ -190,7 +190,8 @@ def _folder(given: object, name: str, base: Path) -> str:
         raise ValueError(f"'{name}' must be a folder's path")
     path = Path(os.path.expanduser(given))
     if not path.is_absolute():
-        path = Path(os.path.normpath(base / path))
+        # Resolved, links included: a link in the folder that leads out of it leaves it too.
+        path = (base / path).resolve()
         if path != base and base not in path.parents:
             raise ValueError(f"'{name}' {given!r} leaves the tasks file's folder")
     return str(path)
