@@ -124,7 +124,8 @@ lint: setup
 	$(UVRUN) ruff check
 	$(UVRUN) mypy
 
-# pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
+# pytest-xdist workers (`--dist loadgroup`: the tests that need a local Ray are one group, so
+# one worker starts Ray once; tests/conftest.py local_ray). The real tier mostly waits on the processes it starts, so three workers
 # on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 150 s with
 # 3 for 3,001 tests; earlier 200 s with 4, which over-subscribes it); the in-memory tier is all
 # CPU, so two.
@@ -132,7 +133,7 @@ PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 
 test: lint
-	$(UVRUN) pytest -n $(PYTEST_WORKERS)
+	$(UVRUN) pytest -n $(PYTEST_WORKERS) --dist loadgroup
 	$(MAKE) --no-print-directory conformance ARGS=
 
 test-fast: $(UV_SYNC_STAMP)

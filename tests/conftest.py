@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -39,6 +42,22 @@ def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServ
 def sdk_server(**options: Any) -> StdioServer:
     """A server built on the official `mcp` SDK (dual-era)."""
     return StdioServer(sys.executable, args=[str(SERVER_PROGRAMS / "sdk_server.py")], **options)
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[ModuleType]:
+    """One local Ray of two CPUs for every test that needs one. Starting Ray costs 10-30 s on
+    two cores, so it starts once per pytest worker, and the modules that use it are in the
+    xdist group "ray" (run with `--dist loadgroup`), so only one worker ever starts it."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+    # Ray leaves the handles of its stopped daemons to the garbage collector, which would
+    # warn (an error here) in whatever test it runs during.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 @pytest.fixture

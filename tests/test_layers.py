@@ -65,6 +65,8 @@ RANKS = {
     "paicli.cli": 9,
     # `paicli acp`: paicli as an Agent Client Protocol agent, for editors (beside the cli).
     "paicli.acp": 9,
+    # `paicli batch`: tasks run as full paicli runs in worker processes (local or Ray).
+    "paicli.batch": 9,
 }
 UI_LIBRARIES = ("rich", "prompt_toolkit")
 STREAMS = ("stdout", "stderr", "__stdout__", "__stderr__")

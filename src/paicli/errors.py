@@ -42,6 +42,12 @@ MCP library's `McpError`) at its one boundary, re-raising them `from exc`:
     ├── BridgeError              paicli.langchain.errors: the bridge's subtree (drawn there)
     ├── TurnFailed               paicli.acp.session: an editor's turn could not end (the
     │                            model endpoint failed); the editor gets a JSON-RPC error
+    ├── TaskFileError            paicli.batch.tasks: `paicli batch`'s tasks file cannot be
+    │                            read at all (a bad line is a problem line, not this)
+    ├── WorkspaceError           paicli.batch.workspace: a task's folder cannot be had (no
+    │                            such folder, not a repository, a bad ref): the task fails
+    ├── RayUnavailable           paicli.batch.ray_run: --ray without Ray, or its address
+    │                            does not answer (one line, exit 2)
     └── ToolError                paicli.tools.errors: inside a tool call or tool listing
         ├── PathRefused          a path argument leaves the file tools' root
         ├── NotRegularFile       a file tool met a FIFO, socket or device

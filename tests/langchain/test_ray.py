@@ -1,17 +1,16 @@
 """Bridged tools on Ray, for real: a tool (or a toolset) sent to Ray tasks starts one server
 per worker process, on the first call there, reused by every later task in that worker; and
-no server is left once Ray is shut down. Ray is slow to start (seconds on two cores), so it is
-started once for this module and the tests here are few."""
+no server outlives its worker. Ray is slow to start (seconds on two cores), so the local Ray
+is shared (tests/conftest.py) and the tests here are few."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
+import signal
 import sys
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -21,19 +20,13 @@ from paicli.mcp import StdioServer
 from tests.langchain.conftest import TOOL_SERVER
 from tests.processes import alive, parent_of, processes_with, until
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.xdist_group("ray")]
 
 
-@pytest.fixture(scope="module")
-def ray() -> Iterator[ModuleType]:
-    """A local Ray of two worker slots (imported here: collecting this module stays cheap)."""
-    ray = importlib.import_module("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()  # safe twice: a test may shut it down itself to look at what is left
-
-
-def test_a_tool_sent_to_ray_tasks_starts_one_server_per_worker_process(ray: ModuleType) -> None:
+def test_a_tool_sent_to_ray_tasks_starts_one_server_per_worker_process(
+    local_ray: ModuleType,
+) -> None:
+    ray = local_ray
     marker = f"ray-tools-{uuid.uuid4().hex}"
     server = StdioServer(sys.executable, [str(TOOL_SERVER), marker], name="tools")
 
@@ -60,6 +53,9 @@ def test_a_tool_sent_to_ray_tasks_starts_one_server_per_worker_process(ray: Modu
         assert len(set(started.values())) == len(started)
         assert all(parent_of(pid) == worker for worker, pid in started.items())
         assert sorted(processes_with(marker)) == sorted([here, *started.values()])
-    ray.shutdown()
+    # The workers end (Ray is shared with other tests, so they are killed rather than Ray
+    # shut down): their servers end with them.
+    for worker in started:
+        os.kill(worker, signal.SIGKILL)
     asyncio.run(until(lambda: not any(alive(pid) for pid in started.values()), timeout=30))
     assert processes_with(marker) == []

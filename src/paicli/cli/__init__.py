@@ -255,6 +255,10 @@ def dispatch(options: argparse.Namespace) -> int:
         return 2
     from paicli.cli._signals import run_until_signalled  # noqa: PLC0415
 
+    if options.command == "batch":
+        from paicli.cli.batch import run as run_batch  # noqa: PLC0415
+
+        return run_batch(options, flags)
     if options.command == "acp":
         from paicli.cli.acp import run as run_acp  # noqa: PLC0415 - the SDK only when asked
 

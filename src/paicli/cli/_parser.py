@@ -10,6 +10,7 @@ from typing import TypeAlias
 
 from paicli._version import __version__
 from paicli.cli._add_args import ADD_USAGE, SCOPE_HELP, SCOPES, add_options
+from paicli.cli._batch_args import batch_command
 from paicli.cli._headless_args import add_headless_options
 from paicli.cli._plugin_args import plugin_commands
 from paicli.cli._rewind_args import rewind_command
@@ -103,6 +104,7 @@ def build_parser(*, full_help: bool = True, prompt_last: bool = False) -> argpar
         help="serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, "
         "Neovim); needs paicli-cli[acp]",
     )
+    batch_command(commands, positive_int)
     return parser
 
 

@@ -14,8 +14,10 @@ screen, and so do exceptions nobody retrieved ("Future exception was never retri
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from paicli.escape import json_for_terminal, terminal_safe
@@ -94,3 +96,23 @@ def show(renderable: RenderableType, *, stderr: bool = False, soft_wrap: bool = 
     if console is None:
         console = _consoles[stderr] = SafeConsole(stderr=stderr)
     console.print(renderable, soft_wrap=soft_wrap)
+
+
+@contextlib.contextmanager
+def stdout_kept_for_json() -> Iterator[Callable[[object], None]]:
+    """A writer of JSON lines (as `out_json`) to stdout, while everything else that writes
+    to `sys.stdout` (a library's own messages: Ray prints its warnings there) goes to stderr,
+    so stdout stays one JSON value per line (`paicli batch --ray`)."""
+    stream = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+
+    def write(value: object) -> None:
+        stream.write(json_for_terminal(screen_value(value), indent=None) + "\n")
+        stream.flush()
+
+    try:
+        yield write
+    finally:
+        sys.stdout = saved
+        stream.close()

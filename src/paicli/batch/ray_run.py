@@ -1,0 +1,209 @@
+"""`paicli batch --ray [ADDRESS|auto]`: the same batch on a Ray cluster.
+
+One long-lived actor per worker (`BatchActor`), spread over the cluster's nodes, owns one
+`WorkerProcess`: the same worker process as a local batch, so a task is isolated the same
+way (its timeout, its memory limit, a crash replaces the worker) and its MCP servers stay
+warm across the tasks that actor runs. Each task is an actor call; a node lost mid-task
+restarts its actor elsewhere and the call is retried (`max_restarts`, `max_task_retries`).
+The driver hands each actor its next task as soon as it is free, and results come back in
+the order they finish (the actors' result futures waited on together, as `ray.wait` does).
+
+Ray is imported here only, and this module only with `--ray`. An address that does not
+answer costs one line and exit 2 within `CONNECT_TIMEOUT`, never a hang. Task folders,
+`--mcp-config` files and servers' commands are paths on the node that runs the task: on
+more than one machine they have to be on a shared filesystem (or the same on each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from paicli.batch.defaults import Defaults
+from paicli.batch.local import Board
+from paicli.batch.process import WorkerProcess
+from paicli.batch.results import failure
+from paicli.batch.tasks import Task
+from paicli.errors import PaicliError
+
+__all__ = ["BatchActor", "RayUnavailable", "run_on_ray"]
+
+# How long reaching the cluster may take: a TCP answer from its address, then `ray.init`
+# (which on its own would retry an address that does not answer for minutes).
+PROBE_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 60.0
+# A node lost mid-task: the actor is started again (elsewhere) this many times, and the
+# task it was running is sent again.
+RESTARTS = 3
+INSTALL_HINT = "--ray needs Ray: pip install 'paicli-cli[ray]' (or uv tool install ...)"
+
+
+class RayUnavailable(PaicliError):
+    """Ray is not installed, or the cluster cannot be reached (exit 2)."""
+
+
+class BatchActor:
+    """One worker of the batch on a Ray node (made a Ray actor by `run_on_ray`)."""
+
+    def __init__(self, number: int, environ: dict[str, str], memory: int | None) -> None:
+        os.environ.update(environ)  # the driver's paicli settings, model keys, home
+        # TMPDIR read now: tempfile keeps the first it saw in this (reused) Ray worker.
+        self._scratch = Path(
+            tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
+        )
+        self._worker = WorkerProcess(self._scratch, number, memory=memory, environ=None)
+
+    async def run(
+        self, task: dict[str, Any], defaults: dict[str, Any], timeout: float | None
+    ) -> dict[str, Any]:
+        result = await self._worker.run(Task.from_wire(task), defaults, timeout)
+        result["node"] = socket.gethostname()
+        return result
+
+    async def close(self) -> None:
+        await self._worker.aclose()
+        await asyncio.to_thread(shutil.rmtree, self._scratch, True)
+
+
+def passed_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """The driver's variables the actors need: paicli's own, model keys and endpoints, the
+    home (sessions, audit), and where Python finds paicli."""
+    keep = {"HOME", "PYTHONPATH", "TMPDIR"}
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in keep or name.startswith("PAICLI_") or name.endswith(("_API_KEY", "_BASE_URL"))
+    }
+
+
+async def run_on_ray(
+    tasks: Sequence[Task], defaults: Defaults, board: Board, options: argparse.Namespace
+) -> None:
+    """Run `tasks` on Ray (see the module); RayUnavailable when it cannot be had."""
+    try:
+        # Only with --ray; untyped here (Ray's own stubs cover a fraction of what is used).
+        ray: Any = importlib.import_module("ray")
+    except ImportError as exc:
+        raise RayUnavailable(INSTALL_HINT) from exc
+    await _connect(ray, options.ray)
+    if not tasks:
+        return
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    count = min(options.workers or max(1, int(cpus)), len(tasks))
+    actor_class = ray.remote(
+        num_cpus=min(1.0, cpus / count),
+        max_restarts=RESTARTS,
+        max_task_retries=RESTARTS,
+        max_concurrency=2,  # a run, and the close that follows it
+        scheduling_strategy="SPREAD",
+    )(BatchActor)
+    environ = passed_environment(os.environ)
+    actors = [actor_class.remote(n, environ, options.task_memory) for n in range(count)]
+    try:
+        await _dispatch(ray, actors, tasks, defaults, board, timeout=options.task_timeout)
+    finally:
+        await asyncio.shield(_close(ray, actors))
+
+
+async def _dispatch(
+    ray: Any,
+    actors: list[Any],
+    tasks: Sequence[Task],
+    defaults: Defaults,
+    board: Board,
+    *,
+    timeout: float | None,
+) -> None:
+    waiting = list(reversed(tasks))
+    sent = defaults.to_wire()
+    running: dict[asyncio.Future[Any], tuple[Any, Task]] = {}
+
+    def send(actor: Any) -> None:
+        task = waiting.pop()
+        board.started(task)
+        call = actor.run.remote(task.to_wire(), sent, timeout)
+        running[asyncio.wrap_future(call.future())] = (actor, task)
+
+    for actor in actors:
+        if waiting:
+            send(actor)
+    while running:
+        done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        for future in done:
+            actor, task = running.pop(future)
+            try:
+                result = future.result()
+            except ray.exceptions.RayError as exc:
+                result = failure(task, f"the Ray actor was lost: {_first_line(exc)}", "crashed")
+            board.finished(result)
+            if waiting:
+                send(actor)
+
+
+async def _close(ray: Any, actors: list[Any]) -> None:
+    """Each actor's worker stopped and scratch removed (bounded), then the actor ended."""
+    closing = [asyncio.wrap_future(actor.close.remote().future()) for actor in actors]
+    if closing:
+        await asyncio.wait(closing, timeout=CONNECT_TIMEOUT)
+    for actor in actors:
+        ray.kill(actor, no_restart=True)
+
+
+async def _connect(ray: Any, address: str) -> None:
+    """Reach the cluster at `address` (`auto`: the one this machine's `ray start` or `ray
+    job submit` names; a Ray already started in this process is used as it is)."""
+    if address != "auto":
+        await _probe(address)
+    elif ray.is_initialized():
+        return
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def init() -> None:
+        try:
+            ray.init(
+                address=address,
+                log_to_driver=False,
+                logging_level="ERROR",
+                configure_logging=True,
+            )
+        except BaseException as exc:  # told to the caller, who says it in one line
+            failed.append(exc)
+        finally:
+            done.set()
+
+    # A daemon thread: an init that never returns must not keep the process alive.
+    threading.Thread(target=init, name="paicli-ray-init", daemon=True).start()
+    if not await asyncio.to_thread(done.wait, CONNECT_TIMEOUT):
+        raise RayUnavailable(f"Ray at {address} did not answer within {CONNECT_TIMEOUT:g}s")
+    if failed:
+        raise RayUnavailable(f"cannot reach Ray at {address}: {_first_line(failed[0])}")
+
+
+async def _probe(address: str) -> None:
+    """A TCP answer from `address` (`[ray://]HOST:PORT`) within `PROBE_TIMEOUT`."""
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray {address}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+    except (OSError, TimeoutError) as exc:
+        why = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise RayUnavailable(f"cannot reach Ray at {address}: {why}") from None
+    writer.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]

@@ -1,0 +1,171 @@
+"""A task's own copy of its folder, the diff of what the run changed, and its removal.
+
+Each task works in `SCRATCH/<line>/work`: a detached git worktree of its repository (at
+`ref`, else HEAD; a folder inside a repository is that repository's worktree, entered at the
+same place), or a copy of its plain folder (symlinks copied as links, never followed), or an
+empty folder. A copy's starting state is kept in a repository of ours beside it
+(`SCRATCH/<line>/start.git`), so both kinds are diffed by git the same way: every file added,
+then the index against the start. Git never runs a configured diff program or text filter
+here, and asks no one for anything.
+
+`remove` undoes `prepare` whatever state a killed worker left (the owner of the worker calls
+it after a timeout): the worktree unregistered, the scratch folder deleted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from paicli.batch.tasks import Task
+from paicli.errors import PaicliError
+
+__all__ = ["MAX_DIFF", "Workspace", "WorkspaceError", "prepare", "remove", "scratch_of"]
+
+# A diff is part of a result line: beyond 4 MiB it is cut (and says so); the work itself
+# was in the folder, and a result file of gigabytes helps nobody.
+MAX_DIFF = 4 * 1024 * 1024
+# Git on a local repository answers in well under this; a hung one (a lock, a network
+# filesystem) must not hold the task forever: the task's own timeout may be longer.
+GIT_TIMEOUT = 120.0
+CUT = "\n[paicli: the diff is longer than 4 MiB and was cut here]\n"
+QUIET_GIT = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "user.name=paicli batch",
+    "-c",
+    "user.email=batch@paicli.invalid",
+    "-c",
+    "core.autocrlf=false",
+)
+
+
+class WorkspaceError(PaicliError):
+    """The task's folder cannot be had (no such folder, not a repository, a bad ref)."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a task runs (`folder`), and how its changes are found: `git` is the git
+    command (with its `--git-dir`/`-C`) that sees the work tree."""
+
+    folder: Path
+    tree: Path  # the top of what is diffed (the worktree or the copy)
+    git: tuple[str, ...]
+
+
+def scratch_of(scratch: Path, task: Task) -> Path:
+    """The task's own scratch folder: named by its line number, never by its id."""
+    return scratch / str(task.line)
+
+
+def prepare(task: Task, scratch: Path) -> Workspace:
+    """The task's folder made ready under `scratch` (see the module)."""
+    own = scratch_of(scratch, task)
+    if own.exists():
+        remove(task, scratch)  # a run killed before it cleaned up
+    own.mkdir(parents=True)
+    work = own / "work"
+    if task.folder is None:
+        work.mkdir()
+        return _snapshot(work, work, own, empty=True)
+    source = Path(task.folder)
+    if not source.is_dir():
+        raise WorkspaceError(f"{task.folder}: no such folder")
+    top = _toplevel(source)
+    if task.git and top is None:
+        raise WorkspaceError(f"{task.folder}: not a git repository")
+    if top is None:
+        shutil.copytree(source, work, symlinks=True)
+        return _snapshot(work, work, own)
+    ref = task.ref or "HEAD"
+    commit = _git(["-C", str(top), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    if commit.returncode != 0:
+        raise WorkspaceError(f"{task.folder}: no commit {ref!r} in that repository")
+    sha = commit.stdout.strip()
+    added = _git(["-C", str(top), "worktree", "add", "--detach", "--quiet", str(work), sha])
+    if added.returncode != 0:
+        raise WorkspaceError(f"{task.folder}: git worktree add failed: {_last(added.stderr)}")
+    inside = work / source.resolve().relative_to(top)
+    return Workspace(inside if inside.is_dir() else work, work, ("-C", str(work)))
+
+
+def diff(workspace: Workspace) -> str:
+    """What the run changed in the folder, as a unified diff (cut at `MAX_DIFF`)."""
+    git = workspace.git
+    added = _git([*git, "add", "-A"])
+    if added.returncode != 0:
+        return f"[paicli: the diff could not be taken: {_last(added.stderr)}]\n"
+    argv = ["git", *QUIET_GIT, *git, "diff", "--cached", "--no-color", "--no-ext-diff"]
+    argv += ["--no-textconv", "--binary"]
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    ) as process:
+        assert process.stdout is not None
+        data = process.stdout.read(MAX_DIFF + 1)
+        process.kill()  # done reading (it may still be writing a diff over the cap)
+    text = data[:MAX_DIFF].decode("utf-8", errors="replace")
+    return text + CUT if len(data) > MAX_DIFF else text
+
+
+def remove(task: Task, scratch: Path) -> None:
+    """The task's scratch folder gone, its worktree unregistered (best effort: a folder
+    that cannot be removed stays, and says nothing worse than that)."""
+    own = scratch_of(scratch, task)
+    work = own / "work"
+    if task.folder is not None and (top := _toplevel(Path(task.folder))) is not None:
+        _git(["-C", str(top), "worktree", "remove", "--force", str(work)])
+        shutil.rmtree(own, ignore_errors=True)
+        _git(["-C", str(top), "worktree", "prune"])
+    shutil.rmtree(own, ignore_errors=True)
+
+
+def _snapshot(folder: Path, tree: Path, own: Path, *, empty: bool = False) -> Workspace:
+    """A repository of ours, outside the work tree, holding its starting state (an empty
+    folder needs no commit: the index of a repository without one is diffed against
+    nothing)."""
+    git = (f"--git-dir={own / 'start.git'}", f"--work-tree={tree}")
+    steps = (["init", "--quiet"], ["add", "-A"], ["commit", "--quiet", "--allow-empty"])
+    for step in steps[:1] if empty else steps:
+        extra = ["-m", "start", "--no-verify"] if step[0] == "commit" else []
+        done = _git([*git, *step, *extra])
+        if done.returncode != 0:
+            raise WorkspaceError(f"cannot record the folder's start: {_last(done.stderr)}")
+    return Workspace(folder, tree, git)
+
+
+def _toplevel(folder: Path) -> Path | None:
+    if not folder.is_dir():
+        return None
+    found = _git(["-C", str(folder), "rev-parse", "--show-toplevel"])
+    return Path(found.stdout.strip()) if found.returncode == 0 else None
+
+
+def _git(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(name, None)  # ours, not whatever the caller's shell had
+    try:
+        return subprocess.run(
+            ["git", *QUIET_GIT, *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            timeout=GIT_TIMEOUT,
+            env=env,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(args, 1, "", str(exc))
+
+
+def _last(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no reason given"

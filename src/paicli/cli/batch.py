@@ -1,0 +1,174 @@
+"""`paicli batch TASKS.jsonl`: each task a full `paicli -p` run in its own copy of its
+folder, on local worker processes or (`--ray`) a Ray cluster; result lines on stdout or in
+`--out`, progress on stderr (`paicli.batch` has the rest).
+
+Exit codes: 0 every task done; 1 a task failed or a line was not a task; 2 usage (the file
+cannot be read, the results file is in the way, Ray cannot be reached); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from paicli.batch.defaults import Defaults
+from paicli.batch.local import run_local
+from paicli.batch.results import finished_ids
+from paicli.batch.tasks import Task, TaskFileError, read_tasks
+from paicli.cli._signals import run_until_signalled
+from paicli.ui.batch_progress import BatchProgress, progress_for
+from paicli.ui.output import err, out_json, stdout_kept_for_json
+
+__all__ = ["run"]
+
+# Workers by default: one per CPU, at most this many (each holds a model client and its
+# servers; more is for --workers to say).
+DEFAULT_WORKERS = 8
+
+
+def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
+    path = Path(options.tasks)
+    if options.resume_batch and options.out is None:
+        err("paicli batch: --resume-batch needs --out RESULTS.jsonl (the results to carry on)")
+        return 2
+    if options.out is not None and not options.resume_batch and os.path.exists(options.out):
+        err(f"paicli batch: {options.out} exists: add --resume-batch to carry it on, or remove it")
+        return 2
+    try:
+        tasks, problems = read_tasks(path)
+    except TaskFileError as exc:
+        err(f"paicli batch: {exc}")
+        return 2
+    tasks = [task for task in tasks if not _refused(task, options, problems)]
+    for problem in problems:
+        err(f"paicli batch: {problem}")
+    if options.resume_batch:
+        finished = finished_ids(Path(options.out))
+        skipped = [task for task in tasks if task.id in finished]
+        tasks = [task for task in tasks if task.id not in finished]
+        if skipped:
+            err(f"paicli batch: {len(skipped)} tasks already have results; skipped")
+    defaults = _defaults(options, flags)
+    try:
+        sink = open(options.out, "a", encoding="utf-8") if options.out else None  # noqa: SIM115
+        if sink is not None and not _ends_a_line(options.out):
+            sink.write("\n")  # a line cut by a killed run stays a line of its own
+    except OSError as exc:
+        err(f"paicli batch: cannot write {options.out}: {exc.strerror or exc}")
+        return 2
+    try:
+        code = run_until_signalled(_run(tasks, defaults, options, sink))
+    finally:
+        if sink is not None:
+            sink.close()
+    failed = code == 0 and bool(problems)
+    return 1 if failed else code
+
+
+def _ends_a_line(name: str) -> bool:
+    with open(name, "rb") as file:
+        if file.seek(0, os.SEEK_END) == 0:
+            return True
+        file.seek(-1, os.SEEK_END)
+        return file.read(1) == b"\n"
+
+
+def _refused(task: Task, options: argparse.Namespace, problems: list[str]) -> bool:
+    """A task paicli will not run as asked (told in `problems`)."""
+    if task.permission_mode == "yolo" and os.geteuid() == 0 and not options.force_root:
+        problems.append(
+            f"{Path(options.tasks).name}:{task.line}: refusing permission_mode yolo as root "
+            "(add --force-root if you mean it)"
+        )
+        return True
+    return False
+
+
+def _defaults(options: argparse.Namespace, flags: dict[str, str | None]) -> Defaults:
+    return Defaults(
+        flags=flags,
+        allow=tuple(options.allow),
+        deny=tuple(options.deny),
+        mode=options.mode.value if options.mode is not None else None,
+        mcp_config=tuple(os.path.abspath(name) for name in options.mcp_config),
+        strict_mcp_config=bool(options.strict_mcp_config),
+        sandbox=getattr(options, "sandbox", None),
+        max_steps=options.max_steps or None,
+    )
+
+
+async def _run(
+    tasks: list[Task], defaults: Defaults, options: argparse.Namespace, sink: IO[str] | None
+) -> int:
+    progress = progress_for(len(tasks))
+    try:
+        if options.ray is None:
+            board = _Board(progress, sink, lambda value: out_json(value, indent=None))
+            await _run_here(tasks, defaults, board, options)
+        else:
+            from paicli.batch.ray_run import RayUnavailable, run_on_ray  # noqa: PLC0415
+
+            with stdout_kept_for_json() as write:  # Ray's own messages go to stderr
+                board = _Board(progress, sink, write)
+                try:
+                    await run_on_ray(tasks, defaults, board, options)
+                except RayUnavailable as exc:
+                    err(f"paicli batch: {exc}")
+                    return 2
+    finally:
+        progress.close()
+    return 0 if board.failed == 0 else 1
+
+
+async def _run_here(
+    tasks: list[Task], defaults: Defaults, board: _Board, options: argparse.Namespace
+) -> None:
+    # 0700 (mkdtemp): the copies of the tasks' folders are the user's files. TMPDIR read
+    # now (tempfile keeps the first it saw), and never paicli's home, whose files the
+    # tools protect.
+    scratch = Path(tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None))
+    try:
+        workers = options.workers or min(os.cpu_count() or 1, DEFAULT_WORKERS)
+        await run_local(
+            tasks,
+            defaults,
+            board,
+            scratch=scratch,
+            workers=workers,
+            timeout=options.task_timeout,
+            memory=options.task_memory,
+        )
+    finally:
+        await asyncio.to_thread(shutil.rmtree, scratch, True)
+
+
+class _Board:
+    """Each result written as it comes, and counted."""
+
+    def __init__(
+        self, progress: BatchProgress, sink: IO[str] | None, show: Callable[[object], None]
+    ) -> None:
+        self.progress = progress
+        self.sink = sink
+        self.show = show  # a result on stdout
+        self.failed = 0
+
+    def started(self, task: Task) -> None:
+        self.progress.started(task)
+
+    def finished(self, result: dict[str, Any]) -> None:
+        if result.get("status") != "done":
+            self.failed += 1
+        if self.sink is None:
+            self.show(result)
+        else:
+            self.sink.write(json.dumps(result, ensure_ascii=False) + "\n")
+            self.sink.flush()
+        self.progress.finished(result)

@@ -1,0 +1,27 @@
+"""`python -m paicli.cli.batch_worker [LABEL]`: one worker of `paicli batch` (see
+`paicli.batch.worker`). Its stdout is the result channel: anything else that would write
+there (a stray print) is sent to stderr instead. LABEL is not read: it names the batch in
+the process table."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from paicli.cli._signals import run_until_signalled
+
+STDOUT, STDERR = 1, 2  # the file descriptors (the worker's pipes to its owner)
+
+
+def main() -> int:
+    channel = os.fdopen(os.dup(STDOUT), "wb")
+    os.dup2(STDERR, STDOUT)
+    from paicli.batch.worker import reader, serve  # noqa: PLC0415 - after the streams are set
+    from paicli.ui.logs import log_to_terminal  # noqa: PLC0415
+
+    log_to_terminal()
+    return run_until_signalled(serve(reader(sys.stdin.buffer), channel))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

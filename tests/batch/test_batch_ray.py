@@ -1,0 +1,124 @@
+"""`paicli batch --ray` on the shared local Ray (tests/conftest.py, `ray.init(num_cpus=2)`;
+Ray is slow to start on a small machine, so its tests are few), and the bad addresses
+that must cost one line and exit 2. Without --ray, Ray is never imported."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.batch.task_llm import TaskLlm
+from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
+from tests.processes import parent_of, processes_with, until
+
+pytestmark = [pytest.mark.real, pytest.mark.xdist_group("ray")]
+
+
+def same_fields(result: dict[str, Any]) -> tuple[Any, ...]:
+    return (result["status"], result["subtype"], result.get("result"), result["diff"])
+
+
+async def test_a_batch_on_ray_gives_the_local_results_and_survives_a_lost_actor(
+    tmp_path: Path, local_ray: ModuleType
+) -> None:
+    """One test: Ray is slow on two cores (the local Ray is shared, tests/conftest.py)."""
+    await same_results_as_a_local_batch(tmp_path / "same")
+    await lost_actor(tmp_path / "lost")
+
+
+async def same_results_as_a_local_batch(root: Path) -> None:
+    os.mkdir(root)
+    (root / "plain").mkdir()
+    (root / "plain" / "kept.txt").write_text("kept\n")
+    write_tasks(
+        root / "tasks.jsonl",
+        {"id": "copy", "prompt": "alpha", "cwd": "plain", "allow": ["write_file"]},
+        {"id": "empty", "prompt": "beta", "allow": ["write_file"]},
+        {"id": "gone", "prompt": "gamma", "cwd": "missing"},
+    )
+    async with TaskLlm(writes_its_name) as llm:
+        here = await batch(root, llm, "tasks.jsonl", "--workers", "2")
+        on_ray = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
+    assert on_ray.code == here.code == 1, on_ray.stderr
+    local, remote = results(here.stdout), results(on_ray.stdout)
+    assert {k: same_fields(v) for k, v in remote.items()} == {
+        k: same_fields(v) for k, v in local.items()
+    }
+    assert remote["copy"]["status"] == "done" and "+++ b/alpha.txt" in remote["copy"]["diff"]
+    assert remote["copy"]["node"] == socket.gethostname()
+    assert "gamma" not in llm.prompts()  # the missing folder failed before any model call
+
+
+async def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as unused:  # a port nobody listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    write_tasks(tmp_path / "tasks.jsonl", {"prompt": "never run"})
+    async with TaskLlm(lambda *_: {"text": "no"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--ray", f"127.0.0.1:{port}")
+        wrong = await batch(tmp_path, llm, "tasks.jsonl", "--ray", "not an address")
+    assert run.code == 2
+    assert run.stderr == f"paicli batch: cannot reach Ray at 127.0.0.1:{port}: " + (
+        f"Connect call failed ('127.0.0.1', {port})\n"
+    )
+    assert wrong.code == 2 and "expected HOST:PORT" in wrong.stderr
+    assert llm.requests == []
+
+
+def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
+    (tmp_path / "tasks.jsonl").write_text("")
+    script = (
+        "import sys\n"
+        "from paicli.cli import main\n"
+        "code = main(['batch', 'tasks.jsonl'])\n"
+        "assert code == 0, code\n"
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+
+
+async def lost_actor(root: Path) -> None:
+    """A node lost mid-task, as its actor's process killed: Ray starts the actor again and
+    the task runs there (its worker died with the actor: no orphan)."""
+    os.mkdir(root)
+    seen: list[str] = []
+
+    def decide(prompt: str, _: int) -> dict[str, Any]:
+        seen.append(prompt)
+        return {"hang": True} if len(seen) == 1 else {"text": "second time"}
+
+    write_tasks(root / "tasks.jsonl", {"id": "lost", "prompt": "lost"})
+    async with TaskLlm(decide) as llm:
+        running = asyncio.ensure_future(batch(root, llm, "tasks.jsonl", "--ray"))
+        await asyncio.wait_for(llm.wait_for_requests(1), 120)
+        marker = f"{root}/paicli-batch-"
+        (worker,) = processes_with(marker)
+        actor = parent_of(worker)
+        assert actor is not None
+        os.kill(actor, signal.SIGKILL)
+        await until(lambda: worker not in processes_with(marker), timeout=10)
+        run = await asyncio.wait_for(running, 180)
+    found = results(run.stdout)
+    assert found["lost"]["status"] == "done", run.stderr
+    assert found["lost"]["result"] == "second time"
+    await until(lambda: processes_with(marker) == [], timeout=20)
