@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from paicli.ui.commands import audit_line
+from paicli.ui.audit_view import audit_line
 from tests.ui.repl_in_process import repl_in_process
 
 

@@ -201,12 +201,7 @@ class Agent:
         # summarising may rebuild the list during the turn.
         before = list(self.messages)
         self._partial, self._pending = "", None
-        question = UserMessage(role="user", content=text)
-        if images and not self.images:
-            emit(Notice(f"{len(images)} image(s) left out: {NO_IMAGES}"))
-        elif images:
-            parts: list[ContentPart] = [{"type": "text", "text": text}, *images]
-            question["content"] = parts
+        question = self._question(text, images, emit)
         self.messages.extend(prior)
         self.messages.append(question)
         usage: dict[str, int] = {}
@@ -244,10 +239,7 @@ class Agent:
                     emit(ended)
                     return ended
                 await self._run_tools(calls, {s.name: s for s in specs}, emit)
-                if self.offer is not None:
-                    for call in calls:
-                        if call.name != SEARCH_TOOL and any(s.name == call.name for s in specs):
-                            self.offer.used(call.name)
+                self._keep_offering(calls, specs)
             emit(Notice(f"Stopped after {self.max_steps} steps (the step budget)."))
             ended = TurnEnded("step_budget", answer, steps=step, usage=usage)
             emit(ended)
@@ -263,6 +255,25 @@ class Agent:
             raise
         finally:
             self._partial, self._pending = "", None
+
+    def _question(self, text: str, images: Sequence[ImagePart], emit: EventSink) -> UserMessage:
+        """The user's message: `text`, with `images` if the model takes them (if not, a
+        notice says they were left out)."""
+        question = UserMessage(role="user", content=text)
+        if images and not self.images:
+            emit(Notice(f"{len(images)} image(s) left out: {NO_IMAGES}"))
+        elif images:
+            parts: list[ContentPart] = [{"type": "text", "text": text}, *images]
+            question["content"] = parts
+        return question
+
+    def _keep_offering(self, calls: list[ToolCallRequest], specs: list[ToolSpec]) -> None:
+        """The tools the model called (but search_tools itself) are offered again in the
+        next turns (`ToolOffer.used`)."""
+        if self.offer is not None:
+            for call in calls:
+                if call.name != SEARCH_TOOL and any(s.name == call.name for s in specs):
+                    self.offer.used(call.name)
 
     async def _stop_hook(self, answer: str, continued: int) -> str | None:
         """What a Stop hook tells the model when it sends it on (None: the turn ends)."""

@@ -202,29 +202,7 @@ def dispatch(options: argparse.Namespace) -> int:
 
         return run_rewind(options)
     if options.command == "mcp":
-        if options.mcp_command == "probe":
-            import asyncio  # noqa: PLC0415 - keep --version fast
-
-            from paicli.cli.probe import probe  # noqa: PLC0415
-
-            return asyncio.run(probe(options))
-        if options.mcp_command == "replay":
-            from paicli.cli.replay import replay  # noqa: PLC0415 - a server starts with few imports
-
-            return replay(options)
-        if options.mcp_command == "doctor":
-            from paicli.cli.doctor import run as run_doctor  # noqa: PLC0415
-
-            return run_doctor(options)
-        if options.mcp_command == "list" and not options.mcp_config and not config_files_exist():
-            # The common first run: answer without loading the MCP machinery at all.
-            from paicli.ui.output import out  # noqa: PLC0415
-
-            out(NO_SERVERS)
-            return 0
-        from paicli.cli.mcp_commands import run  # noqa: PLC0415
-
-        return run(options)
+        return _mcp(options)
     flags = {"provider": options.provider, "model": options.model, "base_url": options.base_url}
     if (problem := check_permission_mode(options)) is not None:
         from paicli.ui.output import err  # noqa: PLC0415
@@ -272,6 +250,33 @@ def dispatch(options: argparse.Namespace) -> int:
 
     ask = ask_on_terminal if sys.stdin.isatty() else None
     return run_until_signalled(repl_main(options, flags, ask_trust=ask))
+
+
+def _mcp(options: argparse.Namespace) -> int:
+    """Run the `paicli mcp ...` command `options` names."""
+    if options.mcp_command == "probe":
+        import asyncio  # noqa: PLC0415 - keep --version fast
+
+        from paicli.cli.probe import probe  # noqa: PLC0415
+
+        return asyncio.run(probe(options))
+    if options.mcp_command == "replay":
+        from paicli.cli.replay import replay  # noqa: PLC0415 - a server starts with few imports
+
+        return replay(options)
+    if options.mcp_command == "doctor":
+        from paicli.cli.doctor import run as run_doctor  # noqa: PLC0415
+
+        return run_doctor(options)
+    if options.mcp_command == "list" and not options.mcp_config and not config_files_exist():
+        # The common first run: answer without loading the MCP machinery at all.
+        from paicli.ui.output import out  # noqa: PLC0415
+
+        out(NO_SERVERS)
+        return 0
+    from paicli.cli.mcp_commands import run  # noqa: PLC0415
+
+    return run(options)
 
 
 def quick_start(options: argparse.Namespace) -> bool:

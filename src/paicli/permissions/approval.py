@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from paicli.permissions.answers import KeptAnswers
 from paicli.permissions.hunks import hunks, merge
 from paicli.permissions.policy import (
     PermissionStore,
@@ -33,14 +34,7 @@ from paicli.permissions.policy import (
     project_settings,
 )
 from paicli.permissions.request import Answer, ApprovalRequest, Approver, Choice, Mode
-from paicli.permissions.rules import (
-    COMMAND_TOOL,
-    WEB_FETCH_TOOL,
-    command_limit,
-    command_prefix,
-    domain_rule,
-)
-from paicli.servers.tool_definition import definition_hash, describe_change
+from paicli.permissions.rules import COMMAND_TOOL, command_limit
 from paicli.tools.base import (
     APPROVED,
     HOOK_ALLOWED,
@@ -141,14 +135,10 @@ class ApprovingToolbox(ToolboxWrapper):
         self._contained = contained
         # The calls the user's own skills in use pre-approve (their allowed-tools), as rules.
         self._skill_grants = granted
-        # Session answers: tool name → the definition hash allowed (None: a built-in tool).
-        self._session: dict[str, str | None] = {}
-        # Session answers about commands: prefix rules (`execute_command(git diff:*)`).
-        self._session_rules = Policy()
+        # This session's answers, and how an answer is kept (saved ones in `store`).
+        self._answers = KeptAnswers(store, root=self._root, project=self._project, also=also)
         # What a user's custom command allows during its turn (`granting`).
         self._granted = Policy()
-        # The definitions of MCP tools allowed this session, to show what changed.
-        self._session_definitions: dict[str, Mapping[str, object]] = {}
         # One prompt at a time: parallel tool calls would otherwise talk over each other.
         self._asking = asyncio.Lock()
 
@@ -194,7 +184,7 @@ class ApprovingToolbox(ToolboxWrapper):
     @property
     def session_rules(self) -> tuple[str, ...]:
         """What the user allowed for this session, as rules."""
-        return (*self._session, *self._session_rules.allow)
+        return self._answers.session_rules
 
     # `specs` is the inner toolbox's: denied tools stay listed, so the model learns why at
     # call time instead of guessing.
@@ -284,11 +274,7 @@ class ApprovingToolbox(ToolboxWrapper):
             return "policy"
         if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
             return "policy"
-        if spec.name in self._session and self._session[spec.name] == spec.definition_hash:
-            return "session"
-        if spec.kind != "mcp" and self._session_rules.allows(
-            spec.name, arguments, self._root, also=self._also
-        ):
+        if self._answers.allows(spec, arguments):
             return "session"
         if self._skill_grants is not None and Policy(allow=self._skill_grants()).allows(
             spec.name, arguments, self._root, self._project
@@ -308,18 +294,6 @@ class ApprovingToolbox(ToolboxWrapper):
             return "mode"
         return None
 
-    def _change(self, spec: ToolSpec) -> tuple[str, ...]:
-        """What changed in an MCP tool since an answer that no longer covers it."""
-        if spec.definition is None:
-            return ()
-        before = self._session_definitions.get(spec.name)
-        grant = self._store.grant(spec.name)
-        if before is None and grant is not None:
-            before = grant.definition
-        if before is None or definition_hash(before) == spec.definition_hash:
-            return ()
-        return tuple(describe_change(before, spec.definition))
-
     def _flags_allow(self, spec: ToolSpec, arguments: Mapping[str, object]) -> bool:
         return self._yes or self._flags.allows(spec.name, arguments, self._root)
 
@@ -327,20 +301,6 @@ class ApprovingToolbox(ToolboxWrapper):
         if spec.name != COMMAND_TOOL or spec.kind == "mcp":
             return None
         return command_limit(arguments, self._root, self._project, self._also)
-
-    def _covers(
-        self, spec: ToolSpec, arguments: Mapping[str, object], limit: str | None
-    ) -> str | None:
-        """What a kept answer covers; `limit` is why no rule can cover the call (then none:
-        a rule saved for it would never apply)."""
-        if spec.name == WEB_FETCH_TOOL and spec.kind != "mcp":
-            return domain_rule(arguments)  # one site, never every page on the web
-        if spec.name != COMMAND_TOOL or spec.kind == "mcp":
-            return spec.name
-        if limit is not None:
-            return None
-        prefix = command_prefix(arguments, self._root, self._project, self._also)
-        return f"{COMMAND_TOOL}({prefix})" if prefix is not None else None
 
     async def _ask(
         self,
@@ -366,8 +326,8 @@ class ApprovingToolbox(ToolboxWrapper):
                     spec,
                     copy.deepcopy(frozen),
                     protected,
-                    self._change(spec),
-                    covers=None if protected else self._covers(spec, frozen, limit),
+                    self._answers.change(spec),
+                    covers=None if protected else self._answers.covers(spec, frozen, limit),
                     preview=preview,
                     limit=limit,
                     agent=scope.agent if (scope := SUBAGENT.get()) is not None else None,
@@ -377,7 +337,7 @@ class ApprovingToolbox(ToolboxWrapper):
                 answer = await self._prompt(approver, request)
                 # Remembered before the lock is released, so waiting calls see it; an answer
                 # about a protected path is for that call only.
-                warning = None if protected else self._remember(request, answer)
+                warning = None if protected else self._answers.remember(request, answer)
         # How long the call waited for the user (and for other prompts): the audit log keeps
         # it apart from how long the tool ran.
         waited = round((time.monotonic() - asked) * 1000)
@@ -436,31 +396,6 @@ class ApprovingToolbox(ToolboxWrapper):
         except Exception as exc:  # CancelledError is a BaseException and propagates
             failed = f"The tool {request.spec.name} was not run: asking the user failed"
             return _denied(f"{failed} ({type(exc).__name__}: {exc}).", "user")
-
-    def _remember(self, request: ApprovalRequest, answer: Answer | ToolOutcome) -> str | None:
-        if not isinstance(answer, Answer):
-            return None
-        spec, covers = request.spec, request.covers
-        keeps = (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS, Choice.ALLOW_PROJECT)
-        if answer.choice in keeps and covers is None:
-            why = request.limit or "a rule cannot say what this call runs"
-            return f"allowed this once only: no permission rule can cover this call ({why})"
-        if answer.choice is Choice.ALLOW_SESSION:
-            if covers is not None and covers != spec.name:
-                self._session_rules = self._session_rules | Policy(allow=(covers,))
-                return None
-            self._session[spec.name] = spec.definition_hash
-            if spec.definition is not None:
-                self._session_definitions[spec.name] = spec.definition
-        elif answer.choice in (Choice.ALLOW_ALWAYS, Choice.ALLOW_PROJECT):
-            self._session.pop(spec.name, None)  # the saved answer is the newer one
-            self._session_definitions.pop(spec.name, None)
-            # The store remembers the answer for this process even when saving fails.
-            project = answer.choice is Choice.ALLOW_PROJECT
-            return self._store.add(
-                covers or spec.name, spec.definition_hash, spec.definition, project=project
-            )
-        return None
 
     async def _run(
         self,

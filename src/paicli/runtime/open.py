@@ -28,7 +28,7 @@ from paicli.hooks.toolbox import HookingToolbox
 from paicli.llm.settings import ModelSettings
 from paicli.observe.tracing import configured
 from paicli.permissions.approval import ApprovingToolbox, PermissionStore
-from paicli.permissions.policy import permission_policy
+from paicli.permissions.policy import Policy, permission_policy
 from paicli.project_root import project_root
 from paicli.redact import Redactor
 from paicli.run_settings import RunIO, RunSettings
@@ -135,20 +135,30 @@ async def open_runtime(
         )
         model.runtime = runtime
         host.bind(runtime)
-        if settings.model.configured:
-            await runtime.use_model(settings.model)
+        async with _session(runtime, settings.model, record.session_id):
+            yield runtime
+
+
+@contextlib.asynccontextmanager
+async def _session(runtime: Runtime, model: ModelSettings, session_id: str) -> AsyncIterator[None]:
+    """The run's session, recorded in the audit log as `session_id`: it starts with the model
+    `model` names (when configured) and the SessionStart hooks, and ends with the run's MCP
+    tasks cancelled, the SessionEnd hooks and the model client closed."""
+    hooks = runtime.hooks
+    if model.configured:
+        await runtime.use_model(model)
+    if hooks is not None:
+        await hooks.session_start()
+    try:
+        with runtime.audit.session(session_id, lambda: runtime.ended_by):
+            yield
+    finally:
+        await runtime.mcp.jobs.aclose()  # running MCP tasks are cancelled on their servers
         if hooks is not None:
-            await hooks.session_start()
-        try:
-            with record.audit.session(record.session_id, lambda: runtime.ended_by):
-                yield runtime
-        finally:
-            await mcp.jobs.aclose()  # running MCP tasks are cancelled on their servers
-            if hooks is not None:
-                await hooks.session_end()
-            if runtime.agent is not None:
-                with contextlib.suppress(Exception):
-                    await runtime.agent.llm.aclose()
+            await hooks.session_end()
+        if runtime.agent is not None:
+            with contextlib.suppress(Exception):
+                await runtime.agent.llm.aclose()
 
 
 def _approved_servers(
@@ -287,23 +297,8 @@ def build_toolbox(
     sub-agents; no hooks: no `Hooks`; no `checkpoints`: no `Checkpoint`), with its MCP
     toolbox, its approving wrapper (the mode and session answers live there) and the
     problems met on the way (rules, saved answers, pins)."""
-    # The project's settings and saved answers are the project root's, wherever in it paicli
-    # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
     project = settings.project
-    store = PermissionStore(
-        settings.home.permissions,
-        project=project,
-        earlier=lambda folder: (
-            project_root(folder, settings.environ).resolve() == project.resolve()
-        ),
-    )
-    policy, policy_problems = permission_policy(
-        settings.user_config,
-        settings.project_settings,
-        store,
-        trust=settings.options.trust_project,
-        ask=io.ask_rules,
-    )
+    store, policy, policy_problems = _permissions(settings, io)
     pins = ToolPins(settings.home.tool_pins, project=project)
     web, web_problems = web_settings(settings.user_config, settings.environ)
     problems = [*policy_problems, *store.problems, *pins.problems, *web_problems]
@@ -360,3 +355,26 @@ def build_toolbox(
         inner, redactor=record.redactor, audit=record.audit, session_id=record.session_id
     )
     return mcp, approvals, toolbox, problems
+
+
+def _permissions(settings: RunSettings, io: RunIO) -> tuple[PermissionStore, Policy, list[str]]:
+    """The saved answers, the rules in force (config, and the project's settings once the user
+    accepted them, asked through `io`) and the problems met reading them."""
+    # The project's settings and saved answers are the project root's, wherever in it paicli
+    # started; the file tools still work in `root` (see ApprovingToolbox for path rules).
+    project = settings.project
+    store = PermissionStore(
+        settings.home.permissions,
+        project=project,
+        earlier=lambda folder: (
+            project_root(folder, settings.environ).resolve() == project.resolve()
+        ),
+    )
+    policy, problems = permission_policy(
+        settings.user_config,
+        settings.project_settings,
+        store,
+        trust=settings.options.trust_project,
+        ask=io.ask_rules,
+    )
+    return store, policy, problems

@@ -2,13 +2,14 @@
 handler), the one table behind the REPL's dispatch, `/help`, Tab completion and `paicli --help`.
 
 `paicli --help` reads this table, so it imports no rich and no runtime: handlers get what they
-need through `SlashContext`, and `/mcp` imports its view (rich tables) when it runs.
+need through `SlashContext`, and most hand it to their view (`mcp_view`, `audit_view`,
+`context_view`, ...), imported when the command runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,7 +20,6 @@ from paicli.ui.mcp_actions import MCP_ACTIONS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from paicli.agent.loop import Agent
     from paicli.custom_commands.files import CommandSet
     from paicli.llm.messages import Message
     from paicli.runtime import Runtime
@@ -235,41 +235,9 @@ def _mcp_arguments(earlier: Sequence[str], servers: ServerNames) -> Sequence[str
 
 
 async def _audit(context: SlashContext, words: list[str]) -> None:
-    console = context.console
-    try:
-        count = int(words[0]) if words else 10
-    except ValueError:
-        console.print("Usage: /audit [N]", style="yellow")
-        return
-    records = context.runtime.audit.tail(count)
-    if not records:
-        console.print("No tool calls recorded yet.")
-        return
-    for record in records:
-        console.print(one_line(audit_line(record), 160))
+    from paicli.ui.audit_view import audit_command  # noqa: PLC0415 - keep `paicli --help` light
 
-
-def audit_line(record: Mapping[str, object]) -> str:
-    """One record of the audit log as `/audit` shows it: a hook run (its event, command and
-    how it ended), a tool change, or a call (a sub-agent's named). A call interrupted while
-    the user was asked has no decision (null in the log): it reads "not decided", never
-    None/None."""
-    time = str(record.get("time", ""))[:19]
-    if record.get("event") == "hook":
-        return (
-            f"{time}  hook {record.get('hook_event')}  {record.get('command')}  "
-            f"{record.get('outcome')}  {record.get('duration_ms')} ms"
-        )
-    # A changed tool's record says what changed where a call's says how long it ran.
-    last = record.get("changed") if "duration_ms" not in record else None
-    by = f"{record['agent']}: " if record.get("agent") else ""  # a sub-agent's call
-    decision, decider = record.get("decision"), record.get("decided_by")
-    decided = (
-        "not decided" if decision is None else f"{decision}/{decider}" if decider else str(decision)
-    )
-    return f"{time}  {by}{record.get('tool')}  {decided}  {record.get('outcome')}  " + (
-        str(last) if last is not None else f"{record.get('duration_ms')} ms"
-    )
+    await audit_command(context.runtime, context.console, words)
 
 
 async def _jobs(context: SlashContext, words: list[str]) -> None:
@@ -302,54 +270,15 @@ async def _compact(context: SlashContext, words: list[str]) -> None:
 
 
 async def _cost(context: SlashContext, words: list[str]) -> None:
-    used = context.runtime.usage
-    if not used:
-        context.console.print("No tokens used yet in this session.")
-        return
-    prompt, completion = used.get("prompt_tokens", 0), used.get("completion_tokens", 0)
-    context.console.print(
-        f"This session: {prompt:,} prompt + {completion:,} completion = "
-        f"{prompt + completion:,} tokens (as the provider reported them)"
-    )
+    from paicli.ui.context_view import cost_command  # noqa: PLC0415 - keep `paicli --help` light
+
+    await cost_command(context.runtime, context.console)
 
 
 async def _context(context: SlashContext, words: list[str]) -> None:
-    runtime = context.runtime
-    agent = runtime.agent
-    if agent is None:
-        context.console.print("No model configured.", style="yellow")
-        return
-    for line in context_lines(agent, runtime):
-        context.console.print(line)
+    from paicli.ui.context_view import context_command  # noqa: PLC0415 - the agent's estimates
 
-
-def context_lines(agent: Agent, runtime: Runtime) -> list[str]:
-    """What fills the model's context window, by part, as `/context` shows it."""
-    from paicli.agent.context import estimate_tokens  # noqa: PLC0415
-
-    system = agent.messages[:1]
-    history = agent.messages[1:]
-    tools = [spec.openai_tool() for spec in runtime.toolbox.specs()]
-    memory = runtime.memory.text() if runtime.memory is not None else ""
-    parts = {
-        "system prompt": estimate_tokens(system) - len(memory) // 4,
-        "project memory": len(memory) // 4,
-        f"tool definitions ({len(tools)})": estimate_tokens([], tools),
-        f"conversation ({sum(1 for m in history if m['role'] == 'user')} turns)": (
-            estimate_tokens(history)
-        ),
-    }
-    total = sum(parts.values())
-    window = agent.context_window
-    lines = [f"Context: about {total:,} of {window:,} tokens ({100 * total // window}%)"]
-    lines += [f"  {name:<28} {tokens:>9,}" for name, tokens in parts.items()]
-    used = runtime.usage
-    if used:
-        lines.append(
-            f"Usage so far: {used.get('prompt_tokens', 0):,} prompt and "
-            f"{used.get('completion_tokens', 0):,} completion tokens"
-        )
-    return lines
+    await context_command(context.runtime, context.console)
 
 
 INIT_PROMPT = """Write PAICLI.md, the project memory file paicli reads into every \

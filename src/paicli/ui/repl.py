@@ -139,13 +139,7 @@ class Repl:
                 self.server_changed(server)
         state = self._state
         state.take(runtime.approvals)
-        state.completer = ReplCompleter(
-            lambda: [s.name for s in runtime.manager.servers()],
-            self.resources.completions,
-            self.prompts,
-            self.custom,
-            PathIndex(runtime.root, runtime.home.root),
-        )
+        state.completer = self._completer(runtime, self.resources)
         self._banner(runtime)
         if self._line is not None:
             self._line.session.app.invalidate()  # the prompt mark shows the permission mode
@@ -240,6 +234,16 @@ class Repl:
     def _banner(self, runtime: Runtime) -> None:
         print_banner(self.console, runtime, self.custom.problems)
         self._banner_shown = True
+
+    def _completer(self, runtime: Runtime, resources: ResourceIndex) -> ReplCompleter:
+        """Tab at the prompt: commands, server names, `@` resources and paths, prompts."""
+        return ReplCompleter(
+            lambda: [s.name for s in runtime.manager.servers()],
+            resources.completions,
+            self.prompts,
+            self.custom,
+            PathIndex(runtime.root, runtime.home.root),
+        )
 
     async def _run_turn(
         self,

@@ -8,7 +8,8 @@ typed methods is a `_connection.Connection`: the JSON-RPC engine and its receive
 tools come from its handshake, lists of resources and prompts are empty, ping and log levels
 send nothing, and any other request is refused rather than sent to a tool it may crash).
 Notifications go to `_subscriptions`, lists are read by `_paging` (pages a server marked
-cacheable kept by `_list_cache` while fresh). `aclose()` (or leaving
+cacheable kept by `_list_cache` while fresh). The task methods are mixed in from
+`_task_calls`, the SEP-2640 skill methods from `_skill_calls`. `aclose()` (or leaving
 `async with`) stops the listen and receive tasks and closes the transport.
 
 The session calls a transport's optional hooks only if it has them (`isinstance` once, when
@@ -33,6 +34,7 @@ from ._negotiate import EraCache, Offer
 from ._paging import paginate
 from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
+from ._skill_calls import SkillCalls
 from ._subscriptions import NotificationCallback, Subscriptions
 from ._task_calls import TaskCalls
 from ._tasks import task_support
@@ -40,7 +42,6 @@ from ._transport import Era, JsonObject, ProcessTransport, ToolsHook, Transport
 from ._versions import ProtocolChoice
 from .errors import McpError
 from .handlers import ClientHandlers
-from .skills import Skill, SkillContent, verified
 from .types import (
     CallToolResult,
     Completion,
@@ -69,7 +70,7 @@ class Timeouts:
     request: float = DEFAULT_REQUEST_TIMEOUT
 
 
-class ClientSession(TaskCalls):
+class ClientSession(TaskCalls, SkillCalls):
     """A live connection to one MCP server over `transport`.
 
     Most callers get one from `paicli.mcp.connect(...)`; building one directly takes any
@@ -353,25 +354,6 @@ class ClientSession(TaskCalls):
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
         return ReadResourceResult.from_wire(result)
-
-    # SEP-2640 skills: listing reads entries only; files are fetched one by one, when asked.
-
-    async def list_skills(self, *, timeout: float | None = None) -> list[Skill]:
-        """Every well-formed skill entry of `skills/list` (see `paicli.mcp.skills`)."""
-        return await self._paginate("skills/list", "skills", Skill.from_wire, timeout)
-
-    async def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
-        """The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`)."""
-        result = await self.request("skills/get", {"uri": uri}, timeout=timeout)
-        return Skill.from_wire(result.get("skill"))
-
-    async def read_skill(
-        self, skill: Skill, path: str = "SKILL.md", *, timeout: float | None = None
-    ) -> SkillContent:
-        """One listed file of `skill` (relative to its folder), verified against the entry;
-        `SkillVerificationError` when it is not listed or not what the entry promised."""
-        listed = skill.file(path)
-        return verified(skill, listed, await self.read_resource(listed.uri, timeout=timeout))
 
     async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         if self._connection.agreed().dialect == "minimal":
