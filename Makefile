@@ -127,7 +127,9 @@ lint: setup
 # pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
 # on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 150 s with
 # 3 for 3,001 tests; earlier 200 s with 4, which over-subscribes it); the in-memory tier is all
-# CPU, so two.
+# CPU, so two. CPU seconds (user+sys), which the machine's load changes little: 253 s for the
+# whole suite, 230 s since `paicli acp` is tested in process (3,002 tests); two workers would
+# save 4 s of it, one test collection.
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 
