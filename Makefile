@@ -124,11 +124,12 @@ lint: setup
 	$(UVRUN) ruff check
 	$(UVRUN) mypy
 
-# pytest-xdist workers (`--dist loadgroup`: the tests that need a local Ray are one group, so
-# one worker starts Ray once; tests/conftest.py local_ray). The real tier mostly waits on the processes it starts, so three workers
-# on two cores finish it sooner (whole suite on an idle 2-core machine, 2026-12-04: 150 s with
-# 3 for 3,001 tests; earlier 200 s with 4, which over-subscribes it); the in-memory tier is all
-# CPU, so two.
+# pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
+# on two cores finish it sooner (earlier 200 s with 4, which over-subscribes it); the in-memory
+# tier is all CPU, so two. `--dist loadgroup`: the tests that need a local Ray are one group, so
+# one worker starts Ray once (tests/conftest.py local_ray). CPU seconds (user+sys) change little
+# with the machine's load: 230 s for the whole suite of 3,002 tests before batches and Ray; two
+# workers would save 4 s of it, one test collection.
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 

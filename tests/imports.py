@@ -7,6 +7,7 @@ and the standalone MCP library in `packages/paicli-mcp/src/`.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def python_modules(*roots: Path) -> Iterator[tuple[Path, Path, str]]:
             yield root, path, dotted.removesuffix(".__init__")
 
 
-def imported_modules(root: Path, path: Path) -> set[str]:
+@functools.cache  # several tests ask of every module; parsing them all once is enough
+def imported_modules(root: Path, path: Path) -> frozenset[str]:
     """The absolute names of the modules `path` (a file under `root`) imports."""
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
@@ -39,4 +41,4 @@ def imported_modules(root: Path, path: Path) -> set[str]:
                 found.add(".".join([*base, node.module or ""]).rstrip("."))
             elif node.module:
                 found.add(node.module)
-    return found
+    return frozenset(found)

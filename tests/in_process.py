@@ -12,7 +12,8 @@ start one.
 `run_paicli` runs in the calling thread: call it from a synchronous test (the run has the main
 thread, so its signal handlers are set up as in a process). `run_paicli_async` runs it in a
 thread of its own, so the test's event loop (a scripted model, an HTTP server) goes on
-serving it.
+serving it. `paicli_on_pipes` does too, with its stdin and stdout live pipes the test talks
+through while it runs (a protocol on stdio: `paicli acp`).
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from paicli.cli import main
 
-__all__ = ["Run", "run_paicli", "run_paicli_async"]
+__all__ = ["Piped", "Run", "paicli_on_pipes", "run_paicli", "run_paicli_async"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # One run at a time per process: the environment, the folder and the descriptors are global.
@@ -87,6 +88,58 @@ async def run_paicli_async(
         return await asyncio.to_thread(_run, args, cwd, environ, stdin, merged)
 
 
+@dataclass
+class Piped:
+    """A `paicli` run on live pipes: write its stdin to `stdin`, read its stdout from
+    `stdout`; `ended` is its exit code once it has returned."""
+
+    stdin: asyncio.StreamWriter
+    stdout: asyncio.StreamReader
+    ended: asyncio.Future[int]
+
+
+@asynccontextmanager
+async def paicli_on_pipes(
+    args: list[str] | tuple[str, ...],
+    *,
+    cwd: Path,
+    environ: Mapping[str, str],
+    stderr: IO[bytes],
+    limit: int = 2**16,
+) -> AsyncIterator[Piped]:
+    """`paicli ARGS` in a thread of its own, its stdin and stdout pipes to this event loop
+    and its stderr `stderr`. Leaving closes its stdin (as an editor that quits does) and
+    waits, within 60 s, for the run to return."""
+    loop = asyncio.get_running_loop()
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+
+    def run() -> int:
+        with open(stdin_read, "rb") as source, open(stdout_write, "wb") as out:
+            return _main(args, cwd, environ, source, out, stderr)
+
+    ended = asyncio.ensure_future(asyncio.to_thread(run))
+    reader = asyncio.StreamReader(limit=limit)
+    read_pipe, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader),
+        os.fdopen(stdout_read, "rb", buffering=0),  # the transport closes it
+    )
+    write_pipe, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
+        os.fdopen(stdin_write, "wb", buffering=0),
+    )
+    writer = asyncio.StreamWriter(write_pipe, protocol, None, loop)
+    try:
+        yield Piped(writer, reader, ended)
+    finally:
+        writer.close()
+        try:
+            async with asyncio.timeout(60):
+                await ended
+        finally:
+            read_pipe.close()
+
+
 def _run(
     args: list[str] | tuple[str, ...],
     cwd: Path,
@@ -94,22 +147,32 @@ def _run(
     stdin: str | None,
     merged: bool,
 ) -> Run:
-    with _one_at_a_time, ExitStack() as stack:
+    with ExitStack() as stack:
         out, err = (stack.enter_context(tempfile.TemporaryFile()) for _ in range(2))
         source: IO[bytes]
         if stdin is None:
             source = stack.enter_context(open(os.devnull, "rb"))
         else:
             source = stack.enter_context(_piped(stdin.encode()))
-        with ExitStack() as running:
-            running.enter_context(_process_state(cwd, environ))
-            running.enter_context(_standard_streams(source, out, out if merged else err))
-            running.enter_context(_fresh_logging())
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse's usage errors, --help, --version
-                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        code = _main(args, cwd, environ, source, out, out if merged else err)
         return Run(code, _read(out), "" if merged else _read(err))
+
+
+def _main(
+    args: list[str] | tuple[str, ...],
+    cwd: Path,
+    environ: Mapping[str, str],
+    *streams: IO[bytes],
+) -> int:
+    """`paicli.cli.main(args)` with the process's state and descriptors 0-2 on `streams`."""
+    with _one_at_a_time, ExitStack() as running:
+        running.enter_context(_process_state(cwd, environ))
+        running.enter_context(_standard_streams(*streams))
+        running.enter_context(_fresh_logging())
+        try:
+            return main(list(args))
+        except SystemExit as exc:  # argparse's usage errors, --help, --version
+            return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
 
 
 @contextmanager

@@ -18,16 +18,25 @@ from paicli.agent.sessions import MAX_SESSION_BYTES, SessionStore
 from paicli.config_files import MAX_CONFIG_BYTES
 from paicli.servers.tool_pins import ToolPins
 from paicli.servers.traces import MAX_TRACE_BYTES, TraceError, read_trace
+from tests.in_process import Run, run_paicli
 from tests.no_hang import HANG, without_hanging
 
 RECORD = {"t": 1.0, "server": "s", "conn": "1", "dir": "event", "era": None, "event": "open"}
 
 
-def paicli(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def paicli(
+    cwd: Path, *args: str, timeout: float = 60, process: bool = True, **environ: str
+) -> subprocess.CompletedProcess[str] | Run:
+    """`paicli ARGS` in `cwd`, its home in `cwd`/home unless `environ` says: a real process
+    (a FIFO that a plain open would wait on for ever must not hold the test process), or
+    in this process through its entry point (tests/in_process.py)."""
+    env = {**os.environ, "PAICLI_HOME": str(cwd / "home"), **environ}
+    if not process:
+        return run_paicli(args, cwd=cwd, environ=env)
     return subprocess.run(
         [sys.executable, "-m", "paicli.cli", *args],
         cwd=cwd,
-        env={**os.environ, "PAICLI_HOME": str(cwd / "home")},
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -153,7 +162,8 @@ def test_a_hostile_mcp_config_file_is_one_line_and_no_run(tmp_path: Path, kind: 
     else:
         path.write_text('{"mcpServers": {}}')
         os.truncate(path, MAX_CONFIG_BYTES + 1)
-    done = paicli(tmp_path, "--mcp-config", str(path), "-p", "hi", timeout=HANG * 3)
+    args = ("--mcp-config", str(path), "-p", "hi")
+    done = paicli(tmp_path, *args, timeout=HANG * 3, process=kind == "fifo")
     assert done.returncode == 2
     assert done.stderr == f"paicli -p: {path}: cannot read: {expected}\n"
 
@@ -181,16 +191,9 @@ def test_a_hostile_claude_file_is_one_line_and_the_import_goes_on(
     desktop.write_text(json.dumps({"mcpServers": {"gh": {"command": "gh-server"}}}))
     project = tmp_path / "project"
     project.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "paicli.cli", "mcp", "import", "--yes"],
-        cwd=project,
-        env={**os.environ, "HOME": str(tmp_path), "PAICLI_HOME": str(tmp_path / ".paicli")},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=HANG * 3,
-        check=False,
-    )
+    home = {"HOME": str(tmp_path), "PAICLI_HOME": str(tmp_path / ".paicli")}
+    args = ("mcp", "import", "--yes")
+    done = paicli(project, *args, timeout=HANG * 3, process=kind == "fifo", **home)
     assert done.returncode == 0, done.stderr
     assert "~/.claude.json: cannot read: " in done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1

@@ -1,6 +1,9 @@
-"""`paicli acp` driven as an editor drives it: the SDK's own client side
-(`spawn_agent_process`) talking to a real `paicli acp` process, the real openai client against
-the scripted model on 127.0.0.1, and real MCP servers the editor passes in `session/new`."""
+"""`paicli acp` driven as an editor drives it: the SDK's own client side talking over stdio
+pipes to `paicli acp`, the real openai client against the scripted model on 127.0.0.1, and
+real MCP servers the editor passes in `session/new`. `paicli acp` runs in the test process
+through its entry point on live pipes (tests/in_process.py); what only a process shows (its
+exit when the editor quits, raw bytes on its stdin, the SDK missing) starts a real one as
+the SDK's `spawn_agent_process` does."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -40,9 +44,11 @@ from acp.schema import (
     UserMessageChunk,
 )
 from acp.stdio import spawn_agent_process
+from acp.transports import default_environment
 
 from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
+from tests.in_process import Piped, paicli_on_pipes
 from tests.llm_server import Json, ScriptedLlm
 from tests.processes import processes_with, until
 
@@ -114,8 +120,27 @@ class BufferEditor(EditorClient):
 @asynccontextmanager
 async def editor(
     project: Path, llm: ScriptedLlm, client: EditorClient
+) -> AsyncIterator[tuple[ClientSideConnection, Piped]]:
+    """`paicli acp` as an editor starts it (its environment as the SDK's spawn makes it),
+    in this process on live pipes, initialized; its stderr kept in a file."""
+    args = ["--base-url", llm.base_url, "--model", "scripted", "acp"]
+    env = {**default_environment(), **environment(project)}
+    with (project.parent / "stderr.txt").open("ab") as stderr:
+        async with paicli_on_pipes(args, cwd=project, environ=env, stderr=stderr) as run:
+            connection = ClientSideConnection(client, run.stdin, run.stdout)  # type: ignore[arg-type]
+            try:
+                await initialized(connection, client)
+                yield connection, run
+            finally:
+                await connection.close()
+
+
+@asynccontextmanager
+async def editor_process(
+    project: Path, llm: ScriptedLlm, client: EditorClient
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
-    """`paicli acp` started as Zed starts it, initialized; its stderr kept in a file."""
+    """`paicli acp` started as Zed starts it, a real process, initialized; its stderr kept
+    in a file."""
     args = ["-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted", "acp"]
     with (project.parent / "stderr.txt").open("ab") as stderr:
         async with spawn_agent_process(
@@ -126,21 +151,26 @@ async def editor(
             cwd=project,
             transport_kwargs={"stderr": stderr.fileno()},
         ) as (connection, process):
-            async with asyncio.timeout(60):
-                answer = await connection.initialize(
-                    protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(
-                            read_text_file=isinstance(client, BufferEditor),
-                            write_text_file=isinstance(client, BufferEditor),
-                        )
-                    ),
-                    client_info=Implementation(name="test-editor", version="1"),
-                )
-            assert answer.protocol_version == PROTOCOL_VERSION
-            assert answer.agent_capabilities is not None
-            assert answer.agent_capabilities.load_session
+            await initialized(connection, client)
             yield connection, process
+
+
+async def initialized(connection: ClientSideConnection, client: EditorClient) -> None:
+    """`initialize` as an editor sends it (offering its fs when it has buffers), checked."""
+    async with asyncio.timeout(60):
+        answer = await connection.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(
+                    read_text_file=isinstance(client, BufferEditor),
+                    write_text_file=isinstance(client, BufferEditor),
+                )
+            ),
+            client_info=Implementation(name="test-editor", version="1"),
+        )
+    assert answer.protocol_version == PROTOCOL_VERSION
+    assert answer.agent_capabilities is not None
+    assert answer.agent_capabilities.load_session
 
 
 async def first_turn(
@@ -242,7 +272,7 @@ async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
     ]
     client = EditorClient("allow_always")
     async with ScriptedLlm(script) as llm:
-        async with editor(project, llm, client) as (conn, process):
+        async with editor(project, llm, client) as (conn, run):
             async with asyncio.timeout(60):
                 session = await conn.new_session(cwd=str(project), mcp_servers=[server])
                 assert processes_with(marker)
@@ -258,31 +288,15 @@ async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
         assert answer.stop_reason == "cancelled"
         outputs = [str(u.raw_output) for u in client.of(ToolCallProgress)]
         assert any("hi there" in o for o in outputs)
-        # The editor closed stdin: paicli and the server it started are gone.
-        async with asyncio.timeout(30):
-            await process.wait()
+        # The editor closed stdin: paicli ended and the server it started is gone.
+        assert run.ended.done() and run.ended.result() == 0
         await until(lambda: not processes_with(marker))
 
 
 async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: Path) -> None:
     """Raw bytes on stdin, as an attacker would write them: each bad line is answered with
     an error (or, for a notification, dropped), and a good request after them still works."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "paicli.cli",
-        "--model",
-        "scripted",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "acp",
-        cwd=project,
-        env=environment(project),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert process.stdin is not None and process.stdout is not None
+    args = ["--model", "scripted", "--base-url", "http://127.0.0.1:9/v1", "acp"]
     lines = [
         b"{not json at all\n",
         b"[1, 2, 3]\n",
@@ -304,21 +318,22 @@ async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: P
         + b'", "sessionId": "../../etc/passwd", "mcpServers": []}}\n',
         b'{"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": 1}}\n',
     ]
-    process.stdin.write(b"".join(lines))
-    await process.stdin.drain()
     answers: dict[object, dict[str, Any]] = {}
     nulls: list[dict[str, Any]] = []
-    async with asyncio.timeout(60):
-        while not {11, 12, 13, 14} <= answers.keys():
-            line = await process.stdout.readline()
-            assert line, "paicli stopped serving"
-            message = json.loads(line)
-            if message.get("id") is None:
-                nulls.append(message)
-            else:
-                answers[message["id"]] = message
-        process.stdin.close()
-        await process.wait()
+    with tempfile.TemporaryFile() as stderr:
+        env = environment(project)
+        async with paicli_on_pipes(args, cwd=project, environ=env, stderr=stderr) as run:
+            run.stdin.write(b"".join(lines))
+            await run.stdin.drain()
+            async with asyncio.timeout(60):
+                while not {11, 12, 13, 14} <= answers.keys():
+                    line = await run.stdout.readline()
+                    assert line, "paicli stopped serving"
+                    message = json.loads(line)
+                    if message.get("id") is None:
+                        nulls.append(message)
+                    else:
+                        answers[message["id"]] = message
     assert [m["error"]["code"] for m in nulls] == [-32700, -32600, -32600, -32600, -32700]
     assert answers[7]["error"]["code"] == -32600
     assert answers[8]["error"]["code"] == -32601
@@ -327,7 +342,7 @@ async def test_nonsense_gets_json_rpc_errors_and_paicli_keeps_serving(project: P
     assert answers[11]["result"]["protocolVersion"] == 1
     for unknown in (12, 13, 14):
         assert answers[unknown]["error"]["code"] == -32602, answers[unknown]
-    assert process.returncode == 0
+    assert run.ended.result() == 0
 
 
 async def test_without_the_sdk_it_says_how_to_install_it(project: Path, tmp_path: Path) -> None:
@@ -419,7 +434,7 @@ async def test_closing_stdin_mid_turn_stops_paicli_and_the_editor_s_server(proje
     ]
     client = EditorClient("allow_once")
     async with ScriptedLlm(script) as llm:
-        async with editor(project, llm, client) as (conn, process):
+        async with editor_process(project, llm, client) as (conn, process):
             async with asyncio.timeout(60):
                 session = await conn.new_session(cwd=str(project), mcp_servers=[server])
                 turn = asyncio.ensure_future(
@@ -477,33 +492,20 @@ async def test_a_failed_model_is_a_json_rpc_error_without_the_key(project: Path)
 async def test_no_model_configured_is_said_when_a_session_opens(project: Path) -> None:
     env = environment(project)
     del env["PAICLI_API_KEY"]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "paicli.cli",
-        "acp",
-        cwd=project,
-        env=env,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdin is not None
     request = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "session/new",
         "params": {"cwd": str(project), "mcpServers": []},
     }
-    assert process.stdout is not None
-    process.stdin.write(json.dumps(request).encode() + b"\n")
-    async with asyncio.timeout(60):
-        answer = json.loads(await process.stdout.readline())
-        process.stdin.close()
-        await process.wait()
+    with tempfile.TemporaryFile() as stderr:
+        async with paicli_on_pipes(["acp"], cwd=project, environ=env, stderr=stderr) as run:
+            run.stdin.write(json.dumps(request).encode() + b"\n")
+            async with asyncio.timeout(60):
+                answer = json.loads(await run.stdout.readline())
     assert answer["id"] == 1 and answer["error"]["code"] == -32603
     assert "paicli:" in answer["error"]["data"]["details"]
-    assert process.returncode == 0
+    assert run.ended.result() == 0
 
 
 async def test_custom_commands_are_offered_and_a_slash_prompt_runs_one(project: Path) -> None:

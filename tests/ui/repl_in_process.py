@@ -112,6 +112,11 @@ class ReplInProcess:
     def line(self, text: str) -> None:
         self.send(text + KEYS["enter"])
 
+    def paste_line(self, text: str) -> None:
+        """`text` pasted (a bracketed paste: one insertion, as a terminal pastes, where typing
+        it would cost a key's work per character), then Enter."""
+        self.send(f"\x1b[200~{text}\x1b[201~" + KEYS["enter"])
+
     async def expect(self, pattern: str | re.Pattern[str]) -> re.Match[str]:
         return await self.screen.expect(pattern)
 

@@ -21,12 +21,22 @@ pytestmark = pytest.mark.real
 
 
 async def test_resume_picks_a_saved_conversation_with_one_key(tmp_path: Path) -> None:
-    script = [{"text": "Noted."}, {"text": "Other."}, {"text": "It was pelican."}]
+    """An earlier conversation in this folder (saved as a run saves one; that a run saves it
+    is test_repl.py's), then a new run, `/resume` and one key."""
+    from paicli.agent.sessions import SessionStore  # noqa: PLC0415
+
+    (tmp_path / "project").mkdir()
+    sessions = tmp_path / "home" / ".paicli" / "sessions"
+    sessions.mkdir(parents=True)
+    SessionStore(sessions, tmp_path / "project").save(
+        SessionStore.new_id(),
+        [
+            {"role": "user", "content": "remember the word pelican"},
+            {"role": "assistant", "content": "Noted."},
+        ],
+    )
+    script = [{"text": "Other."}, {"text": "It was pelican."}]
     async with ScriptedLlm(script) as llm:
-        async with repl(tmp_path, llm) as term:
-            term.line("remember the word pelican")
-            await term.expect("Noted.")
-            await bye(term)
         async with repl(tmp_path, llm) as term:
             term.line("something else")
             await term.expect("Other.")

@@ -238,7 +238,7 @@ async def test_a_summary_the_model_refuses_keeps_the_first_turn_and_says_so(
         # definitions, without being more than the whole window.
         for text, reply in ((f"{code_word} " + "a " * 1800, "first"), ("b " * 1400, "second")):
             await repl.line_reads("")
-            repl.line(text)
+            repl.paste_line(text)
             await repl.expect(f"{reply} answer")
         await repl.line_reads("")
         repl.line("c " * 100)
