@@ -24,6 +24,7 @@ from paicli.mcp import (
     _process,
     _rpc,
 )
+from paicli.mcp._sandbox.support import SandboxSupport, _Cache
 from tests.virtual_clock import VirtualClockLoop
 
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
@@ -72,6 +73,17 @@ def short_shutdown_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_rpc, "CANCEL_NOTICE_TIMEOUT", 0.2)
 
 
+# What the in-memory tier is told works here: bubblewrap, as on most Linux machines. A test
+# that needs another answer sets `_Cache.support` itself.
+IN_MEMORY_SANDBOX = SandboxSupport(
+    bubblewrap=None,
+    landlock="not probed in the in-memory tier",
+    seccomp="not probed in the in-memory tier",
+    seatbelt="not probed in the in-memory tier",
+    bwrap="/usr/bin/bwrap",
+)
+
+
 class NotInMemory(AssertionError):
     """A test of the in-memory tier tried to spawn a process or use a socket."""
 
@@ -95,6 +107,9 @@ def _in_memory_unless_marked_real(
     monkeypatch.setattr(subprocess, "Popen", refuse)
     for name in ("connect", "connect_ex", "bind"):
         monkeypatch.setattr(socket.socket, name, refuse)
+    # The sandbox probe runs processes: the in-memory tier gets a fixed answer, not whatever
+    # an earlier real test of this process found (nor NotInMemory when none probed yet).
+    monkeypatch.setattr(_Cache, "support", IN_MEMORY_SANDBOX)
 
 
 def pytest_asyncio_loop_factories(

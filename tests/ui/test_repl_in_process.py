@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paicli.mcp._sandbox.support import _Cache
 from paicli.permissions.approval import Mode
 from paicli.ui.commands import COMMANDS
 from paicli.ui.prompt_line import PROMPT
 from tests.conftest import SERVER_PROGRAMS
-from tests.ui.repl_in_process import repl_in_process
+from tests.ui.repl_in_process import ReplInProcess, repl_in_process
 
 MARK = PROMPT.strip()
 UP = "\x1b[A"  # the arrow key, as a terminal sends it
@@ -35,6 +37,15 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
 def accepted(line: str) -> re.Pattern[str]:
     """The input line as the REPL redraws it when Enter accepts it: what was really sent."""
     return re.compile(re.escape(f"{PROMPT}{line}") + r"\r*\n")
+
+
+async def restarted_then_left(repl: ReplInProcess) -> None:
+    """`/mcp restart fault` entered: the server comes back, then Ctrl+D leaves cleanly."""
+    await repl.expect(accepted("/mcp restart fault"))
+    await repl.expect("✓ fault  stdio  11 tools")
+    repl.send_keys("ctrl-d")
+    await repl.expect("Bye.")
+    assert await repl.exit_code() == 0
 
 
 async def test_tab_completes_slash_commands_subcommands_and_server_names(
@@ -60,11 +71,29 @@ async def test_tab_completes_slash_commands_subcommands_and_server_names(
         repl.send_keys("tab")
         await repl.line_reads("/mcp restart fault")
         repl.send_keys("enter")
-        await repl.expect(accepted("/mcp restart fault"))
+        await restarted_then_left(repl)
+
+
+async def test_a_slash_command_that_fails_says_so_in_one_line_and_the_prompt_comes_back(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox probe breaks in a way it does not expect (its process cannot even be
+    made): /mcp shows its table, one line says what failed, and the next command runs."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the probe broke")
+
+    monkeypatch.setattr(_Cache, "support", None)  # not probed yet in this process
+    monkeypatch.setattr(subprocess, "Popen", broken)
+    project, home = places
+    async with repl_in_process(project, home, servers={"fault": FAULT}) as repl:
         await repl.expect("✓ fault  stdio  11 tools")
-        repl.send_keys("ctrl-d")
-        await repl.expect("Bye.")
-        assert await repl.exit_code() == 0
+        repl.line("/mcp")
+        await repl.expect(re.compile(r"fault\W+ready"))
+        await repl.expect("/mcp failed: RuntimeError: the probe broke")
+        repl.line("/mcp restart fault")
+        await restarted_then_left(repl)
+    assert "Traceback" not in repl.screen.text
 
 
 async def test_history_recalls_earlier_lines_across_runs(places: tuple[Path, Path]) -> None:

@@ -22,7 +22,7 @@ from rich.text import Text
 from paicli.agent.loop import Agent
 from paicli.asks.server_asks import ElicitAnswer, ElicitationRequest, SamplingRequest
 from paicli.custom_commands.files import CommandSet
-from paicli.escape import terminal_safe
+from paicli.escape import one_line, terminal_safe
 from paicli.llm.messages import Message
 from paicli.permissions.approval import Answer, ApprovalRequest
 from paicli.runtime import Runtime
@@ -380,6 +380,16 @@ class Repl:
     # -- slash commands ----------------------------------------------------------------------
 
     async def _slash(self, runtime: Runtime, text: str) -> None:
+        """Run a slash command; one that fails says so in one line and the prompt comes back
+        (a bug in one command, or a sandbox probe that breaks, must not end the session)."""
+        try:
+            await self._command(runtime, text)
+        except Exception as exc:  # any failure: one line, then the prompt
+            name = terminal_safe(text.split(maxsplit=1)[0])
+            why = one_line(f"{type(exc).__name__}: {exc}", 200)
+            self.console.print(Text(f"{name} failed: {why}", "red"))
+
+    async def _command(self, runtime: Runtime, text: str) -> None:
         name, *words = text.split()
         if name.startswith(PREFIX) and self.prompts is not None:
             await self._prompt_command(text)
