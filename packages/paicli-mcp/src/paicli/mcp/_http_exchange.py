@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -242,17 +242,21 @@ async def error_body(response: aiohttp.ClientResponse) -> bytes:
     return bytes(body)
 
 
-async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
+def read_body(response: aiohttp.ClientResponse, limit: int) -> Awaitable[bytes]:
     """The whole body, decompressed, refusing to hold more than `limit` bytes of it.
 
     A compressed body counts by what it expands to (a 61 KB gzip body may hold 60 MB):
     aiohttp decompresses it in bounded chunks as they are read, and reading stops at the
-    limit."""
+    limit. (An awaitable, not a coroutine of its own: in the common case, a declared and
+    acceptable size, usually already buffered, it is aiohttp's own read.)"""
     length = response.content_length
     encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
     if length is not None and length <= limit and encoding in ("", "identity"):
-        # The common case: a declared, acceptable size, usually already buffered.
-        return await response.read()
+        return response.read()
+    return _read_capped(response, limit)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
     body = bytearray()
     async for chunk in response.content.iter_any():
         if len(body) + len(chunk) > limit:
