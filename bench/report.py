@@ -107,7 +107,17 @@ def print_http_tables(results: Result) -> None:
     table(
         f"5. HTTP: sequential echo calls ({calls} calls after warm-up; Streamable HTTP, "
         "JSON bodies, keep-alive)",
-        ["client", "p50 us", "p99 us", "mean us", "calls/s", "x mcp-sdk", "x bare", "connect ms"],
+        [
+            "client",
+            "p50 us",
+            "p99 us",
+            "mean us",
+            "calls/s",
+            "x mcp-sdk",
+            "x bare",
+            "cpu us",
+            "connect ms",
+        ],
         rows_for(
             seq,
             lambda r: [
@@ -117,6 +127,7 @@ def print_http_tables(results: Result) -> None:
                 f"{r['calls_per_s']:,.0f}",
                 _fmt(ratio_to(seq, r, SDK)),
                 _fmt(ratio_to(seq, r, BARE)),
+                _cpu(r),
                 f"{r['connect_ms']:.0f}",
             ],
         ),
@@ -124,20 +135,27 @@ def print_http_tables(results: Result) -> None:
     first = next((r for r in conc.values() if "calls" in r), {"calls": "?", "inflight": "?"})
     table(
         f"6. HTTP: throughput, {first['inflight']} calls in flight ({first['calls']} calls)",
-        ["client", "calls/s", "x mcp-sdk", "x bare"],
+        ["client", "calls/s", "x mcp-sdk", "x bare", "cpu us"],
         rows_for(
             conc,
             lambda r: [
                 f"{r['calls_per_s']:,.0f}",
                 _fmt(ratio_to(conc, r, SDK)),
                 _fmt(ratio_to(conc, r, BARE)),
+                _cpu(r),
             ],
         ),
     )
     print(
         "  (bare: httpx.AsyncClient posting JSON-RPC; raw-http: raw asyncio sockets, no HTTP "
-        "library - the ceiling)"
+        "library - the ceiling; cpu us: the client process's CPU time a call, which a loaded "
+        "machine disturbs less than calls/s)"
     )
+
+
+def _cpu(result: Result) -> str:
+    cpu = result.get("cpu_us")
+    return "n/a" if cpu is None else f"{cpu:.0f}"
 
 
 def ratio_to(section: dict[str, Result], result: Result, other: str) -> float | None:
@@ -184,6 +202,8 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_conc_ours_over_bare": ratio(http_conc, "calls_per_s", OURS, BARE),
         "http_seq_raw_over_ours": ratio(http_seq, "calls_per_s", RAW, OURS),
         "http_conc_raw_over_ours": ratio(http_conc, "calls_per_s", RAW, OURS),
+        "http_seq_cpu_ours_over_raw": ratio(http_seq, "cpu_us", OURS, RAW),
+        "http_conc_cpu_ours_over_raw": ratio(http_conc, "cpu_us", OURS, RAW),
         "seq_traced_over_ours": ratio(seq, "calls_per_s", TRACED, OURS),
         "seq_metered_over_ours": ratio(seq, "calls_per_s", METERED, OURS),
     }
@@ -195,6 +215,7 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "10 MB peak RSS < 3x payload": (ratios["peak_rss_ours_over_payload"], 3.0, False),
         "HTTP sequential >= 4x mcp-sdk": (ratios["http_seq_ours_over_sdk"], 4.0, True),
         "HTTP 64 in flight >= 10x mcp-sdk": (ratios["http_conc_ours_over_sdk"], 10.0, True),
+        "HTTP sequential raw-http < 1.5x": (ratios["http_seq_raw_over_ours"], 1.5, False),
         "tracing keeps >= 0.9x sequential": (ratios["seq_traced_over_ours"], 0.9, True),
     }
     print("\nRatios (paicli vs others)")
@@ -213,6 +234,8 @@ def print_report(results: Result) -> tuple[Result, Result]:
         "http_conc_ours_over_bare": "HTTP 64-in-flight calls/s, paicli / bare httpx",
         "http_seq_raw_over_ours": "HTTP sequential calls/s, raw-http / paicli",
         "http_conc_raw_over_ours": "HTTP 64-in-flight calls/s, raw-http / paicli",
+        "http_seq_cpu_ours_over_raw": "HTTP sequential client CPU a call, paicli / raw",
+        "http_conc_cpu_ours_over_raw": "HTTP 64-in-flight client CPU a call, paicli / raw",
         "seq_traced_over_ours": "sequential calls/s, tracing on / off",
         "seq_metered_over_ours": "sequential calls/s, metrics on / off",
     }

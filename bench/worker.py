@@ -48,12 +48,14 @@ async def measure_seq(session: Session, params: Result) -> Result:
     await warm_up(session, int(params.get("warmup", WARMUP)))
     clock = time.perf_counter_ns
     latencies = [0] * calls
+    cpu = time.process_time()
     start = clock()
     for i in range(calls):
         t0 = clock()
         await session.echo(TEXT)
         latencies[i] = clock() - t0
     elapsed = (clock() - start) / 1e9
+    cpu = time.process_time() - cpu
     latencies.sort()
     return {
         "calls": calls,
@@ -61,6 +63,7 @@ async def measure_seq(session: Session, params: Result) -> Result:
         "p99_us": latencies[min(calls - 1, int(calls * 0.99))] / 1e3,
         "mean_us": statistics.fmean(latencies) / 1e3,
         "calls_per_s": calls / elapsed,
+        "cpu_us": cpu / calls * 1e6,
     }
 
 
@@ -85,8 +88,15 @@ async def measure_conc(session: Session, params: Result) -> Result:
     total, inflight = int(params["calls"]), int(params["inflight"])
     await warm_up(session, int(params.get("warmup", WARMUP)))
     await run_concurrent(session, inflight * 2, inflight)
+    cpu = time.process_time()
     elapsed = await run_concurrent(session, total, inflight)
-    return {"calls": total, "inflight": inflight, "calls_per_s": total / elapsed}
+    cpu = time.process_time() - cpu
+    return {
+        "calls": total,
+        "inflight": inflight,
+        "calls_per_s": total / elapsed,
+        "cpu_us": cpu / total * 1e6,
+    }
 
 
 def max_rss_mb() -> float:

@@ -171,6 +171,28 @@ async def test_a_refused_resumption_says_it_was_the_resumption_that_was_refused(
     assert (resumption.method, resumption.headers["last-event-id"]) == ("GET", "ev-1")
 
 
+async def test_look_alike_ids_on_a_stream_do_not_end_the_wait_for_the_answer() -> None:
+    # The id as a float, a string and a bool (1.0 == 1 and True == 1 in Python), then the
+    # answer: only the last answers the call, so the stream is read on to it.
+    def look_alikes(request: Request) -> bytes:
+        real = request.message["id"]
+        events = b""
+        for fake_id, text in ((float(real), "float"), (str(real), "string"), (True, "bool")):
+            fake = {"jsonrpc": "2.0", "id": fake_id, "result": {"content": [text_block(text)]}}
+            events += b"data: " + json.dumps(fake).encode() + b"\n\n"
+        answer = rpc_result(request, {"content": [text_block("the answer")]})
+        events += b"data: " + json.dumps(answer).encode() + b"\n\n"
+        return response(200, events, headers={"Content-Type": "text/event-stream"})
+
+    async with asyncio.timeout(TIMEOUT), raw_http_server(on_call(look_alikes)) as server:
+        async with m.connect(http(server.url)) as session:
+            assert (await session.call_tool("echo")).text == "the answer"
+
+
+def text_block(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
 # -- redirects ---------------------------------------------------------------------------------
 
 

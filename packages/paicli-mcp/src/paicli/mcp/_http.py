@@ -28,7 +28,6 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -43,11 +42,11 @@ from ._http_exchange import (
     oauth_use,
     translate_http_error,
 )
+from ._http_renewal import VERSION_KEY, SessionUpkeep, is_modern
 from ._http_session import (
     HttpSession,
     says_session_not_found,
     session_error_body,
-    session_id_problem,
 )
 from ._http_stream import BrokenStream, StreamLink, listen_get, read_answer
 from ._jsonrpc import batches_allowed
@@ -61,7 +60,7 @@ from ._transport import (
     TransportTraits,
     TransportWatcher,
 )
-from .errors import ConnectionClosed, McpError, ProtocolError, SessionExpired
+from .errors import ConnectionClosed, McpError
 from .types import Tool
 
 if TYPE_CHECKING:
@@ -73,7 +72,6 @@ __all__ = ["StreamableHttpTransport"]
 log = logging.getLogger("paicli.mcp.http")
 
 Message = dict[str, Any]
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 # How long the handshake waits for the optional GET stream to be established.
 GET_READY_TIMEOUT = 5.0
@@ -81,16 +79,13 @@ GET_READY_TIMEOUT = 5.0
 # then perhaps a step-up to more scopes); a server that refuses a third token will not
 # accept a fourth.
 MAX_AUTH_RETRIES = 2
+# What every POST says it sends and accepts.
+POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+# The requests whose answer tells the transport about the session (its id; the GET stream).
+SESSION_METHODS = frozenset({"initialize", "notifications/initialized"})
 
 
-def _is_modern(message: Message) -> bool:
-    """Whether a message is a 2026-07-28 request (it carries the per-request version)."""
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return "method" in message and isinstance(meta, dict) and isinstance(meta.get(VERSION_KEY), str)
-
-
-class StreamableHttpTransport(Transport):
+class StreamableHttpTransport(SessionUpkeep, Transport):
     """One MCP endpoint reached over Streamable HTTP.
 
     `headers` go on every request (an API key, say); `label` names the server in errors
@@ -140,6 +135,10 @@ class StreamableHttpTransport(Transport):
         # Ids of re-issued 2026 requests -> the engine's id, so replies reach the caller.
         self._reissued: dict[str, Any] = {}
         self._reissue_ids = itertools.count(1)
+        # The headers of a handshake-era POST (without OAuth), for the session they were
+        # made for: every call sends the same ones.
+        self._post_headers: dict[str, str] = POST_HEADERS
+        self._post_headers_for: tuple[str | None, str | None] | None = None
         self._link = StreamLink(
             label=self._label,
             url=url,
@@ -202,7 +201,7 @@ class StreamableHttpTransport(Transport):
         if self._closed is not None:
             raise self._closed
         method = message.get("method")
-        modern = _is_modern(message)
+        modern = is_modern(message)
         if modern and "id" in message:
             await self._post_modern(message)
         else:
@@ -239,9 +238,9 @@ class StreamableHttpTransport(Transport):
             if self._auth is not None:
                 await self._auth.aclose()
 
-    def _delete(self) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+    async def _delete(self) -> aiohttp.ClientResponse:
         headers = self._base_headers("DELETE")
-        return exchange(
+        return await exchange(
             self._client, self._label, "DELETE", self._url, headers=headers, watcher=self._watcher
         )
 
@@ -253,20 +252,31 @@ class StreamableHttpTransport(Transport):
             headers.update(self._auth.header(method, self._url))
         return headers
 
-    def _headers_for(self, message: Message) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        }
-        if _is_modern(message):
-            headers["MCP-Protocol-Version"] = message["params"]["_meta"][VERSION_KEY]
-            headers.update(request_headers(message, self._tool_headers))
-        elif message.get("method") != "initialize":
+    def _headers_for(self, message: Message, modern: bool) -> dict[str, str]:
+        """The headers of the POST of `message` (the dict is shared: never change it)."""
+        if modern:
+            headers = {
+                **POST_HEADERS,
+                "MCP-Protocol-Version": message["params"]["_meta"][VERSION_KEY],
+                **request_headers(message, self._tool_headers),
+            }
+        elif message.get("method") == "initialize":
             # The version is not negotiated yet during `initialize`.
-            headers.update(self._base_headers("POST"))
+            headers = POST_HEADERS
+        else:
+            headers = self._session_post_headers()
         if self._auth is not None:
-            headers.update(self._auth.header("POST", self._url))
+            headers = {**headers, **self._auth.header("POST", self._url)}
         return headers
+
+    def _session_post_headers(self) -> dict[str, str]:
+        """POST_HEADERS and the session's own, made again only when the session changes."""
+        session = self._session
+        key = (session.id, session.version)
+        if key != self._post_headers_for:
+            self._post_headers = {**POST_HEADERS, **session.headers()}
+            self._post_headers_for = key
+        return self._post_headers
 
     async def _post_modern(self, message: Message) -> None:
         """A 2026 request. If its stream breaks before the response, the request is lost and
@@ -291,19 +301,21 @@ class StreamableHttpTransport(Transport):
     async def _post(
         self, message: Message, *, modern: bool, after_reinit: bool = False, auth_retries: int = 0
     ) -> None:
-        request_id = message.get("id") if "method" in message else None
-        if message.get("method") == "initialize":
-            self._session.initialize = message
-        generation = self._session.generation
+        method = message.get("method")
+        request_id = message.get("id") if method is not None else None
+        session = self._session
+        if method == "initialize":
+            session.initialize = message
+        generation = session.generation
         try:
             # A renewal failed before: try again first (nothing of this one was sent yet).
-            renew_first = self._session.lost and not after_reinit
+            renew_first = session.lost and not after_reinit
             if renew_first and not await self._renew(message, generation, None):
                 return
             if self._auth is not None:
                 await self._auth.prepare()
-            headers = self._headers_for(message)
-            async with exchange(
+            headers = self._headers_for(message, modern)
+            response = await exchange(
                 self._client,
                 self._label,
                 "POST",
@@ -311,9 +323,11 @@ class StreamableHttpTransport(Transport):
                 data=orjson.dumps(message),
                 headers=headers,
                 watcher=self._watcher,
-            ) as response:
+            )
+            async with response:
+                status = response.status
                 if (
-                    response.status in (401, 403)
+                    status in (401, 403)
                     and self._auth is not None
                     and auth_retries < MAX_AUTH_RETRIES
                 ):
@@ -330,13 +344,17 @@ class StreamableHttpTransport(Transport):
                         )
                         return
                 body = None
-                if self._may_have_lost_session(message, response) and not after_reinit:
+                if status >= 400 and self._may_have_lost_session(method) and not after_reinit:
                     body = await session_error_body(response, self._max_message_size)
-                    if response.status == 404 or says_session_not_found(body or b""):
+                    if status == 404 or says_session_not_found(body or b""):
                         response.release()
-                        await self._session_lost(message, modern, generation, response.status)
+                        await self._session_lost(message, modern, generation, status)
                         return
-                if self._took_session(message, request_id, response.status, response.headers):
+                if (
+                    status >= 300
+                    or method not in SESSION_METHODS
+                    or self._took_session(method, request_id, response.headers)
+                ):
                     await read_answer(self._link, message, request_id, response, modern, body=body)
         except asyncio.CancelledError:
             raise
@@ -344,83 +362,6 @@ class StreamableHttpTransport(Transport):
             self._fail(request_id, translate_http_error(self._label, self._url, exc))
         except McpError as exc:
             self._fail(request_id, exc)
-
-    def _took_session(
-        self, message: Message, request_id: Any, status: int, headers: Mapping[str, str]
-    ) -> bool:
-        """Keep what a successful answer says about the session: the id the answer to
-        `initialize` names (False, with the request failed, when it is unusable), the GET
-        stream once `notifications/initialized` went through."""
-        if status >= 300:
-            return True
-        method = message.get("method")
-        if method == "initialize":
-            session_id = headers.get("mcp-session-id")
-            problem = session_id_problem(session_id) if session_id else None
-            if problem is not None:
-                self._fail(request_id, ProtocolError(f"{self._label}: {problem}"))
-                return False
-            if session_id:
-                self._session.id = session_id
-                self._session.stateful = True
-        elif method == "notifications/initialized":
-            self._open_get_stream()
-        return True
-
-    # -- session upkeep --------------------------------------------------------------------
-
-    def _may_have_lost_session(self, message: Message, response: aiohttp.ClientResponse) -> bool:
-        return (
-            response.status >= 400
-            and self._session.stateful
-            and message.get("method") != "initialize"
-        )
-
-    async def _session_lost(
-        self, message: Message, modern: bool, generation: int, status: int
-    ) -> None:
-        """The server forgot our session (`status`): establish a new one, then send the
-        message again, unless it is a tool call (which may not be safe to repeat: the
-        caller knows the tool, and decides) or an answer to the old session's request."""
-        if "method" not in message or not await self._renew(message, generation, status):
-            return
-        if message.get("method") == "tools/call":
-            text = f"{self._lost(status)}; a new session was established, but the call was not "
-            lost = SessionExpired(text + "sent again", renewed=True, status=status)
-            self._fail(message.get("id"), lost)
-        else:
-            await self._post(message, modern=modern, after_reinit=True)
-
-    async def _renew(self, message: Message, generation: int, status: int | None) -> bool:
-        """Establish a new session; when that fails, fail `message` saying so."""
-        problem = await self._session.renew(generation, self._post_plain, self._renewed)
-        if problem is None:
-            return True
-        text = f"{self._lost(status)}, and a new one could not be established: {problem}"
-        self._fail(message.get("id"), SessionExpired(text, renewed=False, status=status))
-        return False
-
-    def _lost(self, status: int | None) -> str:
-        when = f" (HTTP {status})" if status is not None else ""
-        return f"{self._label}: the server lost its session{when}"
-
-    def _post_plain(self, message: Message) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
-        """One POST of `message` with its usual headers, nothing more (re-initialization)."""
-        data, headers = orjson.dumps(message), self._headers_for(message)
-        return exchange(
-            self._client,
-            self._label,
-            "POST",
-            self._url,
-            data=data,
-            headers=headers,
-            watcher=self._watcher,
-        )
-
-    def _renewed(self) -> None:
-        # The new session may offer other tools than the lost one: whoever listens for list
-        # changes re-reads them.
-        self._deliver({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _open_get_stream(self) -> None:
         if self._get_stream is None and self._closed is None:
@@ -432,7 +373,13 @@ class StreamableHttpTransport(Transport):
 
     def _deliver(self, message: Message) -> None:
         reply_id = message.get("id")
-        if "method" not in message and isinstance(reply_id, str) and reply_id in self._reissued:
+        reissued = self._reissued
+        if (
+            reissued
+            and "method" not in message
+            and isinstance(reply_id, str)
+            and reply_id in reissued
+        ):
             # The reply to a re-issued request answers the engine's original one.
             message = {**message, "id": self._reissued[reply_id]}
         hand_over(message, self._sink, self._queue)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -107,7 +106,6 @@ def _show(origin: Origin) -> str:
     return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
-@asynccontextmanager
 async def exchange(
     client: aiohttp.ClientSession,
     label: str,
@@ -117,20 +115,25 @@ async def exchange(
     headers: dict[str, str] | None = None,
     data: bytes | None = None,
     watcher: TransportWatcher | None = None,
-) -> AsyncIterator[aiohttp.ClientResponse]:
-    """One HTTP exchange with the server at `url`, its response released on exit.
+) -> aiohttp.ClientResponse:
+    """One HTTP exchange with the server at `url`: its final response, which the caller
+    releases (`async with`).
 
     Redirects are followed here, not by aiohttp: within the origin of `url` at most
     MAX_REDIRECTS times; one to another origin is refused with an `HttpError` naming both,
     so the headers configured for this server are never sent anywhere else. `watcher` is
-    told the final response's status and headers."""
+    told the final response's status and headers. (A coroutine, not a context manager:
+    every call's request goes through here, and `async with await exchange(...)` costs
+    less.)"""
     here = url
     for _ in range(MAX_REDIRECTS + 1):
         response = await client.request(
             method, here, headers=headers, data=data, allow_redirects=False
         )
+        if response.status not in FOLLOWED_REDIRECTS:
+            break
         location = response.headers.get("Location")
-        if response.status not in FOLLOWED_REDIRECTS or location is None:
+        if location is None:
             break
         response.release()
         there = urljoin(here, location)
@@ -149,8 +152,7 @@ async def exchange(
         )
     if watcher is not None:
         watcher.http_response(method, here, response.status, response.headers)
-    async with response:
-        yield response
+    return response
 
 
 def translate_http_error(label: str, url: str, exc: BaseException) -> McpError:
@@ -240,17 +242,21 @@ async def error_body(response: aiohttp.ClientResponse) -> bytes:
     return bytes(body)
 
 
-async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
+def read_body(response: aiohttp.ClientResponse, limit: int) -> Awaitable[bytes]:
     """The whole body, decompressed, refusing to hold more than `limit` bytes of it.
 
     A compressed body counts by what it expands to (a 61 KB gzip body may hold 60 MB):
     aiohttp decompresses it in bounded chunks as they are read, and reading stops at the
-    limit."""
+    limit. (An awaitable, not a coroutine of its own: in the common case, a declared and
+    acceptable size, usually already buffered, it is aiohttp's own read.)"""
     length = response.content_length
     encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
     if length is not None and length <= limit and encoding in ("", "identity"):
-        # The common case: a declared, acceptable size, usually already buffered.
-        return await response.read()
+        return response.read()
+    return _read_capped(response, limit)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
     body = bytearray()
     async for chunk in response.content.iter_any():
         if len(body) + len(chunk) > limit:

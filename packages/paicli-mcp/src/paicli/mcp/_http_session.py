@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -36,9 +35,9 @@ log = logging.getLogger("paicli.mcp.http")
 
 Message = dict[str, Any]
 #: Posts one message to the server (its headers made as for any request).
-Post = Callable[[Message], AbstractAsyncContextManager[aiohttp.ClientResponse]]
+Post = Callable[[Message], Awaitable[aiohttp.ClientResponse]]
 #: Sends the DELETE that ends the session (its headers made as for any request).
-Delete = Callable[[], AbstractAsyncContextManager[aiohttp.ClientResponse]]
+Delete = Callable[[], Awaitable[aiohttp.ClientResponse]]
 
 # Closing the session (DELETE) is a courtesy; never let it hold up shutdown.
 DELETE_TIMEOUT = 2.0
@@ -150,7 +149,7 @@ class HttpSession:
                     )
                     return problem
                 self.generation += 1
-                async with post({"jsonrpc": "2.0", "method": "notifications/initialized"}):
+                async with await post({"jsonrpc": "2.0", "method": "notifications/initialized"}):
                     pass
             except HTTP_FAILURES as exc:
                 return f"initialize failed ({type(exc).__name__})"
@@ -167,7 +166,7 @@ class HttpSession:
             "method": "initialize",
             "params": self.initialize.get("params"),
         }
-        async with post(request) as response:
+        async with await post(request) as response:
             session_id = response.headers.get("mcp-session-id")
             if response.status >= 300:
                 return f"initialize was answered with HTTP {response.status}"
@@ -185,7 +184,7 @@ class HttpSession:
             return
         try:
             with contextlib.suppress(aiohttp.ClientError, McpError):
-                async with asyncio.timeout(DELETE_TIMEOUT), delete():
+                async with asyncio.timeout(DELETE_TIMEOUT), await delete():
                     pass
         except TimeoutError:
             log.debug("%s: DELETE of the session timed out", self._label)

@@ -208,7 +208,7 @@ async def follow_stream(
             "Accept": "text/event-stream",
             "Last-Event-ID": last_id,
         }
-        async with exchange(
+        async with await exchange(
             link.client, link.label, "GET", link.url, headers=headers, watcher=link.watcher()
         ) as resumed:
             if resumed.status != 200:
@@ -288,7 +288,7 @@ async def _get_loop(link: StreamLink, ready: asyncio.Event) -> None:
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
         try:
-            async with exchange(
+            async with await exchange(
                 link.client, label, "GET", link.url, headers=headers, watcher=link.watcher()
             ) as response:
                 ready.set()

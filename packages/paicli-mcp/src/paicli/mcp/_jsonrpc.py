@@ -107,8 +107,10 @@ def is_request_id(value: object) -> TypeGuard[RequestId]:
 
 
 def same_id(value: object, request_id: RequestId) -> bool:
-    """Whether `value` is the id `request_id`: same type and same value."""
-    return is_request_id(value) and type(value) is type(request_id) and value == request_id
+    """Whether `value` is the id `request_id`: same type (exactly: a bool is no integer)
+    and same value."""
+    kind = type(value)
+    return kind is type(request_id) and (kind is int or kind is str) and value == request_id
 
 
 def envelope_problem(message: JsonObject) -> str | None:

@@ -115,7 +115,7 @@ class LegacySseTransport(Transport):
         headers = {"Accept": "text/event-stream"}
         error: McpError
         try:
-            async with exchange(
+            async with await exchange(
                 self._client, self._label, "GET", self._url, headers=headers
             ) as response:
                 if response.status != 200:
@@ -165,7 +165,7 @@ class LegacySseTransport(Transport):
         endpoint = self._endpoint.result()
         error: McpError | None = None
         try:
-            async with exchange(
+            async with await exchange(
                 self._client,
                 self._label,
                 "POST",
