@@ -309,7 +309,8 @@ def test_a_child_left_running_is_reported_and_killed(tmp_path: Path) -> None:
     helper = int(pid_file.read_text())
     assert code == 1
     assert f"{helper} (python" in found["children-left"]["message"]
-    assert not alive(helper)
+    # SIGKILL is delivered on the kernel's time, not by the time the doctor exits.
+    asyncio.run(until(lambda: not alive(helper), timeout=10))
 
 
 def test_hostile_output_is_escaped_in_the_report(tmp_path: Path) -> None:
