@@ -3,6 +3,8 @@ test (the task lines' own checks are in `test_tasks`)."""
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import pytest
 
 from paicli.batch.tasks import Task, read_tasks
 from paicli.batch.workspace import WorkspaceError, diff, prepare, remove
-from tests.batch.test_batch_runs import git, repository, write_tasks
+from tests.batch.task_llm import TaskLlm
+from tests.batch.test_batch_runs import batch, git, repository, write_tasks
 
 pytestmark = pytest.mark.real
 
@@ -64,3 +67,26 @@ def test_option_like_repos_and_refs_never_reach_git_as_options(tmp_path: Path) -
         ("d", str(tmp_path / "-C" / "etc")),
     ]
     assert len(problems) == 2 and all("'ref' must be" in p for p in problems)
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "link to a file", "fifo"])
+async def test_a_results_path_that_is_a_link_or_a_fifo_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    target = tmp_path / "elsewhere" / "victim"
+    target.parent.mkdir()
+    out = tmp_path / "out.jsonl"
+    if kind == "fifo":
+        os.mkfifo(out)
+    else:
+        if kind == "link to a file":
+            target.write_text(json.dumps({"task": "a", "status": "done"}) + "\n")
+        out.symlink_to(target)
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "p"})
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        fresh = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl")
+        resumed = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl", "--resume-batch")
+    for run in (fresh, resumed):
+        assert run.code == 2, run.stderr
+        assert "out.jsonl" in run.stderr and "Traceback" not in run.stderr
+    assert not target.exists() or target.read_text().count("\n") == 1
