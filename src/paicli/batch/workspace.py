@@ -6,7 +6,7 @@ same place), or a copy of its plain folder (symlinks copied as links, never foll
 empty folder. A copy's starting state is kept in a repository of ours beside it
 (`SCRATCH/<line>/start.git`), so both kinds are diffed by git the same way: every file added,
 then the index against the start. Git never runs a configured diff program or text filter
-here, and asks no one for anything.
+here, nor a configured file-system monitor or hook, and asks no one for anything.
 
 `remove` undoes `prepare` whatever state a killed worker left (the owner of the worker calls
 it after a timeout): the worktree unregistered, the scratch folder deleted.
@@ -35,6 +35,11 @@ CUT = "\n[paicli: the diff is longer than 4 MiB and was cut here]\n"
 QUIET_GIT = (
     "-c",
     "core.hooksPath=/dev/null",
+    # A repository's own config may name a program git runs on every index refresh
+    # (`worktree add`, `add -A`): a folder from elsewhere, or a task's own commands, would
+    # have it run here, outside any sandbox the task had.
+    "-c",
+    "core.fsmonitor=false",
     "-c",
     "commit.gpgsign=false",
     "-c",

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,9 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
     if options.resume_batch and options.out is None:
         err("paicli batch: --resume-batch needs --out RESULTS.jsonl (the results to carry on)")
         return 2
+    if options.out is not None and (problem := _not_a_results_file(options.out)) is not None:
+        err(f"paicli batch: {options.out}: {problem}")
+        return 2
     if options.out is not None and not options.resume_batch and os.path.exists(options.out):
         err(f"paicli batch: {options.out} exists: add --resume-batch to carry it on, or remove it")
         return 2
@@ -57,7 +61,7 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
             err(f"paicli batch: {len(skipped)} tasks already have results; skipped")
     defaults = _defaults(options, flags)
     try:
-        sink = open(options.out, "a", encoding="utf-8") if options.out else None  # noqa: SIM115
+        sink = _append(options.out) if options.out else None
         if sink is not None and not _ends_a_line(options.out):
             sink.write("\n")  # a line cut by a killed run stays a line of its own
     except OSError as exc:
@@ -70,6 +74,34 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
             sink.close()
     failed = code == 0 and bool(problems)
     return 1 if failed else code
+
+
+def _not_a_results_file(name: str) -> str | None:
+    """Why `name` cannot be the results file (None: it can): a link would have the results
+    written wherever it leads (a dangling one creates its target), and a FIFO or device
+    would hold the batch reading or writing it."""
+    try:
+        found = os.lstat(name)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISLNK(found.st_mode):
+        return "is a symbolic link: name the results file itself"
+    if not stat.S_ISREG(found.st_mode):
+        return "not a regular file"
+    return None
+
+
+def _append(name: str) -> IO[str]:
+    """The results file opened to append to, never through a link swapped in since."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    fd = os.open(name, flags, 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 def _ends_a_line(name: str) -> bool:

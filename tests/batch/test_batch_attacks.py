@@ -1,0 +1,92 @@
+"""`paicli batch` against hostile task files, folders and results paths: each attack as a
+test (the task lines' own checks are in `test_tasks`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from paicli.batch.tasks import Task, read_tasks
+from paicli.batch.workspace import WorkspaceError, diff, prepare, remove
+from tests.batch.task_llm import TaskLlm
+from tests.batch.test_batch_runs import batch, git, repository, write_tasks
+
+pytestmark = pytest.mark.real
+
+
+def test_a_repository_configured_to_run_a_program_on_git_commands_does_not_run_it(
+    tmp_path: Path,
+) -> None:
+    # core.fsmonitor names a program git runs on each index refresh (`worktree add`,
+    # `add -A`): a repository from elsewhere, or a task's command writing its config.
+    repo = tmp_path / "repo"
+    repository(repo)
+    marker = tmp_path / f"ran-{uuid.uuid4().hex}"
+    program = tmp_path / "monitor.sh"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    program.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(program))
+    task = Task(line=1, id="t", prompt="p", folder=str(repo), git=True)
+    scratch = tmp_path / "scratch"
+    workspace = prepare(task, scratch)
+    (workspace.folder / "new.txt").write_text("new\n")
+    changes = diff(workspace)
+    remove(task, scratch)
+    assert "+new" in changes
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("ref", ["main..v1", "v1@{-1}", "HEAD~999"])
+def test_a_ref_that_is_a_range_or_names_no_commit_fails_its_task_cleanly(
+    tmp_path: Path, ref: str
+) -> None:
+    repository(tmp_path / "repo")
+    task = Task(line=1, id="t", prompt="p", folder=str(tmp_path / "repo"), git=True, ref=ref)
+    with pytest.raises(WorkspaceError, match="no commit"):
+        prepare(task, tmp_path / "scratch")
+    remove(task, tmp_path / "scratch")
+    assert git(tmp_path / "repo", "worktree", "list").count("\n") == 1
+
+
+def test_option_like_repos_and_refs_never_reach_git_as_options(tmp_path: Path) -> None:
+    write_tasks(
+        tmp_path / "tasks.jsonl",
+        {"id": "a", "prompt": "p", "repo": "--upload-pack=touch pwned"},
+        {"id": "b", "prompt": "p", "repo": ".", "ref": "--upload-pack=touch pwned"},
+        {"id": "c", "prompt": "p", "repo": ".", "ref": "-c core.sshCommand=x"},
+        {"id": "d", "prompt": "p", "cwd": "-C/etc"},
+    )
+    tasks, problems = read_tasks(tmp_path / "tasks.jsonl")
+    # A relative repo is a folder of the tasks file's folder: absolute, never an option.
+    assert [(t.id, t.folder) for t in tasks] == [
+        ("a", str(tmp_path / "--upload-pack=touch pwned")),
+        ("d", str(tmp_path / "-C" / "etc")),
+    ]
+    assert len(problems) == 2 and all("'ref' must be" in p for p in problems)
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "link to a file", "fifo"])
+async def test_a_results_path_that_is_a_link_or_a_fifo_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    target = tmp_path / "elsewhere" / "victim"
+    target.parent.mkdir()
+    out = tmp_path / "out.jsonl"
+    if kind == "fifo":
+        os.mkfifo(out)
+    else:
+        if kind == "link to a file":
+            target.write_text(json.dumps({"task": "a", "status": "done"}) + "\n")
+        out.symlink_to(target)
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "p"})
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        fresh = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl")
+        resumed = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl", "--resume-batch")
+    for run in (fresh, resumed):
+        assert run.code == 2, run.stderr
+        assert "out.jsonl" in run.stderr and "Traceback" not in run.stderr
+    assert not target.exists() or target.read_text().count("\n") == 1
