@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from paicli.batch.actor import BatchActor
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
 from tests.processes import parent_of, processes_with, until
@@ -33,6 +34,7 @@ async def test_a_batch_on_ray_gives_the_local_results_and_survives_a_lost_actor(
     """One test: Ray is slow on two cores (the local Ray is shared, tests/conftest.py)."""
     await same_results_as_a_local_batch(tmp_path / "same")
     await lost_actor(tmp_path / "lost")
+    await an_actor_starts_its_worker_at_once(tmp_path / "eager", local_ray)
 
 
 async def same_results_as_a_local_batch(root: Path) -> None:
@@ -85,9 +87,35 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
         "assert code == 0, code\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
+    prints_no_modules(script, cwd=tmp_path)
+
+
+async def an_actor_starts_its_worker_at_once(root: Path, ray: ModuleType) -> None:
+    """A new actor's worker process loads while the driver is still sending the first task,
+    and closing the actor stops it."""
+    os.mkdir(root)
+    actor = ray.remote(num_cpus=0)(BatchActor).remote(0, {"TMPDIR": str(root)}, None)
+    marker = f"{root}/paicli-batch-"
+    await until(lambda: len(processes_with(marker)) == 1, timeout=60)
+    await asyncio.wrap_future(actor.close.remote().future())
+    ray.kill(actor, no_restart=True)
+    await until(lambda: processes_with(marker) == [], timeout=20)
+
+
+def test_an_actor_loads_none_of_the_agent_before_its_worker_starts() -> None:
+    """What a Ray actor imports is on the batch's clock: not the agent, the model client or
+    the MCP client (its worker process loads those)."""
+    heavy = ["paicli.agent.events", "paicli.mcp", "paicli.permissions.rules", "openai", "ray"]
+    prints_no_modules(
+        f"import sys, paicli.batch.actor; print([m for m in {heavy!r} if m in sys.modules])"
+    )
+
+
+def prints_no_modules(script: str, cwd: Path | None = None) -> None:
+    """`script`, run by a new Python, printed an empty list (of the modules it loaded)."""
     done = subprocess.run(
         [sys.executable, "-c", script],
-        cwd=tmp_path,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,

@@ -26,8 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from paicli.batch.results import failure
-from paicli.batch.tasks import Task
+from paicli.batch.task import Task
 from paicli.batch.workspace import MAX_DIFF, remove
 
 __all__ = ["READY", "WorkerProcess"]
@@ -64,6 +63,7 @@ class WorkerProcess:
         self._environ = environ
         self._process: asyncio.subprocess.Process | None = None
         self._running: Task | None = None  # the task sent and not answered yet
+        self._loaded = False  # the process has said READY
         self.started = 0  # processes started so far (a replaced worker counts again)
 
     @property
@@ -80,7 +80,7 @@ class WorkerProcess:
             process = await self._ready()
         except (TimeoutError, OSError, ValueError) as exc:
             code = await self._kill()
-            return failure(task, self._death(code, f"it did not start: {exc}"), "crashed")
+            return _failure(task, self._death(code, f"it did not start: {exc}"), "crashed")
         assert process.stdin is not None and process.stdout is not None
         self._running = task
         try:
@@ -92,7 +92,7 @@ class WorkerProcess:
             await self._kill()
             await self._forget(task)
             why = f"no result after {timeout:g}s (--task-timeout): the task was killed"
-            return failure(task, why, "timeout")
+            return _failure(task, why, "timeout")
         except (OSError, ValueError) as exc:  # a broken pipe, or a line over the limit
             line, why = b"", str(exc)
         else:
@@ -100,7 +100,7 @@ class WorkerProcess:
         if not line.endswith(b"\n"):
             code = await self._kill()
             await self._forget(task)
-            return failure(task, self._death(code, why), "crashed")
+            return _failure(task, self._death(code, why), "crashed")
         self._running = None
         result: dict[str, Any] = json.loads(line)
         return result
@@ -127,12 +127,31 @@ class WorkerProcess:
         self._running = None
         await asyncio.to_thread(remove, task, self._scratch)
 
+    async def start(self) -> None:
+        """Start the worker now rather than with the first task, so that it loads while its
+        owner does something else; the first `run` waits for it to be ready. A start that
+        fails is tried again, and told, by that `run`."""
+        if self._process is None:
+            with contextlib.suppress(OSError):
+                await self._spawn()
+
     async def _ready(self) -> asyncio.subprocess.Process:
-        if self._process is not None and self._process.returncode is None:
-            return self._process
+        process = self._process
+        if process is None or (self._loaded and process.returncode is not None):
+            process = await self._spawn()  # none yet, or the last one died between tasks
+        if not self._loaded:
+            assert process.stdout is not None
+            async with asyncio.timeout(START_TIMEOUT):
+                ready = await process.stdout.readline()
+            if ready != READY:
+                raise ValueError("it exited before it was ready")
+            self._loaded = True
+        return process
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
         self._scratch.mkdir(parents=True, exist_ok=True)
-        log = self._log()
-        with log.open("ab") as stderr:
+        self._loaded = False
+        with self._log().open("ab") as stderr:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -147,11 +166,6 @@ class WorkerProcess:
                 env=self._child_environment(),
             )
         self.started += 1
-        assert self._process.stdout is not None
-        async with asyncio.timeout(START_TIMEOUT):
-            ready = await self._process.stdout.readline()
-        if ready != READY:
-            raise ValueError("it exited before it was ready")
         return self._process
 
     def _child_environment(self) -> dict[str, str] | None:
@@ -209,3 +223,11 @@ def _limit(memory: int | None) -> Callable[[], None]:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return apply
+
+
+def _failure(task: Task, why: str, status: str) -> dict[str, Any]:
+    """`results.failure`, imported when a task fails only: this module is what a Ray actor
+    loads before it starts its worker, and the result shapes bring in the agent's events."""
+    from paicli.batch.results import failure  # noqa: PLC0415 - see above
+
+    return failure(task, why, status)

@@ -1,7 +1,7 @@
 """`paicli batch --ray [ADDRESS|auto]`: the same batch on a Ray cluster.
 
-One long-lived actor per worker (`BatchActor`), spread over the cluster's nodes, owns one
-`WorkerProcess`: the same worker process as a local batch, so a task is isolated the same
+One long-lived actor per worker (`actor.BatchActor`), spread over the cluster's nodes, owns
+one `WorkerProcess`: the same worker process as a local batch, so a task is isolated the same
 way (its timeout, its memory limit, a crash replaces the worker) and its MCP servers stay
 warm across the tasks that actor runs. Each task is an actor call; a node lost mid-task
 restarts its actor elsewhere and the call is retried (`max_restarts`, `max_task_retries`).
@@ -20,22 +20,18 @@ import argparse
 import asyncio
 import importlib
 import os
-import shutil
-import socket
-import tempfile
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from paicli.batch.actor import BatchActor
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
-from paicli.batch.process import WorkerProcess
 from paicli.batch.results import failure
 from paicli.batch.tasks import Task
 from paicli.errors import PaicliError
 
-__all__ = ["BatchActor", "RayUnavailable", "run_on_ray"]
+__all__ = ["RayUnavailable", "run_on_ray"]
 
 # How long reaching the cluster may take: a TCP answer from its address, then `ray.init`
 # (which on its own would retry an address that does not answer for minutes).
@@ -49,29 +45,6 @@ INSTALL_HINT = "--ray needs Ray: pip install 'paicli-cli[ray]' (or uv tool insta
 
 class RayUnavailable(PaicliError):
     """Ray is not installed, or the cluster cannot be reached (exit 2)."""
-
-
-class BatchActor:
-    """One worker of the batch on a Ray node (made a Ray actor by `run_on_ray`)."""
-
-    def __init__(self, number: int, environ: dict[str, str], memory: int | None) -> None:
-        os.environ.update(environ)  # the driver's paicli settings, model keys, home
-        # TMPDIR read now: tempfile keeps the first it saw in this (reused) Ray worker.
-        self._scratch = Path(
-            tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
-        )
-        self._worker = WorkerProcess(self._scratch, number, memory=memory, environ=None)
-
-    async def run(
-        self, task: dict[str, Any], defaults: dict[str, Any], timeout: float | None
-    ) -> dict[str, Any]:
-        result = await self._worker.run(Task.from_wire(task), defaults, timeout)
-        result["node"] = socket.gethostname()
-        return result
-
-    async def close(self) -> None:
-        await self._worker.aclose()
-        await asyncio.to_thread(shutil.rmtree, self._scratch, True)
 
 
 def passed_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:

@@ -14,10 +14,10 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paicli.batch.task import Task
 from paicli.errors import PaicliError
 from paicli.permissions.request import Mode
 from paicli.permissions.rules import RuleError, parse_rule
@@ -41,38 +41,6 @@ REF_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/@{}^~-]{0,199}")
 
 class TaskFileError(PaicliError, ValueError):
     """The tasks file itself cannot be read (the run stops before any task)."""
-
-
-@dataclass(frozen=True)
-class Task:
-    """One line of the tasks file, checked. `folder` is absolute (None: a scratch folder of
-    its own); with `repo`, `folder` is that repository and `ref` what to check out."""
-
-    line: int
-    id: str
-    prompt: str
-    folder: str | None = None
-    git: bool = False  # `folder` is a repository checked out at `ref` (a worktree)
-    ref: str | None = None
-    model: str | None = None
-    permission_mode: str | None = None  # Mode's value
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    servers: Mapping[str, Any] = field(default_factory=dict)  # the mcpServers object
-    max_turns: int | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        """As JSON for a worker (the inverse of `task_from_dict`'s checked shape)."""
-        wire = asdict(self)
-        wire["allow"], wire["deny"] = list(self.allow), list(self.deny)
-        wire["servers"] = dict(self.servers)
-        return wire
-
-    @classmethod
-    def from_wire(cls, wire: Mapping[str, Any]) -> Task:
-        values = dict(wire)
-        values["allow"], values["deny"] = tuple(values["allow"]), tuple(values["deny"])
-        return cls(**values)
 
 
 def read_tasks(path: Path) -> tuple[list[Task], list[str]]:

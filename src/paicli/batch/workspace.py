@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from paicli.batch.tasks import Task
+from paicli.batch.task import Task
 from paicli.errors import PaicliError
 
 __all__ = ["MAX_DIFF", "Workspace", "WorkspaceError", "prepare", "remove", "scratch_of"]
