@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import socket
 import subprocess
 import sys
@@ -104,6 +105,9 @@ def _in_memory_unless_marked_real(
             "to spawn processes or open sockets"
         )
 
+    # The official SDK (tests/memory_connect.py serves it in memory, and loads it only then)
+    # cannot be imported under the block: load it first (once per process).
+    importlib.import_module("tests.sdk_memory")
     monkeypatch.setattr(subprocess, "Popen", refuse)
     for name in ("connect", "connect_ex", "bind"):
         monkeypatch.setattr(socket.socket, name, refuse)

@@ -27,7 +27,6 @@ from paicli.mcp import (
 )
 from tests.conftest import SERVER_PROGRAMS
 from tests.memory_servers import fault_in_memory, skills_in_memory, task_in_memory
-from tests.sdk_memory import sdk_in_memory
 
 __all__ = ["NoMemoryServer", "memory_connector"]
 
@@ -70,6 +69,11 @@ def _server_for(spec: StdioServer | HttpServer) -> AbstractAsyncContextManager[M
         mode, extra = _fault_options(spec.args[1:])
         return fault_in_memory(mode, *extra)
     if script == "sdk_server.py" and isinstance(spec, StdioServer) and len(spec.args) == 1:
+        # The official SDK loads only here: a process that imports tests.runtimes without
+        # serving it (tests/llm/test_deferred.py) pays nothing for it. (The in-memory tier
+        # loads it before its block on Popen, tests/conftest.py.)
+        from tests.sdk_memory import sdk_in_memory  # noqa: PLC0415
+
         return sdk_in_memory()
     if script == "skills_server.py" and isinstance(spec, StdioServer):
         return _skills(spec.args[1:])
