@@ -8,21 +8,24 @@ import asyncio
 import json
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langchain_openai import ChatOpenAI
-from langgraph.prebuilt import create_react_agent
 from pydantic import SecretStr
 
 from paicli.langchain import load_tools
 from tests.langchain.conftest import tool_server
 from tests.llm_server import ScriptedLlm
 
-pytestmark = pytest.mark.real
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
+
+# The agent libraries (langchain.agents, langgraph, langchain_openai with the openai SDK) are
+# about 1 s of CPU to import: they load in the tests, not when every pytest worker collects
+# this module, and the tests share one worker.
+pytestmark = [pytest.mark.real, pytest.mark.xdist_group("langchain-agents")]
 
 SCRIPT: list[dict[str, Any]] = [
     {"tool_calls": [{"name": "weather", "arguments": '{"city": "Oslo"}', "id": "call_1"}]},
@@ -31,6 +34,8 @@ SCRIPT: list[dict[str, Any]] = [
 
 
 def model(llm: ScriptedLlm) -> ChatOpenAI:
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415 - see pytestmark
+
     return ChatOpenAI(
         model="scripted-model", base_url=llm.base_url, api_key=SecretStr("sk-test"), max_retries=0
     )
@@ -56,6 +61,8 @@ def check_run(llm: ScriptedLlm, result: dict[str, Any]) -> None:
 
 
 async def test_create_agent_calls_an_mcp_tool_async() -> None:
+    from langchain.agents import create_agent  # noqa: PLC0415 - see pytestmark
+
     async with ScriptedLlm(SCRIPT) as llm, load_tools(tool_server()) as tools:
         agent = create_agent(model(llm), tools)
         result = await agent.ainvoke(ask("Weather in Oslo?"))
@@ -63,6 +70,9 @@ async def test_create_agent_calls_an_mcp_tool_async() -> None:
 
 
 async def test_create_agent_calls_an_mcp_tool_from_synchronous_code() -> None:
+    from langchain.agents import create_agent  # noqa: PLC0415 - see pytestmark
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
     def run_sync(base_url: str) -> dict[str, Any]:
         # A plain thread with no event loop: tools on the private loop, agent.invoke blocking.
         with load_tools(tool_server(), include=["weather"]) as tools:
@@ -79,6 +89,8 @@ async def test_create_agent_calls_an_mcp_tool_from_synchronous_code() -> None:
 
 
 async def test_langgraph_prebuilt_react_agent_calls_an_mcp_tool() -> None:
+    from langgraph.prebuilt import create_react_agent  # noqa: PLC0415 - see pytestmark
+
     with warnings.catch_warnings():
         # create_react_agent is deprecated in favour of create_agent, and still widely used.
         warnings.simplefilter("ignore")
@@ -94,6 +106,8 @@ async def test_a_tool_error_reaches_the_model_when_the_tool_handles_errors() -> 
         {"tool_calls": [{"name": "fail", "arguments": '{"reason": "no key"}', "id": "c1"}]},
         {"text": "The tool failed."},
     ]
+    from langchain.agents import create_agent  # noqa: PLC0415 - see pytestmark
+
     async with ScriptedLlm(script) as llm, load_tools(tool_server(), include=["fail"]) as tools:
         tools[0].handle_tool_error = True
         agent = create_agent(model(llm), tools)

@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import ToolException
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from paicli.langchain import MCPTool, load_tools
@@ -23,7 +21,9 @@ from paicli.mcp import StdioServer
 from tests.conftest import REPO, SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 
-pytestmark = pytest.mark.real
+# The agent libraries load in the one test that uses them, and it shares a worker with
+# tests/langchain/test_agents.py (see there).
+pytestmark = [pytest.mark.real, pytest.mark.xdist_group("langchain-agents")]
 
 TOOLS = REPO / "examples" / "tools"
 TEXT = 'say "hi" \\ and é'
@@ -71,6 +71,9 @@ def test_a_fragile_minimal_tool_gets_only_calls_and_its_errors_raise_tool_except
 
 @pytest.mark.parametrize("language", ["python", "shell", "c"])
 async def test_create_agent_calls_each_example_tool(language: str, c_build: Path) -> None:
+    from langchain.agents import create_agent  # noqa: PLC0415 - see pytestmark
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
     argv = {
         "python": [sys.executable, str(TOOLS / "python" / "tools.py")],
         "shell": ["/bin/sh", str(TOOLS / "shell" / "tools.sh")],
