@@ -266,7 +266,7 @@ async def main():
     async with open_runtime(settings) as rt:
         mark("open_runtime: config files, settings, toolbox")
         await rt.agent.llm.client(); mark("build the model client (AsyncOpenAI)")
-        await rt.agent.run("hi", EventPrinter("text"))
+        await rt.agent.run("hi", EventPrinter())
 asyncio.run(main())
 print("\n".join(f"MARK\t{n}\t{t}" for n, t in marks))
 """
