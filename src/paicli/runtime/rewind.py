@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from paicli.agent.sessions import SavedSession, SessionStore
 from paicli.checkpoints.restore import CodePlan, Restored, apply, conversation_cut, plan_code
 from paicli.checkpoints.store import CheckpointStore, Turn
 from paicli.llm.messages import Message
@@ -122,14 +121,3 @@ def cut_conversation(turn: Turn, messages: Sequence[Message]) -> list[Message] |
             "or it was not saved); only its code can be restored"
         )
     return list(messages[:cut])
-
-
-def rewind_saved(
-    sessions: SessionStore, session: SavedSession, turn: Turn, model: str = ""
-) -> str | None:
-    """Cut the saved conversation `session` before `turn` and save it; why not, if not."""
-    kept = cut_conversation(turn, session.messages)
-    if isinstance(kept, str):
-        return kept
-    sessions.save(session.id, kept, model or session.model)
-    return None

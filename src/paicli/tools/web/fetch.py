@@ -58,7 +58,6 @@ class Fetched:
     charset: str | None
     body: bytes
     cut: bool = False
-    redirects: int = 0
     elsewhere: str | None = None  # a redirect to another host, not followed
 
 
@@ -125,7 +124,7 @@ async def _follow(
     max_redirects: int,
 ) -> Fetched:
     target = first
-    for hop in range(max_redirects + 1):
+    for _ in range(max_redirects + 1):
         requested = URL(target.url, encoded=False)
         if (requested.host or "").lower() != target.host:
             # The host the rules and the address check read must be the one connected to.
@@ -145,8 +144,6 @@ async def _follow(
                         "",
                         None,
                         b"",
-                        False,
-                        hop + 1,
                         elsewhere=target_next.url,
                     )
                 target = target_next
@@ -162,7 +159,7 @@ async def _follow(
                 )
             body, cut = await read_capped(response.content, max_bytes)
             return Fetched(
-                str(response.url), response.status, content_type, response.charset, body, cut, hop
+                str(response.url), response.status, content_type, response.charset, body, cut
             )
     raise FetchFailed(f"more than {max_redirects} redirects, from {first.url}")
 
