@@ -10,7 +10,10 @@ as it arrives; the model is the scripted OpenAI-compatible server on 127.0.0.1 i
 process, each reply decided from its task's conversation (tests/batch/task_llm.py). The Ray
 cluster is started once, before any batch, as a user's `ray start` would be (a Python of its
 own holding `ray.init(num_cpus=4)`), and not timed; each Ray batch pays what a user's does
-against a running cluster: importing Ray, connecting to it, starting its actors.
+against a running cluster: importing Ray, connecting to it, starting its actors (one per
+node). Every process runs from bytecode, as installed packages do, and one untimed batch of
+each kind goes first (bytecode written, page cache warm, the cluster's first idle Ray
+workers used up as on a cluster that has run batches before).
 
 Printed: tasks per second at each worker count (the median of the rounds, which interleave
 local and Ray), the Ray run's time against the local run's at the same count (goal <= 1.3x),
@@ -173,6 +176,12 @@ async def measure(
     tasks = write_tasks(root, count)
     rounds: dict[str, list[Board]] = {}
     async with TaskLlm(decide) as llm:
+        # Untimed: the bytecode written and the page cache warm for every process (the
+        # driver, Ray's workers, paicli's workers), and the cluster's first idle workers
+        # used up, so that each timed Ray batch starts its actors as on a cluster that has
+        # run batches before.
+        for address in (None, ray) if ray else (None,):
+            await one_batch(tasks, llm.base_url, max(counts), address, count)
         # Interleaved (local N, Ray N, ...) so a change in the machine's load hits both
         # sides of a ratio alike; each figure is the median over the rounds.
         for number in range(repeats):
@@ -258,6 +267,10 @@ def main() -> None:
     counts = [int(n) for n in options.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        # Timed as installed packages run: from bytecode (some shells set
+        # PYTHONDONTWRITEBYTECODE, which would have every process of every batch, Ray's
+        # included, compile each module it imports; as in bench/run.py).
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(
             {
                 "PAICLI_HOME": str(root / "home"),

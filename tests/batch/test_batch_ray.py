@@ -5,6 +5,7 @@ that must cost one line and exit 2. Without --ray, Ray is never imported."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -19,6 +20,7 @@ import pytest
 from paicli.batch.actor import BatchActor
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
+from tests.conftest import SERVER_PROGRAMS
 from tests.processes import parent_of, processes_with, until
 
 pytestmark = [pytest.mark.real, pytest.mark.xdist_group("ray")]
@@ -33,8 +35,9 @@ async def test_a_batch_on_ray_gives_the_local_results_and_survives_a_lost_actor(
 ) -> None:
     """One test: Ray is slow on two cores (the local Ray is shared, tests/conftest.py)."""
     await same_results_as_a_local_batch(tmp_path / "same")
+    await each_worker_keeps_its_own_warm_server(tmp_path / "warm")
     await lost_actor(tmp_path / "lost")
-    await an_actor_starts_its_worker_at_once(tmp_path / "eager", local_ray)
+    await an_actor_starts_its_workers_at_once(tmp_path / "eager", local_ray)
 
 
 async def same_results_as_a_local_batch(root: Path) -> None:
@@ -90,13 +93,43 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
     prints_no_modules(script, cwd=tmp_path)
 
 
-async def an_actor_starts_its_worker_at_once(root: Path, ray: ModuleType) -> None:
-    """A new actor's worker process loads while the driver is still sending the first task,
-    and closing the actor stops it."""
+async def each_worker_keeps_its_own_warm_server(root: Path) -> None:
+    """Two workers on the one node: one actor, each worker with its own server, opened once
+    and lent to every task that worker runs."""
     os.mkdir(root)
-    actor = ray.remote(num_cpus=0)(BatchActor).remote(0, {"TMPDIR": str(root)}, None)
+    servers = {
+        "echo": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+    }
+
+    def decide(prompt: str, results_so_far: int) -> dict[str, Any]:
+        if results_so_far == 0:
+            arguments = json.dumps({"text": prompt})
+            return {"tool_calls": [{"name": "mcp__echo__echo", "arguments": arguments}]}
+        return {"text": f"{prompt} echoed"}
+
+    write_tasks(
+        root / "tasks.jsonl",
+        *(
+            {"id": f"t{n}", "prompt": f"p{n}", "mcpServers": servers, "allow": ["mcp__echo__echo"]}
+            for n in range(4)
+        ),
+    )
+    async with TaskLlm(decide) as llm:
+        run = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
+    assert run.code == 0, run.stderr
+    found = results(run.stdout)
+    assert [found[f"t{n}"]["result"] for n in range(4)] == [f"p{n} echoed" for n in range(4)]
+    assert [found[f"t{n}"]["warm_servers_opened"] for n in range(4)] == [1, 1, 1, 1]
+
+
+async def an_actor_starts_its_workers_at_once(root: Path, ray: ModuleType) -> None:
+    """A new actor's worker processes (one per slot) load while the driver is still sending
+    the first tasks, all children of the actor, and closing the actor stops them."""
+    os.mkdir(root)
+    actor = ray.remote(num_cpus=0)(BatchActor).remote(0, {"TMPDIR": str(root)}, None, 2)
     marker = f"{root}/paicli-batch-"
-    await until(lambda: len(processes_with(marker)) == 1, timeout=60)
+    await until(lambda: len(processes_with(marker)) == 2, timeout=60)
+    assert len({parent_of(pid) for pid in processes_with(marker)}) == 1
     await asyncio.wrap_future(actor.close.remote().future())
     ray.kill(actor, no_restart=True)
     await until(lambda: processes_with(marker) == [], timeout=20)

@@ -1,10 +1,11 @@
-"""`BatchActor`: one worker of `paicli batch --ray` on a Ray node (`ray_run` makes it an
-actor). It owns one `WorkerProcess`, the same worker process as a local batch, and starts it
-as soon as it is made, before the first task is sent.
+"""`BatchActor`: the workers of `paicli batch --ray` on one Ray node (`ray_run` makes it an
+actor, one per node). It owns one `WorkerProcess` per worker slot, the same worker process
+as a local batch, and starts them all as soon as it is made, before the first task is sent;
+each task it is given runs on whichever of its workers is free.
 
 The actor's start is on the batch's clock, so this module imports only what starting and
-talking to the worker needs (never Ray, the agent or the model clients: the worker process
-loads those itself, while the driver is still sending the first task).
+talking to the workers needs (never Ray, the agent or the model clients: the worker
+processes load those themselves, while the driver is still sending the first tasks).
 """
 
 from __future__ import annotations
@@ -24,34 +25,47 @@ __all__ = ["BatchActor"]
 
 
 class BatchActor:
-    """One worker of the batch on a Ray node (an async actor: Ray runs `__init__` in the
-    actor's event loop, where the worker's start is begun)."""
+    """Workers `first` .. `first + slots - 1` of the batch on a Ray node (an async actor:
+    Ray runs `__init__` in the actor's event loop, where the workers' start is begun). At
+    most `slots` tasks run at once, one per worker."""
 
-    def __init__(self, number: int, environ: dict[str, str], memory: int | None) -> None:
+    def __init__(
+        self, first: int, environ: dict[str, str], memory: int | None, slots: int = 1
+    ) -> None:
         os.environ.update(environ)  # the driver's paicli settings, model keys, home
         # TMPDIR read now: tempfile keeps the first it saw in this (reused) Ray worker.
         self._scratch = Path(
             tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
         )
-        self._worker = WorkerProcess(self._scratch, number, memory=memory, environ=None)
-        self._starting: asyncio.Task[None] | None = None
+        self._workers = [
+            WorkerProcess(self._scratch, first + n, memory=memory, environ=None)
+            for n in range(slots)
+        ]
+        self._free: asyncio.Queue[WorkerProcess] = asyncio.Queue()
+        for worker in self._workers:
+            self._free.put_nowait(worker)
+        self._starting: asyncio.Future[Any] | None = None
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop here (another Ray): the first task starts it
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop here (another Ray): the first task starts each
             return
-        self._starting = loop.create_task(self._worker.start())
+        self._starting = asyncio.gather(*(worker.start() for worker in self._workers))
 
     async def run(
         self, task: dict[str, Any], defaults: dict[str, Any], timeout: float | None
     ) -> dict[str, Any]:
         await self._started()
-        result = await self._worker.run(Task.from_wire(task), defaults, timeout)
+        worker = await self._free.get()
+        try:
+            result = await worker.run(Task.from_wire(task), defaults, timeout)
+        finally:
+            self._free.put_nowait(worker)
         result["node"] = socket.gethostname()
         return result
 
     async def close(self) -> None:
         await self._started()
-        await self._worker.aclose()
+        await asyncio.gather(*(worker.aclose() for worker in self._workers))
         await asyncio.to_thread(shutil.rmtree, self._scratch, True)
 
     async def _started(self) -> None:

@@ -1,12 +1,16 @@
 """`paicli batch --ray [ADDRESS|auto]`: the same batch on a Ray cluster.
 
-One long-lived actor per worker (`actor.BatchActor`), spread over the cluster's nodes, owns
-one `WorkerProcess`: the same worker process as a local batch, so a task is isolated the same
-way (its timeout, its memory limit, a crash replaces the worker) and its MCP servers stay
-warm across the tasks that actor runs. Each task is an actor call; a node lost mid-task
-restarts its actor elsewhere and the call is retried (`max_restarts`, `max_task_retries`).
-The driver hands each actor its next task as soon as it is free, and results come back in
-the order they finish (the actors' result futures waited on together, as `ray.wait` does).
+One long-lived actor per node (`actor.BatchActor`; at most one per worker), the batch's
+workers split evenly among them, owns one `WorkerProcess` per worker: the same worker
+process as a local batch, so a task is isolated the same way (its timeout, its memory
+limit, a crash replaces the worker) and each worker's MCP servers stay warm across the
+tasks it runs. One actor per node rather than per worker: each actor is a Ray worker
+process, whose start (importing Ray, joining the cluster) is paid once per node instead of
+once per worker. Each task is an actor call; a node lost mid-task restarts its actor (all
+its workers) elsewhere and its calls are retried (`max_restarts`, `max_task_retries`). The
+driver keeps each actor as busy as it has workers, handing it the next task as soon as one
+comes back, and results come back in the order they finish (the actors' result futures
+waited on together, as `ray.wait` does).
 
 Ray is imported here only, and this module only with `--ray`. An address that does not
 answer costs one line and exit 2 within `CONNECT_TIMEOUT`, never a hang. Task folders,
@@ -31,7 +35,7 @@ from paicli.batch.results import failure
 from paicli.batch.tasks import Task
 from paicli.errors import PaicliError
 
-__all__ = ["RayUnavailable", "run_on_ray"]
+__all__ = ["RayUnavailable", "run_on_ray", "split_workers"]
 
 # How long reaching the cluster may take: a TCP answer from its address, then `ray.init`
 # (which on its own would retry an address that does not answer for minutes).
@@ -70,26 +74,52 @@ async def run_on_ray(
     await _connect(ray, options.ray)
     if not tasks:
         return
-    cpus = float(ray.cluster_resources().get("CPU", 1.0))
-    count = min(options.workers or max(1, int(cpus)), len(tasks))
-    actor_class = ray.remote(
-        num_cpus=min(1.0, cpus / count),
-        max_restarts=RESTARTS,
-        max_task_retries=RESTARTS,
-        max_concurrency=2,  # a run, and the close that follows it
-        scheduling_strategy="SPREAD",
-    )(BatchActor)
-    environ = passed_environment(os.environ)
-    actors = [actor_class.remote(n, environ, options.task_memory) for n in range(count)]
+    actors = _start_actors(ray, len(tasks), options)
     try:
         await _dispatch(ray, actors, tasks, defaults, board, timeout=options.task_timeout)
     finally:
-        await asyncio.shield(_close(ray, actors))
+        await asyncio.shield(_close(ray, [actor for actor, _ in actors]))
+
+
+def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tuple[Any, int]]:
+    """The actors, each with its number of workers, made (and so started) at once: their
+    start overlaps the driver sending them their first tasks, which Ray queues."""
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    count = min(options.workers or max(1, int(cpus)), tasks)
+    nodes = [_cpus(node) for node in ray.nodes() if node.get("Alive") and _cpus(node) > 0]
+    share = min(1.0, cpus / count)  # each worker's CPU, as Ray counts it
+    actor_class = ray.remote(
+        max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD"
+    )(BatchActor)
+    environ = passed_environment(os.environ)
+    return [
+        (
+            actor_class.options(
+                # Its workers' share, never more than the smallest node has (it must fit one).
+                num_cpus=min(slots * share, min(nodes, default=1.0)),
+                max_concurrency=slots + 1,  # its workers' runs, and the close that follows
+            ).remote(first, environ, options.task_memory, slots),
+            slots,
+        )
+        for first, slots in split_workers(count, len(nodes))
+    ]
+
+
+def _cpus(node: dict[str, Any]) -> float:
+    return float(node.get("Resources", {}).get("CPU", 0.0))
+
+
+def split_workers(count: int, nodes: int) -> list[tuple[int, int]]:
+    """`count` workers over one actor per node (at most one per worker), as evenly as can
+    be: each actor's first worker number and its number of workers."""
+    actors = max(1, min(count, nodes))
+    sizes = [count // actors + (1 if n < count % actors else 0) for n in range(actors)]
+    return [(sum(sizes[:n]), size) for n, size in enumerate(sizes)]
 
 
 async def _dispatch(
     ray: Any,
-    actors: list[Any],
+    actors: list[tuple[Any, int]],
     tasks: Sequence[Task],
     defaults: Defaults,
     board: Board,
@@ -106,9 +136,10 @@ async def _dispatch(
         call = actor.run.remote(task.to_wire(), sent, timeout)
         running[asyncio.wrap_future(call.future())] = (actor, task)
 
-    for actor in actors:
-        if waiting:
-            send(actor)
+    for actor, slots in actors:  # the first task of each of its workers
+        for _ in range(slots):
+            if waiting:
+                send(actor)
     while running:
         done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         for future in done:
