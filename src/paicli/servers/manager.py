@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paicli.home import PaicliHome
-from paicli.mcp import CallToolResult, ClientHandlers, TaskHandle, Tool, connect
+from paicli.mcp import CallToolResult, ClientHandlers, TaskHandle, Tool
 from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import ServerEntry
@@ -39,6 +40,9 @@ from paicli.servers.server_view import (
 from paicli.servers.supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
 from paicli.servers.tool_caller import ProgressCallback, ToolCaller
 
+if TYPE_CHECKING:
+    from paicli.mcp import ClientSession, EraCache, HttpServer, StdioServer
+
 __all__ = [
     "ChangeCallback",
     "Connector",
@@ -49,6 +53,21 @@ __all__ = [
     "StartTimes",
     "build_manager",
 ]
+
+
+def connect(
+    spec: StdioServer | HttpServer,
+    /,
+    *,
+    name: str,
+    handlers: ClientHandlers | None,
+    era_cache: EraCache,
+) -> AbstractAsyncContextManager[ClientSession]:
+    """`paicli.mcp.connect`, the default `Connector`, loaded when the first server starts: a
+    run with none (or with servers held) does not pay for the protocol's session."""
+    from paicli.mcp import connect as mcp_connect  # noqa: PLC0415
+
+    return mcp_connect(spec, name=name, handlers=handlers, era_cache=era_cache)
 
 
 class ServerManager:
