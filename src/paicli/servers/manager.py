@@ -63,8 +63,8 @@ def connect(
     handlers: ClientHandlers | None,
     era_cache: EraCache,
 ) -> AbstractAsyncContextManager[ClientSession]:
-    """`paicli.mcp.connect`, the default `Connector`, loaded when the first server starts: a
-    run with none (or with servers held) does not pay for the protocol's session."""
+    """`paicli.mcp.connect`, the default `Connector`: a run with no server never loads the
+    protocol's session (`ServerManager` loads it at once when it has servers to start)."""
     from paicli.mcp import connect as mcp_connect  # noqa: PLC0415
 
     return mcp_connect(spec, name=name, handlers=handlers, era_cache=era_cache)
@@ -99,6 +99,12 @@ class ServerManager:
         server starts whether its sandbox can be had here (None with a connector that
         spawns nothing). `run_record`: where this run notes its servers' pids, and whose
         folder is swept for what an earlier paicli, killed, left running."""
+        entries = list(entries)
+        if connector is connect and entries:
+            # Loaded now, in the caller's thread, not when the first server starts: by then
+            # the model client may be importing in its own (Python 3.11's import locks fail
+            # imports made in two threads at once, gh-91351).
+            from paicli.mcp import connect as _  # noqa: F401, PLC0415
         self._supervisor = Supervisor(
             entries,
             handlers=handlers,
