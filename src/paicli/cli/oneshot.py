@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import stat
 import sys
@@ -219,6 +220,7 @@ async def _start(
     # starts once it has loaded, so this thread imports nothing while that one does
     # (gh-91351); the servers still starting imported their modules with the manager.
     await runtime.model_loaded()
+    gc.enable()  # off since launch (`paicli.cli`): the start's objects are made
     return None
 
 
