@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,3 +75,13 @@ async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at
     init = json.loads(run.stdout.splitlines()[0])
     assert [s["status"] for s in init["mcp_servers"]] == ["connected"]
     assert run.clashes == []
+
+
+def test_the_one_shot_path_loads_neither_the_mcp_session_nor_the_sandbox_nor_yaml() -> None:
+    """What only a server, a command or a command file with front matter needs is loaded
+    when one is there: a run with none writes its first line sooner."""
+    heavy = ("paicli.mcp.session", "paicli.mcp.types", "paicli.mcp._sandbox.support", "yaml")
+    code = f"import sys, paicli.cli.oneshot; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -192,3 +192,19 @@ def test_importing_the_library_loads_neither_metrics_nor_telemetry_packages() ->
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.real
+def test_importing_the_library_loads_its_errors_only_and_each_name_loads_on_first_use() -> None:
+    code = (
+        "import sys, paicli.mcp\n"
+        "heavy = ('paicli.mcp.session', 'paicli.mcp.types', 'paicli.mcp._connect', 'aiohttp')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "from paicli.mcp import *\n"
+        "assert all(getattr(paicli.mcp, name) is not None for name in paicli.mcp.__all__)\n"
+        "from paicli.mcp import ClientSession, connect\n"
+        "assert 'paicli.mcp.session' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -22,12 +22,10 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paicli.home import PaicliHome
-from paicli.mcp import CallToolResult, ClientHandlers, HttpServer, StdioServer, TaskHandle, Tool
-from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
+from paicli.mcp import HttpServer, StdioServer
+from paicli.servers.call_limits import limits_by_server
 from paicli.servers.catalogue import Catalogue
-from paicli.servers.config import ServerEntry
-from paicli.servers.containment import SandboxCheck, sandbox_refusal
+from paicli.servers.containment import sandbox_refusal
 from paicli.servers.leftovers import RunRecord, sweep
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_view import (
@@ -38,10 +36,15 @@ from paicli.servers.server_view import (
     StartTimes,
 )
 from paicli.servers.supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
-from paicli.servers.tool_caller import ProgressCallback, ToolCaller
+from paicli.servers.tool_caller import ToolCaller
 
 if TYPE_CHECKING:
-    from paicli.mcp import ClientSession, EraCache
+    from paicli.home import PaicliHome
+    from paicli.mcp import CallToolResult, ClientHandlers, ClientSession, EraCache, TaskHandle, Tool
+    from paicli.servers.call_limits import CallDefaults, CallLimits
+    from paicli.servers.config import ServerEntry
+    from paicli.servers.containment import SandboxCheck
+    from paicli.servers.tool_caller import ProgressCallback
 
 __all__ = [
     "ChangeCallback",

@@ -11,9 +11,13 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from paicli.mcp import BlobResourceContents, McpError, TextResourceContents
-from paicli.servers.manager import ServerManager, ServerState
+from paicli.mcp import McpError
+from paicli.servers.manager import ServerState
+
+if TYPE_CHECKING:
+    from paicli.servers.manager import ServerManager
 
 log = logging.getLogger("paicli.servers")
 
@@ -91,6 +95,9 @@ async def expand_mentions(
                 f"{server.state.value}, not ready"
             )
             continue
+        # Loaded with the session already: a run without servers never loads the types.
+        from paicli.mcp import BlobResourceContents, TextResourceContents  # noqa: PLC0415
+
         try:
             result = await server.session.read_resource(uri)
         except McpError as exc:

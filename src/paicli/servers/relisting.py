@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from paicli.mcp import McpError, Notification, Tool
+from paicli.mcp import McpError
 
 if TYPE_CHECKING:
-    from paicli.mcp import ClientSession
+    from paicli.mcp import ClientSession, Notification, Tool
 
 __all__ = ["relisting"]
 

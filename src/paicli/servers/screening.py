@@ -12,12 +12,17 @@ from __future__ import annotations
 import fnmatch
 import logging
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import orjson
 
-from paicli.mcp import HttpServer, Tool
-from paicli.servers.catalogue import Catalogue, catalogue_key
-from paicli.servers.server_view import ServerEntryLike
+from paicli.mcp import HttpServer
+from paicli.servers.catalogue import catalogue_key
+
+if TYPE_CHECKING:
+    from paicli.mcp import Tool
+    from paicli.servers.catalogue import Catalogue
+    from paicli.servers.server_view import ServerEntryLike
 
 __all__ = ["ToolScreen", "screen", "wanted"]
 

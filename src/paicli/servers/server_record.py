@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from paicli.mcp import HttpServer, StdioServer, Tool
-from paicli.servers.server_view import ServerEntryLike, ServerState, StartTimes
+from paicli.mcp import HttpServer, StdioServer
+from paicli.servers.server_view import ServerState
 
 if TYPE_CHECKING:
-    from paicli.mcp import ClientSession
+    from paicli.mcp import ClientSession, Tool
+    from paicli.servers.server_view import ServerEntryLike, StartTimes
 
 __all__ = ["ServerRecord"]
 

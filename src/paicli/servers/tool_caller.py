@@ -24,33 +24,37 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from paicli.mcp import (
-    CallToolResult,
     ConnectionClosed,
     McpError,
     Progress,
     RequestTimeout,
     SessionExpired,
-    TaskHandle,
-    Tool,
 )
 from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from paicli.servers.crashes import crash_backoff
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.retry import (
     Attempt,
-    RetryPolicy,
     default_deadline,
     report,
     retry_safe,
     with_retries,
 )
-from paicli.servers.server_record import ServerRecord
 from paicli.servers.server_view import ServerState
-from paicli.servers.supervisor import Supervisor
 from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
 if TYPE_CHECKING:
-    from paicli.mcp import ClientSession
+    from paicli.mcp import (
+        CallToolResult,
+        ClientSession,
+        TaskHandle,
+        Tool,
+    )
+    from paicli.servers.retry import (
+        RetryPolicy,
+    )
+    from paicli.servers.server_record import ServerRecord
+    from paicli.servers.supervisor import Supervisor
 
 __all__ = ["ProgressCallback", "ToolCaller", "may_repeat"]
 
