@@ -20,21 +20,20 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from paicli.asks.elicitation import FormError, form_fields, form_problem
+from paicli.asks.elicitation import FormError, FormField, form_fields, form_problem
+from paicli.audit.log import AuditLog
 from paicli.escape import one_line
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion
 from paicli.llm.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from paicli.mcp import ClientHandlers, RpcError
+from paicli.redact import Redactor
+from paicli.user_config import UserConfig
 
 if TYPE_CHECKING:
-    from paicli.asks.elicitation import FormField
-    from paicli.audit.log import AuditLog
     from paicli.llm.client import HttpClient
     from paicli.llm.settings import ModelSettings
     from paicli.mcp import Root
-    from paicli.redact import Redactor
-    from paicli.user_config import UserConfig
 
 __all__ = [
     "ElicitAnswer",

@@ -22,10 +22,12 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paicli.mcp import HttpServer, StdioServer
-from paicli.servers.call_limits import limits_by_server
+from paicli.home import PaicliHome
+from paicli.mcp import ClientHandlers, HttpServer, StdioServer
+from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
-from paicli.servers.containment import sandbox_refusal
+from paicli.servers.config import ServerEntry
+from paicli.servers.containment import SandboxCheck, sandbox_refusal
 from paicli.servers.leftovers import RunRecord, sweep
 from paicli.servers.screening import ToolScreen
 from paicli.servers.server_view import (
@@ -36,15 +38,10 @@ from paicli.servers.server_view import (
     StartTimes,
 )
 from paicli.servers.supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
-from paicli.servers.tool_caller import ToolCaller
+from paicli.servers.tool_caller import ProgressCallback, ToolCaller
 
 if TYPE_CHECKING:
-    from paicli.home import PaicliHome
-    from paicli.mcp import CallToolResult, ClientHandlers, ClientSession, EraCache, TaskHandle, Tool
-    from paicli.servers.call_limits import CallDefaults, CallLimits
-    from paicli.servers.config import ServerEntry
-    from paicli.servers.containment import SandboxCheck
-    from paicli.servers.tool_caller import ProgressCallback
+    from paicli.mcp import CallToolResult, ClientSession, EraCache, TaskHandle, Tool
 
 __all__ = [
     "ChangeCallback",

@@ -11,13 +11,9 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from paicli.mcp import McpError
-from paicli.servers.manager import ServerState
-
-if TYPE_CHECKING:
-    from paicli.servers.manager import ServerManager
+from paicli.servers.manager import ServerManager, ServerState
 
 log = logging.getLogger("paicli.servers")
 

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 import orjson
 
 from paicli.mcp import HttpServer
-from paicli.servers.catalogue import catalogue_key
+from paicli.servers.catalogue import Catalogue, catalogue_key
+from paicli.servers.server_view import ServerEntryLike
 
 if TYPE_CHECKING:
     from paicli.mcp import Tool
-    from paicli.servers.catalogue import Catalogue
-    from paicli.servers.server_view import ServerEntryLike
 
 __all__ = ["ToolScreen", "screen", "wanted"]
 

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from paicli.mcp import HttpServer, StdioServer
-from paicli.servers.server_view import ServerState
+from paicli.servers.server_view import ServerEntryLike, ServerState, StartTimes
 
 if TYPE_CHECKING:
     from paicli.mcp import ClientSession, Tool
-    from paicli.servers.server_view import ServerEntryLike, StartTimes
 
 __all__ = ["ServerRecord"]
 

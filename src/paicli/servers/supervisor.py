@@ -26,11 +26,14 @@ from paicli.mcp import (
     McpError,
 )
 from paicli.servers.cold_start import first_start
+from paicli.servers.containment import SandboxCheck
 from paicli.servers.crashes import BACKOFF_MAX, BACKOFF_START, crashed, forget_crashes
 from paicli.servers.errors import ServerNotReady, UnknownServer
+from paicli.servers.leftovers import RunRecord
 from paicli.servers.relisting import relisting
+from paicli.servers.screening import ToolScreen
 from paicli.servers.server_record import ServerRecord
-from paicli.servers.server_view import ServerState, StartTimes
+from paicli.servers.server_view import ChangeCallback, ServerEntryLike, ServerState, StartTimes
 from paicli.servers.stderr_log import mark_run, with_log_file
 
 if TYPE_CHECKING:
@@ -41,10 +44,6 @@ if TYPE_CHECKING:
         StdioServer,
         Tool,
     )
-    from paicli.servers.containment import SandboxCheck
-    from paicli.servers.leftovers import RunRecord
-    from paicli.servers.screening import ToolScreen
-    from paicli.servers.server_view import ChangeCallback, ServerEntryLike
 
 __all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor"]
 

@@ -35,12 +35,15 @@ from paicli.servers.crashes import crash_backoff
 from paicli.servers.errors import ServerCallFailed, ServerNotReady
 from paicli.servers.retry import (
     Attempt,
+    RetryPolicy,
     default_deadline,
     report,
     retry_safe,
     with_retries,
 )
+from paicli.servers.server_record import ServerRecord
 from paicli.servers.server_view import ServerState
+from paicli.servers.supervisor import Supervisor
 from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
 if TYPE_CHECKING:
@@ -50,11 +53,6 @@ if TYPE_CHECKING:
         TaskHandle,
         Tool,
     )
-    from paicli.servers.retry import (
-        RetryPolicy,
-    )
-    from paicli.servers.server_record import ServerRecord
-    from paicli.servers.supervisor import Supervisor
 
 __all__ = ["ProgressCallback", "ToolCaller", "may_repeat"]
 

@@ -21,13 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
-from paicli.llm.messages import UserMessage
+from paicli.llm.messages import Message, UserMessage
 from paicli.mcp import McpError, TaskFailed, TaskTimeout
 from paicli.tools.base import ToolOutcome
 from paicli.tools.mcp.results import for_model
 
 if TYPE_CHECKING:
-    from paicli.llm.messages import Message
     from paicli.mcp import CallToolResult, TaskHandle
 
 __all__ = ["Job", "JobBoard"]

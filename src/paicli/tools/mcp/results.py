@@ -19,12 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from paicli.private_files import write_atomically
+from paicli.tools.base import ToolOutcome
 
 if TYPE_CHECKING:
-    from paicli.mcp import (
-        CallToolResult,
-    )
-    from paicli.tools.base import ToolOutcome
+    from paicli.mcp import CallToolResult
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

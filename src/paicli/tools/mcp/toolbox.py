@@ -15,28 +15,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from paicli.llm.schema import (
+    CleanedSchema,
+    Profile,
     clean_schema,
     validate_arguments,
     validate_output,
 )
 from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerCallFailed, ServerError, ServerNotReady
+from paicli.servers.manager import ServerManager
 from paicli.servers.tool_definition import definition, definition_hash
-from paicli.servers.tool_pins import from_project
-from paicli.tools.base import PROGRESS, ProgressUpdate, ToolOutcome, ToolSpec
+from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins, from_project
+from paicli.tools.base import PROGRESS, DecidedBy, ProgressUpdate, ToolOutcome, ToolSpec
 from paicli.tools.mcp.jobs import JobBoard
 from paicli.tools.mcp.naming import ToolNameCollision, ToolNameRegistry
 from paicli.tools.mcp.results import DEFAULT_MAX_CHARS, to_model_result
 
 if TYPE_CHECKING:
-    from paicli.llm.schema import (
-        CleanedSchema,
-        Profile,
-    )
     from paicli.mcp import CallToolResult, Progress, Tool
-    from paicli.servers.manager import ServerManager
-    from paicli.servers.tool_pins import PinReview, ToolChange, ToolPins
-    from paicli.tools.base import DecidedBy
 
 __all__ = ["McpToolbox"]
 
