@@ -89,8 +89,7 @@ async def open_runtime(
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
     found, skill_problems = local_skills(settings.home.root, settings.project, settings.plugins)
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
-    host = RunHost(settings.root)
-    subagents = SubAgentToolbox(settings.agents, host)
+    subagents = SubAgentToolbox(settings.agents, host := RunHost(settings.root))
     checkpoints = Checkpoints(
         settings.home.checkpoints_dir,
         [settings.root, *settings.options.add_dirs],
