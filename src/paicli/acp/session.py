@@ -149,6 +149,8 @@ async def owned(
     it open until `closing` returns (the runtime is closed in the task that opened it)."""
     try:
         async with opening() as runtime:
+            if runtime.sandbox is not None:  # the first command need not wait for the probe
+                runtime.sandbox.prefetch()
             ready.set_result(runtime)
             await closing()
     except Exception as exc:

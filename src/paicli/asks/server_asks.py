@@ -26,13 +26,14 @@ from paicli.escape import one_line
 from paicli.llm.errors import LlmError
 from paicli.llm.events import Completion
 from paicli.llm.messages import AssistantMessage, Message, SystemMessage, UserMessage
-from paicli.mcp import ClientHandlers, Root, RpcError
+from paicli.mcp import ClientHandlers, RpcError
 from paicli.redact import Redactor
 from paicli.user_config import UserConfig
 
 if TYPE_CHECKING:
     from paicli.llm.client import HttpClient
     from paicli.llm.settings import ModelSettings
+    from paicli.mcp import Root
 
 __all__ = [
     "ElicitAnswer",
@@ -183,6 +184,8 @@ class ServerAsks:
         self._learn_secrets = learn_secrets
 
     def roots(self) -> list[Root]:
+        from paicli.mcp import Root  # noqa: PLC0415 - loaded with the session first
+
         return [Root(self._root.as_uri(), self._root.name or str(self._root))]
 
     def handlers(self, server: str) -> ClientHandlers:

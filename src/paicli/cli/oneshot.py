@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import stat
 import sys
@@ -215,8 +216,11 @@ async def _start(
     tool_changes(runtime, accept=accept_changes)
     printer.begin(runtime.conversation_id(), run_facts(runtime))
     # With nothing to wait for, the init message goes first: loading the model client (the
-    # openai SDK, in a thread) would hold the interpreter while it is written.
-    runtime.load_model()
+    # openai SDK, in a thread) would hold the interpreter while it is written. The turn
+    # starts once it has loaded, so this thread imports nothing while that one does
+    # (gh-91351); the servers still starting imported their modules with the manager.
+    await runtime.model_loaded()
+    gc.enable()  # off since launch (`paicli.cli`): the start's objects are made
     return None
 
 

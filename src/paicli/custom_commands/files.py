@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from paicli.config_files import ConfigFileError, read_config_text
 from paicli.escape import one_line
 from paicli.plugins.manifest import Plugin, expand_root
@@ -211,6 +209,8 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     block = fence.group(1)
     if len(block) > MAX_FRONT_MATTER:
         raise ValueError(f"front matter over {MAX_FRONT_MATTER // 1024} KiB")
+    import yaml  # noqa: PLC0415 - only for a file with front matter (it costs a start ~10 ms)
+
     try:
         value = yaml.safe_load(block)
     except yaml.YAMLError as exc:

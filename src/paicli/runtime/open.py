@@ -89,13 +89,13 @@ async def open_runtime(
     offer = ToolOffer(max_tools=settings.max_tools, enabled=settings.tool_search)
     found, skill_problems = local_skills(settings.home.root, settings.project, settings.plugins)
     skills = SkillToolbox(SkillCatalog(found, manager, skill_problems))
-    host = RunHost(settings.root)
-    subagents = SubAgentToolbox(settings.agents, host)
+    subagents = SubAgentToolbox(settings.agents, host := RunHost(settings.root))
     checkpoints = Checkpoints(
         settings.home.checkpoints_dir,
         [settings.root, *settings.options.add_dirs],
         skip=[settings.home.root],
     )
+    sandbox = command_sandbox(settings)
     mcp, approvals, toolbox, toolbox_problems = build_toolbox(
         settings,
         io,
@@ -106,6 +106,7 @@ async def open_runtime(
         own=(TodoToolbox(), subagents),
         hooks=hooks,
         checkpoints=checkpoints,
+        sandbox=sandbox,
     )
     subagents.serve(toolbox)
     memory = ProjectMemory(settings.root, user_dir=settings.home.root)
@@ -132,6 +133,7 @@ async def open_runtime(
             http_client=http_client,
             hooks=hooks,
             checkpoints=checkpoints,
+            sandbox=sandbox,
         )
         model.runtime = runtime
         host.bind(runtime)
@@ -280,6 +282,13 @@ def _hooks(
     return SessionHooks(engine), problem
 
 
+def command_sandbox(settings: RunSettings) -> CommandSandbox:
+    """How the run's commands are contained (its probe starts with `Runtime.load_model`)."""
+    added = settings.options.add_dirs  # --add-dir: writable in the sandbox, open to the tools
+    choice = replace(settings.sandbox, write=(*settings.sandbox.write, *map(str, added)))
+    return CommandSandbox(choice, settings.project, home=user_home(settings.environ))
+
+
 def build_toolbox(
     settings: RunSettings,
     io: RunIO,
@@ -291,6 +300,7 @@ def build_toolbox(
     own: Sequence[Toolbox] = (),
     hooks: SessionHooks | None = None,
     checkpoints: Checkpoints | None = None,
+    sandbox: CommandSandbox | None = None,
 ) -> tuple[McpToolbox, ApprovingToolbox, Toolbox, list[str]]:
     """The run's toolbox, `Audit( Redact( Hooks( Approve( Checkpoint( Builtin ) + MCP +
     search + skills + own ) ) ) )` (`own`: the agent's own tools, the todo list and
@@ -310,10 +320,8 @@ def build_toolbox(
         audit=record.audit,
         session_id=record.session_id,
     )
-    added = settings.options.add_dirs  # --add-dir: writable in the sandbox, open to the tools
-    sandbox_choice = replace(settings.sandbox, write=(*settings.sandbox.write, *map(str, added)))
-    sandbox = CommandSandbox(sandbox_choice, settings.project, home=user_home(settings.environ))
-    sandbox.prefetch()
+    added = settings.options.add_dirs
+    sandbox = sandbox or command_sandbox(settings)
     builtin = BuiltinToolbox(
         settings.root,
         home=settings.home,

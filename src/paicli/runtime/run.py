@@ -9,6 +9,7 @@ off `skipped`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from paicli.checkpoints.recorder import Checkpoints
 from paicli.home import PaicliHome
 from paicli.hooks.session import SessionHooks
 from paicli.llm.deferred import DeferredClient
+from paicli.llm.errors import LlmError
 from paicli.llm.messages import Message
 from paicli.llm.settings import ModelSettings, switch_model
 from paicli.permissions.approval import ApprovingToolbox
@@ -36,6 +38,7 @@ from paicli.servers.config import LoadedConfig, ServerEntry
 from paicli.servers.manager import ManagedServer, ServerManager
 from paicli.skills.toolbox import SkillToolbox
 from paicli.tools.base import Toolbox
+from paicli.tools.builtin.sandboxing import CommandSandbox
 from paicli.tools.mcp.toolbox import McpToolbox
 from paicli.tools.search.offer import ToolOffer
 from paicli.user_config import UserConfig
@@ -76,6 +79,8 @@ class Runtime:
     ended_by: EndReason | None = None
     # What each turn changes in the files (`/rewind`, `paicli rewind`); None: not recorded.
     checkpoints: Checkpoints | None = None
+    # How commands are contained; its probe starts with the model client (`load_model`).
+    sandbox: CommandSandbox | None = None
 
     @property
     def root(self) -> Path:
@@ -114,9 +119,21 @@ class Runtime:
                 self.usage[key] = self.usage.get(key, 0) + value
 
     def load_model(self) -> None:
-        """Start loading the model client in the background (the openai SDK), if not yet."""
+        """Start loading in the background what the first turn needs, if not yet: the
+        sandbox's probe (a thread that imports nothing) and the model client (the openai SDK,
+        imported in a thread of its own)."""
+        if self.sandbox is not None:
+            self.sandbox.prefetch()
         if self.agent is not None and isinstance(self.agent.llm, DeferredClient):
             self.agent.llm.load()
+
+    async def model_loaded(self) -> None:
+        """Load the model client and wait for it; a failure is left for the first turn to
+        report. The openai SDK is imported in a worker thread while the caller's thread only
+        waits: two threads importing at once can fail in Python 3.11 (gh-91351)."""
+        if self.agent is not None and isinstance(self.agent.llm, DeferredClient):
+            with contextlib.suppress(LlmError):
+                await self.agent.llm.client()
 
     def start_background(self) -> None:
         """What the first prompt did not wait for: the held servers start, the model loads."""

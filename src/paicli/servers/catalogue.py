@@ -22,11 +22,14 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paicli.config_files import MAX_CONFIG_BYTES, ConfigFileError, parse_json, read_config_text
-from paicli.mcp import HttpServer, McpError, StdioServer, Tool
+from paicli.mcp import McpError
 from paicli.private_files import write_atomically
+
+if TYPE_CHECKING:
+    from paicli.mcp import HttpServer, StdioServer, Tool
 
 __all__ = ["Catalogue", "catalogue_key"]
 
@@ -89,6 +92,8 @@ class Catalogue:
 
     def load(self, key: str) -> list[Tool] | None:
         """The tools recorded under `key`, or None (no entry, or one that cannot be used)."""
+        from paicli.mcp import Tool  # noqa: PLC0415 - loaded with the session first
+
         document = self._document(key)
         if document is None or not isinstance(document.get("tools"), list):
             return None

@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paicli.home import PaicliHome
-from paicli.mcp import CallToolResult, ClientHandlers, TaskHandle, Tool, connect
+from paicli.mcp import ClientHandlers, HttpServer, StdioServer
 from paicli.servers.call_limits import CallDefaults, CallLimits, limits_by_server
 from paicli.servers.catalogue import Catalogue
 from paicli.servers.config import ServerEntry
@@ -39,6 +40,9 @@ from paicli.servers.server_view import (
 from paicli.servers.supervisor import DEFAULT_CONCURRENCY, Connector, Supervisor
 from paicli.servers.tool_caller import ProgressCallback, ToolCaller
 
+if TYPE_CHECKING:
+    from paicli.mcp import CallToolResult, ClientSession, EraCache, TaskHandle, Tool
+
 __all__ = [
     "ChangeCallback",
     "Connector",
@@ -49,6 +53,36 @@ __all__ = [
     "StartTimes",
     "build_manager",
 ]
+
+
+def connect(
+    spec: StdioServer | HttpServer,
+    /,
+    *,
+    name: str,
+    handlers: ClientHandlers | None,
+    era_cache: EraCache,
+) -> AbstractAsyncContextManager[ClientSession]:
+    """`paicli.mcp.connect`, the default `Connector`: a run with no server never loads the
+    protocol's session (`ServerManager` loads it at once when it has servers to start)."""
+    from paicli.mcp import connect as mcp_connect  # noqa: PLC0415
+
+    return mcp_connect(spec, name=name, handlers=handlers, era_cache=era_cache)
+
+
+def load_modules(entries: Iterable[ServerEntryLike]) -> None:
+    """Import what starting `entries` will need: the session, the HTTP transports (aiohttp)
+    for a remote server, the sandbox for a contained one. Now, in the caller's thread, not
+    when the first server starts: by then the model client may be importing in a thread of
+    its own (Python 3.11's import locks can fail imports made in two threads at once,
+    gh-91351). Nothing for a run without servers."""
+    specs = [entry.spec for entry in entries if entry.spec is not None]
+    if specs:
+        from paicli.mcp import connect  # noqa: F401, PLC0415
+    if any(isinstance(spec, HttpServer) for spec in specs):
+        from paicli.mcp import LegacySseTransport, StreamableHttpTransport  # noqa: F401, PLC0415
+    if any(isinstance(spec, StdioServer) and spec.sandbox is not None for spec in specs):
+        from paicli.mcp import check_sandbox, sandbox_command  # noqa: F401, PLC0415
 
 
 class ServerManager:
@@ -80,6 +114,9 @@ class ServerManager:
         server starts whether its sandbox can be had here (None with a connector that
         spawns nothing). `run_record`: where this run notes its servers' pids, and whose
         folder is swept for what an earlier paicli, killed, left running."""
+        entries = list(entries)
+        if connector is connect:
+            load_modules(entries)
         self._supervisor = Supervisor(
             entries,
             handlers=handlers,

@@ -12,7 +12,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from paicli.mcp import BlobResourceContents, McpError, TextResourceContents
+from paicli.mcp import McpError
 from paicli.servers.manager import ServerManager, ServerState
 
 log = logging.getLogger("paicli.servers")
@@ -91,6 +91,9 @@ async def expand_mentions(
                 f"{server.state.value}, not ready"
             )
             continue
+        # Loaded with the session already: a run without servers never loads the types.
+        from paicli.mcp import BlobResourceContents, TextResourceContents  # noqa: PLC0415
+
         try:
             result = await server.session.read_resource(uri)
         except McpError as exc:

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from paicli.errors import PaicliError
-from paicli.mcp import HttpServer, McpError, connect
+from paicli.mcp import HttpServer, McpError
 from paicli.mcp.auth import OAuth
 from paicli.private_files import make_private_dir, write_atomically
 from paicli.servers._config_file import InvalidConfig
@@ -387,6 +387,8 @@ async def log_in(
     try:
         async with redirect.listening():
             target = replace(server, auth=replace(auth, redirect=redirect))
+            from paicli.mcp import connect  # noqa: PLC0415 - loaded when a login runs
+
             async with connect(target) as session:
                 tools = await session.list_tools()
     except (LoginFailed, McpError) as exc:

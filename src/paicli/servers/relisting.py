@@ -13,8 +13,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-from paicli.mcp import ClientSession, McpError, Notification, Tool
+from paicli.mcp import McpError
+
+if TYPE_CHECKING:
+    from paicli.mcp import ClientSession, Notification, Tool
 
 __all__ = ["relisting"]
 

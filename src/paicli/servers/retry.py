@@ -25,10 +25,13 @@ import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from paicli.mcp import ConnectionClosed, McpError, RequestTimeout, Tool
+from paicli.mcp import ConnectionClosed, McpError, RequestTimeout
 from paicli.servers._config_file import InvalidConfig
+
+if TYPE_CHECKING:
+    from paicli.mcp import Tool
 
 __all__ = [
     "Attempt",

@@ -12,12 +12,16 @@ from __future__ import annotations
 import fnmatch
 import logging
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import orjson
 
-from paicli.mcp import HttpServer, Tool
+from paicli.mcp import HttpServer
 from paicli.servers.catalogue import Catalogue, catalogue_key
 from paicli.servers.server_view import ServerEntryLike
+
+if TYPE_CHECKING:
+    from paicli.mcp import Tool
 
 __all__ = ["ToolScreen", "screen", "wanted"]
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
+from paicli.mcp import HttpServer, StdioServer
 from paicli.servers.server_view import ServerEntryLike, ServerState, StartTimes
+
+if TYPE_CHECKING:
+    from paicli.mcp import ClientSession, Tool
 
 __all__ = ["ServerRecord"]
 

@@ -13,9 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
-
 if TYPE_CHECKING:
+    from paicli.mcp import ClientSession, HttpServer, StdioServer, Tool
     from paicli.servers.containment import Containment
     from paicli.servers.oauth import OAuthSettings
     from paicli.servers.retry import RetryPolicy

@@ -18,17 +18,12 @@ import logging
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paicli.mcp import (
-    ClientHandlers,
-    ClientSession,
     EraCache,
-    HttpServer,
     LoginRequired,
     McpError,
-    StdioServer,
-    Tool,
 )
 from paicli.servers.cold_start import first_start
 from paicli.servers.containment import SandboxCheck
@@ -40,6 +35,15 @@ from paicli.servers.screening import ToolScreen
 from paicli.servers.server_record import ServerRecord
 from paicli.servers.server_view import ChangeCallback, ServerEntryLike, ServerState, StartTimes
 from paicli.servers.stderr_log import mark_run, with_log_file
+
+if TYPE_CHECKING:
+    from paicli.mcp import (
+        ClientHandlers,
+        ClientSession,
+        HttpServer,
+        StdioServer,
+        Tool,
+    )
 
 __all__ = ["DEFAULT_CONCURRENCY", "Connector", "Supervisor"]
 

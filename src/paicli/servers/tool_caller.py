@@ -21,18 +21,14 @@ import fnmatch
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from paicli.mcp import (
-    CallToolResult,
-    ClientSession,
     ConnectionClosed,
     McpError,
     Progress,
     RequestTimeout,
     SessionExpired,
-    TaskHandle,
-    Tool,
 )
 from paicli.servers.call_limits import MAX_FACTOR, CallLimits, timeout_advice
 from paicli.servers.crashes import crash_backoff
@@ -50,12 +46,20 @@ from paicli.servers.server_view import ServerState
 from paicli.servers.supervisor import Supervisor
 from paicli.servers.tool_definition import definition, definition_hash, still_offered
 
+if TYPE_CHECKING:
+    from paicli.mcp import (
+        CallToolResult,
+        ClientSession,
+        TaskHandle,
+        Tool,
+    )
+
 __all__ = ["ProgressCallback", "ToolCaller", "may_repeat"]
 
 log = logging.getLogger("paicli.servers")
 
 ProgressCallback = Callable[[Progress], object]
-Once = Callable[[ClientSession, float], Awaitable[CallToolResult]]
+Once: TypeAlias = "Callable[[ClientSession, float], Awaitable[CallToolResult]]"
 
 
 def _unwatched(progress: Progress) -> None:

@@ -15,9 +15,12 @@ import difflib
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from paicli.mcp import Tool
 from paicli.servers.errors import ServerCallFailed
+
+if TYPE_CHECKING:
+    from paicli.mcp import Tool
 
 __all__ = [
     "MAX_CHANGE_LINES",

@@ -23,12 +23,15 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
-from paicli.mcp import Tool
 from paicli.private_files import write_atomically
 from paicli.servers.config import REPOSITORY_SCOPES
 from paicli.servers.tool_definition import definition, definition_hash, describe_change
+
+if TYPE_CHECKING:
+    from paicli.mcp import Tool
 
 __all__ = ["PinReview", "ToolChange", "ToolPins", "from_project"]
 

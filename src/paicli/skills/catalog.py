@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from paicli.escape import one_line
-from paicli.mcp import ClientSession, McpError
+from paicli.mcp import McpError
 from paicli.mcp.skills import EXTENSION, Skill
 from paicli.servers.manager import ServerManager, ServerState
 from paicli.skills.local import LocalSkill
+
+if TYPE_CHECKING:
+    from paicli.mcp import ClientSession
 
 __all__ = ["SkillCatalog", "SkillEntry"]
 

@@ -24,11 +24,15 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paicli.llm.presets import PRESETS
-from paicli.mcp import Sandbox, SandboxedCommand, SandboxUnavailable, sandbox_command
+from paicli.mcp import Sandbox, SandboxUnavailable
 from paicli.tools.base import ToolOutcome
 from paicli.tools.builtin.refusal import refusal_reason
+
+if TYPE_CHECKING:
+    from paicli.mcp import SandboxedCommand
 
 __all__ = [
     "MAX_COMMAND_TIMEOUT",
@@ -239,6 +243,8 @@ async def start_contained(
     environment = dict(env)
     contained = None
     if sandbox is not None:
+        from paicli.mcp import sandbox_command  # noqa: PLC0415 - loaded with the first command
+
         contained = await sandbox_command(full, sandbox, cwd=cwd, env=environment)
         full, environment = contained.argv, contained.env
     try:

@@ -7,8 +7,8 @@ hosts the network allow-list lets through and the folders commands may write bes
 project. `CommandSandbox` turns them into the profile (`Sandbox.for_project`: the project
 writable, a private temporary folder, the rest read-only, secret stores hidden, the network
 off unless hosts are listed) and says, per run, whether it can be enforced here: probed once
-per process, by a thread the run starts (`prefetch`); a command checked before that probe
-ended waits for it.
+per process, by a thread the run starts (`prefetch`, once the run's first output is out); a
+command checked before that probe ended waits for it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-from paicli.mcp import Sandbox, SandboxSupport, ServerConfigError, check_sandbox
+from paicli.mcp import Sandbox, ServerConfigError
+
+if TYPE_CHECKING:
+    from paicli.mcp import SandboxSupport
 
 __all__ = ["CommandSandbox", "SandboxMode", "SandboxSettings", "sandbox_settings"]
 
@@ -96,6 +99,7 @@ class CommandSandbox:
             home=home,
         )
         self._support = support  # probed at the first command unless given
+        self._probing = False  # `prefetch` started the probe
 
     @property
     def off(self) -> bool:
@@ -103,10 +107,19 @@ class CommandSandbox:
 
     def prefetch(self) -> None:
         """Start probing what works here in the background, so the first command does not
-        wait for it (the probes are a few short processes, about 50 ms)."""
-        if not self.off and self._support is None:
+        wait for it (the probes are a few short processes, about 50 ms). The probe's modules
+        are loaded here, in the caller's thread: the probing thread imports nothing, so it
+        may run beside a thread that does (gh-91351)."""
+        if not self.off and self._support is None and not self._probing:
+            self._probing = True
+            # What a command needs too, so its first one imports nothing either.
+            from paicli.mcp import check_sandbox, sandbox_command  # noqa: F401, PLC0415
+
             threading.Thread(
-                target=_probe_quietly, name="paicli-sandbox-probe", daemon=True
+                target=_probe_quietly,
+                args=(check_sandbox,),
+                name="paicli-sandbox-probe",
+                daemon=True,
             ).start()
 
     def mechanism(self) -> str | None:
@@ -115,18 +128,21 @@ class CommandSandbox:
         time (see `prefetch`)."""
         if self.off:
             return None
-        if self._support is None:
-            self._support = check_sandbox()
-        return self._support.mechanism(self.profile)
+        return self._checked().mechanism(self.profile)
 
     def missing(self) -> str:
         """One line: why commands cannot be contained here, and what to do about it."""
-        if self._support is None:
-            self._support = check_sandbox()
         return (
-            f"{self._support.missing(self.profile)}; install bubblewrap (Debian and Ubuntu: "
+            f"{self._checked().missing(self.profile)}; install bubblewrap (Debian and Ubuntu: "
             "apt-get install bubblewrap), or pass --sandbox off to run commands uncontained"
         )
+
+    def _checked(self) -> SandboxSupport:
+        if self._support is None:
+            from paicli.mcp import check_sandbox  # noqa: PLC0415 - ctypes & co. when probing
+
+            self._support = check_sandbox()
+        return self._support
 
     def describe(self) -> Sequence[str]:
         """What the profile allows, for `paicli sandbox --check` and the doctor."""
@@ -138,7 +154,7 @@ class CommandSandbox:
         )
 
 
-def _probe_quietly() -> None:
+def _probe_quietly(check_sandbox: Callable[[], SandboxSupport]) -> None:
     """`check_sandbox()` ahead of time; a failure here is only logged: the first command
     probes again and says what went wrong."""
     try:

@@ -19,12 +19,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias
 
 from paicli.llm.messages import Message, UserMessage
-from paicli.mcp import CallToolResult, McpError, TaskFailed, TaskHandle, TaskTimeout
+from paicli.mcp import McpError, TaskFailed, TaskTimeout
 from paicli.tools.base import ToolOutcome
 from paicli.tools.mcp.results import for_model
+
+if TYPE_CHECKING:
+    from paicli.mcp import CallToolResult, TaskHandle
 
 __all__ = ["Job", "JobBoard"]
 
@@ -35,7 +38,7 @@ JobState = Literal["running", "completed", "failed", "cancelled", "timed out"]
 CANCEL_SECONDS: Final = 5.0
 # Finished jobs shown by /jobs, at most.
 KEPT: Final = 20
-Render = Callable[[CallToolResult], Awaitable[ToolOutcome]]
+Render: TypeAlias = "Callable[[CallToolResult], Awaitable[ToolOutcome]]"
 
 
 @dataclass(eq=False)

@@ -16,20 +16,13 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from paicli.mcp import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    UnknownContent,
-)
 from paicli.private_files import write_atomically
 from paicli.tools.base import ToolOutcome
+
+if TYPE_CHECKING:
+    from paicli.mcp import CallToolResult
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -182,6 +175,17 @@ def write_full_output(text: str, *, directory: Path, server: str, tool: str) -> 
 
 
 def _render(result: CallToolResult) -> tuple[str, tuple[Attachment, ...]]:
+    # Loaded with the session, first: only a server's answer comes here.
+    from paicli.mcp import (  # noqa: PLC0415
+        AudioContent,
+        BlobResourceContents,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        UnknownContent,
+    )
+
     parts: list[str] = []
     attachments: list[Attachment] = []
     for block in result.content:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paicli.llm.schema import (
     CleanedSchema,
@@ -21,7 +21,6 @@ from paicli.llm.schema import (
     validate_arguments,
     validate_output,
 )
-from paicli.mcp import CallToolResult, Progress, Tool
 from paicli.servers.catalogue import catalogue_key
 from paicli.servers.errors import ServerCallFailed, ServerError, ServerNotReady
 from paicli.servers.manager import ServerManager
@@ -31,6 +30,9 @@ from paicli.tools.base import PROGRESS, DecidedBy, ProgressUpdate, ToolOutcome, 
 from paicli.tools.mcp.jobs import JobBoard
 from paicli.tools.mcp.naming import ToolNameCollision, ToolNameRegistry
 from paicli.tools.mcp.results import DEFAULT_MAX_CHARS, to_model_result
+
+if TYPE_CHECKING:
+    from paicli.mcp import CallToolResult, Progress, Tool
 
 __all__ = ["McpToolbox"]
 

@@ -23,25 +23,6 @@ This package never imports the rest of paicli (agent, UI, integrations).
 
 from typing import TYPE_CHECKING
 
-from ._connect import connect
-from ._executable import CommandCheck, check_command
-from ._instrument import Instrumentation, instrument
-from ._limits import Limits
-from ._memory import MemoryTransport
-from ._minimal import Dialect
-from ._negotiate import EraCache
-from ._pending import Progress
-from ._sandbox.profile import Sandbox
-from ._server_spec import HttpServer, StdioServer, server_from_dict
-from ._stdio import StdioTransport
-from ._trace import TraceRecorder
-from ._transport import (
-    ProcessTransport,
-    Transport,
-    TransportTraits,
-    TransportWatcher,
-    TransportWrapper,
-)
 from .errors import (
     AuthenticationError,
     ClosedOnProbe,
@@ -61,47 +42,124 @@ from .errors import (
     SkillVerificationError,
     UnsupportedVersion,
 )
-from .handlers import ClientHandlers
-from .session import ClientSession, Timeouts
-from .skills import Skill, SkillContent, SkillFile
-from .tasks import TaskFailed, TaskHandle, TaskInfo, TaskStatus, TaskTimeout
-from .types import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    Completion,
-    ContentBlock,
-    EmbeddedResource,
-    GetPromptResult,
-    ImageContent,
-    Implementation,
-    Notification,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
-    Resource,
-    ResourceLink,
-    ResourceTemplate,
-    Root,
-    TextContent,
-    TextResourceContents,
-    Tool,
-    UnknownContent,
-)
 
 if TYPE_CHECKING:
+    from ._connect import connect
+    from ._era_cache import EraCache
+    from ._executable import CommandCheck, check_command
     from ._http import StreamableHttpTransport
+    from ._instrument import Instrumentation, instrument
     from ._legacy_sse import LegacySseTransport
+    from ._limits import Limits
+    from ._memory import MemoryTransport
+    from ._minimal import Dialect
+    from ._pending import Progress
     from ._sandbox.command import SandboxedCommand, sandbox_command
+    from ._sandbox.profile import Sandbox
     from ._sandbox.support import SandboxSupport, check_sandbox
+    from ._server_spec import HttpServer, StdioServer, server_from_dict
+    from ._stdio import StdioTransport
+    from ._trace import TraceRecorder
+    from ._transport import (
+        ProcessTransport,
+        Transport,
+        TransportTraits,
+        TransportWatcher,
+        TransportWrapper,
+    )
+    from .handlers import ClientHandlers
+    from .session import ClientSession, Timeouts
+    from .skills import Skill, SkillContent, SkillFile
+    from .tasks import TaskFailed, TaskHandle, TaskInfo, TaskStatus, TaskTimeout
+    from .types import (
+        AudioContent,
+        BlobResourceContents,
+        CallToolResult,
+        Completion,
+        ContentBlock,
+        EmbeddedResource,
+        GetPromptResult,
+        ImageContent,
+        Implementation,
+        Notification,
+        Prompt,
+        PromptArgument,
+        PromptMessage,
+        ReadResourceResult,
+        Resource,
+        ResourceLink,
+        ResourceTemplate,
+        Root,
+        TextContent,
+        TextResourceContents,
+        Tool,
+        UnknownContent,
+    )
 
-# Loaded on first use: a session that never sandboxes anything does not pay for them.
-_SANDBOX_NAMES = {
-    "SandboxedCommand": "command",
-    "sandbox_command": "command",
-    "SandboxSupport": "support",
-    "check_sandbox": "support",
+# Each name but the errors is loaded on first use (`from paicli.mcp import Sandbox` loads the
+# sandbox profile, not the session, the transports or aiohttp): a program that never connects
+# does not pay for connecting.
+_LAZY = {
+    "AudioContent": "types",
+    "BlobResourceContents": "types",
+    "CallToolResult": "types",
+    "ClientHandlers": "handlers",
+    "ClientSession": "session",
+    "CommandCheck": "_executable",
+    "Completion": "types",
+    "ContentBlock": "types",
+    "Dialect": "_minimal",
+    "EmbeddedResource": "types",
+    "EraCache": "_era_cache",
+    "GetPromptResult": "types",
+    "HttpServer": "_server_spec",
+    "ImageContent": "types",
+    "Implementation": "types",
+    "Instrumentation": "_instrument",
+    "LegacySseTransport": "_legacy_sse",
+    "Limits": "_limits",
+    "MemoryTransport": "_memory",
+    "Notification": "types",
+    "ProcessTransport": "_transport",
+    "Progress": "_pending",
+    "Prompt": "types",
+    "PromptArgument": "types",
+    "PromptMessage": "types",
+    "ReadResourceResult": "types",
+    "Resource": "types",
+    "ResourceLink": "types",
+    "ResourceTemplate": "types",
+    "Root": "types",
+    "Sandbox": "_sandbox.profile",
+    "SandboxSupport": "_sandbox.support",
+    "SandboxedCommand": "_sandbox.command",
+    "Skill": "skills",
+    "SkillContent": "skills",
+    "SkillFile": "skills",
+    "StdioServer": "_server_spec",
+    "StdioTransport": "_stdio",
+    "StreamableHttpTransport": "_http",
+    "TaskFailed": "tasks",
+    "TaskHandle": "tasks",
+    "TaskInfo": "tasks",
+    "TaskStatus": "tasks",
+    "TaskTimeout": "tasks",
+    "TextContent": "types",
+    "TextResourceContents": "types",
+    "Timeouts": "session",
+    "Tool": "types",
+    "TraceRecorder": "_trace",
+    "Transport": "_transport",
+    "TransportTraits": "_transport",
+    "TransportWatcher": "_transport",
+    "TransportWrapper": "_transport",
+    "UnknownContent": "types",
+    "check_command": "_executable",
+    "check_sandbox": "_sandbox.support",
+    "connect": "_connect",
+    "instrument": "_instrument",
+    "sandbox_command": "_sandbox.command",
+    "server_from_dict": "_server_spec",
 }
 
 __all__ = [
@@ -186,18 +244,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # The HTTP transports import aiohttp, which scripts that use only stdio servers never pay for.
-    if name == "StreamableHttpTransport":
-        from ._http import StreamableHttpTransport  # noqa: PLC0415
-
-        return StreamableHttpTransport
-    if name == "LegacySseTransport":
-        from ._legacy_sse import LegacySseTransport  # noqa: PLC0415
-
-        return LegacySseTransport
-    if name in _SANDBOX_NAMES:
-        import importlib  # noqa: PLC0415
-
-        module = importlib.import_module(f"._sandbox.{_SANDBOX_NAMES[name]}", __name__)
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # `from .module import name`, through the import statement's machinery (-X importtime)
+    value = getattr(__import__(module, globals(), None, [name], 1), name)
+    globals()[name] = value  # the next look-up finds it without this function
+    return value

@@ -1,13 +1,15 @@
 """This client's `clientInfo`: its name, and the version of the installed `paicli-mcp`.
 
 The version is read from the distribution's metadata once, when the first session that is
-given no `client_info` of its own is created (importing `importlib.metadata` costs about
-10 ms, which `import paicli.mcp` does not pay).
+given no `client_info` of its own is created. `importlib.metadata` (about 10 ms) is imported
+with this module, which only the session loads (`import paicli.mcp` does not): connecting
+imports nothing then, beside a thread that may be importing (gh-91351).
 """
 
 from __future__ import annotations
 
 from functools import cache
+from importlib import metadata
 
 from ._transport import JsonObject
 
@@ -21,8 +23,6 @@ UNKNOWN_VERSION = "0+unknown"
 
 @cache
 def _version() -> str:
-    from importlib import metadata  # noqa: PLC0415 - once, and only when a session needs it
-
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ._era_cache import EraCache
 from ._instrument import Instrument
-from ._negotiate import EraCache
 from ._server_spec import HttpServer, ServerSpec, StdioServer, server_from_dict
 from ._stdio import StdioTransport
 from ._transport import Transport

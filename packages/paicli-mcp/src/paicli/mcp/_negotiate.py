@@ -26,8 +26,9 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from ._era_cache import EraCache, Verdict
 from ._minimal import MINIMAL, Dialect, is_minimal_handshake, minimal_tools
 from ._rpc import RpcEngine
 from ._transport import AgreementHook, Era, JsonObject, Transport, process_of
@@ -58,34 +59,6 @@ __all__ = ["Agreement", "EraCache", "Offer", "Verdict", "negotiate"]
 # again: a pipe gives no event when its reader catches up, and 20 ms is short next to any
 # start-up worth waiting for.
 UNREAD_POLL = 0.02
-
-#: What a probe found a server speaks: an MCP era, or the minimal dialect.
-Verdict = Literal["legacy", "modern", "minimal"]
-
-
-class EraCache:
-    """Which era (or the minimal dialect) each server spoke when last probed, keyed by the
-    server's identity.
-
-    Only a probe's verdict is stored (a pinned protocol says nothing about the server), so a
-    later `auto` connection to a legacy server (or a minimal tool) skips the probe.
-    """
-
-    def __init__(self) -> None:
-        self._eras: dict[tuple[str, ...], Verdict] = {}
-
-    def get(self, identity: tuple[str, ...]) -> Verdict | None:
-        return self._eras.get(identity)
-
-    def remember(self, identity: tuple[str, ...], era: Verdict) -> None:
-        self._eras[identity] = era
-
-    def forget(self, identity: tuple[str, ...] | None = None) -> None:
-        """Forget one server's verdict, or every verdict."""
-        if identity is None:
-            self._eras.clear()
-        else:
-            self._eras.pop(identity, None)
 
 
 @dataclass(frozen=True, slots=True)

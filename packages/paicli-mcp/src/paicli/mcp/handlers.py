@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._transport import Era
 from .errors import RpcError
-from .types import Root
+
+if TYPE_CHECKING:
+    from ._transport import Era
+    from .types import Root
 
 __all__ = ["ClientHandlers"]
 

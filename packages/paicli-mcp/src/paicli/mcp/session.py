@@ -27,10 +27,11 @@ from typing import Any, TypeVar
 
 from ._client_info import default_client_info
 from ._connection import Connection, LogLevel
+from ._era_cache import EraCache
 from ._instrument import Instrument, instrumented
 from ._list_cache import ListCache
 from ._minimal import Dialect
-from ._negotiate import EraCache, Offer
+from ._negotiate import Offer
 from ._paging import paginate
 from ._pending import ProgressCallback
 from ._server_spec import DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT

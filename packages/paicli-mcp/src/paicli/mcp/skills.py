@@ -20,10 +20,12 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ProtocolError, SkillVerificationError
-from .types import BlobResourceContents, ReadResourceResult
+
+if TYPE_CHECKING:
+    from .types import ReadResourceResult
 
 __all__ = [
     "EXTENSION",
@@ -244,6 +246,10 @@ def _differ(front: Json, skill: Skill, key: object) -> bool:
 
 
 def _raw_bytes(content: Any, where: str) -> bytes:
+    # Loaded by the session the skill was read with, not with this module: a program that
+    # reads only local skills (`split_front_matter`) need not load the types.
+    from .types import BlobResourceContents  # noqa: PLC0415
+
     if isinstance(content, BlobResourceContents):
         try:
             return base64.b64decode(content.blob, validate=True)

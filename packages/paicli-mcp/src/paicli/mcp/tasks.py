@@ -23,10 +23,12 @@ import asyncio
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast, get_args
 
 from .errors import McpError, ProtocolError
-from .types import CallToolResult, Notification
+
+if TYPE_CHECKING:
+    from .types import CallToolResult, Notification
 
 __all__ = [
     "MIN_POLL_INTERVAL",
@@ -224,7 +226,7 @@ class TaskHandle:
             raise ProtocolError(f"{self._server}: tasks/get answered for another task")
         self._info = polled.info
         if polled.result is not None:
-            self._result = CallToolResult.from_wire(polled.result)
+            self._result = _tool_result(polled.result)
         self._error = polled.error
         self.pending_input = polled.input_requests or {}
         return self._info
@@ -281,7 +283,7 @@ class TaskHandle:
                 if self._info.status == "completed":
                     payload = await self._ops.payload(self._info.task_id, None)
                     if payload is not None:
-                        self._result = CallToolResult.from_wire(payload)
+                        self._result = _tool_result(payload)
                         continue
                 raise self._failure()
             input_wanted = self._info.status == "input_required" and answer_input
@@ -310,7 +312,7 @@ class TaskHandle:
         payload = await self._ops.payload(self._info.task_id, None)
         if payload is None:
             return False
-        self._result = CallToolResult.from_wire(payload)
+        self._result = _tool_result(payload)
         return True
 
     async def _pause(self) -> None:
@@ -341,3 +343,11 @@ class TaskHandle:
             status=info.status,
             error=self._error,
         )
+
+
+def _tool_result(payload: Any) -> CallToolResult:
+    """`CallToolResult.from_wire`. The types are loaded by the session that made the task,
+    not with this module: a program that only catches `TaskFailed` need not load them."""
+    from .types import CallToolResult  # noqa: PLC0415
+
+    return CallToolResult.from_wire(payload)

@@ -6,7 +6,8 @@ sandbox-exec in front, and the in-sandbox forwarder for an allow-list), its envi
 what the child runs before exec (Landlock and seccomp, for the Landlock fallback) and the
 descriptors it inherits (the seccomp program bwrap reads). `aclose` stops the proxy and
 removes its folder. With bubblewrap the network is a namespace of its own in every case;
-seccomp adds: no sockets but Unix ones for "none", no TIOCSTI in any.
+seccomp adds: no sockets but Unix ones for "none", no TIOCSTI in any. Every mechanism's
+module is imported with this one, so preparing a sandbox imports nothing (gh-91351).
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import ConnectionClosed, SandboxUnavailable
+from . import landlock, seccomp
+from .bwrap import ProxyMount, bwrap_argv, exit_status
+from .native import capability_dropper
 from .profile import Sandbox
+from .proxy import FilteringProxy
+from .seatbelt import seatbelt_argv
 from .support import SandboxSupport, current_support
-
-if TYPE_CHECKING:
-    from .proxy import FilteringProxy
 
 __all__ = ["Launch", "PreparedSandbox", "open_for_server"]
 
@@ -116,8 +118,6 @@ class PreparedSandbox:
         return prepared
 
     async def _start_proxy(self, aliases: Mapping[str, str] | None) -> None:
-        from .proxy import FilteringProxy  # noqa: PLC0415 - only for an allow-list
-
         proxy = FilteringProxy(self.sandbox.hosts, aliases=aliases)
         self._proxy = proxy
         if self.mechanism == "bubblewrap":
@@ -175,8 +175,6 @@ class PreparedSandbox:
             return self._bwrap(argv, env, where, new_session)
         if self.mechanism == "landlock":
             return self._landlock(argv, env)
-        from .seatbelt import seatbelt_argv  # noqa: PLC0415
-
         temp = os.environ.get("TMPDIR")
         command = seatbelt_argv(self.sandbox, argv, proxy_port=self._proxy_port, temp=temp)
         return Launch(command, env)
@@ -184,9 +182,6 @@ class PreparedSandbox:
     def _bwrap(
         self, argv: Sequence[str], env: dict[str, str], cwd: str | None, new_session: bool
     ) -> Launch:
-        from . import seccomp  # noqa: PLC0415
-        from .bwrap import ProxyMount, bwrap_argv  # noqa: PLC0415
-
         launch = Launch([], env)
         seccomp_fd = None
         if self._support.seccomp is None:
@@ -216,9 +211,6 @@ class PreparedSandbox:
         return launch
 
     def _landlock(self, argv: Sequence[str], env: dict[str, str]) -> Launch:
-        from . import landlock, seccomp  # noqa: PLC0415
-        from .native import capability_dropper  # noqa: PLC0415
-
         temp = [*TEMP_FOLDERS, *([env["TMPDIR"]] if env.get("TMPDIR") else [])]
         sandbox = self.sandbox
         ruleset = landlock.build_ruleset(
@@ -243,8 +235,6 @@ class PreparedSandbox:
         """The sandboxed process's exit status as a parent sees its child's (negative for a
         signal), from what the launched process reported."""
         if self.mechanism == "bubblewrap":
-            from .bwrap import exit_status  # noqa: PLC0415
-
             return exit_status(code)
         return code
 

@@ -5,11 +5,16 @@ a Landlock ruleset under which the child must fail to create a file; a seccomp f
 which the child must fail to open a socket; `sandbox-exec` with an empty profile (macOS).
 Knowing that the kernel offers a feature is not enough: containers and hardened kernels
 refuse user namespaces, and an LSM list can leave Landlock out.
+
+Everything a probe needs is imported with this module (ctypes included): `check_sandbox()`
+imports nothing, so a program may probe in a thread of its own while another thread imports
+(Python 3.11's import locks can fail imports made by two threads at once, gh-91351).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import errno
 import os
 import shutil
@@ -21,7 +26,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import landlock, seccomp
+from .bwrap import bwrap_argv
+from .native import libc
 from .profile import Sandbox
+from .seatbelt import SANDBOX_EXEC
 
 __all__ = ["SandboxSupport", "check_sandbox", "current_support"]
 
@@ -109,8 +118,6 @@ def _probe() -> SandboxSupport:
         return SandboxSupport("Linux only", "Linux only", "Linux only", _probe_seatbelt())
     if not sys.platform.startswith("linux"):
         return SandboxSupport(elsewhere, elsewhere, elsewhere, elsewhere)
-    from . import landlock  # noqa: PLC0415 - ctypes only when probing
-
     bubblewrap, bwrap = _probe_bwrap()
     return SandboxSupport(
         bubblewrap=bubblewrap,
@@ -147,8 +154,6 @@ def _run(argv: list[str], preexec: Callable[[], None] | None = None) -> str | No
 
 
 def _probe_bwrap() -> tuple[str | None, str | None]:
-    from .bwrap import bwrap_argv  # noqa: PLC0415
-
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bwrap is not installed (Debian and Ubuntu: apt install bubblewrap)", None
@@ -159,8 +164,6 @@ def _probe_bwrap() -> tuple[str | None, str | None]:
 
 
 def _probe_landlock() -> str | None:
-    from . import landlock  # noqa: PLC0415
-
     if landlock.abi() < 1:
         return "the kernel offers no Landlock (Linux 5.13 or later, with landlock in its LSMs)"
     with tempfile.TemporaryDirectory(prefix="paicli-probe-") as folder:
@@ -184,11 +187,6 @@ def _probe_landlock() -> str | None:
 
 
 def _probe_seccomp() -> str | None:
-    import ctypes  # noqa: PLC0415
-
-    from . import seccomp  # noqa: PLC0415
-    from .native import libc  # noqa: PLC0415
-
     unsupported = seccomp.supported()
     if unsupported is not None:
         return unsupported
@@ -207,8 +205,6 @@ def _probe_seccomp() -> str | None:
 
 
 def _probe_seatbelt() -> str | None:
-    from .seatbelt import SANDBOX_EXEC  # noqa: PLC0415
-
     if not os.path.exists(SANDBOX_EXEC):
         return f"{SANDBOX_EXEC} is missing"
     why = _run([SANDBOX_EXEC, "-p", "(version 1)(allow default)", _true()])
