@@ -142,7 +142,11 @@ def test_the_servers_layer_uses_neither_the_model_nor_the_tools_nor_anything_abo
 def test_the_library_distribution_needs_only_the_protocol_core_packages() -> None:
     project = tomllib.loads((MCP_SRC.parent / "pyproject.toml").read_text())["project"]
     assert project["name"] == "paicli-mcp"
-    assert sorted(dep.split(">")[0] for dep in project["dependencies"]) == ["aiohttp", "orjson"]
+    assert sorted(dep.split(">")[0] for dep in project["dependencies"]) == [
+        "aiohttp",
+        "multidict",
+        "orjson",
+    ]
 
 
 @pytest.mark.real

@@ -129,7 +129,7 @@ class Connection:
         if self._agreement_hook is not None:
             self._agreement_hook.negotiated("modern", version)
 
-    async def request(
+    def request(
         self,
         method: str,
         params: JsonObject | None,
@@ -138,8 +138,11 @@ class Connection:
         on_progress: ProgressCallback | None,
         progress_extends_deadline: bool,
         max_timeout: float | None,
-    ) -> JsonObject:
-        """Send any request shaped for the agreed era; `timeout` None: the session's."""
+    ) -> Awaitable[JsonObject]:
+        """Send any request shaped for the agreed era; `timeout` None: the session's.
+
+        (The engine's or the 2026 loop's own coroutine is handed back to be awaited, with
+        no coroutine of this method's in between: every call passes through here.)"""
         if self.agreed().dialect == "minimal":
             raise ProtocolError(
                 f"{self.name}: {method}: this tool speaks the minimal JSON-RPC dialect, "
@@ -147,7 +150,7 @@ class Connection:
             )
         timeout = self.request_timeout if timeout is None else timeout
         if self.modern is None:
-            return await self.engine.request(
+            return self.engine.request(
                 method,
                 params,
                 timeout=timeout,
@@ -155,7 +158,7 @@ class Connection:
                 progress_extends_deadline=progress_extends_deadline,
                 max_timeout=max_timeout,
             )
-        return await self.modern.request(
+        return self.modern.request(
             method,
             params or {},
             timeout=timeout,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from ._headers import HeaderParam, header_params, request_headers
 from ._http_exchange import (
@@ -81,6 +82,10 @@ GET_READY_TIMEOUT = 5.0
 MAX_AUTH_RETRIES = 2
 # What every POST says it sends and accepts.
 POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+# Request headers are handed to aiohttp in its own read-only type, which it takes as it is
+# (a plain dict would be copied into one on every request).
+Headers = Mapping[str, str]
+FROZEN_POST_HEADERS: Headers = CIMultiDictProxy(CIMultiDict(POST_HEADERS))
 # The requests whose answer tells the transport about the session (its id; the GET stream).
 SESSION_METHODS = frozenset({"initialize", "notifications/initialized"})
 
@@ -137,7 +142,7 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
         self._reissue_ids = itertools.count(1)
         # The headers of a handshake-era POST (without OAuth), for the session they were
         # made for: every call sends the same ones.
-        self._post_headers: dict[str, str] = POST_HEADERS
+        self._post_headers = FROZEN_POST_HEADERS
         self._post_headers_for: tuple[str | None, str | None] | None = None
         self._link = StreamLink(
             label=self._label,
@@ -252,8 +257,9 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
             headers.update(self._auth.header(method, self._url))
         return headers
 
-    def _headers_for(self, message: Message, modern: bool) -> dict[str, str]:
-        """The headers of the POST of `message` (the dict is shared: never change it)."""
+    def _headers_for(self, message: Message, modern: bool) -> Headers:
+        """The headers of the POST of `message` (often shared: never change them)."""
+        headers: Headers
         if modern:
             headers = {
                 **POST_HEADERS,
@@ -262,19 +268,21 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
             }
         elif message.get("method") == "initialize":
             # The version is not negotiated yet during `initialize`.
-            headers = POST_HEADERS
+            headers = FROZEN_POST_HEADERS
         else:
             headers = self._session_post_headers()
         if self._auth is not None:
             headers = {**headers, **self._auth.header("POST", self._url)}
         return headers
 
-    def _session_post_headers(self) -> dict[str, str]:
+    def _session_post_headers(self) -> Headers:
         """POST_HEADERS and the session's own, made again only when the session changes."""
         session = self._session
         key = (session.id, session.version)
         if key != self._post_headers_for:
-            self._post_headers = {**POST_HEADERS, **session.headers()}
+            self._post_headers = CIMultiDictProxy(
+                CIMultiDict({**POST_HEADERS, **session.headers()})
+            )
             self._post_headers_for = key
         return self._post_headers
 

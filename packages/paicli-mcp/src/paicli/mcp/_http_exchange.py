@@ -112,7 +112,7 @@ async def exchange(
     method: str,
     url: str,
     *,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
     data: bytes | None = None,
     watcher: TransportWatcher | None = None,
 ) -> aiohttp.ClientResponse:

@@ -39,7 +39,7 @@ class SessionUpkeep:
     _watcher: TransportWatcher | None
     _fail: Callable[..., None]
     _post: Callable[..., Any]
-    _headers_for: Callable[..., dict[str, str]]
+    _headers_for: Callable[..., Mapping[str, str]]
     _deliver: Callable[..., None]
     _open_get_stream: Callable[[], None]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import aiohttp
@@ -85,6 +85,11 @@ class StreamLink:
     fail: Callable[[Any, McpError], None]  # one request failed
     watcher: Callable[[], TransportWatcher | None]  # told each response (tracing)
     oauth: OAuthUse | None = None  # how tokens are got, with OAuth (a 401's error says)
+    # What a response body's parse warnings name (made once: every answer is parsed).
+    body_where: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "body_where", f"{self.label}: response body")
 
     def stream_broke(self, message: Message, detail: str = "") -> ConnectionClosed:
         text = f"{self.label}: the response stream for {message.get('method')} ended before "
@@ -161,7 +166,7 @@ async def _error_answer(
 
 
 def _parse(link: StreamLink, body: bytes) -> list[Message]:
-    return parse(body, batches=link.batches(), where=f"{link.label}: response body")
+    return parse(body, batches=link.batches(), where=link.body_where)
 
 
 def _deliver_body(link: StreamLink, body: bytes, request_id: Any) -> bool:

@@ -133,6 +133,9 @@ def envelope_problem(message: JsonObject) -> str | None:
     if not has_result and not has_error:
         return "a response with neither a result nor an error"
     response_id = message.get("id")
+    kind = type(response_id)
+    if kind is int or kind is str:
+        return None  # every answer to one of our requests: checked first
     if response_id is None:
         # Only an error may lack an id: the peer could not read the request's.
         return "a result without an id" if has_result else None

@@ -231,6 +231,10 @@ def content_from_wire(data: Any) -> ContentBlock:
     kind = data.get("type")
     annotations = _opt_dict(data, "annotations")
     if kind == "text":
+        # Nearly every block of every tool result: checked here, not through `_str`.
+        text = data.get("text")
+        if type(text) is str:
+            return TextContent(text, annotations)
         return TextContent(_str(data, "text", "text content"), annotations)
     if kind == "image":
         return ImageContent(
@@ -271,11 +275,12 @@ class CallToolResult:
 
     @classmethod
     def from_wire(cls, data: Json) -> CallToolResult:
+        # Built on every tool call: positional arguments cost a frozen dataclass less.
         return cls(
-            content=[content_from_wire(b) for b in _list(data, "content", "tool result")],
-            structured_content=data.get("structuredContent"),
-            is_error=data.get("isError") is True,
-            meta=_opt_dict(data, "_meta"),
+            list(map(content_from_wire, _list(data, "content", "tool result"))),
+            data.get("structuredContent"),
+            data.get("isError") is True,
+            _opt_dict(data, "_meta"),
         )
 
     @property
