@@ -208,6 +208,7 @@ async def _start(
     manager = runtime.manager
     starting = manager.starting(without_catalogue=True)
     if starting:
+        gc.enable()  # a wait of seconds with servers talking: collect as usual
         runtime.load_model()  # in the background, while cold servers are waited for
         budget = runtime.run.calls.start_budget
         if not await manager.wait_ready(starting, timeout=budget):
