@@ -126,10 +126,11 @@ lint: setup
 
 # pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
 # on two cores finish it sooner (earlier 200 s with 4, which over-subscribes it); the in-memory
-# tier is all CPU, so two. `--dist loadgroup`: the tests that need a local Ray are one group, so
-# one worker starts Ray once (tests/conftest.py local_ray). CPU seconds (user+sys) change little
-# with the machine's load: 230 s for the whole suite of 3,002 tests before batches and Ray; two
-# workers would save 4 s of it, one test collection.
+# tier is all CPU, so two. `--dist loadgroup`: each xdist group runs on one worker, so the local
+# Ray starts once (tests/conftest.py local_ray) and the servers a module shares start once
+# (tests/conftest.py makes the groups hold under pytest 9.2). On 2026-12-05, 3,174 tests, load
+# average near 3: three workers 168 s and 254 s of CPU (user+sys, with the children), two
+# workers 200 s and 228 s (one collection and less over-subscription).
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import os
 import socket
 import subprocess
 import sys
@@ -30,6 +31,30 @@ from tests.virtual_clock import VirtualClockLoop
 
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
 REPO = Path(__file__).parent.parent
+
+# Keep the bytecode caches, as `make test` does (it unexports the variable): under
+# PYTHONDONTWRITEBYTECODE every pytest worker rewrites every test module again (three times
+# the collection's CPU) and every Python the real tests start compiles what has no cache
+# yet. This runs before pytest-xdist starts its workers, so they and their children inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--dist loadgroup` sends the tests of one `xdist_group` to one worker: pytest-xdist
+    tells the controller an item's group by ending its node id with `@group`, but under
+    pytest 9.2 the field it sets is no longer the node id (pytest-dev/pytest-xdist#1386), so
+    every group was spread over the workers (the local Ray started in two of them). Until
+    xdist does it again, this adds the suffix where it is missing."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name")) for m in marks})
+        suffix = f"@{'_'.join(names)}"
+        if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+            item._id = type(item._id).parse(item.nodeid + suffix)
 
 
 def fault_server(mode: str = "normal", *extra: str, **options: Any) -> StdioServer:

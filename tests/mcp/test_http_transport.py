@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -39,9 +39,14 @@ async def counter(session: m.ClientSession, tool: str) -> int:
 
 # -- the official SDK's server ----------------------------------------------------------------
 
-# These tests share one SDK server per set of options for the module: each test opens its
-# own sessions, and starting the SDK costs most of a second of CPU a time.
-SHARED_SDK_SERVER = pytest.mark.asyncio(loop_scope="module")
+
+def shared_sdk_server(test: Callable[..., Any]) -> Callable[..., Any]:
+    """These tests share one SDK server per set of options for the module: each test opens
+    its own sessions, and starting the SDK costs most of a second of CPU a time. They are one
+    xdist group, so one worker starts the servers (--dist loadgroup), not each worker."""
+    for mark in (pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("sdk-http")):
+        test = mark(test)
+    return test
 
 
 class SdkServers:
@@ -75,7 +80,7 @@ async def sdk_servers() -> AsyncIterator[SdkServers]:
         (("--stateless", "--json-response"), "legacy", "legacy"),
     ],
 )
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_sdk_streamable_http_server_in_each_mode(
     mode: tuple[str, ...], protocol: str, era: str, sdk_servers: SdkServers
 ) -> None:
@@ -107,7 +112,7 @@ async def test_sdk_streamable_http_server_in_each_mode(
             )
 
 
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_sdk_legacy_sse_server_is_reached_by_falling_back(sdk_servers: SdkServers) -> None:
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url("--transport", "sse")
@@ -118,7 +123,7 @@ async def test_sdk_legacy_sse_server_is_reached_by_falling_back(sdk_servers: Sdk
             assert (await session.call_tool("echo", {"text": "old"})).text == "old"
 
 
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_forced_sse_type_goes_straight_to_the_legacy_transport(
     sdk_servers: SdkServers,
 ) -> None:
@@ -129,7 +134,7 @@ async def test_forced_sse_type_goes_straight_to_the_legacy_transport(
             assert {"echo", "add"} <= {tool.name for tool in await session.list_tools()}
 
 
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_forced_http_type_does_not_fall_back(sdk_servers: SdkServers) -> None:
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url("--transport", "sse")
@@ -310,7 +315,7 @@ async def test_a_2024_server_refusing_post_is_reached_over_legacy_sse() -> None:
             assert (await session.call_tool("echo", {"text": "sse"})).text == "sse"
 
 
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_custom_headers_reach_the_server(sdk_servers: SdkServers) -> None:
     async with asyncio.timeout(TIMEOUT):
         url = await sdk_servers.url("--json-response")
@@ -322,7 +327,7 @@ async def test_custom_headers_reach_the_server(sdk_servers: SdkServers) -> None:
 @pytest.mark.parametrize(
     ("protocol", "era", "notifies"), [("legacy", "legacy", True), ("auto", "modern", False)]
 )
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
     protocol: ProtocolChoice, era: str, notifies: bool, sdk_servers: SdkServers
 ) -> None:
@@ -350,7 +355,7 @@ async def test_a_deadline_cancels_the_call_and_the_session_goes_on(
             assert (await session.call_tool("echo", {"text": "next"})).text == "next"
 
 
-@SHARED_SDK_SERVER
+@shared_sdk_server
 async def test_caller_cancellation_of_an_http_call_stays_a_cancellation(
     sdk_servers: SdkServers,
 ) -> None:

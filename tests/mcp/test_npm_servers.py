@@ -38,6 +38,8 @@ pytestmark = [
     ),
     pytest.mark.skipif(NODE is None, reason="node is not on PATH (Node.js 20+ is needed)"),
     pytest.mark.asyncio(loop_scope="module"),
+    # The servers are shared by the module: one worker starts them (--dist loadgroup).
+    pytest.mark.xdist_group("npm-stdio"),
 ]
 
 TIMEOUT = 20.0
