@@ -37,6 +37,20 @@ async def test_typable_prompts_become_commands_and_others_are_kept_aside(tmp_pat
         assert review is not None and review.usage() == "/mcp__fault__review file [focus]"
 
 
+async def test_prompts_asked_for_at_once_wait_for_the_listing_under_way(tmp_path: Path) -> None:
+    # A server just ready: its listing has been scheduled, not run, when `/help` or the
+    # prompt's command is typed. They wait for it instead of finding nothing.
+    entries = load(tmp_path, {"fault": fault("features")})
+    async with asyncio.timeout(30), in_memory(entries) as manager:
+        await manager.wait_ready()
+        index = PromptIndex(manager)
+        await index.settled()  # nothing under way: returns at once
+        index.refresh_soon("fault")
+        assert index.commands() == []
+        await index.settled()
+        assert index.find("/mcp__fault__review") is not None
+
+
 async def test_arguments_are_positional_in_order_or_by_name(tmp_path: Path) -> None:
     entries = load(tmp_path, {"fault": fault("features")})
     async with asyncio.timeout(30), in_memory(entries) as manager:

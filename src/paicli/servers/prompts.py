@@ -96,6 +96,20 @@ class PromptIndex:
         self._stale: set[str] = set()
         self._watched: set[int] = set()  # sessions subscribed to, by id
         self._cache: dict[tuple[str, str, str, str], list[str]] = {}
+        self._listing: set[asyncio.Task[None]] = set()  # refreshes under way
+
+    def refresh_soon(self, name: str) -> asyncio.Task[None]:
+        """Relist `name`'s prompts in a task of its own (`settled` waits for it)."""
+        task = asyncio.get_running_loop().create_task(self.refresh(name))
+        self._listing.add(task)
+        task.add_done_callback(self._listing.discard)
+        return task
+
+    async def settled(self) -> None:
+        """Wait for the listings under way (a server just ready: `/help` or its prompt
+        typed at once must find its prompts), each bounded by the list timeout."""
+        if self._listing:
+            await asyncio.wait(set(self._listing))
 
     async def refresh(self, name: str) -> None:
         server = self._manager.get(name)

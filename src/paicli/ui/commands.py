@@ -84,6 +84,7 @@ async def _help(context: SlashContext, words: list[str]) -> None:
         for line in custom_help(context.custom):
             context.console.print(Text(line))
     if context.prompts is not None:
+        await context.prompts.settled()
         for line in prompt_help(context.prompts):
             context.console.print(Text(line))
 

@@ -28,6 +28,7 @@ async def mcp_prompt_turn(
     not)."""
     try:
         name, words = split_command(text)
+        await prompts.settled()
         command = prompts.find(name)
         if command is None:
             raise PromptProblem(f"no MCP prompt {name} (/help lists them)")
