@@ -214,3 +214,16 @@ def test_importing_the_library_loads_its_errors_only_and_each_name_loads_on_firs
         "from paicli.mcp import ClientSession, connect\n"
         "assert 'paicli.mcp.session' in sys.modules\n"
     )
+
+
+@pytest.mark.real
+def test_dir_of_the_library_lists_every_public_name_before_it_is_loaded() -> None:
+    # Completion in a REPL, `inspect`, documentation tools ask `dir()`: the lazily loaded
+    # names are there before their first use, without loading them.
+    fresh_python(
+        "import sys, paicli.mcp\n"
+        "missing = sorted(set(paicli.mcp.__all__) - set(dir(paicli.mcp)))\n"
+        "assert not missing, missing\n"
+        "assert 'paicli.mcp.session' not in sys.modules\n"
+        "assert '__getattr__' in dir(paicli.mcp)\n"
+    )

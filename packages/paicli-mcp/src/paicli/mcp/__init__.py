@@ -251,3 +251,8 @@ def __getattr__(name: str) -> object:
     value = getattr(__import__(module, globals(), None, [name], 1), name)
     globals()[name] = value  # the next look-up finds it without this function
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names and the public ones not loaded yet (completion, `inspect`)."""
+    return sorted({*globals(), *__all__})
