@@ -227,3 +227,27 @@ def test_dir_of_the_library_lists_every_public_name_before_it_is_loaded() -> Non
         "assert 'paicli.mcp.session' not in sys.modules\n"
         "assert '__getattr__' in dir(paicli.mcp)\n"
     )
+
+
+@pytest.mark.real
+def test_a_name_whose_module_fails_to_load_says_why() -> None:
+    # An aiohttp without what the HTTP transport uses (another version, a shadowing file):
+    # `from paicli.mcp import ...` names the missing attribute, not just the name it wanted
+    # (the import statement turns an AttributeError from `__getattr__` into "cannot import
+    # name", dropping its cause).
+    fresh_python(
+        "import sys, types\n"
+        "sys.modules['aiohttp'] = types.ModuleType('aiohttp')\n"
+        "try:\n"
+        "    from paicli.mcp import StreamableHttpTransport\n"
+        "except ImportError as exc:\n"
+        "    said = str(exc)\n"
+        "assert 'StreamableHttpTransport' in said and 'ClientTimeout' in said, said\n"
+        "import paicli.mcp\n"
+        "try:\n"
+        "    hasattr(paicli.mcp, 'StreamableHttpTransport')\n"
+        "except ImportError as exc:\n"
+        "    assert 'ClientTimeout' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('hasattr hid the failure')\n"
+    )
