@@ -34,9 +34,16 @@ class WatchedRun:
 
 
 async def watched_paicli(
-    args: list[str], *, cwd: Path, environ: Mapping[str, str], report: Path, timeout: float = 60
+    args: list[str],
+    *,
+    cwd: Path,
+    environ: Mapping[str, str],
+    report: Path,
+    timeout: float = 60,
+    stdin: bytes | None = None,
 ) -> WatchedRun:
-    """`paicli ARGS` in a process of its own, its imports watched (see the module)."""
+    """`paicli ARGS` in a process of its own, its imports watched (see the module); with
+    ARGS `--module NAME ...`, `python -m NAME ...` instead. `stdin`: what it reads."""
     _read(report, clear=True)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -45,12 +52,12 @@ async def watched_paicli(
         *args,
         cwd=cwd,
         env=dict(environ),
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     async with asyncio.timeout(timeout):
-        out, err = await process.communicate()
+        out, err = await process.communicate(stdin)
     lines = _read(report)
     ended = bool(lines) and lines[-1] == {"ended": True}
     assert process.returncode is not None
@@ -105,8 +112,11 @@ def _watch(report: Path) -> None:
 
 if __name__ == "__main__":
     _watch(Path(sys.argv[1]))
-    sys.argv = ["paicli", *sys.argv[2:]]
+    module, rest = "paicli.cli", sys.argv[2:]
+    if rest[:1] == ["--module"]:
+        module, rest = rest[1], rest[2:]
+    sys.argv = [module, *rest]
     sys.path.pop(0)  # this folder: paicli is run as it is installed
     import runpy
 
-    runpy.run_module("paicli.cli", run_name="__main__", alter_sys=True)
+    runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from paicli.batch.defaults import Defaults
+from paicli.batch.task import Task
 from tests.conftest import SERVER_PROGRAMS
 from tests.import_watch import watched_paicli
 from tests.llm_server import ScriptedLlm
@@ -74,6 +76,30 @@ async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at
     assert run.ended
     init = json.loads(run.stdout.splitlines()[0])
     assert [s["status"] for s in init["mcp_servers"]] == ["connected"]
+    assert run.clashes == []
+
+
+async def test_a_batch_workers_first_task_imports_in_one_thread_at_a_time(tmp_path: Path) -> None:
+    """A batch worker's first task, with a server of its own: the server starts while the
+    model client loads, and neither the start nor the turn imports beside the loader."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    server = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+    task = Task(line=1, id="t1", prompt="hi", servers={"fault": server})
+    job = {"task": task.to_wire(), "defaults": Defaults().to_wire(), "scratch": str(scratch)}
+    async with ScriptedLlm([{"text": "hello"}]) as llm:
+        run = await watched_paicli(
+            ["--module", "paicli.cli.batch_worker", str(scratch)],
+            cwd=tmp_path,
+            environ=environment(tmp_path, llm),
+            report=tmp_path / "imports.jsonl",
+            stdin=json.dumps(job).encode() + b"\n",
+        )
+    assert run.returncode == 0, run.stderr
+    assert run.ended
+    lines = run.stdout.splitlines()
+    assert json.loads(lines[0]) == {"ready": True}
+    assert json.loads(lines[1])["result"] == "hello"
     assert run.clashes == []
 
 

@@ -103,6 +103,31 @@ async def test_a_401_with_an_expired_token_refreshes_and_retries() -> None:
     assert grants == ["authorization_code", "refresh_token"]
 
 
+async def test_a_token_refreshed_mid_session_is_the_one_the_next_call_sends() -> None:
+    # The session's POST headers are built once per session; the Authorization header is
+    # not among them: after a refresh inside the session, every request carries the new token.
+    # The protocol version joins them once negotiated.
+    auth = oauth(Headless())
+    async with auth_world() as world:
+        server = mcp.HttpServer(world.url, transport="http", protocol="2025-11-25", auth=auth)
+        async with mcp.connect(server) as session:
+            assert (await session.call_tool("echo", {"text": "a"})).text == "a"
+            sent = [r.headers.get("authorization") for r in world.requests_to("/mcp")]
+            old = {token for token in sent if token}  # the first asked without one
+            world.tokens.clear()  # the server forgets every access token
+            assert (await session.call_tool("echo", {"text": "b"})).text == "b"
+            assert (await session.call_tool("echo", {"text": "c"})).text == "c"
+        later = world.requests_to("/mcp")[-2:]
+    assert len(old) == 1
+    assert all(r.headers.get("authorization") not in old | {None} for r in later)
+    assert [r.body["grant_type"] for r in world.requests_to("/token")][-1] == "refresh_token"
+    # The negotiated version is sent from the first request after `initialize` on.
+    posts = [r for r in world.requests_to("/mcp") if r.headers.get("authorization")]
+    methods = [r.body.get("method") for r in posts]
+    assert methods[0] == "initialize" and "mcp-protocol-version" not in posts[0].headers
+    assert all(r.headers.get("mcp-protocol-version") == "2025-11-25" for r in posts[1:])
+
+
 async def test_a_machine_client_gets_tokens_with_its_own_credentials() -> None:
     auth = oauth(
         None, client_id="machine-1", client_secret="client-secret-value", grant="client_credentials"

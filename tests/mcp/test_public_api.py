@@ -214,3 +214,40 @@ def test_importing_the_library_loads_its_errors_only_and_each_name_loads_on_firs
         "from paicli.mcp import ClientSession, connect\n"
         "assert 'paicli.mcp.session' in sys.modules\n"
     )
+
+
+@pytest.mark.real
+def test_dir_of_the_library_lists_every_public_name_before_it_is_loaded() -> None:
+    # Completion in a REPL, `inspect`, documentation tools ask `dir()`: the lazily loaded
+    # names are there before their first use, without loading them.
+    fresh_python(
+        "import sys, paicli.mcp\n"
+        "missing = sorted(set(paicli.mcp.__all__) - set(dir(paicli.mcp)))\n"
+        "assert not missing, missing\n"
+        "assert 'paicli.mcp.session' not in sys.modules\n"
+        "assert '__getattr__' in dir(paicli.mcp)\n"
+    )
+
+
+@pytest.mark.real
+def test_a_name_whose_module_fails_to_load_says_why() -> None:
+    # An aiohttp without what the HTTP transport uses (another version, a shadowing file):
+    # `from paicli.mcp import ...` names the missing attribute, not just the name it wanted
+    # (the import statement turns an AttributeError from `__getattr__` into "cannot import
+    # name", dropping its cause).
+    fresh_python(
+        "import sys, types\n"
+        "sys.modules['aiohttp'] = types.ModuleType('aiohttp')\n"
+        "try:\n"
+        "    from paicli.mcp import StreamableHttpTransport\n"
+        "except ImportError as exc:\n"
+        "    said = str(exc)\n"
+        "assert 'StreamableHttpTransport' in said and 'ClientTimeout' in said, said\n"
+        "import paicli.mcp\n"
+        "try:\n"
+        "    hasattr(paicli.mcp, 'StreamableHttpTransport')\n"
+        "except ImportError as exc:\n"
+        "    assert 'ClientTimeout' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('hasattr hid the failure')\n"
+    )

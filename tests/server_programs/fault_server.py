@@ -339,6 +339,7 @@ class FaultServer:
         self.start_when: str | None = opts.start_when
         self.poison: str = opts.poison
         self.redefined: bool = opts.redefined
+        self.silent_prompts: bool = opts.silent_prompts
         self.crowd: int = opts.tools
         self.deep: int = opts.deep
         # A server that quotes its own token (from its environment) in its instructions.
@@ -535,6 +536,8 @@ class FaultServer:
             return {}
         if method == "tools/list":
             return self.list_tools(params.get("cursor"))
+        if self.mode == "features" and method == "prompts/list" and self.silent_prompts:
+            return None  # never answered
         if self.mode == "features" and method in ("prompts/list", "prompts/get"):
             return self.prompt(method, params)
         if self.mode == "features" and method == "completion/complete":
@@ -889,6 +892,9 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
         "--start-when", metavar="PATH", help="read stdin only once PATH exists (a gated start)"
     )
     parser.add_argument("--bom", action="store_true", help="start stdout with a UTF-8 BOM")
+    parser.add_argument(
+        "--silent-prompts", action="store_true", help="features: never answer prompts/list"
+    )
     parser.add_argument(
         "--redefined", action="store_true", help="redefining: start with echo redefined"
     )

@@ -5,18 +5,34 @@ asked of the server. The fault server (`features` mode) runs in memory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
+from rich.console import Console
 
 from paicli.asks.server_asks import ServerAsks
 from paicli.audit.log import AuditLog
 from paicli.redact import Redactor
 from paicli.servers.manager import ServerManager
-from paicli.servers.prompts import PromptIndex, PromptProblem, split_command
+from paicli.servers.prompts import (
+    HELP_WAIT,
+    LIST_TIMEOUT,
+    PromptIndex,
+    PromptProblem,
+    split_command,
+)
+from paicli.ui.commands import BY_NAME, SlashContext
+from paicli.ui.slash_turns import mcp_prompt_turn
 from tests.server_programs.fault_server import HOSTILE_PROMPT
 from tests.servers.test_manager import fault, in_memory, load
+
+if TYPE_CHECKING:
+    from paicli.runtime import Runtime
 
 
 async def index_of(manager: ServerManager) -> PromptIndex:
@@ -49,6 +65,51 @@ async def test_prompts_asked_for_at_once_wait_for_the_listing_under_way(tmp_path
         assert index.commands() == []
         await index.settled()
         assert index.find("/mcp__fault__review") is not None
+
+
+@contextlib.asynccontextmanager
+async def listing_silently(tmp_path: Path) -> AsyncIterator[PromptIndex]:
+    """`fault`'s prompts listed; the listing of `silent` (which never answers prompts/list)
+    under way throughout, as just after the start."""
+    silent = fault("features")
+    silent["args"] = [*silent["args"], "--silent-prompts"]
+    entries = load(tmp_path, {"fault": fault("features"), "silent": silent})
+    async with asyncio.timeout(30), in_memory(entries) as manager:
+        await manager.wait_ready()
+        index = PromptIndex(manager)
+        await index.refresh("fault")
+        listing = index.refresh_soon("silent")
+        yield index
+        assert not listing.done()
+        listing.cancel()
+
+
+async def test_help_waits_a_moment_only_for_a_listing_that_never_answers(tmp_path: Path) -> None:
+    # `/help` right after the start, one server silent on prompts/list: it shows what is
+    # listed after HELP_WAIT, not after the whole list timeout of the silent one.
+    async with listing_silently(tmp_path) as index:
+        screen = io.StringIO()
+        context = SlashContext(
+            runtime=cast("Runtime", None),  # `/help` reads no runtime
+            console=Console(file=screen, width=200),
+            leave=lambda: None,
+            prompts=index,
+        )
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        await BY_NAME["/help"].run(context, [])
+        assert loop.time() - began < HELP_WAIT + 1 < LIST_TIMEOUT
+        assert "/mcp__fault__review" in screen.getvalue()
+
+
+async def test_a_listed_prompt_runs_at_once_beside_a_silent_listing(tmp_path: Path) -> None:
+    # A prompt already listed need not wait for another server's listing (which may take
+    # the list timeout): it is sent at once.
+    async with listing_silently(tmp_path) as index:
+        console = Console(file=io.StringIO(), width=120)
+        async with asyncio.timeout(HELP_WAIT):
+            turn = await mcp_prompt_turn(index, console, "/mcp__fault__review a.py")
+        assert turn is not None and "Please review a.py" in str(turn[0])
 
 
 async def test_arguments_are_positional_in_order_or_by_name(tmp_path: Path) -> None:

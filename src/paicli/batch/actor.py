@@ -58,6 +58,12 @@ class BatchActor:
         worker = await self._free.get()
         try:
             result = await worker.run(Task.from_wire(task), defaults, timeout)
+        except BaseException:
+            # Stopped mid-task (the call cancelled): the worker may still be running it and
+            # would answer the next task with its result. It stops (its copy removed); the
+            # slot's next task starts a new one.
+            await asyncio.shield(worker.aclose())
+            raise
         finally:
             self._free.put_nowait(worker)
         result["node"] = socket.gethostname()

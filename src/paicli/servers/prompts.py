@@ -34,13 +34,23 @@ from paicli.mcp import (
 )
 from paicli.servers.manager import ServerManager, ServerState
 
-__all__ = ["PromptCommand", "PromptIndex", "PromptProblem", "PromptTurn", "split_command"]
+__all__ = [
+    "HELP_WAIT",
+    "PromptCommand",
+    "PromptIndex",
+    "PromptProblem",
+    "PromptTurn",
+    "split_command",
+]
 
 log = logging.getLogger("paicli.servers")
 
 PREFIX = "/mcp__"
 TYPABLE = re.compile(r"^[A-Za-z0-9_.-]+$")
 LIST_TIMEOUT = 10.0
+# How long `/help` waits for listings under way (a server silent on prompts/list would hold
+# it for the whole LIST_TIMEOUT): it shows what is listed by then.
+HELP_WAIT = 1.0
 # Tab must never wait long on a server: after this, no candidates (the user keeps typing).
 COMPLETE_TIMEOUT = 1.5
 GET_TIMEOUT = 30.0
@@ -105,11 +115,12 @@ class PromptIndex:
         task.add_done_callback(self._listing.discard)
         return task
 
-    async def settled(self) -> None:
+    async def settled(self, wait: float | None = None) -> None:
         """Wait for the listings under way (a server just ready: `/help` or its prompt
-        typed at once must find its prompts), each bounded by the list timeout."""
+        typed at once must find its prompts), each bounded by the list timeout, and for
+        at most `wait` seconds in all when given."""
         if self._listing:
-            await asyncio.wait(set(self._listing))
+            await asyncio.wait(set(self._listing), timeout=wait)
 
     async def refresh(self, name: str) -> None:
         server = self._manager.get(name)

@@ -84,7 +84,9 @@ async def _help(context: SlashContext, words: list[str]) -> None:
         for line in custom_help(context.custom):
             context.console.print(Text(line))
     if context.prompts is not None:
-        await context.prompts.settled()
+        from paicli.servers.prompts import HELP_WAIT  # noqa: PLC0415 - loaded with the index
+
+        await context.prompts.settled(HELP_WAIT)
         for line in prompt_help(context.prompts):
             context.console.print(Text(line))
 

@@ -28,8 +28,10 @@ async def mcp_prompt_turn(
     not)."""
     try:
         name, words = split_command(text)
-        await prompts.settled()
         command = prompts.find(name)
+        if command is None:  # its server may be just ready, its listing under way
+            await prompts.settled()
+            command = prompts.find(name)
         if command is None:
             raise PromptProblem(f"no MCP prompt {name} (/help lists them)")
         arguments = prompts.arguments(command, words)

@@ -248,6 +248,17 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # `from .module import name`, through the import statement's machinery (-X importtime)
-    value = getattr(__import__(module, globals(), None, [name], 1), name)
+    try:
+        loaded = __import__(module, globals(), None, [name], 1)
+    except AttributeError as exc:
+        # Told as it is: `from paicli.mcp import name` would turn an AttributeError into
+        # "cannot import name" without its cause, and `hasattr` into False.
+        raise ImportError(f"paicli.mcp.{name} cannot be loaded: {exc}", name=__name__) from exc
+    value = getattr(loaded, name)
     globals()[name] = value  # the next look-up finds it without this function
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names and the public ones not loaded yet (completion, `inspect`)."""
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,48 @@
+"""`BatchActor` without Ray (Ray makes it an actor; its methods are plain coroutines): a
+call stopped mid-task (as `ray.cancel` stops one) never leaves its worker slot holding the
+stopped task for the next one."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paicli.batch.actor import BatchActor
+from paicli.batch.defaults import Defaults
+from paicli.batch.task import Task
+from tests.batch.task_llm import TaskLlm
+from tests.batch.test_batch_runs import environ
+from tests.processes import processes_with, until
+
+pytestmark = pytest.mark.real
+
+
+async def test_a_call_stopped_mid_task_does_not_leave_its_slot_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = environ(tmp_path)
+    for name, value in settings.items():  # the actor sets them in its process: put back after
+        monkeypatch.setenv(name, value)
+
+    def decide(prompt: str, _: int) -> dict[str, Any]:
+        return {"hang": True} if prompt == "stuck" else {"text": f"fine {prompt}"}
+
+    async with TaskLlm(decide) as llm:
+        flags = {"provider": None, "model": "scripted", "base_url": llm.base_url}
+        defaults = Defaults(flags=flags).to_wire()
+        actor = BatchActor(0, settings, None, slots=1)
+        stuck = Task(line=1, id="stuck", prompt="stuck").to_wire()
+        running = asyncio.ensure_future(actor.run(stuck, defaults, None))
+        await asyncio.wait_for(llm.wait_for_requests(1), 60)
+        running.cancel()  # the driver gave up on it (ray.cancel)
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        after = Task(line=2, id="after", prompt="after").to_wire()
+        async with asyncio.timeout(60):
+            result = await actor.run(after, defaults, None)
+        assert (result["task"], result["result"]) == ("after", "fine after")
+        await actor.close()
+    await until(lambda: processes_with(f"{tmp_path}/paicli-batch-") == [], timeout=20)
