@@ -19,7 +19,7 @@ import pytest
 
 from paicli.batch.actor import BatchActor
 from tests.batch.task_llm import TaskLlm
-from tests.batch.test_batch_runs import batch, results, write_tasks, writes_its_name
+from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
 from tests.conftest import SERVER_PROGRAMS
 from tests.processes import parent_of, processes_with, until
 
@@ -183,3 +183,37 @@ async def lost_actor(root: Path) -> None:
     assert found["lost"]["status"] == "done", run.stderr
     assert found["lost"]["result"] == "second time"
     await until(lambda: processes_with(marker) == [], timeout=20)
+
+
+async def test_a_cluster_that_refuses_this_machines_token_is_one_line_and_exit_2(
+    tmp_path: Path, local_ray: ModuleType
+) -> None:
+    # The test's Ray wants its auth token; this batch runs as a process of its own with a
+    # HOME of its own and no RAY_AUTH_MODE, so the cluster refuses it. Ray's client would
+    # write a raw line a second for ~20 s, then fail vaguely: one line says why, at once.
+    address = local_ray.get_runtime_context().gcs_address
+    write_tasks(tmp_path / "tasks.jsonl", {"prompt": "never run"})
+    env = {**environ(tmp_path), "PAICLI_API_KEY": "unused"}
+    args = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "batch", "tasks.jsonl"]
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "paicli.cli", *args, "--ray", address),
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        async with asyncio.timeout(15):  # Ray alone retries for ~20 s
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 2
+    assert out == b""
+    assert err.decode() == (
+        f"paicli batch: cannot reach Ray at {address}: the cluster refused this machine's "
+        "Ray auth token (give it as RAY_AUTH_TOKEN or in ~/.ray/auth_token; `ray "
+        "get-auth-token` on the cluster's head prints it)\n"
+    )

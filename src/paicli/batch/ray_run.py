@@ -31,6 +31,7 @@ from typing import Any
 from paicli.batch.actor import BatchActor
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
+from paicli.batch.ray_stderr import RayStderr
 from paicli.batch.results import failure
 from paicli.batch.tasks import Task
 from paicli.errors import PaicliError
@@ -44,6 +45,12 @@ CONNECT_TIMEOUT = 60.0
 # A node lost mid-task: the actor is started again (elsewhere) this many times, and the
 # task it was running is sent again.
 RESTARTS = 3
+# How often Ray's diverted output is read for a refused token while it connects.
+REFUSAL_POLL = 0.25
+AUTH_REFUSED = (
+    "the cluster refused this machine's Ray auth token (give it as RAY_AUTH_TOKEN or in "
+    "~/.ray/auth_token; `ray get-auth-token` on the cluster's head prints it)"
+)
 INSTALL_HINT = "--ray needs Ray: pip install 'paicli-cli[ray]' (or uv tool install ...)"
 
 
@@ -185,12 +192,32 @@ async def _connect(ray: Any, address: str) -> None:
         finally:
             done.set()
 
-    # A daemon thread: an init that never returns must not keep the process alive.
-    threading.Thread(target=init, name="paicli-ray-init", daemon=True).start()
-    if not await asyncio.to_thread(done.wait, CONNECT_TIMEOUT):
-        raise RayUnavailable(f"Ray at {address} did not answer within {CONNECT_TIMEOUT:g}s")
+    quiet = RayStderr()
+    quiet.open()
+    try:
+        # A daemon thread: an init that never returns must not keep the process alive.
+        threading.Thread(target=init, name="paicli-ray-init", daemon=True).start()
+        await _joined(done, quiet, address)
+    except BaseException:
+        quiet.keep_diverted()  # Ray may go on retrying until paicli exits
+        raise
+    refused = quiet.refused()
+    quiet.restore()
     if failed:
-        raise RayUnavailable(f"cannot reach Ray at {address}: {_first_line(failed[0])}")
+        why = AUTH_REFUSED if refused else _first_line(failed[0])
+        raise RayUnavailable(f"cannot reach Ray at {address}: {why}")
+
+
+async def _joined(done: threading.Event, quiet: RayStderr, address: str) -> None:
+    """Wait for `ray.init` to return, within `CONNECT_TIMEOUT`; RayUnavailable as soon as
+    Ray writes that the cluster refused its auth token (it would retry for ~20 s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CONNECT_TIMEOUT
+    while not await asyncio.to_thread(done.wait, REFUSAL_POLL):
+        if quiet.refused():
+            raise RayUnavailable(f"cannot reach Ray at {address}: {AUTH_REFUSED}")
+        if loop.time() >= deadline:
+            raise RayUnavailable(f"Ray at {address} did not answer within {CONNECT_TIMEOUT:g}s")
 
 
 async def _probe(address: str) -> None:
