@@ -156,8 +156,14 @@ def test_only_the_ui_s_output_path_writes_to_the_terminal() -> None:
     writes = []
     for _, path, module in modules():
         # output.py writes the streams; console.py is the one rich Console (SafeConsole);
-        # above_prompt.py is the stream they write to while a prompt is on the screen.
-        writers = ("paicli.ui.output", "paicli.ui.console", "paicli.ui.above_prompt")
+        # above_prompt.py is the stream they write to while a prompt is on the screen;
+        # ray_stderr.py keeps Ray's fd-2 lines off the screen while it connects.
+        writers = (
+            "paicli.ui.output",
+            "paicli.ui.console",
+            "paicli.ui.above_prompt",
+            "paicli.ui.ray_stderr",
+        )
         if module in writers or module in OWN_PROGRAMS:
             continue
         writes += [f"{module}: {where}" for where in terminal_writes(path)]

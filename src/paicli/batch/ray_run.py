@@ -31,10 +31,10 @@ from typing import Any
 from paicli.batch.actor import BatchActor
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
-from paicli.batch.ray_stderr import RayStderr
 from paicli.batch.results import failure
 from paicli.batch.tasks import Task
 from paicli.errors import PaicliError
+from paicli.ui.ray_stderr import RayStderr
 
 __all__ = ["RayUnavailable", "run_on_ray", "split_workers"]
 
