@@ -21,6 +21,8 @@ RANKS = {
     "paicli.mcp": 0,
     "paicli._version": 0,
     "paicli.errors": 1,
+    # The lock the threads that import in the background take turns with.
+    "paicli.import_turns": 1,
     "paicli.home": 1,
     "paicli.project_root": 1,
     "paicli.answered_projects": 1,

@@ -16,6 +16,7 @@ import pytest
 from paicli.batch.defaults import Defaults
 from paicli.batch.task import Task
 from tests.conftest import SERVER_PROGRAMS
+from tests.http_servers import run_http_server
 from tests.import_watch import watched_paicli
 from tests.llm_server import ScriptedLlm
 
@@ -74,6 +75,29 @@ async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at
         )
     assert run.returncode == 0, run.stderr
     assert run.ended
+    init = json.loads(run.stdout.splitlines()[0])
+    assert [s["status"] for s in init["mcp_servers"]] == ["connected"]
+    assert run.clashes == []
+
+
+async def test_a_headless_run_with_an_http_server_imports_in_one_thread_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """A remote server starts while the model client loads: its transport and its OAuth
+    support (every remote server may be asked to log in) were imported first."""
+    project = tmp_path / "project"
+    (project / ".paicli").mkdir(parents=True)
+    async with run_http_server("http_fault_server.py", "--mode", "json") as url:
+        config = {"mcpServers": {"remote": {"type": "http", "url": url}}}
+        (project / ".paicli" / "mcp.json").write_text(json.dumps(config))
+        async with ScriptedLlm([{"text": "hello"}]) as llm:
+            run = await watched_paicli(
+                ["-p", "hi", "--output-format", "stream-json", "--trust-project"],
+                cwd=project,
+                environ=environment(tmp_path, llm),
+                report=tmp_path / "imports.jsonl",
+            )
+    assert run.returncode == 0, run.stderr
     init = json.loads(run.stdout.splitlines()[0])
     assert [s["status"] for s in init["mcp_servers"]] == ["connected"]
     assert run.clashes == []

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Protocol
 
+from paicli.import_turns import importing
 from paicli.llm.errors import LlmError
 from paicli.llm.messages import Message, ToolDefinition
 
@@ -54,12 +55,12 @@ class DeferredClient:
     async def _built(self) -> StreamingClient:
         try:
             try:
-                return await asyncio.to_thread(self._build)
+                return await asyncio.to_thread(importing(self._build))
             except (RuntimeError, ImportError):
                 # Python 3.11's import locks can fail an import made while the main thread
                 # imports too (gh-91351, "release unlocked lock"; fixed in 3.12): the modules
                 # half-imported then are there on a second try.
-                return await asyncio.to_thread(self._build)
+                return await asyncio.to_thread(importing(self._build))
         except LlmError:
             raise
         except Exception as exc:  # the SDK refusing the settings: a turn's error, no crash

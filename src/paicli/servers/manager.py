@@ -81,6 +81,8 @@ def load_modules(entries: Iterable[ServerEntryLike]) -> None:
         from paicli.mcp import connect  # noqa: F401, PLC0415
     if any(isinstance(spec, HttpServer) for spec in specs):
         from paicli.mcp import LegacySseTransport, StreamableHttpTransport  # noqa: F401, PLC0415
+    if any(isinstance(spec, HttpServer) and spec.auth is not None for spec in specs):
+        from paicli.mcp.auth import _authorizer  # noqa: F401, PLC0415 - OAuth's, at its start
     if any(isinstance(spec, StdioServer) and spec.sandbox is not None for spec in specs):
         from paicli.mcp import check_sandbox, sandbox_command  # noqa: F401, PLC0415
 

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from paicli.errors import PaicliError
+from paicli.import_turns import importing
 from paicli.mcp import HttpServer, McpError
 from paicli.mcp.auth import OAuth
 from paicli.private_files import make_private_dir, write_atomically
@@ -177,7 +178,7 @@ class SystemTokenStore:
 
     async def _keyring(self) -> Any:
         if not self._decided:
-            self._ring = await asyncio.to_thread(_usable_keyring)
+            self._ring = await asyncio.to_thread(importing(_usable_keyring))
             self._decided = True
         return self._ring
 
