@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,15 +58,12 @@ async def test_a_headless_run_without_servers_imports_in_one_thread_at_a_time(
     assert run.clashes == []
 
 
-async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at_a_time(
-    tmp_path: Path,
-) -> None:
-    """The server starts while the model client loads: what it needs was imported first."""
+async def headless_with(tmp_path: Path, server: dict[str, Any]) -> None:
+    """`paicli -p` with the project server `server`, its imports watched: the server is
+    connected, and no module loaded beside another thread's import."""
     project = tmp_path / "project"
     (project / ".paicli").mkdir(parents=True)
-    server = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
-    config = {"mcpServers": {"fault": server}}
-    (project / ".paicli" / "mcp.json").write_text(json.dumps(config))
+    (project / ".paicli" / "mcp.json").write_text(json.dumps({"mcpServers": {"s": server}}))
     async with ScriptedLlm([{"text": "hello"}]) as llm:
         run = await watched_paicli(
             ["-p", "hi", "--output-format", "stream-json", "--trust-project"],
@@ -80,27 +78,22 @@ async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at
     assert run.clashes == []
 
 
+async def test_a_headless_run_with_a_server_to_wait_for_imports_in_one_thread_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """The server starts while the model client loads: what it needs was imported first."""
+    server = {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+    await headless_with(tmp_path, server)
+
+
 async def test_a_headless_run_with_an_http_server_imports_in_one_thread_at_a_time(
     tmp_path: Path,
 ) -> None:
     """A remote server starts while the model client loads: its transport and its OAuth
-    support (every remote server may be asked to log in) were imported first."""
-    project = tmp_path / "project"
-    (project / ".paicli").mkdir(parents=True)
+    support (every remote server may be asked to log in) were imported first, and the
+    keyring's probe takes its turn with the loader."""
     async with run_http_server("http_fault_server.py", "--mode", "json") as url:
-        config = {"mcpServers": {"remote": {"type": "http", "url": url}}}
-        (project / ".paicli" / "mcp.json").write_text(json.dumps(config))
-        async with ScriptedLlm([{"text": "hello"}]) as llm:
-            run = await watched_paicli(
-                ["-p", "hi", "--output-format", "stream-json", "--trust-project"],
-                cwd=project,
-                environ=environment(tmp_path, llm),
-                report=tmp_path / "imports.jsonl",
-            )
-    assert run.returncode == 0, run.stderr
-    init = json.loads(run.stdout.splitlines()[0])
-    assert [s["status"] for s in init["mcp_servers"]] == ["connected"]
-    assert run.clashes == []
+        await headless_with(tmp_path, {"type": "http", "url": url})
 
 
 async def test_a_batch_workers_first_task_imports_in_one_thread_at_a_time(tmp_path: Path) -> None:
