@@ -67,6 +67,7 @@ class RayStderr:
         `sys.stderr` on the real one, for the rest of the process."""
         if self._capture is not None:
             os.close(self._real)
+            self._capture.close()  # fd 2 keeps its own copy of the file
             self._capture = None
 
 

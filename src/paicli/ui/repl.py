@@ -110,11 +110,10 @@ class Repl:
 
     def server_changed(self, server: ManagedServer) -> None:
         if server.state is ServerState.READY and self.resources is not None:
-            task = asyncio.get_running_loop().create_task(self.resources.refresh(server.name))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            tasks = [asyncio.get_running_loop().create_task(self.resources.refresh(server.name))]
             if self.prompts is not None:  # `/help` and a prompt typed at once wait for it
-                task = self.prompts.refresh_soon(server.name)
+                tasks.append(self.prompts.refresh_soon(server.name))
+            for task in tasks:
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
         if self._banner_shown:
