@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,3 +44,17 @@ def imported_modules(root: Path, path: Path) -> frozenset[str]:
             elif node.module:
                 found.add(node.module)
     return frozenset(found)
+
+
+def fresh_python(code: str, cwd: Path | None = None, timeout: float = 60) -> str:
+    """`code` run by a fresh interpreter, which must end well; what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -21,6 +21,7 @@ from paicli.batch.actor import BatchActor
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
 from tests.conftest import SERVER_PROGRAMS
+from tests.imports import fresh_python
 from tests.processes import parent_of, processes_with, until
 
 pytestmark = [pytest.mark.real, pytest.mark.xdist_group("ray")]
@@ -146,16 +147,7 @@ def test_an_actor_loads_none_of_the_agent_before_its_worker_starts() -> None:
 
 def prints_no_modules(script: str, cwd: Path | None = None) -> None:
     """`script`, run by a new Python, printed an empty list (of the modules it loaded)."""
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "[]\n"
+    assert fresh_python(script, cwd) == "[]\n"
 
 
 async def lost_actor(root: Path) -> None:

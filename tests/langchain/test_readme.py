@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import REPO
+from tests.imports import fresh_python
 
 pytestmark = pytest.mark.real
 
@@ -22,13 +21,5 @@ def readme_example() -> str:
 
 
 def test_the_readme_langchain_example_prints_what_it_says() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", readme_example()],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["milk", "eggs", "coffee", "Added note 'idea'."]
+    printed = fresh_python(readme_example(), REPO, timeout=120)
+    assert printed.splitlines() == ["milk", "eggs", "coffee", "Added note 'idea'."]

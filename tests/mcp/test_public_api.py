@@ -11,7 +11,7 @@ import pytest
 
 import paicli.mcp
 from tests.conftest import SERVER_PROGRAMS
-from tests.imports import APP_SRC, MCP_SRC, imported_modules, python_modules
+from tests.imports import APP_SRC, MCP_SRC, fresh_python, imported_modules, python_modules
 
 FAULT_SERVER = SERVER_PROGRAMS / "fault_server.py"
 
@@ -184,12 +184,6 @@ def test_the_library_works_with_the_agent_packages_missing() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "standalone"
-
-
-def fresh_python(code: str) -> None:
-    """`code` run in a fresh interpreter, which must end well."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.real

@@ -6,12 +6,13 @@ interpreter, with an audit hook noting every module loaded after the names were.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.imports import fresh_python
 
 pytestmark = [pytest.mark.real, pytest.mark.skipif(sys.platform != "linux", reason="Linux")]
 
@@ -27,17 +28,8 @@ print(json.dumps(loaded))
 
 def imports_of(body: str, cwd: Path) -> list[str]:
     """The modules `body` loads, in a fresh interpreter, after the sandbox's names."""
-    code = WATCHED.format(body=textwrap.dedent(body))
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    printed = fresh_python(WATCHED.format(body=textwrap.dedent(body)), cwd)
+    loaded: list[str] = json.loads(printed.splitlines()[-1])
     return loaded
 
 
