@@ -35,6 +35,7 @@ import orjson
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from ._headers import HeaderParam, header_params, request_headers
+from ._http_direct import direct_post
 from ._http_exchange import (
     HTTP_FAILURES,
     exchange,
@@ -118,6 +119,9 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
         self._label = label or url
         self._max_message_size = max_message_size
         self._client = client or http_client(headers or {})
+        # POSTs one layer below `ClientSession.request`, on a client of our own only (one
+        # given may have tracing, middlewares, proxies...).
+        self._direct = direct_post(self._client, url) if client is None else None
         self._auth: Authorizer | None = None
         if auth is not None:
             from .auth._authorizer import Authorizer  # noqa: PLC0415 - only when configured
@@ -331,6 +335,7 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
                 data=orjson.dumps(message),
                 headers=headers,
                 watcher=self._watcher,
+                direct=self._direct,
             )
             async with response:
                 status = response.status

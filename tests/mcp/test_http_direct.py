@@ -1,0 +1,115 @@
+"""The Streamable HTTP transport's POSTs one layer below `aiohttp.ClientSession.request`
+(`paicli.mcp._http_direct`), against a hand-written endpoint on loopback (tests/raw_http.py):
+what `ClientSession.request` would do for them still happens (cookies kept and sent back,
+configured headers under the transport's own), a client passed in keeps the whole of
+`ClientSession.request` (its trace hooks see every request), and the layer is used only
+with the aiohttp releases it was written for."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import pytest
+
+import paicli.mcp as m
+from paicli.mcp._http_direct import supported
+from tests.raw_http import Request, default_answer, raw_http_server
+
+pytestmark = pytest.mark.real
+
+TIMEOUT = 20.0
+
+
+def http(url: str, **options: Any) -> m.HttpServer:
+    options.setdefault("handshake_timeout", 10)
+    options.setdefault("request_timeout", 10)
+    return m.HttpServer(url, transport="http", **options)
+
+
+def sticky(request: Request) -> bytes | None:
+    """A load balancer's sticky-session cookie, set on the answer to `initialize`."""
+    if request.message.get("method") != "initialize":
+        return None
+    head, _, rest = default_answer(request).partition(b"\r\n")
+    return head + b"\r\nSet-Cookie: node=b-2; Path=/; HttpOnly\r\n" + rest
+
+
+async def test_a_sticky_session_cookie_goes_back_with_every_later_request() -> None:
+    async with asyncio.timeout(TIMEOUT), raw_http_server(sticky) as server:
+        # A host name: aiohttp's cookie jar ignores cookies from IP addresses.
+        url = server.url.replace("127.0.0.1", "localhost")
+        async with m.connect(http(url)) as session:
+            assert (await session.call_tool("echo", {"text": "one"})).text == "one"
+            assert (await session.call_tool("echo", {"text": "two"})).text == "two"
+    methods = [r.message.get("method") for r in server.requests if r.method == "POST"]
+    after = methods.index("initialize") + 1
+    assert methods[after:] == ["notifications/initialized", "tools/call", "tools/call"]
+    posts = [r for r in server.requests if r.method == "POST"][after:]
+    assert [r.headers.get("cookie") for r in posts] == ["node=b-2"] * 3
+    before = [r for r in server.requests if r.method == "POST"][:after]
+    assert all("cookie" not in r.headers for r in before)
+
+
+async def test_configured_headers_go_under_the_transports_own() -> None:
+    configured = {"X-Api-Key": "secret", "content-type": "text/plain", "Accept": "text/html"}
+    async with asyncio.timeout(TIMEOUT), raw_http_server() as server:
+        async with m.connect(http(server.url, headers=configured)) as session:
+            await session.call_tool("echo", {"text": "x"})
+    posts = [r for r in server.requests if r.method == "POST"]
+    assert len(posts) >= 3
+    for request in posts:
+        assert request.headers["x-api-key"] == "secret"
+        assert request.headers["content-type"] == "application/json"
+        assert request.headers["accept"] == "application/json, text/event-stream"
+
+
+async def test_a_client_passed_in_keeps_its_trace_hooks_for_every_request() -> None:
+    seen: list[str] = []
+
+    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
+        seen.append(params.method)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    async with asyncio.timeout(TIMEOUT), raw_http_server() as server:
+        client = aiohttp.ClientSession(trace_configs=[trace])
+        transport = m.StreamableHttpTransport(server.url, client=client)
+        async with m.ClientSession(transport) as session:
+            await session.call_tool("echo", {"text": "x"})
+    assert seen == [r.method for r in server.requests]
+    assert seen.count("POST") >= 3
+
+
+async def test_a_refused_connection_on_a_direct_post_is_one_line_naming_the_server() -> None:
+    async with raw_http_server() as server:
+        url = server.url
+    with pytest.raises(m.McpError, match="cannot connect to") as info:
+        async with asyncio.timeout(TIMEOUT), m.connect(http(url, handshake_timeout=5)):
+            pass
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("3.14.0", True),
+        ("3.14.5", True),
+        ("3.13.3", False),
+        ("3.15.0", False),
+        ("4.0.0a1", False),
+        ("garbage", False),
+        ("", False),
+    ],
+)
+def test_the_direct_layer_is_used_only_with_the_aiohttp_releases_it_was_written_for(
+    version: str, expected: bool
+) -> None:
+    assert supported(version) is expected
+
+
+def test_the_locked_aiohttp_is_one_the_direct_layer_was_written_for() -> None:
+    # Fails when uv.lock moves to another aiohttp minor release: read `_http_direct` against
+    # its request layer (ClientSession._request), then add the release to SUPPORTED.
+    assert supported(aiohttp.__version__), aiohttp.__version__
