@@ -85,12 +85,33 @@ class DirectPost:
             target,
             headers=self._merged(headers),
             data=data,
-            cookies=jar.filter_cookies(target),
+            # (An empty jar has nothing to filter: most servers set no cookies.)
+            cookies=jar.filter_cookies(target) if len(jar) else None,
             loop=asyncio.get_running_loop(),
             session=client,
         )
+        timeout = client.timeout
         try:
-            response = await _send(connector, request, client.timeout)
+            try:
+                connection = await connector.connect(request, traces=NO_TRACES, timeout=timeout)
+            except TimeoutError as exc:
+                raise aiohttp.ConnectionTimeoutError(
+                    f"Connection timeout to host {target}"
+                ) from exc
+            protocol = connection.protocol
+            assert protocol is not None
+            # The client's defaults (paicli's client sets none of these), read to the end.
+            protocol.set_response_params(read_until_eof=True, read_timeout=timeout.sock_read)
+            try:
+                response = await request.send(connection)
+                try:
+                    await response.start(connection)
+                except BaseException:
+                    response.close()
+                    raise
+            except BaseException:
+                connection.close()
+                raise
         except aiohttp.ClientError:
             raise
         except OSError as exc:
@@ -122,29 +143,3 @@ class DirectPost:
             merged = CIMultiDictProxy(result)
         self._headers_in, self._headers_out = headers, merged
         return merged
-
-
-async def _send(
-    connector: aiohttp.BaseConnector, request: aiohttp.ClientRequest, timeout: aiohttp.ClientTimeout
-) -> aiohttp.ClientResponse:
-    """A connection from the pool (or a new one), the request written, the response's
-    status line and headers read (what `ClientSession.request` does for one hop)."""
-    try:
-        connection = await connector.connect(request, traces=NO_TRACES, timeout=timeout)
-    except TimeoutError as exc:
-        raise aiohttp.ConnectionTimeoutError(f"Connection timeout to host {request.url}") from exc
-    protocol = connection.protocol
-    assert protocol is not None
-    # The client's defaults (paicli's client sets none of these), body read to the end.
-    protocol.set_response_params(read_until_eof=True, read_timeout=timeout.sock_read)
-    try:
-        response = await request.send(connection)
-        try:
-            await response.start(connection)
-        except BaseException:
-            response.close()
-            raise
-    except BaseException:
-        connection.close()
-        raise
-    return response
