@@ -337,7 +337,9 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
                 watcher=self._watcher,
                 direct=self._direct,
             )
-            async with response:
+            # (Released by hand: `async with` would then also await aiohttp's body writer,
+            # which `release()` cancels if it still runs, at three coroutines a call.)
+            try:
                 status = response.status
                 if (
                     status in (401, 403)
@@ -369,6 +371,8 @@ class StreamableHttpTransport(SessionUpkeep, Transport):
                     or self._took_session(method, request_id, response.headers)
                 ):
                     await read_answer(self._link, message, request_id, response, modern, body=body)
+            finally:
+                response.release()
         except asyncio.CancelledError:
             raise
         except HTTP_FAILURES as exc:

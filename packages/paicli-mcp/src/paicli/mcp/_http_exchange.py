@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HTTP_FAILURES",
     "OAuthUse",
+    "arrived_body",
     "error_body",
     "excerpt",
     "exchange",
@@ -259,6 +260,20 @@ def read_body(response: aiohttp.ClientResponse, limit: int) -> Awaitable[bytes]:
     if length is not None and length <= limit and encoding in ("", "identity"):
         return response.read()
     return _read_capped(response, limit)
+
+
+def arrived_body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The whole body if it has arrived already, as a small answer usually has with its
+    headers (a declared length within `limit`, not compressed, its end seen); else None,
+    and `read_body` waits for it. (No coroutine: nearly every call's answer is read here.)"""
+    content = response.content
+    length = response.content_length
+    if length is None or length > limit or not content.is_eof() or content.exception():
+        return None
+    encoding = response.headers.get("Content-Encoding")
+    if encoding is not None and encoding.strip().lower() not in ("", "identity"):
+        return None
+    return content.read_nowait()
 
 
 async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:

@@ -23,6 +23,7 @@ import aiohttp
 from ._http_exchange import (
     HTTP_FAILURES,
     OAuthUse,
+    arrived_body,
     error_body,
     excerpt,
     exchange,
@@ -118,7 +119,9 @@ async def read_answer(
         return
     content_type = response.content_type
     if content_type == "application/json":
-        body = await read_body(response, link.max_message_size)
+        body = arrived_body(response, link.max_message_size)
+        if body is None:
+            body = await read_body(response, link.max_message_size)
         if not _deliver_body(link, body, request_id):
             # Nothing else will answer it: a body cut short, or not JSON-RPC.
             quoted = excerpt(body)
