@@ -64,22 +64,26 @@ class DirectPost:
         self.url = url
         self._client = client
         self._target = target
+        # What a client keeps for its life (read once, not through its properties a call).
+        self._connector = client.connector
+        self._jar = client.cookie_jar
+        self._timeout = client.timeout
         # The last request headers seen and the same merged under the client's defaults:
         # a session sends the same header object with every call.
         self._headers_in: Mapping[str, str] | None = None
         self._headers_out: Mapping[str, str] = {}
 
     async def post(self, headers: Mapping[str, str], data: bytes) -> aiohttp.ClientResponse:
-        """One POST of `data` to the URL; its response, not yet read (`async with` it)."""
+        """One POST of `data` to the URL; its response, not yet read (release it)."""
         client = self._client
-        connector = client.connector
-        if connector is None or client.closed:
+        connector = self._connector
+        if connector is None or connector.closed:
             # `ClientSession.request` says what is wrong.
             return await client.request(
                 "POST", self.url, headers=headers, data=data, allow_redirects=False
             )
         target = self._target
-        jar = client.cookie_jar
+        jar = self._jar
         request = aiohttp.ClientRequest(
             "POST",
             target,
@@ -90,7 +94,7 @@ class DirectPost:
             loop=asyncio.get_running_loop(),
             session=client,
         )
-        timeout = client.timeout
+        timeout = self._timeout
         try:
             try:
                 connection = await connector.connect(request, traces=NO_TRACES, timeout=timeout)
