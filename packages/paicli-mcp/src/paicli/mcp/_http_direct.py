@@ -32,10 +32,12 @@ SUPPORTED = ((3, 14),)
 NO_TRACES: list[Trace] = []
 
 
-def supported(version: str = aiohttp.__version__) -> bool:
-    """Whether aiohttp `version`'s request layer is one this module was written for."""
+def supported(version: str | None = None) -> bool:
+    """Whether aiohttp `version`'s (default: the installed one's) request layer is one this
+    module was written for."""
+    release = aiohttp.__version__ if version is None else version
     try:
-        major, minor = (int(part) for part in version.split(".")[:2])
+        major, minor = (int(part) for part in release.split(".")[:2])
     except ValueError:
         return False
     return (major, minor) in SUPPORTED
