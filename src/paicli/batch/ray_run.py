@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from paicli.batch.actor import BatchActor
+from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
 from paicli.batch.results import failure
@@ -95,17 +95,17 @@ def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tup
     count = min(options.workers or max(1, int(cpus)), tasks)
     nodes = [_cpus(node) for node in ray.nodes() if node.get("Alive") and _cpus(node) > 0]
     share = min(1.0, cpus / count)  # each worker's CPU, as Ray counts it
-    actor_class = ray.remote(
-        max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD"
-    )(BatchActor)
     environ = passed_environment(os.environ)
     return [
         (
-            actor_class.options(
+            ray.remote(
+                max_restarts=RESTARTS,
+                max_task_retries=RESTARTS,
+                scheduling_strategy="SPREAD",
                 # Its workers' share, never more than the smallest node has (it must fit one).
                 num_cpus=min(slots * share, min(nodes, default=1.0)),
                 max_concurrency=slots + 1,  # its workers' runs, and the close that follows
-            ).remote(first, environ, options.task_memory, slots),
+            )(BatchActor.placed(Placement(first, environ, options.task_memory, slots))).remote(),
             slots,
         )
         for first, slots in split_workers(count, len(nodes))
