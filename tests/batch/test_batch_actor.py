@@ -33,7 +33,7 @@ async def test_a_call_stopped_mid_task_does_not_leave_its_slot_busy(
     async with TaskLlm(decide) as llm:
         flags = {"provider": None, "model": "scripted", "base_url": llm.base_url}
         defaults = Defaults(flags=flags).to_wire()
-        actor = BatchActor(Placement(0, settings, None, slots=1))
+        actor = BatchActor(Placement(settings, None, slots=1))
         stuck = Task(line=1, id="stuck", prompt="stuck").to_wire()
         running = asyncio.ensure_future(actor.run(stuck, defaults, None))
         await asyncio.wait_for(llm.wait_for_requests(1), 60)
@@ -52,7 +52,7 @@ def test_an_actor_class_carries_its_placement_through_a_pickle() -> None:
     """Ray makes the actor from its class alone (no arguments): the class, pickled as Ray
     ships it, brings the placement along; `BatchActor` itself has none to start from."""
     cloudpickle = pytest.importorskip("ray.cloudpickle")
-    placement = Placement(2, {"PAICLI_HOME": "/somewhere"}, 1 << 30, slots=3)
+    placement = Placement({"PAICLI_HOME": "/somewhere"}, 1 << 30, slots=3)
     shipped = cloudpickle.loads(cloudpickle.dumps(BatchActor.placed(placement)))
     assert issubclass(shipped, BatchActor) and shipped.__name__ == "BatchActor"
     assert shipped.placement == placement

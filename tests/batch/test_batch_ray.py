@@ -131,7 +131,7 @@ async def an_actor_starts_its_workers_at_once(root: Path, ray: ModuleType) -> No
     os.mkdir(root)
 
     class Watched(BatchActor):  # made here, so pickled whole, as `BatchActor.placed` is
-        placement = Placement(0, {"TMPDIR": str(root)}, None, 2)
+        placement = Placement({"TMPDIR": str(root)}, None, 2)
 
         def __init__(self) -> None:
             worker = ray._private.worker.global_worker

@@ -25,19 +25,18 @@ __all__ = ["BatchActor", "Placement"]
 
 
 class Placement(NamedTuple):
-    """What an actor is given: its first worker's number, the driver's variables (see
-    `ray_run.passed_environment`), the workers' memory limit and their number."""
+    """What an actor is given: the driver's variables (see `ray_run.passed_environment`),
+    the workers' memory limit and their number."""
 
-    first: int
     environ: dict[str, str]
     memory: int | None
     slots: int = 1
 
 
 class BatchActor:
-    """Workers `first` .. `first + slots - 1` of the batch on a Ray node (an async actor:
-    Ray runs `__init__` in the actor's event loop, where the workers' start is begun). At
-    most `slots` tasks run at once, one per worker.
+    """`slots` workers of the batch on a Ray node (an async actor: Ray runs `__init__` in
+    the actor's event loop, where the workers' start is begun). At most `slots` tasks run at
+    once, one per worker.
 
     Ray makes it from `BatchActor.placed(...)`, a class carrying its `Placement`, with no
     arguments: a new Ray worker sets up its serialization (importing pydantic and more,
@@ -56,7 +55,7 @@ class BatchActor:
             tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
         )
         self._workers = [
-            WorkerProcess(self._scratch, given.first + n, memory=given.memory, environ=None)
+            WorkerProcess(self._scratch, n, memory=given.memory, environ=None)
             for n in range(given.slots)
         ]
         self._free: asyncio.Queue[WorkerProcess] = asyncio.Queue()
@@ -71,9 +70,10 @@ class BatchActor:
 
     @classmethod
     def placed(cls, placement: Placement) -> type[BatchActor]:
-        """A class of its own for one actor, `placement` in it. Ray ships an actor's class
-        pickled (kept in the cluster's function table for the job, as the arguments it
-        replaces were kept with the actor, restarts included), so it needs no arguments."""
+        """A class with `placement` in it (one for the actors of each size). Ray ships an
+        actor's class pickled (kept in the cluster's function table for the job, as the
+        arguments it replaces were kept with the actor, restarts included), so its actors
+        need no arguments."""
         return type(cls.__name__, (cls,), {"placement": placement, "__module__": __name__})
 
     async def run(
