@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from paicli.batch.actor import BatchActor
+from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
 from paicli.batch.task import Task
 from tests.batch.task_llm import TaskLlm
@@ -33,7 +33,7 @@ async def test_a_call_stopped_mid_task_does_not_leave_its_slot_busy(
     async with TaskLlm(decide) as llm:
         flags = {"provider": None, "model": "scripted", "base_url": llm.base_url}
         defaults = Defaults(flags=flags).to_wire()
-        actor = BatchActor(0, settings, None, slots=1)
+        actor = BatchActor(Placement(settings, None, slots=1))
         stuck = Task(line=1, id="stuck", prompt="stuck").to_wire()
         running = asyncio.ensure_future(actor.run(stuck, defaults, None))
         await asyncio.wait_for(llm.wait_for_requests(1), 60)
@@ -46,3 +46,16 @@ async def test_a_call_stopped_mid_task_does_not_leave_its_slot_busy(
         assert (result["task"], result["result"]) == ("after", "fine after")
         await actor.close()
     await until(lambda: processes_with(f"{tmp_path}/paicli-batch-") == [], timeout=20)
+
+
+def test_an_actor_class_carries_its_placement_through_a_pickle() -> None:
+    """Ray makes the actor from its class alone (no arguments): the class, pickled as Ray
+    ships it, brings the placement along; `BatchActor` itself has none to start from."""
+    cloudpickle = pytest.importorskip("ray.cloudpickle")
+    placement = Placement({"PAICLI_HOME": "/somewhere"}, 1 << 30, slots=3)
+    shipped = cloudpickle.loads(cloudpickle.dumps(BatchActor.placed(placement)))
+    assert issubclass(shipped, BatchActor) and shipped.__name__ == "BatchActor"
+    assert shipped.placement == placement
+    assert BatchActor.placement is None
+    with pytest.raises(TypeError, match="needs a Placement"):
+        BatchActor()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from paicli.batch.actor import BatchActor
+from paicli.batch.actor import BatchActor, Placement
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
 from tests.conftest import SERVER_PROGRAMS
@@ -125,12 +125,29 @@ async def each_worker_keeps_its_own_warm_server(root: Path) -> None:
 
 async def an_actor_starts_its_workers_at_once(root: Path, ray: ModuleType) -> None:
     """A new actor's worker processes (one per slot) load while the driver is still sending
-    the first tasks, all children of the actor, and closing the actor stops them."""
+    the first tasks, all children of the actor, and closing the actor stops them. The actor
+    is made without arguments, so its new Ray worker starts them before it sets up Ray's
+    serialization (which it does for the first task's arguments)."""
     os.mkdir(root)
-    actor = ray.remote(num_cpus=0)(BatchActor).remote(0, {"TMPDIR": str(root)}, None, 2)
+
+    class Watched(BatchActor):  # made here, so pickled whole, as `BatchActor.placed` is
+        placement = Placement({"TMPDIR": str(root)}, None, 2)
+
+        def __init__(self) -> None:
+            worker = ray._private.worker.global_worker
+            self.serialization_set_up = bool(worker.serialization_context_map)
+            super().__init__()
+
+        async def serialization_set_up_at_init(self) -> bool:
+            return self.serialization_set_up
+
+    # A variable of its own: a new Ray worker, never an idle one other tests' tasks used.
+    fresh = {"env_vars": {"PAICLI_TEST_FRESH_WORKER": str(root)}}
+    actor = ray.remote(num_cpus=0, runtime_env=fresh)(Watched).remote()
     marker = f"{root}/paicli-batch-"
     await until(lambda: len(processes_with(marker)) == 2, timeout=60)
     assert len({parent_of(pid) for pid in processes_with(marker)}) == 1
+    assert await asyncio.wrap_future(actor.serialization_set_up_at_init.remote().future()) is False
     await asyncio.wrap_future(actor.close.remote().future())
     ray.kill(actor, no_restart=True)
     await until(lambda: processes_with(marker) == [], timeout=20)

@@ -16,30 +16,47 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 from paicli.batch.process import WorkerProcess
 from paicli.batch.task import Task
 
-__all__ = ["BatchActor"]
+__all__ = ["BatchActor", "Placement"]
+
+
+class Placement(NamedTuple):
+    """What an actor is given: the driver's variables (see `ray_run.passed_environment`),
+    the workers' memory limit and their number."""
+
+    environ: dict[str, str]
+    memory: int | None
+    slots: int = 1
 
 
 class BatchActor:
-    """Workers `first` .. `first + slots - 1` of the batch on a Ray node (an async actor:
-    Ray runs `__init__` in the actor's event loop, where the workers' start is begun). At
-    most `slots` tasks run at once, one per worker."""
+    """`slots` workers of the batch on a Ray node (an async actor: Ray runs `__init__` in
+    the actor's event loop, where the workers' start is begun). At most `slots` tasks run at
+    once, one per worker.
 
-    def __init__(
-        self, first: int, environ: dict[str, str], memory: int | None, slots: int = 1
-    ) -> None:
-        os.environ.update(environ)  # the driver's paicli settings, model keys, home
+    Ray makes it from `BatchActor.placed(...)`, a class carrying its `Placement`, with no
+    arguments: a new Ray worker sets up its serialization (importing pydantic and more,
+    0.1-0.25 s) when it first reads arguments, so an actor made without any starts its
+    workers first and that set-up, done for its first task, overlaps their start."""
+
+    placement: ClassVar[Placement | None] = None
+
+    def __init__(self, placement: Placement | None = None) -> None:
+        given = placement or self.placement
+        if given is None:
+            raise TypeError("BatchActor needs a Placement (or a class from BatchActor.placed)")
+        os.environ.update(given.environ)  # the driver's paicli settings, model keys, home
         # TMPDIR read now: tempfile keeps the first it saw in this (reused) Ray worker.
         self._scratch = Path(
             tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None)
         )
         self._workers = [
-            WorkerProcess(self._scratch, first + n, memory=memory, environ=None)
-            for n in range(slots)
+            WorkerProcess(self._scratch, n, memory=given.memory, environ=None)
+            for n in range(given.slots)
         ]
         self._free: asyncio.Queue[WorkerProcess] = asyncio.Queue()
         for worker in self._workers:
@@ -50,6 +67,14 @@ class BatchActor:
         except RuntimeError:  # no loop here (another Ray): the first task starts each
             return
         self._starting = asyncio.gather(*(worker.start() for worker in self._workers))
+
+    @classmethod
+    def placed(cls, placement: Placement) -> type[BatchActor]:
+        """A class with `placement` in it (one for the actors of each size). Ray ships an
+        actor's class pickled (kept in the cluster's function table for the job, as the
+        arguments it replaces were kept with the actor, restarts included), so its actors
+        need no arguments."""
+        return type(cls.__name__, (cls,), {"placement": placement, "__module__": __name__})
 
     async def run(
         self, task: dict[str, Any], defaults: dict[str, Any], timeout: float | None

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from paicli.batch.actor import BatchActor
+from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
 from paicli.batch.results import failure
@@ -95,33 +95,33 @@ def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tup
     count = min(options.workers or max(1, int(cpus)), tasks)
     nodes = [_cpus(node) for node in ray.nodes() if node.get("Alive") and _cpus(node) > 0]
     share = min(1.0, cpus / count)  # each worker's CPU, as Ray counts it
-    actor_class = ray.remote(
-        max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD"
-    )(BatchActor)
     environ = passed_environment(os.environ)
-    return [
-        (
-            actor_class.options(
+    made: dict[int, Any] = {}  # an actor class per number of workers (at most two)
+
+    def actor_class(slots: int) -> Any:
+        if slots not in made:
+            made[slots] = ray.remote(
+                max_restarts=RESTARTS,
+                max_task_retries=RESTARTS,
+                scheduling_strategy="SPREAD",
                 # Its workers' share, never more than the smallest node has (it must fit one).
                 num_cpus=min(slots * share, min(nodes, default=1.0)),
                 max_concurrency=slots + 1,  # its workers' runs, and the close that follows
-            ).remote(first, environ, options.task_memory, slots),
-            slots,
-        )
-        for first, slots in split_workers(count, len(nodes))
-    ]
+            )(BatchActor.placed(Placement(environ, options.task_memory, slots)))
+        return made[slots]
+
+    return [(actor_class(slots).remote(), slots) for slots in split_workers(count, len(nodes))]
 
 
 def _cpus(node: dict[str, Any]) -> float:
     return float(node.get("Resources", {}).get("CPU", 0.0))
 
 
-def split_workers(count: int, nodes: int) -> list[tuple[int, int]]:
+def split_workers(count: int, nodes: int) -> list[int]:
     """`count` workers over one actor per node (at most one per worker), as evenly as can
-    be: each actor's first worker number and its number of workers."""
+    be: each actor's number of workers."""
     actors = max(1, min(count, nodes))
-    sizes = [count // actors + (1 if n < count % actors else 0) for n in range(actors)]
-    return [(sum(sizes[:n]), size) for n, size in enumerate(sizes)]
+    return [count // actors + (1 if n < count % actors else 0) for n in range(actors)]
 
 
 async def _dispatch(
