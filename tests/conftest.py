@@ -27,6 +27,7 @@ from paicli.mcp import (
     _rpc,
 )
 from paicli.mcp._sandbox.support import SandboxSupport, _Cache
+from tests import zygote
 from tests.virtual_clock import VirtualClockLoop
 
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
@@ -121,6 +122,8 @@ def _in_memory_unless_marked_real(
     """Keep the in-memory tier honest: a test not marked `real` cannot spawn a
     process or connect or bind a socket, so `make test-fast` stays fast and needs nothing
     but this process."""
+    # Whether this test's `python -m paicli.cli` processes start fresh (tests/zygote.py).
+    zygote.fresh_for_this_test(request.node.get_closest_marker("fresh_paicli") is not None)
     if request.node.get_closest_marker("real"):
         return
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.in_process import Run, run_paicli_async
 from tests.llm_server import Json, ScriptedLlm
@@ -63,7 +64,7 @@ async def paicli(
         env["PAICLI_API_KEY"] = API_KEY
     if not process:
         return await run_paicli_async([*flags, *args], cwd=project, environ=env, stdin=stdin)
-    started = await asyncio.create_subprocess_exec(
+    started = await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
@@ -177,7 +178,7 @@ async def test_an_interrupted_run_still_ends_its_json_output(
         {"text": "Half an answer", "hang": True},
     ]
     async with ScriptedLlm(script) as llm:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             "-m",
             "paicli.cli",

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.in_process import Run, run_paicli
@@ -445,7 +446,7 @@ async def test_stopping_the_doctor_mid_run_leaves_no_server_behind(tmp_path: Pat
     for name in ("buffered.py", "broken_base.py"):
         shutil.copy(BROKEN / name, tmp_path / name)
     path = str(tmp_path / "buffered.py")
-    doctor = await asyncio.create_subprocess_exec(
+    doctor = await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
