@@ -42,12 +42,21 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ZygoteChild", "fresh_for_this_test", "spawn_on_fds", "zygote_pids"]
+__all__ = [
+    "CONSOLE_SCRIPT",
+    "ZygoteChild",
+    "Zygotes",
+    "fresh_for_this_test",
+    "spawn_on_fds",
+    "zygote_pids",
+]
 
 SERVER = Path(__file__).with_name("zygote_server.py")
+# The installed console script, as a user runs paicli: always a fresh interpreter.
+CONSOLE_SCRIPT = Path(sys.executable).with_name("paicli")
 FRESH = os.environ.get("PAICLI_TESTS_FRESH") == "1"
 # Read by the interpreter at its start, or by the `time` module at its import.
 STARTUP_VARIABLES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ"})
@@ -105,7 +114,7 @@ class _Zygote:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-class _Zygotes:
+class Zygotes:
     """This worker's zygotes, by the values of the variables that decide a start."""
 
     def __init__(self) -> None:
@@ -128,6 +137,9 @@ class _Zygotes:
             given = self._given(env)
             key = frozenset(given.items())
             zygote = self._by_key.pop(key, None)
+            if zygote is not None and zygote.process.poll() is not None:
+                zygote.close()  # it died (a test of its own killed it): start another
+                zygote = None
             if zygote is None:
                 if key in self._failed:
                     return None
@@ -155,7 +167,7 @@ class _Zygotes:
         return [zygote.pid for zygote in self._by_key.values()]
 
 
-_zygotes = _Zygotes()
+_zygotes = Zygotes()
 
 
 def zygote_pids() -> list[int]:
@@ -163,10 +175,12 @@ def zygote_pids() -> list[int]:
     return _zygotes.pids()
 
 
-def _forkable(argv: Sequence[str]) -> list[str] | None:
-    """The argv after the interpreter when `argv` is `python -m paicli.cli ...` and this
-    test may fork it; else None."""
-    if _state["fresh"] or list(argv[:3]) != [sys.executable, "-m", "paicli.cli"]:
+def _forkable(argv: Sequence[str], modules: Collection[str]) -> list[str] | None:
+    """The argv after the interpreter when `argv` is `python -m MODULE ...` (one of
+    `modules`) and this test may fork it; else None."""
+    if _state["fresh"] or len(argv) < 3 or list(argv[:2]) != [sys.executable, "-m"]:
+        return None
+    if argv[2] not in modules:
         return None
     return [str(arg) for arg in argv[1:]]
 
@@ -186,11 +200,11 @@ class ZygoteChild:
         self._ended: asyncio.Future[int] | None = None
 
     def _status(self, answer: bytes) -> int:
+        self._conn.close()
         if not answer.startswith(b"exit "):
             raise RuntimeError(f"the zygote lost child {self.pid}: {answer!r}")
         _, code, cpu = answer.split()
         self.returncode, self.cpu_seconds = int(code), float(cpu)
-        self._conn.close()
         return self.returncode
 
     def _watch(self) -> asyncio.Future[int]:
@@ -245,12 +259,15 @@ def spawn_on_fds(
     fds: tuple[int, int, int],
     session: bool = False,
     terminal: bool = False,
+    modules: Collection[str] = ("paicli.cli",),
+    zygotes: Zygotes | None = None,
 ) -> ZygoteChild | None:
     """`argv` forked from a zygote with `fds` as its stdin, stdout and stderr (the caller
     keeps and closes its copies); `session`: a new session, `terminal`: its stdin as the
-    controlling terminal. None when it must start fresh instead (see the module)."""
-    rest = _forkable(argv)
-    zygote = None if rest is None else _zygotes.for_env(env)
+    controlling terminal. None when it must start fresh instead (see the module).
+    `modules` and `zygotes` are for the zygote's own tests (tests/test_zygote.py)."""
+    rest = _forkable(argv, modules)
+    zygote = None if rest is None else (zygotes or _zygotes).for_env(env)
     if rest is None or zygote is None:
         return None
     request = {"argv": rest, "cwd": os.fspath(cwd), "env": dict(env), "session": session}

@@ -90,6 +90,7 @@ class ZygoteProcess:
     async def communicate(self, input: bytes | None = None) -> tuple[bytes, bytes]:
         """As asyncio's: stdin fed (and closed) only when `input` is given; None for an
         output that is not a pipe (typed as asyncio's stub types it)."""
+
         async def feed() -> None:
             if self.stdin is None or input is None:
                 return
