@@ -37,6 +37,10 @@ print(json.dumps({
     "leader": os.getsid(0) == os.getpid(),
     "foreground": sys.stdin.isatty() and os.tcgetpgrp(0) == os.getpgrp(),
     "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+    "signals": {
+        signal.Signals(sig).name: str(signal.getsignal(sig))
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGUSR1)
+    },
 }))
 sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 """
@@ -99,6 +103,29 @@ def test_a_child_has_its_own_argv_environment_folder_and_stdio(
     code, out = probe(zygotes, folder, {**env, "MARK": "two", "HOME": "/nowhere"}, "show")
     assert code == 0
     assert json.loads(out)["env"]["MARK"] == "two" and len(zygotes.pids()) == 1
+
+
+def test_signals_are_as_a_fresh_start_from_here_would_have_them(
+    zygotes: Zygotes, folder: Path
+) -> None:
+    """What this process ignores, a child started now ignores too; the rest as a start sets
+    them (whatever the zygote had when it started)."""
+    probe(zygotes, folder, {}, "show")  # the zygote started while SIGUSR1 was the default
+    before = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    try:
+        code, out = probe(zygotes, folder, {}, "show")
+    finally:
+        signal.signal(signal.SIGUSR1, before)
+    assert code == 0
+    assert json.loads(out)["signals"] == {
+        "SIGINT": str(signal.default_int_handler),
+        "SIGTERM": str(signal.SIG_DFL),
+        "SIGPIPE": str(signal.SIG_IGN),
+        "SIGUSR1": str(signal.SIG_IGN),
+    }
+    assert json.loads(probe(zygotes, folder, {}, "show")[1])["signals"]["SIGUSR1"] == str(
+        signal.SIG_DFL
+    )
 
 
 def test_a_start_variable_chooses_a_zygote_of_its_own(zygotes: Zygotes, folder: Path) -> None:

@@ -66,6 +66,7 @@ REDONE_IN_CHILD = frozenset({"HOME"})
 MOST_ZYGOTES = 4  # per worker; the least recently used is closed beyond this
 
 _state = {"fresh": FRESH}
+_CATCHABLE = sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP})
 
 
 def fresh_for_this_test(fresh: bool) -> None:
@@ -272,6 +273,8 @@ def spawn_on_fds(
         return None
     request = {"argv": rest, "cwd": os.fspath(cwd), "env": dict(env), "session": session}
     request["terminal"] = terminal
+    # An exec keeps the signals its parent ignores (and resets those it handles).
+    request["ignored"] = [int(sig) for sig in _CATCHABLE if signal.getsignal(sig) == signal.SIG_IGN]
     conn = zygote.connect()
     rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
     conn.sendmsg([json.dumps(request).encode()], rights)

@@ -80,6 +80,7 @@ class Request:
     env: dict[str, str]
     session: bool
     terminal: bool
+    ignored: list[int]  # the signals the client ignores (a fresh start inherits them)
     fds: list[int]
     server_sockets: list[socket.socket] = field(default_factory=list)
     server_fds: list[int] = field(default_factory=list)
@@ -181,6 +182,7 @@ def _accept(
             env=dict(asked["env"]),
             session=bool(asked["session"]),
             terminal=bool(asked["terminal"]),
+            ignored=[int(sig) for sig in asked["ignored"]],
             fds=fds,
             server_sockets=[listener, conn, *conns],
             server_fds=list(children),
@@ -264,11 +266,29 @@ def _become(request: Request, zygote: int, added: dict[str, str]) -> None:
 
     tempfile.tempdir = None
     _redo_home_reads()
+    _signals_as_started(set(request.ignored))
     streams = (sys.stdin, sys.stdout, sys.stderr)
     sys.stdin, sys.stdout, sys.stderr = (
         _stdio(fd, fd > 0, str(old.errors), str(old.encoding)) for fd, old in enumerate(streams)
     )
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
+
+
+def _signals_as_started(ignored: set[int]) -> None:
+    """Signal dispositions as `subprocess` (restore_signals) and a start leave them: what the
+    client ignores stays ignored (but SIGPIPE and SIGXFSZ, which the exec resets and the
+    interpreter ignores again), SIGINT raises KeyboardInterrupt, the rest are the default."""
+    started: dict[int, Any] = {signal.SIGPIPE: signal.SIG_IGN, signal.SIGXFSZ: signal.SIG_IGN}
+    started[signal.SIGINT] = signal.default_int_handler
+    for sig in sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}):
+        wanted = started.get(sig, signal.SIG_DFL)
+        if sig in ignored and sig not in (signal.SIGPIPE, signal.SIGXFSZ):
+            wanted = signal.SIG_IGN
+        try:
+            if signal.getsignal(sig) != wanted:
+                signal.signal(sig, wanted)
+        except (OSError, ValueError):
+            pass  # one the kernel does not let a process set (SIGRTMIN's neighbours)
 
 
 def _redo_home_reads() -> None:
