@@ -307,6 +307,7 @@ def _run(argv: list[str]) -> None:
     assert argv[0] == "-m", argv
     sys.path[0] = os.getcwd()
     sys.argv = ["-m", *argv[2:]]
+    sys.orig_argv = [sys.executable, *argv]
     sys.modules["__main__"] = types.ModuleType("__main__")
     runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]
 
