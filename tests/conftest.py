@@ -6,6 +6,7 @@ import asyncio
 import gc
 import importlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -113,6 +114,20 @@ IN_MEMORY_SANDBOX = SandboxSupport(
 
 class NotInMemory(AssertionError):
     """A test of the in-memory tier tried to spawn a process or use a socket."""
+
+
+@pytest.fixture(autouse=True)
+def _sigint_left_as_found() -> Iterator[None]:
+    """A test may not leave SIGINT changed in its worker: every `paicli` started there later
+    (fresh, or forked: tests/zygote.py) inherits an ignored SIGINT, and the tests that stop
+    one with Ctrl+C then wait out their timeouts far from the cause. Fails the test that did
+    it (and puts SIGINT back for the rest)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT as {after!r} (it was {before!r})")
 
 
 @pytest.fixture(autouse=True)
