@@ -42,6 +42,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -122,6 +123,7 @@ class Zygotes:
         self._by_key: dict[frozenset[tuple[str, str]], _Zygote] = {}
         self._read: frozenset[str] = frozenset()
         self._failed: set[frozenset[tuple[str, str]]] = set()
+        self._lock = threading.Lock()
         atexit.register(self.close)
 
     def _given(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -133,7 +135,11 @@ class Zygotes:
 
     def for_env(self, env: Mapping[str, str]) -> _Zygote | None:
         """The zygote whose start matches `env`'s (started if needed); None if one cannot
-        (the imports read every variable)."""
+        (the imports read every variable). Thread-safe (a test may start paicli in one)."""
+        with self._lock:
+            return self._for_env(env)
+
+    def _for_env(self, env: Mapping[str, str]) -> _Zygote | None:
         for _ in range(3):  # a zygote's report can add variables to choose by
             given = self._given(env)
             key = frozenset(given.items())
@@ -161,8 +167,9 @@ class Zygotes:
         return None
 
     def close(self) -> None:
-        while self._by_key:
-            self._by_key.popitem()[1].close()
+        with self._lock:
+            while self._by_key:
+                self._by_key.popitem()[1].close()
 
     def pids(self) -> list[int]:
         return [zygote.pid for zygote in self._by_key.values()]
@@ -231,8 +238,20 @@ class ZygoteChild:
     async def wait(self) -> int:
         return await asyncio.shield(self._watch())
 
+    def poll(self) -> int | None:
+        """The exit code if the zygote has reported it, without waiting."""
+        if self.returncode is None:
+            self._conn.setblocking(False)
+            try:
+                answer = self._conn.recv(64)
+            except BlockingIOError:
+                return None
+            return self._status(answer)
+        return self.returncode
+
     def wait_blocking(self, timeout: float | None = None) -> int:
         if self.returncode is None:
+            self._conn.setblocking(True)
             self._conn.settimeout(timeout)
             try:
                 answer = self._conn.recv(64)

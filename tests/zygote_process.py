@@ -1,5 +1,6 @@
-"""`asyncio.create_subprocess_exec` and `subprocess.run` for `python -m paicli.cli ...`,
-forked from a zygote (tests/zygote.py) when that applies, else exactly the real call.
+"""`asyncio.create_subprocess_exec`, `subprocess.run` and `subprocess.Popen` for
+`python -m paicli.cli ...`, forked from a zygote (tests/zygote.py) when that applies, else
+exactly the real call.
 
 The forked child gets real pipes (PIPE), /dev/null (DEVNULL) or the descriptor given; the
 test's side of a pipe is an asyncio stream as asyncio's own (`stdin` a StreamWriter, `stdout`
@@ -18,7 +19,7 @@ from typing import IO, Any, cast
 
 from tests.zygote import ZygoteChild, spawn_on_fds
 
-__all__ = ["ZygoteProcess", "create_subprocess_exec", "run"]
+__all__ = ["Popen", "ZygotePopen", "ZygoteProcess", "create_subprocess_exec", "run"]
 
 PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
 LIMIT = 2**16  # asyncio's stream limit for a subprocess's pipes
@@ -265,3 +266,95 @@ def _drainer(fd: int, number: int, got: dict[int, bytes]) -> Any:
             got[number] = pipe.read()
 
     return drain
+
+
+class ZygotePopen:
+    """subprocess.Popen's surface (as the tests use it) over a forked child: pipes as file
+    objects (text with `text`), wait, poll, communicate, signals, a context manager."""
+
+    def __init__(self, args: list[str], child: ZygoteChild, ends: _Ends, text: bool) -> None:
+        self.args, self._child, self.pid = args, child, child.pid
+        suffix = "" if text else "b"
+        theirs_in, theirs_out, theirs_err = ends.parent
+        self.stdin: IO[Any] | None = None if theirs_in is None else open(theirs_in, "w" + suffix)  # noqa: SIM115
+        self.stdout: IO[Any] | None = None if theirs_out is None else open(theirs_out, "r" + suffix)  # noqa: SIM115
+        self.stderr: IO[Any] | None = None if theirs_err is None else open(theirs_err, "r" + suffix)  # noqa: SIM115
+        self._threads: list[threading.Thread] | None = None
+        self._got: dict[int, Any] = {}
+
+    @property
+    def returncode(self) -> int | None:
+        return self._child.returncode
+
+    def poll(self) -> int | None:
+        return self._child.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self._child.wait_blocking(timeout)
+
+    def communicate(self, input: Any = None, timeout: float | None = None) -> tuple[Any, Any]:
+        if self._threads is None:
+            self._threads = []
+            if self.stdin is not None:
+                self._threads.append(threading.Thread(target=self._feed, args=(input,)))
+            for number, stream in ((1, self.stdout), (2, self.stderr)):
+                if stream is not None:
+                    self._threads.append(
+                        threading.Thread(target=self._drain, args=(number, stream))
+                    )
+            for thread in self._threads:
+                thread.daemon = True
+                thread.start()
+        self.wait(timeout)
+        for thread in self._threads:
+            thread.join()
+        return self._got.get(1), self._got.get(2)
+
+    def _feed(self, input: Any) -> None:
+        assert self.stdin is not None
+        with self.stdin, suppress(BrokenPipeError):
+            if input:
+                self.stdin.write(input)
+
+    def _drain(self, number: int, stream: IO[Any]) -> None:
+        with stream:
+            self._got[number] = stream.read()
+
+    def send_signal(self, sig: int) -> None:
+        self._child.send_signal(sig)
+
+    def terminate(self) -> None:
+        self._child.terminate()
+
+    def kill(self) -> None:
+        self._child.kill()
+
+    def __enter__(self) -> ZygotePopen:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                with suppress(OSError):
+                    stream.close()
+        self.wait()
+
+
+def Popen(  # named as what it stands for
+    args: Sequence[str],
+    *,
+    cwd: Any = None,
+    env: Any = None,
+    stdin: Stdio = None,
+    stdout: Stdio = None,
+    stderr: Stdio = None,
+    text: bool = False,
+) -> subprocess.Popen[Any] | ZygotePopen:
+    """As subprocess.Popen (these keywords only); forked from a zygote when it applies."""
+    ends = _Ends(stdin, stdout, stderr)
+    child = _spawn(args, cwd, env, ends, False)
+    if child is None:
+        return subprocess.Popen(
+            list(args), cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, text=text
+        )
+    return ZygotePopen(list(args), child, ends, text)

@@ -86,11 +86,11 @@ SILENT = (
 Reports = dict[str, tuple[int, dict[str, Any]]]
 
 
-def start_examining(script: str) -> subprocess.Popen[str]:
+def start_examining(script: str) -> subprocess.Popen[str] | zygote_process.ZygotePopen:
     """`examine` begun: the doctor started on one broken server, finished by `finish`."""
     command = [sys.executable, "-m", "paicli.cli", "mcp", "doctor", "--json"]
     options = ["--timeout", SILENCE, "--slow", "30", "--", sys.executable, str(BROKEN / script)]
-    return subprocess.Popen(
+    return zygote_process.Popen(
         [*command, *options],
         env={**os.environ},
         stdin=subprocess.DEVNULL,
@@ -100,7 +100,9 @@ def start_examining(script: str) -> subprocess.Popen[str]:
     )
 
 
-def finish(script: str, doctor: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
+def finish(
+    script: str, doctor: subprocess.Popen[str] | zygote_process.ZygotePopen
+) -> tuple[int, dict[str, Any]]:
     try:
         stdout, stderr = doctor.communicate(timeout=90)
     except subprocess.TimeoutExpired:
@@ -109,6 +111,7 @@ def finish(script: str, doctor: subprocess.Popen[str]) -> tuple[int, dict[str, A
         raise
     assert stdout, stderr
     assert processes_with(str(BROKEN / script)) == []
+    assert doctor.returncode is not None
     return doctor.returncode, findings(json.loads(stdout))
 
 
