@@ -67,7 +67,28 @@ class _Ends:
                 os.close(fd)
 
 
-class ZygoteProcess:
+class _Forked:
+    """What both process surfaces share: a forked child's pid, exit code and signals."""
+
+    def __init__(self, child: ZygoteChild) -> None:
+        self._child = child
+        self.pid = child.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._child.returncode
+
+    def send_signal(self, sig: int) -> None:
+        self._child.send_signal(sig)
+
+    def terminate(self) -> None:
+        self._child.terminate()
+
+    def kill(self) -> None:
+        self._child.kill()
+
+
+class ZygoteProcess(_Forked):
     """asyncio.subprocess.Process's surface over a forked child."""
 
     def __init__(
@@ -77,13 +98,8 @@ class ZygoteProcess:
         stdout: asyncio.StreamReader | None,
         stderr: asyncio.StreamReader | None,
     ) -> None:
-        self._child = child
+        super().__init__(child)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
-        self.pid = child.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._child.returncode
 
     async def wait(self) -> int:
         return await self._child.wait()
@@ -106,15 +122,6 @@ class ZygoteProcess:
         _, out, err = await asyncio.gather(feed(), read(self.stdout), read(self.stderr))
         await self.wait()
         return cast(bytes, out), cast(bytes, err)
-
-    def send_signal(self, sig: int) -> None:
-        self._child.send_signal(sig)
-
-    def terminate(self) -> None:
-        self._child.terminate()
-
-    def kill(self) -> None:
-        self._child.kill()
 
 
 async def _reader(fd: int) -> asyncio.StreamReader:
@@ -268,12 +275,13 @@ def _drainer(fd: int, number: int, got: dict[int, bytes]) -> Any:
     return drain
 
 
-class ZygotePopen:
+class ZygotePopen(_Forked):
     """subprocess.Popen's surface (as the tests use it) over a forked child: pipes as file
     objects (text with `text`), wait, poll, communicate, signals, a context manager."""
 
     def __init__(self, args: list[str], child: ZygoteChild, ends: _Ends, text: bool) -> None:
-        self.args, self._child, self.pid = args, child, child.pid
+        super().__init__(child)
+        self.args = args
         suffix = "" if text else "b"
         theirs_in, theirs_out, theirs_err = ends.parent
         self.stdin: IO[Any] | None = None if theirs_in is None else open(theirs_in, "w" + suffix)  # noqa: SIM115
@@ -281,10 +289,6 @@ class ZygotePopen:
         self.stderr: IO[Any] | None = None if theirs_err is None else open(theirs_err, "r" + suffix)  # noqa: SIM115
         self._threads: list[threading.Thread] | None = None
         self._got: dict[int, Any] = {}
-
-    @property
-    def returncode(self) -> int | None:
-        return self._child.returncode
 
     def poll(self) -> int | None:
         return self._child.poll()
@@ -319,15 +323,6 @@ class ZygotePopen:
     def _drain(self, number: int, stream: IO[Any]) -> None:
         with stream:
             self._got[number] = stream.read()
-
-    def send_signal(self, sig: int) -> None:
-        self._child.send_signal(sig)
-
-    def terminate(self) -> None:
-        self._child.terminate()
-
-    def kill(self) -> None:
-        self._child.kill()
 
     def __enter__(self) -> ZygotePopen:
         return self
