@@ -16,8 +16,8 @@ the environment is the same: the locale and `PYTHON*` variables (read by the int
 its start), TZ, and every variable read while the server imported (it reports them). So a
 zygote is chosen by those variables' values (one per combination, a few per worker). What a
 fork cannot redo: the hash seed (children of one zygote share its str hashes, so the order of
-a set of strings), the `gc.freeze()`d import objects, and `sys.orig_argv`'s interpreter
-flags; each child gets the signal dispositions a fresh start from the test process would.
+a set of strings) and the import objects the server `gc.freeze()`s; each child gets the
+signal dispositions a fresh start from the test process would.
 
 Fresh processes remain where the start is the point, and always for anything but the exact
 form `[sys.executable, "-m", "paicli.cli", ...]` (`-X importtime`, `-c`, the console
