@@ -186,10 +186,10 @@ def zygote_pids() -> list[int]:
     return _zygotes.pids()
 
 
-def _forkable(argv: Sequence[str], modules: Collection[str]) -> list[str] | None:
+def _forkable(argv: Sequence[str], modules: Collection[str], fresh: bool) -> list[str] | None:
     """The argv after the interpreter when `argv` is `python -m MODULE ...` (one of
-    `modules`) and this test may fork it; else None."""
-    if _state["fresh"] or len(argv) < 3 or list(argv[:2]) != [sys.executable, "-m"]:
+    `modules`) and not `fresh`; else None."""
+    if fresh or len(argv) < 3 or list(argv[:2]) != [sys.executable, "-m"]:
         return None
     if argv[2] not in modules:
         return None
@@ -288,8 +288,9 @@ def spawn_on_fds(
     """`argv` forked from a zygote with `fds` as its stdin, stdout and stderr (the caller
     keeps and closes its copies); `session`: a new session, `terminal`: its stdin as the
     controlling terminal. None when it must start fresh instead (see the module).
-    `modules` and `zygotes` are for the zygote's own tests (tests/test_zygote.py)."""
-    rest = _forkable(argv, modules)
+    `modules` and `zygotes` are for the zygote's own tests (tests/test_zygote.py): with
+    `zygotes` given, it forks even where paicli starts fresh."""
+    rest = _forkable(argv, modules, _state["fresh"] and zygotes is None)
     zygote = None if rest is None else (zygotes or _zygotes).for_env(env)
     if rest is None or zygote is None:
         return None
