@@ -130,7 +130,10 @@ lint: setup
 # Ray starts once (tests/conftest.py local_ray) and the servers a module shares start once
 # (tests/conftest.py makes the groups hold under pytest 9.2). On 2026-12-05, 3,174 tests, load
 # average near 3: three workers 168 s and 254 s of CPU (user+sys, with the children), two
-# workers 200 s and 228 s (one collection and less over-subscription).
+# workers 200 s and 228 s (one collection and less over-subscription). Since the tests fork
+# their paicli processes from a warm interpreter (tests/zygote.py), 3,199 tests take 195-203 s
+# of CPU with three workers: 132 s wall at a load average of 2-3 (the run's own included),
+# 179-214 s while other work loaded the machine (2026-12-05).
 PYTEST_WORKERS ?= 3
 FAST_WORKERS ?= 2
 

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import importlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from paicli.mcp import (
     _rpc,
 )
 from paicli.mcp._sandbox.support import SandboxSupport, _Cache
+from tests import zygote
 from tests.virtual_clock import VirtualClockLoop
 
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
@@ -115,12 +117,28 @@ class NotInMemory(AssertionError):
 
 
 @pytest.fixture(autouse=True)
+def _sigint_left_as_found() -> Iterator[None]:
+    """A test may not leave SIGINT changed in its worker: every `paicli` started there later
+    (fresh, or forked: tests/zygote.py) inherits an ignored SIGINT, and the tests that stop
+    one with Ctrl+C then wait out their timeouts far from the cause. Fails the test that did
+    it (and puts SIGINT back for the rest)."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"the test left SIGINT as {after!r} (it was {before!r})")
+
+
+@pytest.fixture(autouse=True)
 def _in_memory_unless_marked_real(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Keep the in-memory tier honest: a test not marked `real` cannot spawn a
     process or connect or bind a socket, so `make test-fast` stays fast and needs nothing
     but this process."""
+    # Whether this test's `python -m paicli.cli` processes start fresh (tests/zygote.py).
+    zygote.fresh_for_this_test(request.node.get_closest_marker("fresh_paicli") is not None)
     if request.node.get_closest_marker("real"):
         return
 

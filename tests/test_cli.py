@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.real
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return zygote_process.run(
         [sys.executable, "-m", "paicli.cli", *args],
         capture_output=True,
         text=True,

@@ -46,6 +46,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 from acp.transports import default_environment
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.in_process import Piped, paicli_on_pipes
@@ -352,7 +353,7 @@ async def test_without_the_sdk_it_says_how_to_install_it(project: Path, tmp_path
     (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['acp'] = None\n")
     env = environment(project)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
-    process = await asyncio.create_subprocess_exec(
+    process = await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
@@ -539,7 +540,7 @@ async def test_an_editor_that_quits_while_a_session_opens_leaves_nothing(project
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
         {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": new},
     ]
-    process = await asyncio.create_subprocess_exec(
+    process = await zygote_process.create_subprocess_exec(
         sys.executable,
         *["-m", "paicli.cli", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "acp"],
         cwd=project,

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from paicli._version import __version__
+from tests import zygote_process
 from tests.llm_server import ScriptedLlm
 from tests.ui.terminal import Terminal
 from tests.ui.test_repl import MARK, Places, paicli
@@ -70,7 +71,7 @@ async def test_leaving_the_repl_by_any_way_writes_the_session_end(places: Places
 
 async def test_ctrl_c_during_a_one_shot_answer_writes_the_session_end(places: Places) -> None:
     async with ScriptedLlm([{"text": "Half an answer", "hang": True}]) as llm:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
             *("-p", "hello"),

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests import zygote_process
 from tests.cli.test_oneshot import API_KEY, paicli
 from tests.conftest import SERVER_PROGRAMS
 from tests.in_process import Run
@@ -376,7 +377,7 @@ async def test_secrets_and_control_bytes_never_reach_the_stream(project: Path) -
 
 async def test_a_signal_while_waiting_for_stdin_ends_the_run_at_once(project: Path) -> None:
     async with ScriptedLlm([{"text": "Noted."}]) as llm:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
             *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),

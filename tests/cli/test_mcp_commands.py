@@ -18,6 +18,7 @@ import pytest
 from paicli.home import PaicliHome
 from paicli.servers.config import load_config
 from paicli.servers.trust import TrustStore
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.in_process import Run, run_paicli
 from tests.processes import in_group, processes_with
@@ -176,7 +177,7 @@ def test_stopping_paicli_leaves_no_server_behind(places: tuple[Path, Path], sig:
         "--initial-stderr",
         marker,
     )
-    running = subprocess.Popen(
+    running = zygote_process.Popen(
         [sys.executable, "-m", "paicli.cli", "mcp", "list"],
         cwd=project,
         env={**os.environ, "PAICLI_HOME": str(home)},
@@ -501,7 +502,7 @@ def answering(places: tuple[Path, Path], answers: list[bytes], *args: str) -> tu
     `] `) the next of `answers`."""
     home, project = places
     master, slave = os.openpty()
-    with subprocess.Popen(
+    with zygote_process.Popen(
         [sys.executable, "-m", "paicli.cli", "mcp", *args],
         cwd=project,
         env={**os.environ, "PAICLI_HOME": str(home)},

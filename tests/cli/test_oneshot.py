@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.in_process import Run, run_paicli_async
 from tests.llm_server import Json, ScriptedLlm
 from tests.model_view import unfenced
 from tests.processes import processes_with, until
 from tests.server_programs.auth_server import auth_world
+from tests.zygote import CONSOLE_SCRIPT
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -47,9 +49,11 @@ async def paicli(
     stdin: str = "",
     environ: Mapping[str, str] | None = None,
     process: bool = False,
+    script: bool = False,
 ) -> Run:
     """`paicli ARGS` in `project`, its home beside it; `environ` adds variables. In this
-    process (tests/in_process.py) unless `process`: then a real `paicli` process."""
+    process (tests/in_process.py) unless `process`: then a real `paicli` process (forked
+    from a zygote, tests/zygote.py), or with `script` the console script, started fresh."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(project.parent / "home"),
@@ -61,12 +65,11 @@ async def paicli(
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
     if llm:
         env["PAICLI_API_KEY"] = API_KEY
-    if not process:
+    if not (process or script):
         return await run_paicli_async([*flags, *args], cwd=project, environ=env, stdin=stdin)
-    started = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "paicli.cli",
+    program = [str(CONSOLE_SCRIPT)] if script else [sys.executable, "-m", "paicli.cli"]
+    started = await zygote_process.create_subprocess_exec(
+        *program,
         *flags,
         *args,
         cwd=project,
@@ -82,8 +85,9 @@ async def paicli(
 
 
 async def test_the_answer_goes_to_stdout_and_the_exit_code_is_zero(project: Path) -> None:
+    """Through the console script `paicli`, as a script runs it."""
     async with ScriptedLlm([{"text": "Four.", "reasoning": "two and two"}]) as llm:
-        run = await paicli(project, "-p", "2+2?", llm=llm, process=True)
+        run = await paicli(project, "-p", "2+2?", llm=llm, script=True)
     assert run.code == 0, run.stderr
     assert run.stdout == "Four.\n"
     assert "two and two" not in run.stdout  # reasoning never mixes into the answer
@@ -177,7 +181,7 @@ async def test_an_interrupted_run_still_ends_its_json_output(
         {"text": "Half an answer", "hang": True},
     ]
     async with ScriptedLlm(script) as llm:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             "-m",
             "paicli.cli",

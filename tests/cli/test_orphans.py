@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 from tests.processes import alive, parent_of, processes_with, until
@@ -45,7 +46,7 @@ async def test_paicli_killed_with_sigkill_leaves_no_server_process(tmp_path: Pat
     env = {**os.environ, "PAICLI_HOME": str(home), "HOME": str(tmp_path), "PAICLI_API_KEY": "k"}
     started: list[int] = []
     async with ScriptedLlm([{"text": "thinking", "hang": True}]) as llm:
-        paicli = await asyncio.create_subprocess_exec(
+        paicli = await zygote_process.create_subprocess_exec(
             sys.executable,
             "-m",
             "paicli.cli",

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from paicli.ui.mcp_view import PLAIN_COLUMNS
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 from tests.processes import processes_with
@@ -50,7 +51,7 @@ async def into_closed_pipe(
         **(environ or {}),
     }
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             *(sys.executable, "-m", "paicli.cli", "--trust-project", *args),
             cwd=project,
             env=env,
@@ -98,7 +99,7 @@ async def test_a_reader_gone_ends_a_one_shot_run_quietly(project: Path) -> None:
 
 async def test_mcp_list_into_a_pipe_is_plain_columns(project: Path) -> None:
     env = {**os.environ, "HOME": str(project.parent), "PAICLI_HOME": str(project.parent / "h")}
-    process = await asyncio.create_subprocess_exec(
+    process = await zygote_process.create_subprocess_exec(
         *(sys.executable, "-m", "paicli.cli", "mcp", "list", "--trust-project"),
         cwd=project,
         env=env,

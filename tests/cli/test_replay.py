@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
 from paicli import mcp
+from tests import zygote_process
 from tests.conftest import fault_server
 
 pytestmark = pytest.mark.real
@@ -87,7 +88,7 @@ async def test_the_official_sdk_client_talks_to_a_replay(tmp_path: Path) -> None
 
 
 def run_replay(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return zygote_process.run(
         [sys.executable, "-m", "paicli.cli", "mcp", "replay", str(path), *extra],
         input="",
         capture_output=True,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.llm_server import ScriptedLlm
 
@@ -46,14 +47,14 @@ def offered(request: dict[str, Any]) -> set[str]:
 
 async def start_paicli(
     tmp_path: Path, servers: dict[str, Any], llm: ScriptedLlm, **env: str
-) -> asyncio.subprocess.Process:
+) -> asyncio.subprocess.Process | zygote_process.ZygoteProcess:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir(exist_ok=True)
     home.mkdir(mode=0o700, exist_ok=True)
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     environ = {**os.environ, "PAICLI_HOME": str(home), "HOME": str(tmp_path), **env}
     environ["PAICLI_API_KEY"] = "sk-test"
-    return await asyncio.create_subprocess_exec(
+    return await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",
@@ -134,7 +135,7 @@ async def test_mcp_list_says_a_first_start_through_npx_is_installing(tmp_path: P
     servers = {"slow": {"command": "npx", "args": ["-y", "slow-server"]}}
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     env = {**os.environ, "PAICLI_HOME": str(home), "HOME": str(tmp_path), "PATH": path}
-    listing = await asyncio.create_subprocess_exec(
+    listing = await zygote_process.create_subprocess_exec(
         *(sys.executable, "-m", "paicli.cli", "mcp", "list"),
         cwd=project,
         env=env,

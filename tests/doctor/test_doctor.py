@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests import zygote_process
 from tests.conftest import SERVER_PROGRAMS
 from tests.http_servers import run_http_server
 from tests.in_process import Run, run_paicli
@@ -85,11 +86,11 @@ SILENT = (
 Reports = dict[str, tuple[int, dict[str, Any]]]
 
 
-def start_examining(script: str) -> subprocess.Popen[str]:
+def start_examining(script: str) -> subprocess.Popen[str] | zygote_process.ZygotePopen:
     """`examine` begun: the doctor started on one broken server, finished by `finish`."""
     command = [sys.executable, "-m", "paicli.cli", "mcp", "doctor", "--json"]
     options = ["--timeout", SILENCE, "--slow", "30", "--", sys.executable, str(BROKEN / script)]
-    return subprocess.Popen(
+    return zygote_process.Popen(
         [*command, *options],
         env={**os.environ},
         stdin=subprocess.DEVNULL,
@@ -99,7 +100,9 @@ def start_examining(script: str) -> subprocess.Popen[str]:
     )
 
 
-def finish(script: str, doctor: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
+def finish(
+    script: str, doctor: subprocess.Popen[str] | zygote_process.ZygotePopen
+) -> tuple[int, dict[str, Any]]:
     try:
         stdout, stderr = doctor.communicate(timeout=90)
     except subprocess.TimeoutExpired:
@@ -108,6 +111,7 @@ def finish(script: str, doctor: subprocess.Popen[str]) -> tuple[int, dict[str, A
         raise
     assert stdout, stderr
     assert processes_with(str(BROKEN / script)) == []
+    assert doctor.returncode is not None
     return doctor.returncode, findings(json.loads(stdout))
 
 
@@ -445,7 +449,7 @@ async def test_stopping_the_doctor_mid_run_leaves_no_server_behind(tmp_path: Pat
     for name in ("buffered.py", "broken_base.py"):
         shutil.copy(BROKEN / name, tmp_path / name)
     path = str(tmp_path / "buffered.py")
-    doctor = await asyncio.create_subprocess_exec(
+    doctor = await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.doctor.test_doctor import BROKEN, findings, paicli
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
@@ -36,7 +37,7 @@ def test_the_flag_the_finding_names_is_accepted_after_the_server_name(project: P
 
 
 def test_the_flag_given_before_the_command_is_kept(project: Path) -> None:
-    done = subprocess.run(
+    done = zygote_process.run(
         [sys.executable, "-m", "paicli.cli", "--trust-project", "mcp", "doctor", "--json"],
         cwd=project,
         env={**os.environ, "PAICLI_HOME": str(project.parent / "home")},

@@ -19,6 +19,7 @@ import pytest
 from paicli.permissions.approval import Answer, Choice, ProjectSettings, project_settings
 from paicli.permissions.rules import parse_rule
 from paicli.tools.base import ToolOutcome
+from tests import zygote_process
 from tests.llm_server import ScriptedLlm
 from tests.runtimes import runtime_for
 
@@ -283,7 +284,7 @@ async def test_paicli_p_in_a_subfolder_applies_the_projects_deny_rules(
         env = {**environ(home), "PAICLI_API_KEY": "sk-test-SCOPE-0123456789"}
         if "PYTHONPATH" in os.environ:  # the code under test, when it is not the installed one
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             "-m",
             "paicli.cli",

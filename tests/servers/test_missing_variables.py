@@ -14,6 +14,7 @@ import pytest
 
 from paicli.redact import Redactor, environment_secrets
 from paicli.servers.config import load_config
+from tests import zygote_process
 
 SECRET = "sk-live-0123456789abcdefSECRET"
 
@@ -49,7 +50,7 @@ def test_mcp_list_names_it_and_shows_no_secret(tmp_path: Path) -> None:
     env["API_KEY"] = SECRET
     env.pop("UNSET_VAR", None)
     env.pop("UNSET_TOKEN", None)
-    done = subprocess.run(
+    done = zygote_process.run(
         [sys.executable, "-m", "paicli.cli", "mcp", "list"],
         cwd=tmp_path,
         env=env,

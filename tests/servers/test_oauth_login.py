@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests import zygote_process
 from tests.in_process import run_paicli_async
 from tests.mcp.test_oauth_flow import refusing
 from tests.server_programs.auth_server import World, auth_world
@@ -50,7 +51,7 @@ async def paicli(home: Path, cwd: Path, *args: str, process: bool = False) -> tu
     if not process:
         run = await run_paicli_async(["mcp", *args], cwd=cwd, environ=environ(home))
         return run.code, run.stdout, run.stderr
-    started = await asyncio.create_subprocess_exec(
+    started = await zygote_process.create_subprocess_exec(
         sys.executable, "-m", "paicli.cli", "mcp", *args,
         cwd=cwd, env=environ(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -74,7 +75,7 @@ async def browse(url: str) -> int:
 async def log_in(home: Path, cwd: Path, *flags: str) -> tuple[int, str, str, str]:
     """`paicli mcp login docs --no-browser`, with the test as the browser; the exit code,
     stdout, stderr and the URL it asked the user to open."""
-    process = await asyncio.create_subprocess_exec(
+    process = await zygote_process.create_subprocess_exec(
         sys.executable, "-m", "paicli.cli", "mcp", "login", "docs", "--no-browser", *flags,
         cwd=cwd, env=environ(home), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -21,6 +21,8 @@ import termios
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tests.zygote import ZygoteChild, spawn_on_fds
+
 COLUMNS, ROWS = 120, 40
 EXPECT_TIMEOUT = 30.0  # generous: a 2-core machine running the suite in parallel is slow
 STOP_TIMEOUT = 10.0  # paicli's own shutdown ladder for its servers is bounded well below this
@@ -48,7 +50,7 @@ def _become_terminal_owner() -> None:
 class Terminal:
     """One child process on a pty, started by `spawn`; `aclose()` stops it and frees the pty."""
 
-    def __init__(self, process: asyncio.subprocess.Process, master: int) -> None:
+    def __init__(self, process: asyncio.subprocess.Process | ZygoteChild, master: int) -> None:
         self.process = process
         self._master = master
         self._raw = ""
@@ -60,15 +62,20 @@ class Terminal:
 
     @classmethod
     async def spawn(cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> Terminal:
+        """`argv` on a new pty; `python -m paicli.cli ...` is forked from a zygote where that
+        applies (tests/zygote.py), as the same session leader with the pty as its terminal."""
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        # The pty's size, not COLUMNS/LINES inherited from the runner (pytest-xdist workers
+        # set 80x24), decides where the program wraps.
+        env = {**env, "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
         try:
-            process = await asyncio.create_subprocess_exec(
+            fds = (slave, slave, slave)
+            forked = spawn_on_fds(argv, cwd=cwd, env=env, fds=fds, session=True, terminal=True)
+            process = forked or await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=cwd,
-                # The pty's size, not COLUMNS/LINES inherited from the runner (pytest-xdist
-                # workers set 80x24), decides where the program wraps.
-                env={**env, "COLUMNS": str(COLUMNS), "LINES": str(ROWS)},
+                env=env,
                 stdin=slave,
                 stdout=slave,
                 stderr=slave,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.in_process import run_paicli_async
 from tests.llm_server import Json, ScriptedLlm
 
@@ -37,7 +38,7 @@ async def piped(
     if not process:
         run = await run_paicli_async(args, cwd=project, environ=env, stdin=lines, merged=True)
         return run.code, run.stdout
-    started = await asyncio.create_subprocess_exec(
+    started = await zygote_process.create_subprocess_exec(
         sys.executable,
         "-m",
         "paicli.cli",

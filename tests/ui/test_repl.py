@@ -28,6 +28,7 @@ from tests.model_view import unfenced
 from tests.processes import parent_of, processes_with, state_of
 from tests.server_programs.auth_server import auth_world
 from tests.servers.test_oauth_login import browse
+from tests.zygote import CONSOLE_SCRIPT
 
 from .terminal import Terminal
 
@@ -92,14 +93,17 @@ async def paicli(
     llm: ScriptedLlm | None = None,
     *args: str,
     python: tuple[str, ...] = (),
+    script: bool = False,
     **more_env: str,
 ) -> AsyncIterator[Terminal]:
     """`paicli` (the REPL) with no API key in its environment at all; `python`: options for
-    the interpreter (`-X importtime`)."""
+    the interpreter (`-X importtime`); `script`: the installed console script, not
+    `python -m paicli.cli` (either way a fresh interpreter, not a zygote's fork)."""
     env = {**more_env, **terminal_env(places)}
     flags = ["--base-url", llm.base_url, "--model", "scripted"] if llm else []
+    program = [str(CONSOLE_SCRIPT)] if script else [sys.executable, *python, "-m", "paicli.cli"]
     term = await Terminal.spawn(
-        [sys.executable, *python, "-m", "paicli.cli", *flags, "--trust-project", *args],
+        [*program, *flags, "--trust-project", *args],
         cwd=places.project,
         env=env,
     )
@@ -147,7 +151,8 @@ def audit_records(places: Places) -> list[dict[str, Any]]:
 async def test_without_a_model_or_servers_the_banner_says_how_and_ctrl_d_exits(
     places: Places,
 ) -> None:
-    async with paicli(places) as term:
+    """Through the console script `paicli`, as a user starts it."""
+    async with paicli(places, script=True) as term:
         await term.expect(f"paicli {__version__}")
         await term.expect("No model configured")
         await term.expect("🔌 MCP server: not configured")
@@ -214,6 +219,7 @@ async def test_with_nothing_to_ask_first_the_prompt_comes_before_paicli_loads(
     assert llm.requests[0]["messages"][-1] == {"role": "user", "content": "typed at once"}
 
 
+@pytest.mark.fresh_paicli  # "before paicli has loaded": a fork has everything loaded
 async def test_keys_pressed_before_paicli_has_loaded_still_count(places: Places) -> None:
     """Shift+Tab, Ctrl+C and Ctrl+D at the quick prompt, before the runtime is open: the mode
     switch is made when it opens, the first Ctrl+C warns, and Ctrl+D leaves cleanly."""

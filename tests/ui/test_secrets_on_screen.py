@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import zygote_process
 from tests.in_process import run_paicli
 from tests.llm_server import ScriptedLlm
 
@@ -104,7 +105,7 @@ async def test_one_shot_stderr_never_shows_a_secret_a_dying_server_wrote(
 ) -> None:
     home, project = places
     async with ScriptedLlm([{"text": "done"}]) as llm:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_process.create_subprocess_exec(
             sys.executable,
             "-m",
             "paicli.cli",
