@@ -154,8 +154,4 @@ def test_a_library_that_is_not_installed_still_names_a_version(
         raise PackageNotFoundError(name)
 
     monkeypatch.setattr("importlib.metadata.version", missing)
-    _client_info._version.cache_clear()
-    try:
-        assert _client_info.default_client_info() == {"name": "paicli", "version": "0+unknown"}
-    finally:
-        _client_info._version.cache_clear()
+    assert _client_info._version() == "0+unknown"

@@ -1,14 +1,14 @@
 """This client's `clientInfo`: its name, and the version of the installed `paicli-mcp`.
 
-The version is read from the distribution's metadata once, when the first session that is
-given no `client_info` of its own is created. `importlib.metadata` (about 10 ms) is imported
-with this module, which only the session loads (`import paicli.mcp` does not): connecting
-imports nothing then, beside a thread that may be importing (gh-91351).
+The version is read from the distribution's metadata once, when this module is imported,
+which only the session does (`import paicli.mcp` does not). Reading it imports more
+(`importlib.metadata` parses the metadata with `email.parser`, about 10 ms in all), so it is
+done then, by whoever imports the session, and not when the first session is created:
+connecting imports nothing, beside a thread that may be importing (gh-91351).
 """
 
 from __future__ import annotations
 
-from functools import cache
 from importlib import metadata
 
 from ._transport import JsonObject
@@ -21,7 +21,6 @@ DISTRIBUTION = "paicli-mcp"
 UNKNOWN_VERSION = "0+unknown"
 
 
-@cache
 def _version() -> str:
     try:
         return metadata.version(DISTRIBUTION)
@@ -29,6 +28,9 @@ def _version() -> str:
         return UNKNOWN_VERSION
 
 
+VERSION = _version()
+
+
 def default_client_info() -> JsonObject:
     """The `clientInfo` a session sends unless it is given another (a fresh dict)."""
-    return {"name": NAME, "version": _version()}
+    return {"name": NAME, "version": VERSION}
