@@ -124,17 +124,16 @@ lint: setup
 	$(UVRUN) ruff check
 	$(UVRUN) mypy
 
-# pytest-xdist workers. The real tier mostly waits on the processes it starts, so three workers
-# on two cores finish it sooner (earlier 200 s with 4, which over-subscribes it); the in-memory
-# tier is all CPU, so two. `--dist loadgroup`: each xdist group runs on one worker, so the local
-# Ray starts once (tests/conftest.py local_ray) and the servers a module shares start once
-# (tests/conftest.py makes the groups hold under pytest 9.2). On 2026-12-05, 3,174 tests, load
-# average near 3: three workers 168 s and 254 s of CPU (user+sys, with the children), two
-# workers 200 s and 228 s (one collection and less over-subscription). Since the tests fork
-# their paicli processes from a warm interpreter (tests/zygote.py), 3,199 tests take 195-203 s
-# of CPU with three workers: 132 s wall at a load average of 2-3 (the run's own included),
-# 179-214 s while other work loaded the machine (2026-12-05).
-PYTEST_WORKERS ?= 3
+# pytest-xdist workers. The real tier mostly waits on the processes it starts, so more workers
+# than cores finish it sooner; the in-memory tier is all CPU, so two. `--dist loadgroup`: each
+# xdist group runs on one worker, so the local Ray starts once (tests/conftest.py local_ray) and
+# the servers a module shares start once (tests/conftest.py makes the groups hold under pytest
+# 9.2). The tests fork their paicli processes from a warm interpreter (tests/zygote.py). On
+# 2026-12-05, 3,212 tests, nothing else running (load average 2-4 from the run itself), back to
+# back: three workers 136 s wall and 201 s of CPU (user+sys, with the children), four workers
+# 130 s and 207 s (129-138 s in three runs; five: 130 s); before the zygote, about 255 s of CPU
+# and 163-172 s. About 10 s of each run is pytest's start and each worker's collection.
+PYTEST_WORKERS ?= 4
 FAST_WORKERS ?= 2
 
 test: lint
