@@ -21,8 +21,9 @@ signal dispositions a fresh start from the test process would.
 
 Fresh processes remain where the start is the point, and always for anything but the exact
 form `[sys.executable, "-m", "paicli.cli", ...]` (`-X importtime`, `-c`, the console
-script): the marker `fresh_paicli` on a test (its paicli processes start fresh), and the
-environment variable PAICLI_TESTS_FRESH=1 (every test's).
+script): the marker `fresh_paicli` on a test (its paicli processes start fresh), the
+environment variable PAICLI_TESTS_FRESH=1 (every test's), and outside a test (the
+benchmarks in bench/ that use these helpers time real starts).
 
 `spawn_on_fds` is the primitive (Terminal.spawn uses it); tests/zygote_process.py has
 `asyncio.create_subprocess_exec` and `subprocess.run` for the paicli form on pipes. Each
@@ -69,7 +70,10 @@ STARTUP_VARIABLES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ"})
 REDONE_IN_CHILD = frozenset({"HOME"})
 MOST_ZYGOTES = 4  # per worker; the least recently used is closed beyond this
 
-_state = {"fresh": FRESH}
+# Fresh until tests/conftest.py says otherwise for a test: anything else that starts paicli
+# through these helpers (bench/instant_start.py times its REPL through Terminal.spawn) measures
+# real starts.
+_state = {"fresh": True}
 _CATCHABLE = sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP})
 
 
