@@ -41,6 +41,13 @@ REPO = Path(__file__).parent.parent
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# A suite started in the background by a script (`make test &`, nohup, some CI runners) gets
+# SIGINT ignored, and every Python it starts keeps it so: the paicli processes of the tests
+# that press Ctrl+C would then never see it, and paicli run inside a test puts Python's own
+# handler back when it ends (asyncio's remove_signal_handler does). Run as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
