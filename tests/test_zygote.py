@@ -47,16 +47,11 @@ sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 
 
 @pytest.fixture(scope="module")
-def shared() -> Iterator[Zygotes]:
+def zygotes() -> Iterator[Zygotes]:
     """Zygotes of this module's own (a zygote's start costs about a second of CPU)."""
     own = Zygotes()
     yield own
     own.close()
-
-
-@pytest.fixture
-def zygotes(shared: Zygotes) -> Zygotes:
-    return shared
 
 
 @pytest.fixture

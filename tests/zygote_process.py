@@ -14,7 +14,7 @@ import os
 import subprocess
 import threading
 from collections.abc import Sequence
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from typing import IO, Any, cast
 
 from tests.zygote import ZygoteChild, spawn_on_fds
@@ -231,48 +231,19 @@ def run(
             stderr=stderr,
             check=check,
         )
-    got: dict[int, bytes] = {}
-    with ExitStack() as threads:
-        for fd, end in enumerate(ends.parent):
-            if end is not None:
-                work = _feeder(end, input) if fd == 0 else _drainer(end, fd, got)
-                thread = threading.Thread(target=work, daemon=True)
-                thread.start()
-                threads.callback(thread.join)
+    with ZygotePopen(list(argv), child, ends, text) as process:
+        if isinstance(input, str) and not text:
+            input = input.encode()
         try:
-            code = child.wait_blocking(timeout)
+            out, err = process.communicate(input, timeout)
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait_blocking()
+            process.kill()
+            process.communicate()
             raise subprocess.TimeoutExpired(list(argv), timeout or 0) from None
-
-    def output(fd: int) -> Any:
-        data = got.get(fd)
-        if data is None or not text:
-            return data
-        return data.decode().replace("\r\n", "\n").replace("\r", "\n")
-
-    done = subprocess.CompletedProcess(list(argv), code, output(1), output(2))
+    done = subprocess.CompletedProcess(list(argv), child.wait_blocking(), out, err)
     if check:
         done.check_returncode()
     return done
-
-
-def _feeder(fd: int, input: str | bytes | None) -> Any:
-    def feed() -> None:
-        with open(fd, "wb") as pipe, suppress(BrokenPipeError):
-            if input:
-                pipe.write(input.encode() if isinstance(input, str) else input)
-
-    return feed
-
-
-def _drainer(fd: int, number: int, got: dict[int, bytes]) -> Any:
-    def drain() -> None:
-        with open(fd, "rb") as pipe:
-            got[number] = pipe.read()
-
-    return drain
 
 
 class ZygotePopen(_Forked):
