@@ -28,7 +28,7 @@ from paicli.mcp import (
     _rpc,
 )
 from paicli.mcp._sandbox.support import SandboxSupport, _Cache
-from tests import zygote
+from tests import xdist_fork, zygote
 from tests.virtual_clock import VirtualClockLoop
 
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
@@ -47,6 +47,12 @@ sys.dont_write_bytecode = False
 # handler back when it ends (asyncio's remove_signal_handler does). Run as from a terminal.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """xdist's workers forked from one warm interpreter (tests/xdist_fork.py)."""
+    xdist_fork.setup_nodes(config, specs)
 
 
 @pytest.hookimpl(trylast=True)

@@ -52,6 +52,7 @@ from pathlib import Path
 
 __all__ = [
     "CONSOLE_SCRIPT",
+    "Zygote",
     "ZygoteChild",
     "Zygotes",
     "fresh_for_this_test",
@@ -83,14 +84,15 @@ def fresh_for_this_test(fresh: bool) -> None:
 
 
 class _Zygote:
-    """One started fork server, for one set of startup variables."""
+    """One started fork server, for one set of startup variables (`preload`: what it
+    imports, tests/zygote_server.py)."""
 
-    def __init__(self, given: dict[str, str]) -> None:
+    def __init__(self, given: dict[str, str], preload: str = "paicli") -> None:
         self.given = given
         self._folder = tempfile.mkdtemp(prefix="paicli-zygote-")
         self.path = os.path.join(self._folder, "s")
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER), self.path, json.dumps(given)],
+            [sys.executable, str(SERVER), self.path, json.dumps(given), preload],
             env=given,
             cwd="/",
             stdin=subprocess.PIPE,
@@ -183,6 +185,7 @@ class Zygotes:
 
 
 _zygotes = Zygotes()
+Zygote = _Zygote  # for tests/xdist_fork.py's zygote of pytest workers
 
 
 def zygote_pids() -> list[int]:

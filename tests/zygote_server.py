@@ -1,11 +1,12 @@
 """The fork server behind tests/zygote.py (the client, which explains why); run as a script:
 
-    python tests/zygote_server.py SOCKET GIVEN_ENV_JSON
+    python tests/zygote_server.py SOCKET GIVEN_ENV_JSON [paicli|pytest]
 
 It imports what a `paicli` run imports (nothing else: no thread, no event loop, no call into
-paicli), then listens on the unix socket SOCKET (SOCK_SEQPACKET) and prints one JSON line:
-its pid and the environment variables read while importing (`read`), which the client adds
-to the variables a zygote is chosen by. GIVEN_ENV_JSON is the environment it was started
+paicli; with `pytest`, also what a pytest worker imports before its tests, for
+tests/xdist_fork.py), then listens on the unix socket SOCKET (SOCK_SEQPACKET) and prints one
+JSON line: its pid and the environment variables read while importing (`read`), which the
+client adds to the variables a zygote is chosen by. GIVEN_ENV_JSON is the environment it was started
 with, so it can tell what the interpreter added at its start (the C locale's coercion sets
 LC_CTYPE) and give a child the same.
 
@@ -19,8 +20,9 @@ It ends, killing and reaping any child left, at EOF on its stdin (the client clo
 it dies with its parent (PR_SET_PDEATHSIG), as each child dies with it.
 
 In the child, the fork returns through `serve` to `main`, which makes the process what a
-fresh `python -m paicli.cli ARGS` would be (`_become`) and runs the module as `python -m`
-runs it, so the interpreter ends as usual: SystemExit's code, atexit, stdio flushed.
+fresh `python -m paicli.cli ARGS` (or `python -u -c CODE`) would be (`_become`) and runs the
+module as `python -m` runs it (or the code as `-c` does), so the interpreter ends as usual:
+SystemExit's code, atexit, stdio flushed.
 """
 
 from __future__ import annotations
@@ -66,6 +68,25 @@ PRELOAD = (
     "prompt_toolkit",
     "rich.console",
 )
+# What a pytest worker loads before its first test, for the worker zygote (tests/xdist_fork.py):
+# pytest, the paicli run above, and the SDKs test modules import (pytest plugins are not
+# among them: pytest rewrites their asserts, so it must import them itself).
+WORKER_PRELOAD = (
+    *PRELOAD,
+    "pytest",
+    "_pytest.python",
+    "paicli.langchain",
+    "langchain_core.messages",
+    "langchain_core.runnables.retry",
+    "acp",
+    "acp.schema",
+    "acp.client.connection",
+    "acp.stdio",
+    "mcp.client.session",
+    "mcp.client.stdio",
+    "mcp.shared.memory",
+)
+PRELOADS = {"paicli": PRELOAD, "pytest": WORKER_PRELOAD}
 PR_SET_PDEATHSIG = 1
 MAX_REQUEST = 1 << 20
 STDIO = 3
@@ -116,12 +137,12 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _preload() -> list[str]:
+def _preload(names: tuple[str, ...]) -> list[str]:
     real = os.environ
     recording = _RecordingEnviron(real)
     os.environ = recording  # noqa: B003 - the same data, read through a recorder
     try:
-        for name in PRELOAD:
+        for name in names:
             importlib.import_module(name)
     finally:
         os.environ = real  # noqa: B003
@@ -221,10 +242,10 @@ def _stop(children: dict[int, tuple[int, socket.socket]]) -> None:
     children.clear()
 
 
-def _stdio(fd: int, write: bool, errors: str, encoding: str) -> io.TextIOWrapper:
+def _stdio(fd: int, write: bool, errors: str, encoding: str, u: bool) -> io.TextIOWrapper:
     """sys.stdin/stdout/stderr as the interpreter makes them at its start (CPython's
-    create_stdio): buffered unless -u; line-buffered on a terminal, and stderr always."""
-    buffered = not os.environ.get("PYTHONUNBUFFERED")  # what the start read (no -u here)
+    create_stdio): buffered unless -u (`u`); line-buffered on a terminal, and stderr always."""
+    buffered = not (u or os.environ.get("PYTHONUNBUFFERED"))  # what the start read
     buffering = -1 if buffered or not write else 0
     binary: Any = open(fd, "wb" if write else "rb", buffering, closefd=False)  # noqa: SIM115
     raw = getattr(binary, "raw", binary)
@@ -269,7 +290,8 @@ def _become(request: Request, zygote: int, added: dict[str, str]) -> None:
     _signals_as_started(set(request.ignored))
     streams = (sys.stdin, sys.stdout, sys.stderr)
     sys.stdin, sys.stdout, sys.stderr = (
-        _stdio(fd, fd > 0, str(old.errors), str(old.encoding)) for fd, old in enumerate(streams)
+        _stdio(fd, fd > 0, str(old.errors), str(old.encoding), request.argv[0] == "-u")
+        for fd, old in enumerate(streams)
     )
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
 
@@ -302,21 +324,29 @@ def _redo_home_reads() -> None:
 
 
 def _run(argv: list[str]) -> None:
-    """`python -m MODULE ARGS` (the only form a client sends): sys.path[0] is the working
-    folder, sys.argv[0] the module's file, the code runs in a fresh `__main__`."""
-    assert argv[0] == "-m", argv
-    sys.path[0] = os.getcwd()
-    sys.argv = ["-m", *argv[2:]]
+    """What a client sends: `python -m MODULE ARGS` (sys.path[0] is the working folder,
+    sys.argv[0] the module's file) or `python -u -c CODE` (a pytest worker's start, see
+    tests/xdist_fork.py; sys.path[0] is ''); either runs in a fresh `__main__`."""
     sys.orig_argv = [sys.executable, *argv]
-    sys.modules["__main__"] = types.ModuleType("__main__")
+    main = sys.modules["__main__"] = types.ModuleType("__main__")
+    if argv[:2] == ["-u", "-c"]:
+        sys.path.insert(0, "")
+        sys.argv = ["-c", *argv[3:]]
+        exec(compile(argv[2], "<string>", "exec"), main.__dict__)
+        return
+    assert argv[0] == "-m", argv
+    sys.path.insert(0, os.getcwd())
+    sys.argv = ["-m", *argv[2:]]
     runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]
 
 
 def main() -> None:
     path, given = sys.argv[1], json.loads(sys.argv[2])
+    preload = PRELOADS[sys.argv[3] if len(sys.argv) > 3 else "paicli"]
     added = {k: v for k, v in os.environ.items() if given.get(k) != v}
     _die_with(os.getppid())
-    read = _preload()
+    del sys.path[0]  # this file's folder, tests/: its packages would hide the SDKs (acp, mcp)
+    read = _preload(preload)
     gc.freeze()  # the imports' objects: no collection in a child walks (and copies) them
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)

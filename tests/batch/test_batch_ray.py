@@ -35,23 +35,33 @@ async def test_a_batch_on_ray_gives_the_local_results_and_survives_a_lost_actor(
     tmp_path: Path, local_ray: ModuleType
 ) -> None:
     """One test: Ray is slow on two cores (the local Ray is shared, tests/conftest.py)."""
-    await same_results_as_a_local_batch(tmp_path / "same")
-    await each_worker_keeps_its_own_warm_server(tmp_path / "warm")
+    await same_results_as_a_local_batch_and_warm_servers(tmp_path / "same")
     await lost_actor(tmp_path / "lost")
     await an_actor_starts_its_workers_at_once(tmp_path / "eager", local_ray)
 
 
-async def same_results_as_a_local_batch(root: Path) -> None:
+async def same_results_as_a_local_batch_and_warm_servers(root: Path) -> None:
+    """One batch on two workers, run locally and then on Ray (one actor on the one node),
+    gives the same results; each worker keeps its own server, opened once and lent to every
+    task that worker runs."""
     os.mkdir(root)
     (root / "plain").mkdir()
     (root / "plain" / "kept.txt").write_text("kept\n")
+    servers = {
+        "echo": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
+    }
+    echoing = [
+        {"id": f"t{n}", "prompt": f"p{n}", "mcpServers": servers, "allow": ["mcp__echo__echo"]}
+        for n in range(4)
+    ]
     write_tasks(
         root / "tasks.jsonl",
         {"id": "copy", "prompt": "alpha", "cwd": "plain", "allow": ["write_file"]},
         {"id": "empty", "prompt": "beta", "allow": ["write_file"]},
         {"id": "gone", "prompt": "gamma", "cwd": "missing"},
+        *echoing,
     )
-    async with TaskLlm(writes_its_name) as llm:
+    async with TaskLlm(writes_or_echoes) as llm:
         here = await batch(root, llm, "tasks.jsonl", "--workers", "2")
         on_ray = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
     assert on_ray.code == here.code == 1, on_ray.stderr
@@ -62,6 +72,19 @@ async def same_results_as_a_local_batch(root: Path) -> None:
     assert remote["copy"]["status"] == "done" and "+++ b/alpha.txt" in remote["copy"]["diff"]
     assert remote["copy"]["node"] == socket.gethostname()
     assert "gamma" not in llm.prompts()  # the missing folder failed before any model call
+    assert [remote[f"t{n}"]["result"] for n in range(4)] == [f"p{n} echoed" for n in range(4)]
+    assert [remote[f"t{n}"]["warm_servers_opened"] for n in range(4)] == [1, 1, 1, 1]
+
+
+def writes_or_echoes(prompt: str, results_so_far: int) -> dict[str, Any]:
+    """Tasks `p<N>` echo their prompt through the server, then say so; the others write a
+    file named after their prompt."""
+    if not prompt.startswith("p"):
+        return writes_its_name(prompt, results_so_far)
+    if results_so_far == 0:
+        arguments = json.dumps({"text": prompt})
+        return {"tool_calls": [{"name": "mcp__echo__echo", "arguments": arguments}]}
+    return {"text": f"{prompt} echoed"}
 
 
 async def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
@@ -92,35 +115,6 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
     prints_no_modules(script, cwd=tmp_path)
-
-
-async def each_worker_keeps_its_own_warm_server(root: Path) -> None:
-    """Two workers on the one node: one actor, each worker with its own server, opened once
-    and lent to every task that worker runs."""
-    os.mkdir(root)
-    servers = {
-        "echo": {"command": sys.executable, "args": [str(SERVER_PROGRAMS / "fault_server.py")]}
-    }
-
-    def decide(prompt: str, results_so_far: int) -> dict[str, Any]:
-        if results_so_far == 0:
-            arguments = json.dumps({"text": prompt})
-            return {"tool_calls": [{"name": "mcp__echo__echo", "arguments": arguments}]}
-        return {"text": f"{prompt} echoed"}
-
-    write_tasks(
-        root / "tasks.jsonl",
-        *(
-            {"id": f"t{n}", "prompt": f"p{n}", "mcpServers": servers, "allow": ["mcp__echo__echo"]}
-            for n in range(4)
-        ),
-    )
-    async with TaskLlm(decide) as llm:
-        run = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
-    assert run.code == 0, run.stderr
-    found = results(run.stdout)
-    assert [found[f"t{n}"]["result"] for n in range(4)] == [f"p{n} echoed" for n in range(4)]
-    assert [found[f"t{n}"]["warm_servers_opened"] for n in range(4)] == [1, 1, 1, 1]
 
 
 async def an_actor_starts_its_workers_at_once(root: Path, ray: ModuleType) -> None:
