@@ -155,6 +155,49 @@ async def test_a_connector_closing_every_connection_still_says_so_on_a_direct_po
     assert server.requests[0].body == message
 
 
+@pytest.mark.parametrize("size", [20, INLINE_LIMIT, INLINE_LIMIT + 1])
+async def test_a_direct_post_sends_what_client_session_request_sends(size: int) -> None:
+    body = b'{"pad": "' + b"x" * (size - 11) + b'"}'
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    async with asyncio.timeout(TIMEOUT), raw_http_server() as server:
+        async with aiohttp.ClientSession(
+            headers={"X-Api-Key": "k", "accept": "text/html"}, timeout=HTTP_TIMEOUT
+        ) as client:
+            direct = direct_post(client, server.url)
+            assert direct is not None
+            for _ in range(2):  # the second one from the template made by the first
+                (await direct.post(headers, body)).release()
+            async with client.post(server.url, headers=headers, data=body) as response:
+                await response.read()
+    first, second, reference = server.requests
+    assert len(body) == size
+    assert first == second == reference
+    assert first.headers["content-length"] == str(size)
+
+
+async def test_a_small_body_on_a_connection_paused_for_writing_goes_out_through_aiohttp() -> None:
+    async with asyncio.timeout(TIMEOUT), raw_http_server() as server:
+        async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as client:
+            direct = direct_post(client, server.url)
+            assert direct is not None
+            assert client.connector is not None
+            request = direct._request({"Content-Type": "application/json"}, b"{}")
+            connection = await client.connector.connect(request, [], HTTP_TIMEOUT)
+            protocol = connection.protocol
+            assert protocol is not None
+            protocol.set_response_params(read_until_eof=True)
+            protocol.pause_writing()  # as the transport does when its buffer is full
+            with body_writers() as started:
+                response = await request.send(connection)
+            assert started == ["ClientRequest.write_bytes"]
+            protocol.resume_writing()
+            await response.start(connection)
+            response.release()
+    assert response.status == 202
+    assert server.requests[0].body == b"{}"
+    assert server.requests[0].headers["content-length"] == "2"
+
+
 @pytest.mark.parametrize(
     ("version", "expected"),
     [

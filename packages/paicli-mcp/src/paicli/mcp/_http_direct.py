@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import hdrs
-from aiohttp.http import HttpVersion11, StreamWriter
+from aiohttp.http import StreamWriter
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
@@ -86,10 +86,10 @@ class DirectPost:
         # Bodies written with their headers (`InlineRequest`), unless the connector closes
         # every connection: aiohttp's `send` then adds the header saying so.
         self._inline = connector is not None and not connector.force_close
-        # The last request headers seen and the same merged under the client's defaults:
-        # a session sends the same header object with every call.
+        # The last request headers seen, and for them what `_prepared` makes: a session
+        # sends the same header object with every call.
         self._headers_in: Mapping[str, str] | None = None
-        self._headers_out: Mapping[str, str] = {}
+        self._prepared_out: tuple[Mapping[str, str], InlineRequest | None] = ({}, None)
 
     async def post(self, headers: Mapping[str, str], data: bytes) -> aiohttp.ClientResponse:
         """One POST of `data` to the URL; its response, not yet read (release it)."""
@@ -102,18 +102,7 @@ class DirectPost:
             )
         target = self._target
         jar = self._jar
-        request = InlineRequest(
-            "POST",
-            target,
-            headers=self._merged(headers),
-            data=data,
-            # (An empty jar has nothing to filter: most servers set no cookies.)
-            cookies=jar.filter_cookies(target) if len(jar) else None,
-            loop=asyncio.get_running_loop(),
-            session=client,
-        )
-        if self._inline:
-            request.inline = data
+        request = self._request(headers, data)
         timeout = self._timeout
         try:
             try:
@@ -147,64 +136,119 @@ class DirectPost:
             jar.update_cookies_from_headers(cookies, response.url)
         return response
 
+    def _request(self, headers: Mapping[str, str], data: bytes) -> aiohttp.ClientRequest:
+        """The request POSTing `data` with `headers`: a small body with no cookies to send
+        is written by the request itself, from a copy of aiohttp's own request made once
+        for these headers (`InlineRequest.made_for`); any other is aiohttp's, made anew."""
+        loop = asyncio.get_running_loop()
+        jar = self._jar
+        merged, template = self._prepared(headers)
+        if (
+            template is not None
+            and len(data) <= INLINE_LIMIT
+            and not len(jar)
+            and template.loop is loop
+        ):
+            return template.made_for(data)
+        return aiohttp.ClientRequest(
+            "POST",
+            self._target,
+            headers=merged,
+            data=data,
+            # (An empty jar has nothing to filter: most servers set no cookies.)
+            cookies=jar.filter_cookies(self._target) if len(jar) else None,
+            loop=loop,
+            session=self._client,
+        )
+
+    def _prepared(
+        self, headers: Mapping[str, str]
+    ) -> tuple[Mapping[str, str], InlineRequest | None]:
+        """`headers` merged under the client's defaults, and the template for them
+        (`_template_for`), made again only when `headers` is another object."""
+        if headers is not self._headers_in:
+            merged = self._merged(headers)
+            self._headers_in, self._prepared_out = headers, (merged, self._template_for(merged))
+        return self._prepared_out
+
     def _merged(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         """`headers` over the client's default headers, as `ClientSession.request` merges
         them (a name given again in `headers` replaces the default)."""
-        if headers is self._headers_in:
-            return self._headers_out
         defaults = self._client.headers
-        merged: Mapping[str, str] = headers
-        if defaults:
-            result = CIMultiDict(defaults)
-            given = headers if isinstance(headers, CIMultiDictProxy) else CIMultiDict(headers)
-            added: set[str] = set()
-            for name, value in given.items():
-                if name in added:
-                    result.add(name, value)
-                else:
-                    result[name] = value
-                    added.add(name)
-            merged = CIMultiDictProxy(result)
-        self._headers_in, self._headers_out = headers, merged
-        return merged
+        if not defaults:
+            return headers
+        result = CIMultiDict(defaults)
+        given = headers if isinstance(headers, CIMultiDictProxy) else CIMultiDict(headers)
+        added: set[str] = set()
+        for name, value in given.items():
+            if name in added:
+                result.add(name, value)
+            else:
+                result[name] = value
+                added.add(name)
+        return CIMultiDictProxy(result)
+
+    def _template_for(self, merged: Mapping[str, str]) -> InlineRequest | None:
+        """aiohttp's request of a POST with `merged` headers and no body, if one with a body
+        would differ from it only in its `Content-Length` (which aiohttp sets, not the
+        headers; a type given, so aiohttp adds none), and the connector lets a request
+        write its own body; else None."""
+        if not self._inline:
+            return None
+        template = InlineRequest(
+            "POST",
+            self._target,
+            headers=merged,
+            loop=asyncio.get_running_loop(),
+            session=self._client,
+        )
+        fields = template.headers
+        if hdrs.CONTENT_LENGTH in merged or fields.get(hdrs.CONTENT_LENGTH) != "0":
+            return None
+        if hdrs.CONTENT_TYPE not in fields or hdrs.TRANSFER_ENCODING in fields:
+            return None
+        return template
 
 
 class InlineRequest(aiohttp.ClientRequest):
-    """aiohttp's request, whose body (`inline`: the bytes it was made with) goes out with its
-    headers from `send` itself, in the one write aiohttp's `StreamWriter` makes of both. Only
-    a plain one: a POST of at most INLINE_LIMIT bytes over HTTP/1.1 with a declared length,
-    no compression, chunking, proxy, `Expect: 100-continue`, trace or upload tracker, on a
-    connection with nothing waiting to be written; any other is sent by
-    `ClientRequest.send` (as is one with `inline` None)."""
+    """aiohttp's request, whose body (`inline`) goes out with its headers from `send`
+    itself, in the one write aiohttp's `StreamWriter` makes of both.
+
+    Made by `made_for` from a template: aiohttp's own request for the same POST with no
+    body, never sent, whose headers `DirectPost` checked (a declared length, a type, no
+    chunking; the request's defaults leave out compression, proxies, `Expect:
+    100-continue`, traces and upload trackers), its `Content-Length` set to the body's. On
+    a connection with something still waiting to be written, the body is handed to aiohttp
+    (`update_body`) and written its way. With `inline` None it is aiohttp's request."""
 
     inline: bytes | None = None
 
+    def made_for(self, body: bytes) -> InlineRequest:
+        """A request as this template, carrying `body` (at most INLINE_LIMIT bytes)."""
+        request = object.__new__(InlineRequest)
+        vars(request).update(vars(self))
+        request.headers = fields = self.headers.copy()
+        fields[hdrs.CONTENT_LENGTH] = str(len(body))
+        request.inline = body
+        return request
+
     async def send(self, conn: Connection) -> aiohttp.ClientResponse:
         body = self.inline
+        if body is None:
+            return await super().send(conn)
         protocol = conn.protocol
         transport = conn.transport
-        headers = self.headers
         if (
-            body is None
-            or len(body) > INLINE_LIMIT
-            or protocol is None
+            protocol is None
             or protocol.writing_paused
             or transport is None
             or transport.get_write_buffer_size()
-            or self.method != "POST"
-            or self.version != HttpVersion11
-            or self.compress
-            or self.chunked
-            or self.proxy is not None
-            or self._continue is not None
-            or self._traces
-            or self._upload_tracker is not None
-            or hdrs.CONTENT_TYPE not in headers
-            or headers.get(hdrs.CONTENT_LENGTH) != str(len(body))
         ):
+            self.inline = None
+            await self.update_body(body)
             return await super().send(conn)
         writer = StreamWriter(protocol, self.loop)
-        await writer.write_headers(f"POST {self.url.raw_path_qs} HTTP/1.1", headers)
+        await writer.write_headers(f"POST {self.url.raw_path_qs} HTTP/1.1", self.headers)
         # Written at once (the transport buffers what the socket does not take, too little
         # to pause the connection: the drain in `write_eof` does not wait).
         await writer.write_eof(body)
