@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 
 import paicli.mcp as m
-from paicli.mcp._http_direct import INLINE_LIMIT, direct_post, supported
+from paicli.mcp._http_direct import INLINE_LIMIT, InlineRequest, direct_post, supported
 from paicli.mcp._http_exchange import HTTP_TIMEOUT
 from tests.raw_http import Request, default_answer, raw_http_server
 
@@ -196,6 +196,28 @@ async def test_a_small_body_on_a_connection_paused_for_writing_goes_out_through_
     assert response.status == 202
     assert server.requests[0].body == b"{}"
     assert server.requests[0].headers["content-length"] == "2"
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {**JSON, "Content-Length": "2"},
+        {**JSON, "Transfer-Encoding": "chunked"},
+        {**JSON, "Expect": "100-continue"},
+        {"Accept": "application/json"},  # no type: aiohttp adds its own
+    ],
+)
+async def test_headers_aiohttp_acts_on_leave_even_a_small_body_to_aiohttp(
+    headers: dict[str, str],
+) -> None:
+    async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as client:
+        direct = direct_post(client, "http://127.0.0.1:9/mcp")
+        assert direct is not None
+        assert isinstance(direct._request(JSON, b"{}"), InlineRequest)
+        assert not isinstance(direct._request(headers, b"{}"), InlineRequest)
 
 
 @pytest.mark.parametrize(
