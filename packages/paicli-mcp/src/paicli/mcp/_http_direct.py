@@ -28,8 +28,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import aiohttp
-from aiohttp import hdrs
-from aiohttp.http import StreamWriter
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
@@ -47,6 +45,8 @@ NO_TRACES: list[Trace] = []
 # the server to read it (a larger one is aiohttp's, whose task may wait while the response
 # is read: a server may answer before reading a large body).
 INLINE_LIMIT = 16 * 1024
+# (Header names as text: `aiohttp.hdrs` is imported with the rest of aiohttp, at first use.)
+CONTENT_LENGTH = "Content-Length"
 
 
 def supported(version: str | None = None) -> bool:
@@ -207,9 +207,9 @@ class DirectPost:
             session=self._client,
         )
         fields = template.headers
-        if hdrs.CONTENT_LENGTH in merged or fields.get(hdrs.CONTENT_LENGTH) != "0":
+        if CONTENT_LENGTH in merged or fields.get(CONTENT_LENGTH) != "0":
             return None
-        if hdrs.CONTENT_TYPE not in fields or hdrs.TRANSFER_ENCODING in fields:
+        if "Content-Type" not in fields or "Transfer-Encoding" in fields:
             return None
         if template._continue is not None:
             return None  # `Expect: 100-continue` in the headers: aiohttp waits for the 100
@@ -234,7 +234,7 @@ class InlineRequest(aiohttp.ClientRequest):
         request = object.__new__(InlineRequest)
         vars(request).update(vars(self))
         request.headers = fields = self.headers.copy()
-        fields[hdrs.CONTENT_LENGTH] = str(len(body))
+        fields[CONTENT_LENGTH] = str(len(body))
         request.inline = body
         return request
 
@@ -253,7 +253,7 @@ class InlineRequest(aiohttp.ClientRequest):
             self.inline = None
             await self.update_body(body)
             return await super().send(conn)
-        writer = StreamWriter(protocol, self.loop)
+        writer = aiohttp.http.StreamWriter(protocol, self.loop)
         await writer.write_headers(f"POST {self.url.raw_path_qs} HTTP/1.1", self.headers)
         # Written at once (the transport buffers what the socket does not take, too little
         # to pause the connection: the drain in `write_eof` does not wait).
