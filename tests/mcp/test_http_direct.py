@@ -201,6 +201,19 @@ async def test_a_small_body_on_a_connection_paused_for_writing_goes_out_through_
 JSON = {"Content-Type": "application/json"}
 
 
+async def test_headers_made_for_each_request_still_have_their_body_written_with_them() -> None:
+    # (2026 requests carry headers of their own: no template to copy, a request each.)
+    async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as client:
+        direct = direct_post(client, "http://127.0.0.1:9/mcp")
+        assert direct is not None
+        for body in (b"{}", b'{"a": 1}', b"[]"):
+            request = direct._request({**JSON, "Mcp-Method": "tools/call"}, body)
+            assert isinstance(request, InlineRequest)
+            assert request.inline == body
+            assert request.headers["Content-Length"] == str(len(body))
+            assert request.headers["Mcp-Method"] == "tools/call"
+
+
 @pytest.mark.parametrize(
     "headers",
     [

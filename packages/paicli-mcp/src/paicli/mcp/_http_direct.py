@@ -90,10 +90,14 @@ class DirectPost:
         # Bodies written with their headers (`InlineRequest`), unless the connector closes
         # every connection: aiohttp's `send` then adds the header saying so.
         self._inline = connector is not None and not connector.force_close
-        # The last request headers seen, and for them what `_prepared` makes: a session
-        # sends the same header object with every call.
+        # The last request headers seen and the same merged under the client's defaults
+        # (a session sends the same header object with every call).
         self._headers_in: Mapping[str, str] | None = None
-        self._prepared_out: tuple[Mapping[str, str], InlineRequest | None] = ({}, None)
+        self._headers_out: Mapping[str, str] = {}
+        # For them, once they come again: aiohttp's request with no body (`_bodiless`),
+        # copied for each small body; None until then, or where there can be none.
+        self._template: InlineRequest | None = None
+        self._template_tried = False
 
     async def post(self, headers: Mapping[str, str], data: bytes) -> aiohttp.ClientResponse:
         """One POST of `data` to the URL; its response, not yet read (release it)."""
@@ -141,19 +145,30 @@ class DirectPost:
         return response
 
     def _request(self, headers: Mapping[str, str], data: bytes) -> aiohttp.ClientRequest:
-        """The request POSTing `data` with `headers`: a small body with no cookies to send
-        is written by the request itself, from a copy of aiohttp's own request made once
-        for these headers (`InlineRequest.made_for`); any other is aiohttp's, made anew."""
+        """The request POSTing `data` with `headers`. A small body with no cookies to send
+        is written by the request itself (`InlineRequest`): a copy of aiohttp's own request
+        made once for headers that come again (a session sends the same object with every
+        call), or one made for this call (2026 requests carry headers of their own); any
+        other request is aiohttp's, made anew."""
         loop = asyncio.get_running_loop()
         jar = self._jar
-        merged, template = self._prepared(headers)
-        if (
-            template is not None
-            and len(data) <= INLINE_LIMIT
-            and not len(jar)
-            and template.loop is loop
-        ):
-            return template.made_for(data)
+        again = headers is self._headers_in
+        if not again:
+            self._headers_in, self._headers_out = headers, self._merged(headers)
+            self._template, self._template_tried = None, False
+        merged = self._headers_out
+        if self._inline and len(data) <= INLINE_LIMIT and not len(jar):
+            if not again:
+                request = self._bodiless(merged, loop)
+                if request is not None:
+                    return request.carrying(data)
+            else:
+                if not self._template_tried:
+                    self._template_tried = True
+                    self._template = self._bodiless(merged, loop)
+                template = self._template
+                if template is not None and template.loop is loop:
+                    return template.made_for(data)
         return aiohttp.ClientRequest(
             "POST",
             self._target,
@@ -164,16 +179,6 @@ class DirectPost:
             loop=loop,
             session=self._client,
         )
-
-    def _prepared(
-        self, headers: Mapping[str, str]
-    ) -> tuple[Mapping[str, str], InlineRequest | None]:
-        """`headers` merged under the client's defaults, and the template for them
-        (`_template_for`), made again only when `headers` is another object."""
-        if headers is not self._headers_in:
-            merged = self._merged(headers)
-            self._headers_in, self._prepared_out = headers, (merged, self._template_for(merged))
-        return self._prepared_out
 
     def _merged(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         """`headers` over the client's default headers, as `ClientSession.request` merges
@@ -192,19 +197,14 @@ class DirectPost:
                 added.add(name)
         return CIMultiDictProxy(result)
 
-    def _template_for(self, merged: Mapping[str, str]) -> InlineRequest | None:
+    def _bodiless(
+        self, merged: Mapping[str, str], loop: asyncio.AbstractEventLoop
+    ) -> InlineRequest | None:
         """aiohttp's request of a POST with `merged` headers and no body, if one with a body
         would differ from it only in its `Content-Length` (which aiohttp sets, not the
-        headers; a type given, so aiohttp adds none), and the connector lets a request
-        write its own body; else None."""
-        if not self._inline:
-            return None
+        headers; a type given, so aiohttp adds none); else None."""
         template = InlineRequest(
-            "POST",
-            self._target,
-            headers=merged,
-            loop=asyncio.get_running_loop(),
-            session=self._client,
+            "POST", self._target, headers=merged, loop=loop, session=self._client
         )
         fields = template.headers
         if CONTENT_LENGTH in merged or fields.get(CONTENT_LENGTH) != "0":
@@ -220,8 +220,9 @@ class InlineRequest(aiohttp.ClientRequest):
     """aiohttp's request, whose body (`inline`) goes out with its headers from `send`
     itself, in the one write aiohttp's `StreamWriter` makes of both.
 
-    Made by `made_for` from a template: aiohttp's own request for the same POST with no
-    body, never sent, whose headers `DirectPost` checked (a declared length, a type, no
+    Made by aiohttp with no body and given one by `carrying`, or copied from such a
+    template by `made_for`: aiohttp's own request for the POST, whose headers `DirectPost`
+    checked (a declared length, a type, no
     chunking; the request's defaults leave out compression, proxies, `Expect:
     100-continue`, traces and upload trackers), its `Content-Length` set to the body's. On
     a connection with something still waiting to be written, the body is handed to aiohttp
@@ -230,13 +231,18 @@ class InlineRequest(aiohttp.ClientRequest):
     inline: bytes | None = None
 
     def made_for(self, body: bytes) -> InlineRequest:
-        """A request as this template, carrying `body` (at most INLINE_LIMIT bytes)."""
+        """A request as this template (never sent itself), carrying `body`."""
         request = object.__new__(InlineRequest)
         vars(request).update(vars(self))
-        request.headers = fields = self.headers.copy()
-        fields[CONTENT_LENGTH] = str(len(body))
-        request.inline = body
-        return request
+        request.headers = self.headers.copy()
+        return request.carrying(body)
+
+    def carrying(self, body: bytes) -> InlineRequest:
+        """This request (made with no body, never sent), now carrying `body` (at most
+        INLINE_LIMIT bytes): its `Content-Length` says so."""
+        self.headers[CONTENT_LENGTH] = str(len(body))
+        self.inline = body
+        return self
 
     async def send(self, conn: Connection) -> aiohttp.ClientResponse:
         body = self.inline
