@@ -5,6 +5,7 @@ stream being reopened when it drops."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -127,12 +128,16 @@ def self_signed_certificate(tmp_path: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def tls_server(certificate: tuple[Path, Path]) -> contextlib.AbstractAsyncContextManager[str]:
+    """The fault server (normal mode) serving HTTPS with `certificate`; its URL."""
+    cert, key = certificate
+    return run_http_server("http_fault_server.py", "--tls-cert", str(cert), "--tls-key", str(key))
+
+
 async def test_an_untrusted_certificate_is_a_one_line_tls_error_naming_the_server(
     self_signed_certificate: tuple[Path, Path],
 ) -> None:
-    cert, key = self_signed_certificate
-    args = ("--tls-cert", str(cert), "--tls-key", str(key))
-    async with asyncio.timeout(TIMEOUT), run_http_server("http_fault_server.py", *args) as url:
+    async with asyncio.timeout(TIMEOUT), tls_server(self_signed_certificate) as url:
         assert url.startswith("https://127.0.0.1:")
         with pytest.raises(m.HttpError) as info:
             async with m.connect(http(url, name="remote")):
@@ -162,9 +167,8 @@ asyncio.run(main(sys.argv[1]))
 async def test_a_trusted_certificate_carries_small_and_large_calls(
     self_signed_certificate: tuple[Path, Path],
 ) -> None:
-    cert, key = self_signed_certificate
-    args = ("--tls-cert", str(cert), "--tls-key", str(key))
-    async with asyncio.timeout(TIMEOUT), run_http_server("http_fault_server.py", *args) as url:
+    cert, _ = self_signed_certificate
+    async with asyncio.timeout(TIMEOUT), tls_server(self_signed_certificate) as url:
         child = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
