@@ -203,17 +203,17 @@ class DirectPost:
         """aiohttp's request of a POST with `merged` headers and no body, if one with a body
         would differ from it only in its `Content-Length` (which aiohttp sets, not the
         headers; a type given, so aiohttp adds none); else None."""
-        template = InlineRequest(
+        request = InlineRequest(
             "POST", self._target, headers=merged, loop=loop, session=self._client
         )
-        fields = template.headers
+        fields = request.headers
         if CONTENT_LENGTH in merged or fields.get(CONTENT_LENGTH) != "0":
             return None
         if "Content-Type" not in fields or "Transfer-Encoding" in fields:
             return None
-        if template._continue is not None:
+        if request._continue is not None:
             return None  # `Expect: 100-continue` in the headers: aiohttp waits for the 100
-        return template
+        return request
 
 
 class InlineRequest(aiohttp.ClientRequest):
@@ -222,11 +222,11 @@ class InlineRequest(aiohttp.ClientRequest):
 
     Made by aiohttp with no body and given one by `carrying`, or copied from such a
     template by `made_for`: aiohttp's own request for the POST, whose headers `DirectPost`
-    checked (a declared length, a type, no
-    chunking; the request's defaults leave out compression, proxies, `Expect:
-    100-continue`, traces and upload trackers), its `Content-Length` set to the body's. On
-    a connection with something still waiting to be written, the body is handed to aiohttp
-    (`update_body`) and written its way. With `inline` None it is aiohttp's request."""
+    checked (no length given, a type, no chunking or `Expect: 100-continue`; the request's
+    defaults leave out compression, proxies, traces and upload trackers), its
+    `Content-Length` set to the body's. On a connection with something still waiting to be
+    written, the body is handed to aiohttp (`update_body`) and written its way. With
+    `inline` None it is aiohttp's request."""
 
     inline: bytes | None = None
 
