@@ -5,10 +5,13 @@ stream being reopened when it drops."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -125,12 +128,16 @@ def self_signed_certificate(tmp_path: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def tls_server(certificate: tuple[Path, Path]) -> contextlib.AbstractAsyncContextManager[str]:
+    """The fault server (normal mode) serving HTTPS with `certificate`; its URL."""
+    cert, key = certificate
+    return run_http_server("http_fault_server.py", "--tls-cert", str(cert), "--tls-key", str(key))
+
+
 async def test_an_untrusted_certificate_is_a_one_line_tls_error_naming_the_server(
     self_signed_certificate: tuple[Path, Path],
 ) -> None:
-    cert, key = self_signed_certificate
-    args = ("--tls-cert", str(cert), "--tls-key", str(key))
-    async with asyncio.timeout(TIMEOUT), run_http_server("http_fault_server.py", *args) as url:
+    async with asyncio.timeout(TIMEOUT), tls_server(self_signed_certificate) as url:
         assert url.startswith("https://127.0.0.1:")
         with pytest.raises(m.HttpError) as info:
             async with m.connect(http(url, name="remote")):
@@ -139,6 +146,41 @@ async def test_an_untrusted_certificate_is_a_one_line_tls_error_naming_the_serve
     assert message.startswith(f"remote: TLS failure connecting to {url}: ")
     assert "certificate verify failed" in message
     assert "\n" not in message
+
+
+# Run with the test's certificate as the only trusted one (aiohttp makes its TLS context when
+# it is imported, from the default paths, which SSL_CERT_FILE replaces).
+TRUSTING_CLIENT = """
+import asyncio, sys
+import paicli.mcp as m
+
+async def main(url):
+    server = m.HttpServer(url, transport="http", handshake_timeout=10, request_timeout=10)
+    async with m.connect(server) as session:
+        for text in ("one", "x" * 40_000):  # a body written with its headers, one aiohttp's
+            print(len((await session.call_tool("echo", {"text": text})).text))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_a_trusted_certificate_carries_small_and_large_calls(
+    self_signed_certificate: tuple[Path, Path],
+) -> None:
+    cert, _ = self_signed_certificate
+    async with asyncio.timeout(TIMEOUT), tls_server(self_signed_certificate) as url:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            TRUSTING_CLIENT,
+            url,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "SSL_CERT_FILE": str(cert)},
+        )
+        out, err = await child.communicate()
+    assert child.returncode == 0, err.decode()
+    assert out.decode().split() == ["3", "40000"]
 
 
 async def test_connection_refused_is_one_line_naming_the_server_and_url() -> None:

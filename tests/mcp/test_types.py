@@ -20,6 +20,7 @@ from paicli.mcp import (
     Tool,
     UnknownContent,
 )
+from paicli.mcp._frozen import builder3
 
 
 def test_every_content_block_type_is_parsed() -> None:
@@ -95,3 +96,46 @@ def test_every_type_is_frozen_and_slotted() -> None:
         if isinstance(value, type) and dataclasses.is_dataclass(value):
             params = value.__dataclass_params__  # type: ignore[attr-defined]
             assert params.frozen and "__slots__" in vars(value), name
+
+
+def test_a_tool_result_from_the_wire_is_the_one_its_constructor_makes() -> None:
+    # (`from_wire` sets the slots of a result and its text blocks directly: `_frozen`.)
+    wire = {"content": [{"type": "text", "text": "hi"}], "isError": True, "_meta": {"k": 1}}
+    result = CallToolResult.from_wire(wire)
+    made = CallToolResult([TextContent("hi")], None, True, {"k": 1})
+    assert result == made and repr(result) == repr(made)
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert block.type == "text" and block.annotations is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.is_error = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        block.text = "other"  # type: ignore[misc]
+    assert dataclasses.replace(result, is_error=False).is_error is False
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Annotated(CallToolResult):
+        note: str = "mine"
+
+    assert type(Annotated.from_wire(wire)) is Annotated
+
+
+def test_a_frozen_builder_names_every_field_of_a_frozen_slotted_class_in_order() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Three:
+        a: int
+        b: int
+        c: int = 3
+
+    assert builder3(Three, "a", "b", "c")(1, 2, 3) == Three(1, 2, 3)
+    with pytest.raises(TypeError, match="every field"):
+        builder3(Three, "a", "c", "b")
+
+    @dataclasses.dataclass(slots=True)
+    class Loose:
+        a: int
+        b: int
+        c: int
+
+    with pytest.raises(TypeError, match="every field"):
+        builder3(Loose, "a", "b", "c")

@@ -117,7 +117,11 @@ async def read_answer(
     if status == 202:
         link.fail(request_id, HttpError(f"{link.label}: server sent no response (202)"))
         return
-    content_type = response.content_type
+    # (The header as nearly every server sends it needs no parsing, which aiohttp's
+    # `content_type` does afresh for each response.)
+    content_type = response.headers.get("Content-Type")
+    if content_type != "application/json":
+        content_type = response.content_type
     if content_type == "application/json":
         body = arrived_body(response, link.max_message_size)
         if body is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._frozen import builder3, builder4
 from .errors import ProtocolError
 
 __all__ = [
@@ -149,6 +150,9 @@ class TextContent:
     type: Literal["text"] = "text"
 
 
+_text_content = builder3(TextContent, "text", "annotations", "type")  # see `_frozen`
+
+
 @dataclass(frozen=True, slots=True)
 class ImageContent:
     data: str
@@ -234,7 +238,7 @@ def content_from_wire(data: Any) -> ContentBlock:
         # Nearly every block of every tool result: checked here, not through `_str`.
         text = data.get("text")
         if type(text) is str:
-            return TextContent(text, annotations)
+            return _text_content(text, annotations, "text")
         return TextContent(_str(data, "text", "text content"), annotations)
     if kind == "image":
         return ImageContent(
@@ -275,8 +279,8 @@ class CallToolResult:
 
     @classmethod
     def from_wire(cls, data: Json) -> CallToolResult:
-        # Built on every tool call: positional arguments cost a frozen dataclass less.
-        return cls(
+        # Built on every tool call: slots set directly (`_frozen`), unless for a subclass.
+        return (_call_tool_result if cls is CallToolResult else cls)(
             list(map(content_from_wire, _list(data, "content", "tool result"))),
             data.get("structuredContent"),
             data.get("isError") is True,
@@ -287,6 +291,9 @@ class CallToolResult:
     def text(self) -> str:
         """The text blocks joined by newlines (empty when there are none)."""
         return "\n".join(b.text for b in self.content if isinstance(b, TextContent))
+
+
+_call_tool_result = builder4(CallToolResult, "content", "structured_content", "is_error", "meta")
 
 
 @dataclass(frozen=True, slots=True)
