@@ -4,6 +4,7 @@ that must cost one line and exit 2. Without --ray, Ray is never imported."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -18,6 +19,9 @@ from typing import Any
 import pytest
 
 from paicli.batch.actor import BatchActor, Placement
+from paicli.batch.defaults import Defaults
+from paicli.batch.ray_run import run_on_ray
+from paicli.batch.tasks import Task
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
 from tests.conftest import SERVER_PROGRAMS
@@ -121,6 +125,11 @@ async def each_worker_keeps_its_own_warm_server(root: Path) -> None:
     found = results(run.stdout)
     assert [found[f"t{n}"]["result"] for n in range(4)] == [f"p{n} echoed" for n in range(4)]
     assert [found[f"t{n}"]["warm_servers_opened"] for n in range(4)] == [1, 1, 1, 1]
+    # The driver leaves Ray itself (not in Ray's exit hook, which sleeps first), and only
+    # once its actors have stopped their workers: none is left when the command is over,
+    # nor the actor's scratch folder.
+    assert processes_with(f"{root}/paicli-batch-") == []
+    assert [name for name in os.listdir(root) if name.startswith("paicli-batch-")] == []
 
 
 async def an_actor_starts_its_workers_at_once(root: Path, ray: ModuleType) -> None:
@@ -226,3 +235,19 @@ async def test_a_cluster_that_refuses_this_machines_token_is_one_line_and_exit_2
         "Ray auth token (give it as RAY_AUTH_TOKEN or in ~/.ray/auth_token; `ray "
         "get-auth-token` on the cluster's head prints it)\n"
     )
+
+
+async def test_a_ray_this_process_had_joined_is_left_joined(local_ray: ModuleType) -> None:
+    """The driver leaves the cluster when the batch is over only if it joined it: a Ray the
+    caller started (`ray job submit`'s entry point, a notebook) stays as it was."""
+    options = argparse.Namespace(ray="auto", workers=1, task_memory=None, task_timeout=None)
+    await run_on_ray([], Defaults(), _NoBoard(), options)
+    assert local_ray.is_initialized()
+
+
+class _NoBoard:
+    def started(self, task: Task) -> None:
+        raise AssertionError(f"no task was given, yet {task.id} started")
+
+    def finished(self, result: dict[str, Any]) -> None:
+        raise AssertionError(f"no task was given, yet {result} came back")
