@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from paicli.batch.actor import BatchActor, Placement
+from paicli.batch.actor import BatchActor, Placement, plain_ray_serialization
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
 from paicli.batch.results import failure
@@ -115,7 +115,12 @@ def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tup
             )(BatchActor.placed(Placement(environ, options.task_memory, slots)))
         return made[slots]
 
-    return [(actor_class(slots).remote(), slots) for slots in split_workers(count, len(nodes))]
+    # Making the first actor sets up this process's serialization: plain (see the actor).
+    restore = plain_ray_serialization()
+    try:
+        return [(actor_class(slots).remote(), slots) for slots in split_workers(count, len(nodes))]
+    finally:
+        restore()
 
 
 def _cpus(node: dict[str, Any]) -> float:
