@@ -108,14 +108,18 @@ def write_tasks(folder: Path, count: int) -> Path:
     return path
 
 
-async def one_batch(tasks: Path, base_url: str, workers: int, ray: str | None, count: int) -> Board:
-    """`paicli batch` run as a user runs it, each result line timed as it arrives."""
+async def start_batch(
+    tasks: Path,
+    base_url: str,
+    workers: int,
+    ray: str | None,
+    python: tuple[str, ...] = ("-m", "paicli.cli"),
+) -> asyncio.subprocess.Process:
+    """The `paicli batch` command (`python` says how Python starts paicli), its output piped."""
     where = ["--ray", ray] if ray else []
-    board = Board()
-    process = await asyncio.create_subprocess_exec(
+    return await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
-        "paicli.cli",
+        *python,
         "--base-url",
         base_url,
         "--model",
@@ -133,6 +137,12 @@ async def one_batch(tasks: Path, base_url: str, workers: int, ray: str | None, c
         stderr=subprocess.PIPE,
         limit=64 * 1024 * 1024,
     )
+
+
+async def one_batch(tasks: Path, base_url: str, workers: int, ray: str | None, count: int) -> Board:
+    """`paicli batch` run as a user runs it, each result line timed as it arrives."""
+    board = Board()
+    process = await start_batch(tasks, base_url, workers, ray)
     assert process.stdout is not None and process.stderr is not None
     errors = asyncio.ensure_future(process.stderr.read())
     while line := await process.stdout.readline():
@@ -177,18 +187,7 @@ async def measure(
     tasks = write_tasks(root, count)
     rounds: dict[str, list[Board]] = {}
     async with TaskLlm(decide) as llm:
-        # Untimed: the bytecode written and the page cache warm for every process (the
-        # driver, Ray's workers, paicli's workers), and the cluster's first idle workers
-        # used up, so that each timed Ray batch starts its actors as on a cluster that has
-        # run batches before.
-        for address in (None, ray) if ray else (None,):
-            await one_batch(tasks, llm.base_url, max(counts), address, count)
-        # Ray prestarts a few idle workers (two on two cores) and a batch takes one: more
-        # untimed batches until none is left, or the first timed one would get it.
-        for _ in range(CPUS):
-            if ray is None or not idle_ray_workers():
-                break
-            await one_batch(tasks, llm.base_url, max(counts), ray, count)
+        await warm_up(tasks, llm.base_url, max(counts), ray, count)
         # Interleaved (local N, Ray N, ...) so a change in the machine's load hits both
         # sides of a ratio alike; each figure is the median over the rounds.
         for number in range(repeats):
@@ -218,6 +217,21 @@ async def measure(
         }
     figures["load"] = os.getloadavg()[0]
     return figures
+
+
+async def warm_up(tasks: Path, base_url: str, workers: int, ray: str | None, count: int) -> None:
+    """Untimed batches: the bytecode written and the page cache warm for every process (the
+    driver, Ray's workers, paicli's workers), and the cluster's first idle workers used up,
+    so that each timed Ray batch starts its actors as on a cluster that has run batches
+    before."""
+    for address in (None, ray) if ray else (None,):
+        await one_batch(tasks, base_url, workers, address, count)
+    # Ray prestarts a few idle workers (two on two cores) and a batch takes one: more
+    # untimed batches until none is left, or the first timed one would get it.
+    for _ in range(CPUS):
+        if ray is None or not idle_ray_workers():
+            break
+        await one_batch(tasks, base_url, workers, ray, count)
 
 
 def idle_ray_workers() -> list[int]:
@@ -274,6 +288,25 @@ def report(figures: dict[str, Any], counts: list[int]) -> None:
         )
 
 
+def set_environment(root: Path) -> None:
+    """This process's variables, which every batch inherits: everything under `root`."""
+    # Timed as installed packages run: from bytecode (some shells set
+    # PYTHONDONTWRITEBYTECODE, which would have every process of every batch, Ray's
+    # included, compile each module it imports; as in bench/run.py).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.update(
+        {
+            "PAICLI_HOME": str(root / "home"),
+            "HOME": str(root),
+            "PAICLI_API_KEY": "sk-bench-0123456789",
+            "TMPDIR": str(root),
+            # The cluster makes a token (in ~/.ray, under HOME above) and each batch
+            # presents it, as on a user's cluster started by `ray start`.
+            "RAY_AUTH_MODE": "token",
+        }
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=16)
@@ -284,21 +317,7 @@ def main() -> None:
     counts = [int(n) for n in options.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        # Timed as installed packages run: from bytecode (some shells set
-        # PYTHONDONTWRITEBYTECODE, which would have every process of every batch, Ray's
-        # included, compile each module it imports; as in bench/run.py).
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ.update(
-            {
-                "PAICLI_HOME": str(root / "home"),
-                "HOME": str(root),
-                "PAICLI_API_KEY": "sk-bench-0123456789",
-                "TMPDIR": str(root),
-                # The cluster makes a token (in ~/.ray, under HOME above) and each batch
-                # presents it, as on a user's cluster started by `ray start`.
-                "RAY_AUTH_MODE": "token",
-            }
-        )
+        set_environment(root)
         with contextlib.ExitStack() as stack:
             ray = None if options.no_ray else stack.enter_context(local_cluster(CPUS))
             figures = asyncio.run(measure(options.tasks, counts, ray, options.rounds, root))

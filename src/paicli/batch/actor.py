@@ -14,14 +14,21 @@ import asyncio
 import os
 import shutil
 import socket
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 from paicli.batch.process import WorkerProcess
 from paicli.batch.task import Task
 
-__all__ = ["BatchActor", "Placement"]
+__all__ = ["BatchActor", "Placement", "plain_ray_serialization"]
+
+# Ray's optional serializers (for pydantic models, Arrow data, Starlette state), which it
+# registers when a process first needs its serialization: importing them costs 0.08-0.25 s
+# a process, and a batch only sends plain JSON-shaped values (tasks, settings, results).
+RAY_ADDONS = "ray.util.serialization_addons"
 
 
 class Placement(NamedTuple):
@@ -39,9 +46,9 @@ class BatchActor:
     once, one per worker.
 
     Ray makes it from `BatchActor.placed(...)`, a class carrying its `Placement`, with no
-    arguments: a new Ray worker sets up its serialization (importing pydantic and more,
-    0.1-0.25 s) when it first reads arguments, so an actor made without any starts its
-    workers first and that set-up, done for its first task, overlaps their start."""
+    arguments: a new Ray worker sets up its serialization when it first reads arguments, so
+    an actor made without any starts its workers first; and that set-up, done for its first
+    task, is Ray's plain one (`plain_ray_serialization`), without 0.1-0.25 s of imports."""
 
     placement: ClassVar[Placement | None] = None
 
@@ -74,7 +81,8 @@ class BatchActor:
         actor's class pickled (kept in the cluster's function table for the job, as the
         arguments it replaces were kept with the actor, restarts included), so its actors
         need no arguments."""
-        return type(cls.__name__, (cls,), {"placement": placement, "__module__": __name__})
+        namespace = {"placement": placement, "__module__": __name__, "__init__": _in_ray}
+        return type(cls.__name__, (cls,), namespace)
 
     async def run(
         self, task: dict[str, Any], defaults: dict[str, Any], timeout: float | None
@@ -102,3 +110,32 @@ class BatchActor:
     async def _started(self) -> None:
         if self._starting is not None:
             await asyncio.shield(self._starting)
+
+
+def _in_ray(self: BatchActor) -> None:
+    """`__init__` of a class from `BatchActor.placed`, which only Ray makes: in the actor's
+    own Ray worker process, which serves this actor alone, Ray's serialization is to be
+    made plain (before the first task's arguments are read) and stays so."""
+    plain_ray_serialization()
+    BatchActor.__init__(self)
+
+
+def plain_ray_serialization() -> Callable[[], None]:
+    """Have Ray make this process's serialization context (when it next needs one) without
+    its optional serializers (`RAY_ADDONS`); the function that puts them back. Nothing to
+    do where Ray is not loaded, or does not have them."""
+    addons: Any = sys.modules.get(RAY_ADDONS)  # Ray's, untyped here (never imported)
+    apply = getattr(addons, "apply", None)
+    if apply is None:
+        return lambda: None
+    addons.apply = _no_addons
+
+    def restore() -> None:
+        addons.apply = apply
+
+    return restore
+
+
+def _no_addons(context: object) -> None:
+    """What Ray's serialization gets instead of its add-ons: nothing (its own cloudpickle
+    and msgpack carry every value a batch sends)."""

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from paicli.batch.actor import BatchActor, Placement
+from paicli.batch.actor import BatchActor, Placement, plain_ray_serialization
 from paicli.batch.defaults import Defaults
 from paicli.batch.local import Board
 from paicli.batch.results import failure
@@ -78,14 +78,19 @@ async def run_on_ray(
         ray: Any = importlib.import_module("ray")
     except ImportError as exc:
         raise RayUnavailable(INSTALL_HINT) from exc
-    await _connect(ray, options.ray)
-    if not tasks:
-        return
-    actors = _start_actors(ray, len(tasks), options)
+    joined = await _connect(ray, options.ray)
     try:
-        await _dispatch(ray, actors, tasks, defaults, board, timeout=options.task_timeout)
+        if tasks:
+            actors = _start_actors(ray, len(tasks), options)
+            try:
+                await _dispatch(ray, actors, tasks, defaults, board, timeout=options.task_timeout)
+            finally:
+                await asyncio.shield(_close(ray, [actor for actor, _ in actors]))
     finally:
-        await asyncio.shield(_close(ray, [actor for actor, _ in actors]))
+        if joined:
+            # Left now, not at exit: Ray's exit hook sleeps 0.5 s first (for log lines to
+            # arrive, and this driver asks for none) before it does the same.
+            await asyncio.shield(asyncio.to_thread(ray.shutdown))
 
 
 def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tuple[Any, int]]:
@@ -110,7 +115,12 @@ def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tup
             )(BatchActor.placed(Placement(environ, options.task_memory, slots)))
         return made[slots]
 
-    return [(actor_class(slots).remote(), slots) for slots in split_workers(count, len(nodes))]
+    # Making the first actor sets up this process's serialization: plain (see the actor).
+    restore = plain_ray_serialization()
+    try:
+        return [(actor_class(slots).remote(), slots) for slots in split_workers(count, len(nodes))]
+    finally:
+        restore()
 
 
 def _cpus(node: dict[str, Any]) -> float:
@@ -169,13 +179,14 @@ async def _close(ray: Any, actors: list[Any]) -> None:
         ray.kill(actor, no_restart=True)
 
 
-async def _connect(ray: Any, address: str) -> None:
+async def _connect(ray: Any, address: str) -> bool:
     """Reach the cluster at `address` (`auto`: the one this machine's `ray start` or `ray
-    job submit` names; a Ray already started in this process is used as it is)."""
+    job submit` names; a Ray already started in this process is used as it is). Whether
+    this joined it (and so leaves it when the batch is over)."""
     if address != "auto":
         await _probe(address)
     elif ray.is_initialized():
-        return
+        return False
     done = threading.Event()
     failed: list[BaseException] = []
 
@@ -206,6 +217,7 @@ async def _connect(ray: Any, address: str) -> None:
     if failed:
         why = AUTH_REFUSED if refused else _first_line(failed[0])
         raise RayUnavailable(f"cannot reach Ray at {address}: {why}")
+    return True
 
 
 async def _joined(done: threading.Event, quiet: RayStderr, address: str) -> None:
