@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import xdist_fork
 from tests.conftest import REPO
 from tests.processes import processes_with
 
@@ -31,7 +32,7 @@ def pytest_xdist_setupnodes(config, specs):
 # process and its parent.
 SAYS = """
 import json, os, sys
-PRELOADED = "openai" in sys.modules and "langchain_core" in sys.modules
+PRELOADED = "openai" in sys.modules and "prompt_toolkit" in sys.modules
 
 def test_{n}():
     with open("said-{n}.json", "w") as file:
@@ -45,6 +46,7 @@ def test_workers_are_forked_from_one_server_that_ends_with_the_session(tmp_path:
     for n in (1, 2):
         (tmp_path / f"test_{n}.py").write_text(SAYS.format(n=n))
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the server's socket folder: a marker
+    env[xdist_fork.PRELOAD] = "paicli"  # what a paicli run imports: enough to tell
     env.pop("PAICLI_TESTS_FRESH", None)
     args = ["-n", "2", "-p", "no:randomly", "-p", "no:cacheprovider", "-q"]
     controller = subprocess.Popen(

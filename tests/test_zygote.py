@@ -20,7 +20,8 @@ from tests.processes import alive, gone, until
 from tests.ui.terminal import Terminal
 from tests.zygote import ZygoteChild, Zygotes, spawn_on_fds
 
-pytestmark = pytest.mark.real
+# One worker starts the module's own zygotes (about a second of CPU each), not every one.
+pytestmark = [pytest.mark.real, pytest.mark.xdist_group("zygote")]
 
 PROBE = """\
 import json, os, signal, sys, threading

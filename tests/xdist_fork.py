@@ -31,6 +31,9 @@ import sys
 from typing import Any
 
 WORKER_ARGV = ("-u", "-c")
+# What the server imports (tests/zygote_server.py's PRELOADS): `pytest` unless this says
+# `paicli` (tests/test_xdist_fork.py's own small run, which need not pay for the SDKs).
+PRELOAD = "PAICLI_TESTS_WORKER_PRELOAD"
 
 
 def setup_nodes(config: Any, specs: list[Any]) -> None:
@@ -51,7 +54,7 @@ def setup(specs: list[Any]) -> Any | None:
     if not plain or any(spec.dont_write_bytecode for spec in plain):
         return None
     try:
-        server = zygote.Zygote(dict(os.environ), preload="pytest")
+        server = zygote.Zygote(dict(os.environ), preload=os.environ.get(PRELOAD, "pytest"))
     except RuntimeError as exc:
         print(f"tests/xdist_fork.py: workers start fresh: {exc}", file=sys.stderr)
         return None

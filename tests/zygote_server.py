@@ -346,8 +346,10 @@ def main() -> None:
     added = {k: v for k, v in os.environ.items() if given.get(k) != v}
     _die_with(os.getppid())
     del sys.path[0]  # this file's folder, tests/: its packages would hide the SDKs (acp, mcp)
+    gc.disable()  # the imports make objects that live as long as the process: no cycles
     read = _preload(preload)
     gc.freeze()  # the imports' objects: no collection in a child walks (and copies) them
+    gc.enable()  # a child starts with collection on, as a fresh interpreter does
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)

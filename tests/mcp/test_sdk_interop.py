@@ -26,6 +26,8 @@ from tests.transports import RecordingTransport
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),
+    # One worker opens the module's shared SDK sessions (an SDK server each), not every one.
+    pytest.mark.xdist_group("sdk-stdio"),
     # The SDK warns when its own tools log (logging is deprecated in 2026-07-28); in a
     # subprocess nobody sees that, in this process the suite would turn it into an error.
     pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
