@@ -133,11 +133,13 @@ lint: setup
 # than cores finish it sooner; the in-memory tier is all CPU, so two. `--dist loadgroup`: each
 # xdist group runs on one worker, so the local Ray starts once (tests/conftest.py local_ray) and
 # the servers a module shares start once (tests/conftest.py makes the groups hold under pytest
-# 9.2). The tests fork their paicli processes from a warm interpreter (tests/zygote.py). On
-# 2026-12-05, 3,212 tests, nothing else running (load average 2-4 from the run itself), back to
-# back: three workers 136 s wall and 201 s of CPU (user+sys, with the children), four workers
-# 130 s and 207 s (129-138 s in three runs; five: 130 s); before the zygote, about 255 s of CPU
-# and 163-172 s. About 10 s of each run is pytest's start and each worker's collection.
+# 9.2). The tests fork their paicli processes from a warm interpreter (tests/zygote.py), and
+# the workers themselves from another (tests/xdist_fork.py). On 2026-12-05, 3,229 tests,
+# nothing else running (load average 2-4 from the run itself): four workers 117-121 s wall and
+# ~185-189 s of CPU (user+sys, with the children); three workers 131 s, five 135 s (before the
+# last preloads). Earlier the same day, with fresh workers: 129-138 s and ~207 s; before the
+# zygote, about 255 s of CPU and 163-172 s. The in-memory tier preloads only what paicli runs
+# import: it uses little of the rest.
 PYTEST_WORKERS ?= 4
 FAST_WORKERS ?= 2
 
@@ -146,7 +148,7 @@ test: lint
 	$(MAKE) --no-print-directory conformance ARGS=
 
 test-fast: $(UV_SYNC_STAMP)
-	$(UVRUN) pytest -n $(FAST_WORKERS) -m "not real"
+	PAICLI_TESTS_WORKER_PRELOAD=paicli $(UVRUN) pytest -n $(FAST_WORKERS) -m "not real"
 
 fmt: $(UV_SYNC_STAMP)
 	$(UVRUN) ruff format

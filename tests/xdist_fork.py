@@ -32,7 +32,8 @@ from typing import Any
 
 WORKER_ARGV = ("-u", "-c")
 # What the server imports (tests/zygote_server.py's PRELOADS): `pytest` unless this says
-# `paicli` (tests/test_xdist_fork.py's own small run, which need not pay for the SDKs).
+# `paicli` (`make test-fast`, and tests/test_xdist_fork.py's own small run, which need little
+# of the rest).
 PRELOAD = "PAICLI_TESTS_WORKER_PRELOAD"
 
 
