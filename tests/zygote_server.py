@@ -44,6 +44,7 @@ import termios
 import threading
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # What a `paicli -p` run with a model, a REPL, `paicli mcp ...` and `paicli acp` load.
@@ -389,6 +390,38 @@ def _run(argv: list[str]) -> None:
     runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]
 
 
+def _warm_assert_caches() -> None:
+    """In the workers' server, before the first worker forks: when a test module has no
+    assert-rewritten bytecode yet (a fresh clone, an edited test), one child collects the
+    suite and so writes it, rather than every worker rewriting every module at once (~5 s
+    of CPU each). pytest names the cache files; a test module reads its own on import."""
+    from _pytest.assertion.rewrite import PYC_TAIL  # noqa: PLC0415 - preloaded by now
+
+    root = Path(__file__).resolve().parent.parent
+    modules = [*root.glob("tests/**/test_*.py"), *root.glob("tests/**/conftest.py")]
+    if all(_cached(module, PYC_TAIL) for module in modules):
+        return
+    child = os.fork()
+    if child == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.chdir(root)
+        sys.path.insert(0, str(root))
+        import pytest  # noqa: PLC0415
+
+        os._exit(pytest.main(["--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly"]))
+    os.waitpid(child, 0)
+
+
+def _cached(module: Path, tail: str) -> bool:
+    cached = module.parent / "__pycache__" / (module.stem + tail)
+    try:
+        return cached.stat().st_mtime >= module.stat().st_mtime
+    except OSError:
+        return False
+
+
 def main() -> None:
     path, given = sys.argv[1], json.loads(sys.argv[2])
     preload = PRELOADS[sys.argv[3] if len(sys.argv) > 3 else "paicli"]
@@ -399,6 +432,8 @@ def main() -> None:
     read = _preload(preload)
     gc.freeze()  # the imports' objects: no collection in a child walks (and copies) them
     gc.enable()  # a child starts with collection on, as a fresh interpreter does
+    if preload == WORKER_PRELOAD and not sys.dont_write_bytecode:
+        _warm_assert_caches()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)
