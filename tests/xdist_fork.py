@@ -38,30 +38,27 @@ PRELOAD = "PAICLI_TESTS_WORKER_PRELOAD"
 
 
 def setup_nodes(config: Any, specs: list[Any]) -> None:
-    """tests/conftest.py's `pytest_xdist_setupnodes`: the server, closed with the session."""
-    server = setup(specs)
-    if server is not None:
-        config.add_cleanup(server.close)
+    """In the controller (tests/conftest.py's `pytest_xdist_setupnodes`): start the server,
+    closed with the session, and point plain `popen` workers at this file; nothing when
+    workers start fresh."""
+    import shlex  # noqa: PLC0415 - the controller only: the launcher stays light
 
-
-def setup(specs: list[Any]) -> Any | None:
-    """In the controller: start the server and point plain `popen` workers at this file.
-    Returns the server (to close at the end), or None when workers start fresh."""
-    from tests import zygote  # noqa: PLC0415 - the controller only, not the launcher
+    from tests import zygote  # noqa: PLC0415
 
     if zygote.FRESH:
-        return None
+        return
     plain = [spec for spec in specs if spec.popen and not spec.python and not spec.chdir]
     if not plain or any(spec.dont_write_bytecode for spec in plain):
-        return None
+        return
     try:
         server = zygote.Zygote(dict(os.environ), preload=os.environ.get(PRELOAD, "pytest"))
     except RuntimeError as exc:
         print(f"tests/xdist_fork.py: workers start fresh: {exc}", file=sys.stderr)
-        return None
+        return
+    config.add_cleanup(server.close)
+    launcher = shlex.join([sys.executable, "-S", __file__, server.path])
     for spec in plain:
-        spec.python = f"{sys.executable} -S {__file__} {server.path}"
-    return server
+        spec.python = launcher
 
 
 def _fresh(argv: list[str]) -> None:

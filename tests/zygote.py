@@ -83,7 +83,7 @@ def fresh_for_this_test(fresh: bool) -> None:
     _state["fresh"] = FRESH or fresh
 
 
-class _Zygote:
+class Zygote:
     """One started fork server, for one set of startup variables (`preload`: what it
     imports, tests/zygote_server.py)."""
 
@@ -129,7 +129,7 @@ class Zygotes:
     """This worker's zygotes, by the values of the variables that decide a start."""
 
     def __init__(self) -> None:
-        self._by_key: dict[frozenset[tuple[str, str]], _Zygote] = {}
+        self._by_key: dict[frozenset[tuple[str, str]], Zygote] = {}
         self._read: frozenset[str] = frozenset()
         self._failed: set[frozenset[tuple[str, str]]] = set()
         self._lock = threading.Lock()
@@ -142,13 +142,13 @@ class Zygotes:
             if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in self._read
         }
 
-    def for_env(self, env: Mapping[str, str]) -> _Zygote | None:
+    def for_env(self, env: Mapping[str, str]) -> Zygote | None:
         """The zygote whose start matches `env`'s (started if needed); None if one cannot
         (the imports read every variable). Thread-safe (a test may start paicli in one)."""
         with self._lock:
             return self._for_env(env)
 
-    def _for_env(self, env: Mapping[str, str]) -> _Zygote | None:
+    def _for_env(self, env: Mapping[str, str]) -> Zygote | None:
         for _ in range(3):  # a zygote's report can add variables to choose by
             given = self._given(env)
             key = frozenset(given.items())
@@ -160,7 +160,7 @@ class Zygotes:
                 if key in self._failed:
                     return None
                 try:
-                    zygote = _Zygote(given)
+                    zygote = Zygote(given)
                 except RuntimeError:  # its imports fail there (a test blocks a module)
                     self._failed.add(key)
                     return None
@@ -185,7 +185,6 @@ class Zygotes:
 
 
 _zygotes = Zygotes()
-Zygote = _Zygote  # for tests/xdist_fork.py's zygote of pytest workers
 
 
 def zygote_pids() -> list[int]:
