@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,12 +63,15 @@ def config_home(tmp_path: Path, servers: dict[str, Any]) -> tuple[Path, Path]:
 
 
 def examine(script: str, *args: str, timeout: str = SILENCE) -> tuple[int, dict[str, Any]]:
-    """Doctor one broken server; afterwards no process runs its script."""
+    """Doctor one broken server; afterwards no process runs its script. The server gets one
+    more argument, which no script reads, naming this call: other pytest workers may run the
+    same script at the same time, and only this call's processes are looked for."""
     path = str(BROKEN / script)
+    marker = f"--examined-by={uuid.uuid4().hex}"
     code, report = doctor_json(
-        "--timeout", timeout, "--slow", "30", "--", sys.executable, path, *args
+        "--timeout", timeout, "--slow", "30", "--", sys.executable, path, *args, marker
     )
-    assert processes_with(path) == []
+    assert processes_with(marker) == []
     return code, findings(report)
 
 
