@@ -28,6 +28,8 @@ SystemExit's code, atexit, stdio flushed.
 from __future__ import annotations
 
 import array
+import atexit
+import contextlib
 import ctypes
 import fcntl
 import gc
@@ -45,7 +47,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 # What a `paicli -p` run with a model, a REPL, `paicli mcp ...` and `paicli acp` load.
 PRELOAD = (
@@ -383,11 +385,24 @@ def _run(argv: list[str]) -> None:
         sys.path.insert(0, "")
         sys.argv = ["-c", *argv[3:]]
         exec(compile(argv[2], "<string>", "exec"), main.__dict__)
-        return
+        _end_without_teardown()
     assert argv[0] == "-m", argv
     sys.path.insert(0, os.getcwd())
     sys.argv = ["-m", *argv[2:]]
     runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]
+
+
+def _end_without_teardown() -> NoReturn:
+    """A pytest worker whose session is over ends as the interpreter would (its threads
+    joined, atexit's handlers run, stdio flushed) but without freeing every module and
+    object first: ~0.8 s of CPU a worker, spent when the run is otherwise over and the
+    controller waits for the workers to exit."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter calls at exit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _warm_assert_caches() -> None:

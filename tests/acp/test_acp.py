@@ -276,7 +276,8 @@ async def test_an_editor_server_runs_and_cancel_stops_its_slow_tool(
         async with editor(project, llm, client) as (conn, run):
             async with asyncio.timeout(60):
                 session = await conn.new_session(cwd=str(project), mcp_servers=[server])
-                assert processes_with(marker)
+                # Started with the session, in the background: seen once it has exec'd.
+                await until(lambda: bool(processes_with(marker)))
                 turn = asyncio.ensure_future(
                     conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
                 )
