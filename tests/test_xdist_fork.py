@@ -35,9 +35,12 @@ import json, os, sys
 PRELOADED = "openai" in sys.modules and "prompt_toolkit" in sys.modules
 
 def test_{n}():
+    from tests import processes, zygote
+    forks_paicli = zygote.zygote_for(dict(os.environ))
     with open("said-{n}.json", "w") as file:
         json.dump({{"preloaded": PRELOADED, "pid": os.getpid(), "parent": os.getppid(),
-                    "worker": os.environ["PYTEST_XDIST_WORKER"]}}, file)
+                    "worker": os.environ["PYTEST_XDIST_WORKER"], "zygote": forks_paicli,
+                    "zygote_parent": processes.parent_of(forks_paicli)}}, file)
 """
 
 
@@ -65,6 +68,9 @@ def test_workers_are_forked_from_one_server_that_ends_with_the_session(tmp_path:
     assert len({s["pid"] for s in said}) == 2
     (parent,) = {s["parent"] for s in said}  # one server's children, not the controller's
     assert parent != controller.pid
+    # Both workers' paicli runs are forked from one zygote, the controller's child.
+    (shared,) = {(s["zygote"], s["zygote_parent"]) for s in said}
+    assert shared[0] is not None and shared[1] == controller.pid
     assert processes_with(str(tmp_path)) == []  # the server is gone with the session
 
 

@@ -38,15 +38,19 @@ PRELOAD = "PAICLI_TESTS_WORKER_PRELOAD"
 
 
 def setup_nodes(config: Any, specs: list[Any]) -> None:
-    """In the controller (tests/conftest.py's `pytest_xdist_setupnodes`): start the server,
-    closed with the session, and point plain `popen` workers at this file; nothing when
-    workers start fresh."""
+    """In the controller (tests/conftest.py's `pytest_xdist_setupnodes`): start the run's
+    zygote broker (tests/zygote.py) and the workers' server, both closed with the session,
+    and point plain `popen` workers at this file; nothing when workers start fresh."""
     import shlex  # noqa: PLC0415 - the controller only: the launcher stays light
 
     from tests import zygote  # noqa: PLC0415
 
+    os.environ.pop(zygote.BROKER, None)  # a run's own, never an outer run's
     if zygote.FRESH:
         return
+    broker = zygote.ZygoteBroker()  # the run's paicli zygotes, shared by its workers
+    config.add_cleanup(broker.close)
+    os.environ[zygote.BROKER] = broker.path
     plain = [spec for spec in specs if spec.popen and not spec.python and not spec.chdir]
     if not plain or any(spec.dont_write_bytecode for spec in plain):
         return

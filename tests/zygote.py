@@ -2,8 +2,8 @@
 
 A test that starts `python -m paicli.cli ARGS` pays a Python start and the imports of a run
 (the model SDK alone is most of a second of CPU) before paicli does anything; the suite
-starts ~170 of them. Here each pytest worker keeps a fork server (tests/zygote_server.py)
-that has imported what a run imports, and nothing more: no thread, no event loop, no call
+starts ~170 of them. Here a fork server (tests/zygote_server.py) has imported what a run
+imports, and nothing more: no thread, no event loop, no call
 into paicli. Each paicli is `fork()`ed from it, takes the test's argv, environment, working
 folder and stdin/stdout/stderr (real pipes or a real pty, passed over a unix socket with
 SCM_RIGHTS; a new session with the pty as controlling terminal when asked), rebuilds
@@ -29,7 +29,10 @@ benchmarks in bench/ that use these helpers time real starts).
 `asyncio.create_subprocess_exec` and `subprocess.run` for the paicli form on pipes. Each
 falls back to a fresh process when the fork does not apply.
 
-The zygote ends when its worker closes its stdin (at exit) or dies (PR_SET_PDEATHSIG), and
+In an xdist run the zygotes are the run's: the controller starts each when a worker first
+asks for its set of variables (`ZygoteBroker`), every worker forks from it, and they end with
+the session. Otherwise (no xdist, and the zygote's own tests) a `Zygotes` starts its own.
+A zygote ends when its owner closes its stdin (at exit) or dies (PR_SET_PDEATHSIG), and
 kills its children first; a child dies with the zygote.
 """
 
@@ -38,6 +41,7 @@ from __future__ import annotations
 import array
 import asyncio
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -52,11 +56,14 @@ from pathlib import Path
 
 __all__ = [
     "CONSOLE_SCRIPT",
+    "SharedZygote",
     "Zygote",
+    "ZygoteBroker",
     "ZygoteChild",
     "Zygotes",
     "fresh_for_this_test",
     "spawn_on_fds",
+    "zygote_for",
     "zygote_pids",
 ]
 
@@ -64,6 +71,8 @@ SERVER = Path(__file__).with_name("zygote_server.py")
 # The installed console script, as a user runs paicli: always a fresh interpreter.
 CONSOLE_SCRIPT = Path(sys.executable).with_name("paicli")
 FRESH = os.environ.get("PAICLI_TESTS_FRESH") == "1"
+# Where the controller's `ZygoteBroker` listens (set by it, inherited by the workers).
+BROKER = "PAICLI_TESTS_ZYGOTES"
 # Read by the interpreter at its start, or by the `time` module at its import.
 STARTUP_VARIABLES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ"})
 # Read while the zygote imports, but done again in each child (tests/zygote_server.py
@@ -113,6 +122,9 @@ class Zygote:
         conn.connect(self.path)
         return conn
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     def close(self) -> None:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
@@ -125,11 +137,104 @@ class Zygote:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
+class SharedZygote:
+    """A zygote of the run's (`ZygoteBroker`), as a worker sees it: where to connect, and
+    whether it still runs. The controller owns it and ends it with the session."""
+
+    def __init__(self, broker: str, given: dict[str, str]) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.connect(broker)
+            conn.sendall(json.dumps(given).encode())
+            answer = json.loads(conn.recv(1 << 20))
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        self.given = given
+        self.path: str = answer["path"]
+        self.pid: int = answer["pid"]
+        self.read: frozenset[str] = frozenset(answer["read"])
+
+    def connect(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn.connect(self.path)
+        return conn
+
+    def alive(self) -> bool:
+        try:
+            state = Path(f"/proc/{self.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state != b"Z"
+
+    def close(self) -> None:
+        """Nothing: the controller's."""
+
+
+class ZygoteBroker:
+    """In the controller of an xdist run: the run's zygotes, one per set of startup
+    variables, started when a worker first asks for that set (over a unix socket whose
+    path the workers inherit as PAICLI_TESTS_ZYGOTES) and ended with the session. Each
+    worker would otherwise start its own: ~0.8 s of CPU each, a dozen times a run. They
+    live as long as the controller, so no worker's end takes a zygote from under another
+    worker's test."""
+
+    def __init__(self) -> None:
+        self._folder = tempfile.mkdtemp(prefix="paicli-zygotes-")
+        self.path = os.path.join(self._folder, "broker")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._listener.bind(self.path)
+        self._listener.listen(64)
+        self._by_key: dict[frozenset[tuple[str, str]], Zygote] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self._serve, name="zygote-broker", daemon=True).start()
+
+    def _serve(self) -> None:
+        """One request at a time, all from this thread, which lives as long as the
+        controller: a zygote dies with the thread that started it (PR_SET_PDEATHSIG)."""
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:  # closed
+                return
+            with contextlib.suppress(OSError, ValueError):  # a worker gone mid-request
+                self._answer(conn)
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            given = json.loads(conn.recv(1 << 20))
+            try:
+                zygote = self._zygote(given)
+            except RuntimeError as exc:
+                conn.sendall(json.dumps({"error": str(exc)}).encode())
+                return
+            answer = {"path": zygote.path, "pid": zygote.pid, "read": sorted(zygote.read)}
+            conn.sendall(json.dumps(answer).encode())
+
+    def _zygote(self, given: dict[str, str]) -> Zygote:
+        key = frozenset(given.items())
+        with self._lock:
+            zygote = self._by_key.get(key)
+            if zygote is None or not zygote.alive():
+                if zygote is not None:
+                    zygote.close()
+                zygote = self._by_key[key] = Zygote(given)
+            return zygote
+
+    def close(self) -> None:
+        self._listener.close()
+        with self._lock:
+            while self._by_key:
+                self._by_key.popitem()[1].close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
 class Zygotes:
     """This worker's zygotes, by the values of the variables that decide a start."""
 
-    def __init__(self) -> None:
-        self._by_key: dict[frozenset[tuple[str, str]], Zygote] = {}
+    def __init__(self, *, shared: bool = False) -> None:
+        """`shared`: the zygotes are the run's, started by the controller (`ZygoteBroker`,
+        when it runs one) and used by every worker; else this object's own."""
+        self._broker = os.environ.get(BROKER) if shared else None
+        self._by_key: dict[frozenset[tuple[str, str]], Zygote | SharedZygote] = {}
         self._read: frozenset[str] = frozenset()
         self._failed: set[frozenset[tuple[str, str]]] = set()
         self._lock = threading.Lock()
@@ -142,25 +247,27 @@ class Zygotes:
             if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in self._read
         }
 
-    def for_env(self, env: Mapping[str, str]) -> Zygote | None:
+    def for_env(self, env: Mapping[str, str]) -> Zygote | SharedZygote | None:
         """The zygote whose start matches `env`'s (started if needed); None if one cannot
         (the imports read every variable). Thread-safe (a test may start paicli in one)."""
         with self._lock:
             return self._for_env(env)
 
-    def _for_env(self, env: Mapping[str, str]) -> Zygote | None:
+    def _for_env(self, env: Mapping[str, str]) -> Zygote | SharedZygote | None:
         for _ in range(3):  # a zygote's report can add variables to choose by
             given = self._given(env)
             key = frozenset(given.items())
             zygote = self._by_key.pop(key, None)
-            if zygote is not None and zygote.process.poll() is not None:
+            if zygote is not None and not zygote.alive():
                 zygote.close()  # it died (a test of its own killed it): start another
                 zygote = None
             if zygote is None:
                 if key in self._failed:
                     return None
                 try:
-                    zygote = Zygote(given)
+                    zygote = (
+                        Zygote(given) if self._broker is None else SharedZygote(self._broker, given)
+                    )
                 except RuntimeError:  # its imports fail there (a test blocks a module)
                     self._failed.add(key)
                     return None
@@ -184,7 +291,13 @@ class Zygotes:
         return [zygote.pid for zygote in self._by_key.values()]
 
 
-_zygotes = Zygotes()
+_zygotes = Zygotes(shared=True)
+
+
+def zygote_for(env: Mapping[str, str]) -> int | None:
+    """The pid of the zygote a paicli with `env` is forked from (started if needed)."""
+    zygote = _zygotes.for_env(env)
+    return None if zygote is None else zygote.pid
 
 
 def zygote_pids() -> list[int]:
