@@ -92,7 +92,20 @@ def fresh_for_this_test(fresh: bool) -> None:
     _state["fresh"] = FRESH or fresh
 
 
-class Zygote:
+class _Listening:
+    """A started fork server: its pid, what it read while importing, where it listens."""
+
+    pid: int
+    read: frozenset[str]
+    path: str
+
+    def connect(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn.connect(self.path)
+        return conn
+
+
+class Zygote(_Listening):
     """One started fork server, for one set of startup variables (`preload`: what it
     imports, tests/zygote_server.py)."""
 
@@ -114,13 +127,8 @@ class Zygote:
             shutil.rmtree(self._folder, ignore_errors=True)
             raise RuntimeError(f"the zygote did not start (exit {code})")
         info = json.loads(line)
-        self.pid: int = info["pid"]
-        self.read: frozenset[str] = frozenset(info["read"])
-
-    def connect(self) -> socket.socket:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        conn.connect(self.path)
-        return conn
+        self.pid = info["pid"]
+        self.read = frozenset(info["read"])
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -137,7 +145,7 @@ class Zygote:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-class SharedZygote:
+class SharedZygote(_Listening):
     """A zygote of the run's (`ZygoteBroker`), as a worker sees it: where to connect, and
     whether it still runs. The controller owns it and ends it with the session."""
 
@@ -149,14 +157,9 @@ class SharedZygote:
         if "error" in answer:
             raise RuntimeError(answer["error"])
         self.given = given
-        self.path: str = answer["path"]
-        self.pid: int = answer["pid"]
-        self.read: frozenset[str] = frozenset(answer["read"])
-
-    def connect(self) -> socket.socket:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        conn.connect(self.path)
-        return conn
+        self.path = answer["path"]
+        self.pid = answer["pid"]
+        self.read = frozenset(answer["read"])
 
     def alive(self) -> bool:
         try:
