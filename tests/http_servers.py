@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
+from tests import zygote_process
+
 SERVER_PROGRAMS = Path(__file__).parent / "server_programs"
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
@@ -42,7 +44,9 @@ async def run_http_server(
     free port unless `args` include `--port`.
     """
     path = SERVER_PROGRAMS / script  # an absolute `script` replaces SERVER_PROGRAMS
-    process = await asyncio.create_subprocess_exec(
+    # In a test, one of ours is forked from a zygote that has imported what they import
+    # (tests/zygote.py: a server's start is never what is tested); others start fresh.
+    process = await zygote_process.create_subprocess_exec(
         python,
         str(path),
         *args,
@@ -56,7 +60,9 @@ async def run_http_server(
         await stop_process(process)
 
 
-async def _wait_until_listening(process: asyncio.subprocess.Process, path: Path) -> str:
+async def _wait_until_listening(
+    process: asyncio.subprocess.Process | zygote_process.ZygoteProcess, path: Path
+) -> str:
     assert process.stdout is not None
     async with asyncio.timeout(STARTUP_TIMEOUT):
         line = await process.stdout.readline()
@@ -66,7 +72,7 @@ async def _wait_until_listening(process: asyncio.subprocess.Process, path: Path)
     return line[len(READY_PREFIX) :].decode().strip()
 
 
-async def stop_process(process: asyncio.subprocess.Process) -> None:
+async def stop_process(process: asyncio.subprocess.Process | zygote_process.ZygoteProcess) -> None:
     """SIGTERM the process group, then SIGKILL it if it is still there after 5 s."""
     if process.returncode is not None:
         return

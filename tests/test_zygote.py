@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import alive, gone, until
+from tests import zygote_process
+from tests.conftest import SERVER_PROGRAMS
+from tests.http_servers import stop_process
+from tests.processes import alive, gone, parent_of, until
 from tests.ui.terminal import Terminal
-from tests.zygote import ZygoteChild, Zygotes, spawn_on_fds
+from tests.zygote import ZygoteChild, Zygotes, spawn_on_fds, zygote_pids
 
 # One worker starts the module's own zygotes (about a second of CPU each), not every one.
 pytestmark = [pytest.mark.real, pytest.mark.xdist_group("zygote")]
@@ -217,3 +220,30 @@ async def test_a_zygote_that_ends_leaves_no_child_behind(
 def test_a_test_marked_fresh_starts_paicli_fresh(folder: Path) -> None:
     argv = [sys.executable, "-m", "paicli.cli", "--version"]
     assert spawn_on_fds(argv, cwd=folder, env={}, fds=(0, 1, 2)) is None
+
+
+async def test_our_http_test_servers_are_forked_and_others_start_fresh(tmp_path: Path) -> None:
+    """A server of tests/server_programs/ (as tests/http_servers.py starts them) is forked
+    from the run's `servers` zygote, in a session of its own; any other script is a fresh
+    process."""
+    ours = await zygote_process.create_subprocess_exec(
+        sys.executable,
+        str(SERVER_PROGRAMS / "http_fault_server.py"),
+        stdout=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert isinstance(ours, zygote_process.ZygoteProcess)
+        assert parent_of(ours.pid) in zygote_pids()
+        assert ours.stdout is not None
+        assert (await ours.stdout.readline()).startswith(b"LISTENING http://127.0.0.1:")
+        assert os.getsid(ours.pid) == ours.pid  # by now it has become the server
+    finally:
+        await stop_process(ours)
+    script = tmp_path / "other.py"
+    script.write_text("print('fresh')\n")
+    other = await zygote_process.create_subprocess_exec(
+        sys.executable, str(script), stdout=asyncio.subprocess.PIPE
+    )
+    assert not isinstance(other, zygote_process.ZygoteProcess)
+    assert (await other.communicate())[0] == b"fresh\n"

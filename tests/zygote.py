@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 SERVER = Path(__file__).with_name("zygote_server.py")
+SERVER_PROGRAMS = Path(__file__).with_name("server_programs")
 # The installed console script, as a user runs paicli: always a fresh interpreter.
 CONSOLE_SCRIPT = Path(sys.executable).with_name("paicli")
 FRESH = os.environ.get("PAICLI_TESTS_FRESH") == "1"
@@ -78,7 +79,9 @@ STARTUP_VARIABLES = frozenset({"LANG", "LC_ALL", "LC_CTYPE", "TZ"})
 # Read while the zygote imports, but done again in each child (tests/zygote_server.py
 # `_redo_home_reads`): not a reason for a zygote of its own.
 REDONE_IN_CHILD = frozenset({"HOME"})
-MOST_ZYGOTES = 4  # per worker; the least recently used is closed beyond this
+MOST_ZYGOTES = 6  # per worker; the least recently used is closed beyond this
+# A zygote's preload and the values of the variables its start depends on.
+Key = tuple[str, frozenset[tuple[str, str]]]
 
 # Fresh until tests/conftest.py says otherwise for a test: anything else that starts paicli
 # through these helpers (bench/instant_start.py times its REPL through Terminal.spawn) measures
@@ -149,10 +152,10 @@ class SharedZygote(_Listening):
     """A zygote of the run's (`ZygoteBroker`), as a worker sees it: where to connect, and
     whether it still runs. The controller owns it and ends it with the session."""
 
-    def __init__(self, broker: str, given: dict[str, str]) -> None:
+    def __init__(self, broker: str, given: dict[str, str], preload: str = "paicli") -> None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
             conn.connect(broker)
-            conn.sendall(json.dumps(given).encode())
+            conn.sendall(json.dumps({"given": given, "preload": preload}).encode())
             answer = json.loads(conn.recv(1 << 20))
         if "error" in answer:
             raise RuntimeError(answer["error"])
@@ -186,7 +189,7 @@ class ZygoteBroker:
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._listener.bind(self.path)
         self._listener.listen(64)
-        self._by_key: dict[frozenset[tuple[str, str]], Zygote] = {}
+        self._by_key: dict[Key, Zygote] = {}
         self._lock = threading.Lock()
         threading.Thread(target=self._serve, name="zygote-broker", daemon=True).start()
 
@@ -203,23 +206,23 @@ class ZygoteBroker:
 
     def _answer(self, conn: socket.socket) -> None:
         with conn:
-            given = json.loads(conn.recv(1 << 20))
+            asked = json.loads(conn.recv(1 << 20))
             try:
-                zygote = self._zygote(given)
+                zygote = self._zygote(asked["given"], asked["preload"])
             except RuntimeError as exc:
                 conn.sendall(json.dumps({"error": str(exc)}).encode())
                 return
             answer = {"path": zygote.path, "pid": zygote.pid, "read": sorted(zygote.read)}
             conn.sendall(json.dumps(answer).encode())
 
-    def _zygote(self, given: dict[str, str]) -> Zygote:
-        key = frozenset(given.items())
+    def _zygote(self, given: dict[str, str], preload: str) -> Zygote:
+        key = (preload, frozenset(given.items()))
         with self._lock:
             zygote = self._by_key.get(key)
             if zygote is None or not zygote.alive():
                 if zygote is not None:
                     zygote.close()
-                zygote = self._by_key[key] = Zygote(given)
+                zygote = self._by_key[key] = Zygote(given, preload)
             return zygote
 
     def close(self) -> None:
@@ -237,29 +240,33 @@ class Zygotes:
         """`shared`: the zygotes are the run's, started by the controller (`ZygoteBroker`,
         when it runs one) and used by every worker; else this object's own."""
         self._broker = os.environ.get(BROKER) if shared else None
-        self._by_key: dict[frozenset[tuple[str, str]], Zygote | SharedZygote] = {}
-        self._read: frozenset[str] = frozenset()
-        self._failed: set[frozenset[tuple[str, str]]] = set()
+        self._by_key: dict[Key, Zygote | SharedZygote] = {}
+        self._read: dict[str, frozenset[str]] = {}  # by preload: what its imports read
+        self._failed: set[Key] = set()
         self._lock = threading.Lock()
         atexit.register(self.close)
 
-    def _given(self, env: Mapping[str, str]) -> dict[str, str]:
+    def _given(self, env: Mapping[str, str], preload: str) -> dict[str, str]:
+        read = self._read.get(preload, frozenset())
         return {
             name: value
             for name, value in env.items()
-            if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in self._read
+            if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in read
         }
 
-    def for_env(self, env: Mapping[str, str]) -> Zygote | SharedZygote | None:
-        """The zygote whose start matches `env`'s (started if needed); None if one cannot
-        (the imports read every variable). Thread-safe (a test may start paicli in one)."""
+    def for_env(
+        self, env: Mapping[str, str], preload: str = "paicli"
+    ) -> Zygote | SharedZygote | None:
+        """The zygote with `preload` whose start matches `env`'s (started if needed); None
+        if one cannot (the imports read every variable). Thread-safe (a test may start
+        paicli in one)."""
         with self._lock:
-            return self._for_env(env)
+            return self._for_env(env, preload)
 
-    def _for_env(self, env: Mapping[str, str]) -> Zygote | SharedZygote | None:
+    def _for_env(self, env: Mapping[str, str], preload: str) -> Zygote | SharedZygote | None:
         for _ in range(3):  # a zygote's report can add variables to choose by
-            given = self._given(env)
-            key = frozenset(given.items())
+            given = self._given(env, preload)
+            key = (preload, frozenset(given.items()))
             zygote = self._by_key.pop(key, None)
             if zygote is not None and not zygote.alive():
                 zygote.close()  # it died (a test of its own killed it): start another
@@ -268,20 +275,23 @@ class Zygotes:
                 if key in self._failed:
                     return None
                 try:
-                    zygote = (
-                        Zygote(given) if self._broker is None else SharedZygote(self._broker, given)
-                    )
+                    if self._broker is None:
+                        zygote = Zygote(given, preload)
+                    else:
+                        zygote = SharedZygote(self._broker, given, preload)
                 except RuntimeError:  # its imports fail there (a test blocks a module)
                     self._failed.add(key)
                     return None
-                self._read |= zygote.read - REDONE_IN_CHILD
-                if "*" in self._read:
+                read = self._read[preload] = (
+                    self._read.get(preload, frozenset()) | zygote.read - REDONE_IN_CHILD
+                )
+                if "*" in read:
                     zygote.close()
                     return None
                 if len(self._by_key) >= MOST_ZYGOTES:
                     self._by_key.pop(next(iter(self._by_key))).close()
             self._by_key[key] = zygote  # last: the most recently used
-            if self._given(env) == given:
+            if self._given(env, preload) == given:
                 return zygote
         return None
 
@@ -308,14 +318,22 @@ def zygote_pids() -> list[int]:
     return _zygotes.pids()
 
 
-def _forkable(argv: Sequence[str], modules: Collection[str], fresh: bool) -> list[str] | None:
-    """The argv after the interpreter when `argv` is `python -m MODULE ...` (one of
-    `modules`) and not `fresh`; else None."""
-    if fresh or len(argv) < 3 or list(argv[:2]) != [sys.executable, "-m"]:
+def _forkable(
+    argv: Sequence[str], modules: Collection[str], fresh: bool
+) -> tuple[list[str], str] | None:
+    """The argv after the interpreter, and the preload to fork it from, when `argv` is
+    `python -m MODULE ...` (one of `modules`: paicli) or `python SCRIPT ...` (one of our test
+    servers, tests/server_programs/, whose start is never the point: the `servers`
+    preload) and not `fresh`; else None."""
+    if fresh or len(argv) < 2 or argv[0] != sys.executable:
         return None
-    if argv[2] not in modules:
-        return None
-    return [str(arg) for arg in argv[1:]]
+    rest = [str(arg) for arg in argv[1:]]
+    if rest[0] == "-m":
+        return (rest, "paicli") if len(rest) > 1 and rest[1] in modules else None
+    script = Path(rest[0])
+    if script.suffix == ".py" and script.is_absolute() and script.parent == SERVER_PROGRAMS:
+        return rest, "servers"
+    return None
 
 
 class ZygoteChild:
@@ -412,9 +430,12 @@ def spawn_on_fds(
     controlling terminal. None when it must start fresh instead (see the module).
     `modules` and `zygotes` are for the zygote's own tests (tests/test_zygote.py): with
     `zygotes` given, it forks even where paicli starts fresh."""
-    rest = _forkable(argv, modules, _state["fresh"] and zygotes is None)
-    zygote = None if rest is None else (zygotes or _zygotes).for_env(env)
-    if rest is None or zygote is None:
+    forkable = _forkable(argv, modules, _state["fresh"] and zygotes is None)
+    if forkable is None:
+        return None
+    rest, preload = forkable
+    zygote = (zygotes or _zygotes).for_env(env, preload)
+    if zygote is None:
         return None
     request = {"argv": rest, "cwd": os.fspath(cwd), "env": dict(env), "session": session}
     request["terminal"] = terminal

@@ -138,7 +138,19 @@ WORKER_PRELOAD = (
     "rich.spinner",
     "anyio._backends._asyncio",
 )
-PRELOADS = {"paicli": PRELOAD, "pytest": WORKER_PRELOAD}
+# Our test servers (tests/server_programs/, imported from there): what the HTTP ones import,
+# and what uvicorn loads once it serves.
+SERVERS_PRELOAD = (
+    "http_fault_server",
+    "sdk_server",
+    "sdk_http_server",
+    "uvicorn.lifespan.on",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.websockets.websockets_sansio_impl",
+    "uvicorn.middleware.proxy_headers",
+)
+PRELOADS = {"paicli": PRELOAD, "pytest": WORKER_PRELOAD, "servers": SERVERS_PRELOAD}
+SERVER_PROGRAMS = Path(__file__).with_name("server_programs")
 PR_SET_PDEATHSIG = 1
 MAX_REQUEST = 1 << 20
 STDIO = 3
@@ -377,8 +389,9 @@ def _redo_home_reads() -> None:
 
 def _run(argv: list[str]) -> None:
     """What a client sends: `python -m MODULE ARGS` (sys.path[0] is the working folder,
-    sys.argv[0] the module's file) or `python -u -c CODE` (a pytest worker's start, see
-    tests/xdist_fork.py; sys.path[0] is ''); either runs in a fresh `__main__`."""
+    sys.argv[0] the module's file), `python SCRIPT ARGS` (a test server) or `python -u -c
+    CODE` (a pytest worker's start, see tests/xdist_fork.py; sys.path[0] is ''); each runs
+    in a fresh `__main__`."""
     sys.orig_argv = [sys.executable, *argv]
     main = sys.modules["__main__"] = types.ModuleType("__main__")
     if argv[:2] == ["-u", "-c"]:
@@ -386,7 +399,13 @@ def _run(argv: list[str]) -> None:
         sys.argv = ["-c", *argv[3:]]
         exec(compile(argv[2], "<string>", "exec"), main.__dict__)
         _end_without_teardown()
-    assert argv[0] == "-m", argv
+    if argv[0] != "-m":  # `python SCRIPT ARGS`: sys.path[0] is the script's folder
+        script = os.path.abspath(argv[0])
+        if sys.path[:1] != [os.path.dirname(script)]:
+            sys.path.insert(0, os.path.dirname(script))
+        sys.argv = list(argv)
+        runpy.run_path(script, run_name="__main__")
+        return
     sys.path.insert(0, os.getcwd())
     sys.argv = ["-m", *argv[2:]]
     runpy._run_module_as_main(argv[1], alter_argv=True)  # type: ignore[attr-defined]
@@ -443,6 +462,8 @@ def main() -> None:
     added = {k: v for k, v in os.environ.items() if given.get(k) != v}
     _die_with(os.getppid())
     del sys.path[0]  # this file's folder, tests/: its packages would hide the SDKs (acp, mcp)
+    if preload == SERVERS_PRELOAD:
+        sys.path.insert(0, str(SERVER_PROGRAMS))  # as a script there has it
     gc.disable()  # the imports make objects that live as long as the process: no cycles
     read = _preload(preload)
     gc.freeze()  # the imports' objects: no collection in a child walks (and copies) them
