@@ -48,14 +48,16 @@ def setup_nodes(config: Any, specs: list[Any]) -> None:
     os.environ.pop(zygote.BROKER, None)  # a run's own, never an outer run's
     if zygote.FRESH:
         return
-    broker = zygote.ZygoteBroker()  # the run's paicli zygotes, shared by its workers
+    preload = os.environ.get(PRELOAD, "pytest")
+    # The run's zygotes, shared by its workers (the in-memory tier starts no test server).
+    broker = zygote.ZygoteBroker(("paicli", "servers") if preload == "pytest" else ("paicli",))
     config.add_cleanup(broker.close)
     os.environ[zygote.BROKER] = broker.path
     plain = [spec for spec in specs if spec.popen and not spec.python and not spec.chdir]
     if not plain or any(spec.dont_write_bytecode for spec in plain):
         return
     try:
-        server = zygote.Zygote(dict(os.environ), preload=os.environ.get(PRELOAD, "pytest"))
+        server = zygote.Zygote(dict(os.environ), preload=preload)
     except RuntimeError as exc:
         print(f"tests/xdist_fork.py: workers start fresh: {exc}", file=sys.stderr)
         return

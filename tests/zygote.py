@@ -183,7 +183,9 @@ class ZygoteBroker:
     live as long as the controller, so no worker's end takes a zygote from under another
     worker's test."""
 
-    def __init__(self) -> None:
+    def __init__(self, prestart: Sequence[str] = ("paicli", "servers")) -> None:
+        """`prestart`: the preloads whose usual zygotes are started at once."""
+        self._prestart = prestart
         self._folder = tempfile.mkdtemp(prefix="paicli-zygotes-")
         self.path = os.path.join(self._folder, "broker")
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -194,8 +196,16 @@ class ZygoteBroker:
         threading.Thread(target=self._serve, name="zygote-broker", daemon=True).start()
 
     def _serve(self) -> None:
-        """One request at a time, all from this thread, which lives as long as the
-        controller: a zygote dies with the thread that started it (PR_SET_PDEATHSIG)."""
+        """First the zygotes most tests ask for, started while the controller waits for the
+        workers' server and the workers collect (a core is idle then); then one request at
+        a time. All from this thread, which lives as long as the controller: a zygote dies
+        with the thread that started it (PR_SET_PDEATHSIG)."""
+        started = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+        started |= {k: v for k, v in os.environ.items() if k in STARTUP_VARIABLES}
+        for given, preload in (({}, "paicli"), (started, "paicli"), (started, "servers")):
+            if preload in self._prestart:
+                with contextlib.suppress(RuntimeError):  # a worker asking says so again
+                    self._zygote(given, preload)
         while True:
             try:
                 conn, _ = self._listener.accept()
