@@ -425,27 +425,39 @@ def _end_without_teardown() -> NoReturn:
 
 
 def _warm_assert_caches() -> None:
-    """In the workers' server, before the first worker forks: when a test module has no
-    assert-rewritten bytecode yet (a fresh clone, an edited test), one child collects the
-    suite and so writes it, rather than every worker rewriting every module at once (~5 s
-    of CPU each). pytest names the cache files; a test module reads its own on import."""
-    from _pytest.assertion.rewrite import PYC_TAIL  # noqa: PLC0415 - preloaded by now
+    """In the workers' server, before the first worker forks: when test modules have no
+    assert-rewritten bytecode yet (a fresh clone, an edited test), two children (one a
+    core) rewrite them as pytest's import hook does and write its cache files, rather than
+    every worker rewriting every module at once (~5 s of CPU each). Rewriting is all it
+    takes, not a collection: nothing is imported. pytest names the cache files; a test
+    module reads its own on import (and rewrites itself if one is missing or stale)."""
+    from _pytest.assertion import rewrite  # noqa: PLC0415 - preloaded by now
 
     root = Path(__file__).resolve().parent.parent
     modules = [*root.glob("tests/**/test_*.py"), *root.glob("tests/**/conftest.py")]
-    if all(_cached(module, PYC_TAIL) for module in modules):
-        return
-    child = os.fork()
-    if child == 0:
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.chdir(root)
-        sys.path.insert(0, str(root))
-        import pytest  # noqa: PLC0415
+    missing = [module for module in modules if not _cached(module, rewrite.PYC_TAIL)]
+    children = []
+    for share in (missing[0::2], missing[1::2]) if missing else ():
+        child = os.fork()
+        if child == 0:
+            try:
+                for module in share:
+                    _rewrite(rewrite, module)
+            finally:
+                os._exit(0)
+        children.append(child)
+    for child in children:
+        os.waitpid(child, 0)
 
-        os._exit(pytest.main(["--collect-only", "-q", "-p", "no:xdist", "-p", "no:randomly"]))
-    os.waitpid(child, 0)
+
+def _rewrite(rewrite: Any, module: Path) -> None:
+    """`module`'s asserts rewritten and cached as pytest does it (this suite sets no
+    option that changes the rewrite, so none is needed)."""
+    source_hash, code = rewrite._rewrite_test(module, None)
+    cache = rewrite.get_cache_dir(module)
+    if rewrite.try_makedirs(cache):
+        state = types.SimpleNamespace(trace=lambda _: None)
+        rewrite._write_pyc(state, code, source_hash, cache / (module.stem + rewrite.PYC_TAIL))
 
 
 def _cached(module: Path, tail: str) -> bool:
