@@ -49,8 +49,12 @@ def setup_nodes(config: Any, specs: list[Any]) -> None:
     if zygote.FRESH:
         return
     preload = os.environ.get(PRELOAD, "pytest")
-    # The run's zygotes, shared by its workers (the in-memory tier starts no test server).
-    broker = zygote.ZygoteBroker(("paicli", "servers") if preload == "pytest" else ("paicli",))
+    # The run's zygotes, shared by its workers. The usual ones are started at once for the
+    # whole suite (`testpaths`: no path given), not for a few modules, which may need none;
+    # the in-memory tier starts no test server.
+    whole = config.args_source == config.ArgsSource.TESTPATHS
+    prestart = ("paicli", "servers") if preload == "pytest" else ("paicli",)
+    broker = zygote.ZygoteBroker(prestart if whole else ())
     config.add_cleanup(broker.close)
     os.environ[zygote.BROKER] = broker.path
     plain = [spec for spec in specs if spec.popen and not spec.python and not spec.chdir]
