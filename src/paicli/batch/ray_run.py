@@ -8,9 +8,13 @@ tasks it runs. One actor per node rather than per worker: each actor is a Ray wo
 process, whose start (importing Ray, joining the cluster) is paid once per node instead of
 once per worker. Each task is an actor call; a node lost mid-task restarts its actor (all
 its workers) elsewhere and its calls are retried (`max_restarts`, `max_task_retries`). The
-driver keeps each actor as busy as it has workers, handing it the next task as soon as one
-comes back, and results come back in the order they finish (the actors' result futures
-waited on together, as `ray.wait` does).
+driver keeps each actor as busy as it has workers, with one task more waiting in it for the
+first worker free (a worker's next task is there when it finishes, not a round trip to the
+driver later), and results come back in the order they finish (the actors' result futures
+waited on together, as `ray.wait` does). The driver turns to Ray first (`on_ray`): Ray
+imported, joined and the actors made before it loads what it needs only later (the tasks'
+permission checks, results, progress), which then overlaps Ray starting the actors' worker
+processes.
 
 Ray is imported here only, and this module only with `--ray`. An address that does not
 answer costs one line and exit 2 within `CONNECT_TIMEOUT`, never a hang. Task folders,
