@@ -64,11 +64,15 @@ async def same_results_as_a_local_batch_and_warm_servers(root: Path) -> None:
         {"id": "empty", "prompt": "beta", "allow": ["write_file"]},
         {"id": "gone", "prompt": "gamma", "cwd": "missing"},
         *echoing,
+        {"id": "refused", "prompt": "delta", "allow": ["Bash(unclosed"]},
     )
     async with TaskLlm(writes_or_echoes) as llm:
         here = await batch(root, llm, "tasks.jsonl", "--workers", "2")
         on_ray = await batch(root, llm, "tasks.jsonl", "--workers", "2", "--ray")
     assert on_ray.code == here.code == 1, on_ray.stderr
+    # A rule checked once Ray is starting the actors (--ray) is refused all the same.
+    refused = "paicli batch: tasks.jsonl:8: 'allow' rule 'Bash(unclosed': "
+    assert refused in here.stderr and refused in on_ray.stderr
     local, remote = results(here.stdout), results(on_ray.stdout)
     assert {k: same_fields(v) for k, v in remote.items()} == {
         k: same_fields(v) for k, v in local.items()
@@ -123,6 +127,34 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
         "assert code == 0, code\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
+    prints_no_modules(script, cwd=tmp_path)
+
+
+def test_with_ray_the_driver_turns_to_ray_before_loading_the_rest(tmp_path: Path) -> None:
+    """`--ray`: Ray is imported (then joined and the actors made) before the driver loads
+    what it needs only later (the tasks' permission checks, results, progress, the local
+    batch), which it does while Ray starts the actors' worker processes. Here importing
+    Ray fails, after the modules loaded by then are noted."""
+    later = [
+        "paicli.permissions.rules",
+        "paicli.permissions.request",
+        "paicli.batch.results",
+        "paicli.batch.local",
+        "paicli.ui.batch_progress",
+    ]
+    script = (
+        "import sys\n"
+        "class NoRay:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ray':\n"
+        f"            print([m for m in {later!r} if m in sys.modules], file=sys.__stdout__)\n"
+        "            raise ImportError('no ray')\n"
+        "sys.meta_path.insert(0, NoRay())\n"
+        "from paicli.cli import main\n"
+        "code = main(['batch', 'tasks.jsonl', '--ray'])\n"
+        "assert code == 2, code\n"
+    )
+    write_tasks(tmp_path / "tasks.jsonl", {"prompt": "p", "allow": ["mcp__echo__echo"]})
     prints_no_modules(script, cwd=tmp_path)
 
 

@@ -8,9 +8,13 @@ tasks it runs. One actor per node rather than per worker: each actor is a Ray wo
 process, whose start (importing Ray, joining the cluster) is paid once per node instead of
 once per worker. Each task is an actor call; a node lost mid-task restarts its actor (all
 its workers) elsewhere and its calls are retried (`max_restarts`, `max_task_retries`). The
-driver keeps each actor as busy as it has workers, handing it the next task as soon as one
-comes back, and results come back in the order they finish (the actors' result futures
-waited on together, as `ray.wait` does).
+driver keeps each actor as busy as it has workers, with one task more waiting in it for the
+first worker free (a worker's next task is there when it finishes, not a round trip to the
+driver later), and results come back in the order they finish (the actors' result futures
+waited on together, as `ray.wait` does). The driver turns to Ray first (`on_ray`): Ray
+imported, joined and the actors made before it loads what it needs only later (the tasks'
+permission checks, results, progress), which then overlaps Ray starting the actors' worker
+processes.
 
 Ray is imported here only, and this module only with `--ray`. An address that does not
 answer costs one line and exit 2 within `CONNECT_TIMEOUT`, never a hang. Task folders,
@@ -22,21 +26,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paicli.batch.actor import BatchActor, Placement, plain_ray_serialization
 from paicli.batch.defaults import Defaults
-from paicli.batch.local import Board
-from paicli.batch.results import failure
 from paicli.batch.tasks import Task
 from paicli.errors import PaicliError
 from paicli.ui.ray_stderr import RayStderr
 
-__all__ = ["RayUnavailable", "run_on_ray", "split_workers"]
+if TYPE_CHECKING:  # both load the agent's modules: not on the way to the actors' start
+    from paicli.batch.local import Board
+
+__all__ = ["RayActors", "RayUnavailable", "on_ray", "run_on_ray", "split_workers"]
 
 # How long reaching the cluster may take: a TCP answer from its address, then `ray.init`
 # (which on its own would retry an address that does not answer for minutes).
@@ -45,6 +52,8 @@ CONNECT_TIMEOUT = 60.0
 # A node lost mid-task: the actor is started again (elsewhere) this many times, and the
 # task it was running is sent again.
 RESTARTS = 3
+# Tasks sent to an actor beyond one per worker, waiting there for the first worker free.
+QUEUED = 1
 # How often Ray's diverted output is read for a refused token while it connects.
 REFUSAL_POLL = 0.25
 AUTH_REFUSED = (
@@ -73,6 +82,15 @@ async def run_on_ray(
     tasks: Sequence[Task], defaults: Defaults, board: Board, options: argparse.Namespace
 ) -> None:
     """Run `tasks` on Ray (see the module); RayUnavailable when it cannot be had."""
+    async with on_ray(options, len(tasks)) as cluster:
+        await cluster.run(tasks, defaults, board)
+
+
+@contextlib.asynccontextmanager
+async def on_ray(options: argparse.Namespace, tasks: int) -> AsyncIterator[RayActors]:
+    """Ray imported, the cluster joined and the actors for `tasks` tasks made (so started):
+    what the caller does inside overlaps Ray starting their worker processes. On the way
+    out the actors are closed and Ray left. RayUnavailable when Ray cannot be had."""
     try:
         # Only with --ray; untyped here (Ray's own stubs cover a fraction of what is used).
         ray: Any = importlib.import_module("ray")
@@ -80,17 +98,28 @@ async def run_on_ray(
         raise RayUnavailable(INSTALL_HINT) from exc
     joined = await _connect(ray, options.ray)
     try:
-        if tasks:
-            actors = _start_actors(ray, len(tasks), options)
-            try:
-                await _dispatch(ray, actors, tasks, defaults, board, timeout=options.task_timeout)
-            finally:
-                await asyncio.shield(_close(ray, [actor for actor, _ in actors]))
+        actors = _start_actors(ray, tasks, options) if tasks else []
+        try:
+            yield RayActors(ray, actors, options.task_timeout)
+        finally:
+            await asyncio.shield(_close(ray, [actor for actor, _ in actors]))
     finally:
         if joined:
             # Left now, not at exit: Ray's exit hook sleeps 0.5 s first (for log lines to
             # arrive, and this driver asks for none) before it does the same.
             await asyncio.shield(asyncio.to_thread(ray.shutdown))
+
+
+class RayActors(NamedTuple):
+    """A batch's actors on the cluster, each with its number of workers."""
+
+    ray: Any
+    actors: list[tuple[Any, int]]
+    timeout: float | None
+
+    async def run(self, tasks: Sequence[Task], defaults: Defaults, board: Board) -> None:
+        if tasks and self.actors:
+            await _dispatch(self.ray, self.actors, tasks, defaults, board, timeout=self.timeout)
 
 
 def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tuple[Any, int]]:
@@ -111,7 +140,7 @@ def _start_actors(ray: Any, tasks: int, options: argparse.Namespace) -> list[tup
                 scheduling_strategy="SPREAD",
                 # Its workers' share, never more than the smallest node has (it must fit one).
                 num_cpus=min(slots * share, min(nodes, default=1.0)),
-                max_concurrency=slots + 1,  # its workers' runs, and the close that follows
+                max_concurrency=slots + QUEUED + 1,  # its workers' runs, those queued, the close
             )(BatchActor.placed(Placement(environ, options.task_memory, slots)))
         return made[slots]
 
@@ -143,20 +172,28 @@ async def _dispatch(
     *,
     timeout: float | None,
 ) -> None:
+    """Each actor kept busy: a task per worker, and one more waiting in the actor for the
+    first worker free (`QUEUED`), so a worker's next task is there when it finishes rather
+    than a round trip to the driver later. A queued task counts as started once a result
+    of its actor frees a worker for it."""
     waiting = list(reversed(tasks))
     sent = defaults.to_wire()
     running: dict[asyncio.Future[Any], tuple[Any, Task]] = {}
+    queued: dict[int, deque[Task]] = {id(actor): deque() for actor, _ in actors}
 
-    def send(actor: Any) -> None:
+    def send(actor: Any, *, start: bool) -> None:
         task = waiting.pop()
-        board.started(task)
+        if start:
+            board.started(task)
+        else:
+            queued[id(actor)].append(task)
         call = actor.run.remote(task.to_wire(), sent, timeout)
         running[asyncio.wrap_future(call.future())] = (actor, task)
 
-    for actor, slots in actors:  # the first task of each of its workers
-        for _ in range(slots):
+    for actor, slots in actors:  # each of its workers' first task, then those queued
+        for number in range(slots + QUEUED):
             if waiting:
-                send(actor)
+                send(actor, start=number < slots)
     while running:
         done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         for future in done:
@@ -164,10 +201,18 @@ async def _dispatch(
             try:
                 result = future.result()
             except ray.exceptions.RayError as exc:
+                from paicli.batch.results import failure  # noqa: PLC0415 - see Board
+
                 result = failure(task, f"the Ray actor was lost: {_first_line(exc)}", "crashed")
+            mine = queued[id(actor)]
+            if task in mine:  # its start not seen: the result that freed its worker is next
+                mine.remove(task)
+                board.started(task)
             board.finished(result)
+            if mine:
+                board.started(mine.popleft())
             if waiting:
-                send(actor)
+                send(actor, start=False)
 
 
 async def _close(ray: Any, actors: list[Any]) -> None:

@@ -9,6 +9,7 @@ relative folder may not climb out of the tasks file's folder, and sizes are boun
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -19,10 +20,16 @@ from typing import Any
 
 from paicli.batch.task import Task
 from paicli.errors import PaicliError
-from paicli.permissions.request import Mode
-from paicli.permissions.rules import RuleError, parse_rule
 
-__all__ = ["MAX_LINE", "MAX_PROMPT", "Task", "TaskFileError", "read_tasks", "task_from_dict"]
+__all__ = [
+    "MAX_LINE",
+    "MAX_PROMPT",
+    "Task",
+    "TaskFileError",
+    "check_permissions",
+    "read_tasks",
+    "task_from_dict",
+]
 
 # A prompt goes to the model whole: 1 MiB is far beyond any model's window, and bounds what
 # a task file can make each worker hold. A line also carries its servers and rules.
@@ -43,9 +50,12 @@ class TaskFileError(PaicliError, ValueError):
     """The tasks file itself cannot be read (the run stops before any task)."""
 
 
-def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
+def read_tasks(path: Path, *, permissions: bool = True) -> tuple[list[Task], list[str]]:
     """The tasks of the file at `path` and one problem per line that is not a task (naming
-    its line); TaskFileError when the file cannot be read at all."""
+    its line); TaskFileError when the file cannot be read at all. `permissions=False`
+    leaves each task's mode and rules checked for their shape only, for
+    `check_permissions` to finish (`--ray` makes its actors first: those checks load the
+    permission rules and the tool catalog)."""
     base = path.resolve().parent
     tasks: list[Task] = []
     problems: list[str] = []
@@ -54,7 +64,7 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
         if not text.strip():
             continue
         try:
-            task = task_from_dict(_json(text), number, base)
+            task = task_from_dict(_json(text), number, base, permissions=permissions)
         except ValueError as exc:
             problems.append(f"{path.name}:{number}: {exc}")
             continue
@@ -103,9 +113,29 @@ def _json(text: str) -> dict[str, Any]:
     return value
 
 
-def task_from_dict(value: Mapping[str, Any], line: int, base: Path) -> Task:
+def check_permissions(tasks: list[Task], name: str) -> tuple[list[Task], list[str]]:
+    """The tasks of `read_tasks(..., permissions=False)` whose mode and rules hold (the mode
+    in its canonical spelling), and one problem per task that is refused, as `read_tasks`
+    words it (`name` is the tasks file's)."""
+    kept: list[Task] = []
+    problems: list[str] = []
+    for task in tasks:
+        try:
+            mode = _mode(task.permission_mode)
+            for field, rules in (("allow", task.allow), ("deny", task.deny)):
+                _parse_rules(field, rules)
+        except ValueError as exc:
+            problems.append(f"{name}:{task.line}: {exc}")
+            continue
+        kept.append(dataclasses.replace(task, permission_mode=mode))
+    return kept, problems
+
+
+def task_from_dict(
+    value: Mapping[str, Any], line: int, base: Path, *, permissions: bool = True
+) -> Task:
     """The task on line `line`, its relative folders taken from `base`; ValueError saying
-    which field is wrong."""
+    which field is wrong (of its mode and rules, only their shape unless `permissions`)."""
     unknown = sorted(set(value) - FIELDS)
     if unknown:
         raise ValueError(f"unknown field {unknown[0]!r}; known: {', '.join(sorted(FIELDS))}")
@@ -134,9 +164,9 @@ def task_from_dict(value: Mapping[str, Any], line: int, base: Path) -> Task:
         git=where == "repo",
         ref=ref,
         model=_optional_text(value, "model", 200),
-        permission_mode=_mode(value.get("permission_mode")),
-        allow=_rules(value, "allow"),
-        deny=_rules(value, "deny"),
+        permission_mode=_mode(value.get("permission_mode"), parse=permissions),
+        allow=_rules(value, "allow", parse=permissions),
+        deny=_rules(value, "deny", parse=permissions),
         servers=_servers(value.get("mcpServers", {})),
         max_turns=_turns(value.get("max_turns")),
     )
@@ -165,24 +195,37 @@ def _folder(given: object, name: str, base: Path) -> str:
     return str(path)
 
 
-def _mode(given: object) -> str | None:
+def _mode(given: object, *, parse: bool = True) -> str | None:
     if given is None:
         return None
     if not isinstance(given, str):
         raise ValueError("'permission_mode' must be a string")
+    if not parse:
+        return given
+    from paicli.permissions.request import Mode  # noqa: PLC0415 - see read_tasks
+
     return Mode.parse(given).value  # its ValueError names the modes
 
 
-def _rules(value: Mapping[str, Any], name: str) -> tuple[str, ...]:
+def _rules(value: Mapping[str, Any], name: str, *, parse: bool = True) -> tuple[str, ...]:
     rules = value.get(name, [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise ValueError(f"'{name}' must be a list of rules (strings)")
+    if parse:
+        _parse_rules(name, rules)
+    return tuple(rules)
+
+
+def _parse_rules(name: str, rules: list[str] | tuple[str, ...]) -> None:
+    if not rules:
+        return
+    from paicli.permissions.rules import RuleError, parse_rule  # noqa: PLC0415 - see read_tasks
+
     for rule in rules:
         try:
             parse_rule(rule)
         except RuleError as exc:
             raise ValueError(f"'{name}' rule {rule!r}: {exc}") from None
-    return tuple(rules)
 
 
 def _servers(given: object) -> dict[str, Any]:

@@ -17,15 +17,15 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from paicli.batch.defaults import Defaults
-from paicli.batch.local import run_local
-from paicli.batch.results import finished_ids
-from paicli.batch.tasks import Task, TaskFileError, read_tasks
+from paicli.batch.tasks import Task, TaskFileError, check_permissions, read_tasks
 from paicli.cli._signals import run_until_signalled
-from paicli.ui.batch_progress import BatchProgress, progress_for
 from paicli.ui.output import err, out_json, stdout_kept_for_json
+
+if TYPE_CHECKING:
+    from paicli.ui.batch_progress import BatchProgress
 
 __all__ = ["run"]
 
@@ -46,14 +46,17 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
         err(f"paicli batch: {options.out} exists: add --resume-batch to carry it on, or remove it")
         return 2
     try:
-        tasks, problems = read_tasks(path)
+        # With --ray, each task's mode and rules are checked once Ray is starting the
+        # actors (`_checked`), which are sized by the tasks read here.
+        tasks, problems = read_tasks(path, permissions=options.ray is None)
     except TaskFileError as exc:
         err(f"paicli batch: {exc}")
         return 2
-    tasks = [task for task in tasks if not _refused(task, options, problems)]
-    for problem in problems:
-        err(f"paicli batch: {problem}")
+    if options.ray is None:
+        tasks = _checked(tasks, problems, options)
     if options.resume_batch:
+        from paicli.batch.results import finished_ids  # noqa: PLC0415
+
         finished = finished_ids(Path(options.out))
         skipped = [task for task in tasks if task.id in finished]
         tasks = [task for task in tasks if task.id not in finished]
@@ -68,12 +71,24 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
         err(f"paicli batch: cannot write {options.out}: {exc.strerror or exc}")
         return 2
     try:
-        code = run_until_signalled(_run(tasks, defaults, options, sink))
+        code = run_until_signalled(_run(tasks, problems, defaults, options, sink))
     finally:
         if sink is not None:
             sink.close()
     failed = code == 0 and bool(problems)
     return 1 if failed else code
+
+
+def _checked(tasks: list[Task], problems: list[str], options: argparse.Namespace) -> list[Task]:
+    """The tasks that are run: those whose mode and rules hold (when `read_tasks` left them
+    to check) and that paicli agrees to run, each problem said (and added to `problems`)."""
+    if options.ray is not None:
+        tasks, refused = check_permissions(tasks, Path(options.tasks).name)
+        problems.extend(refused)
+    tasks = [task for task in tasks if not _refused(task, options, problems)]
+    for problem in problems:
+        err(f"paicli batch: {problem}")
+    return tasks
 
 
 def _not_a_results_file(name: str) -> str | None:
@@ -137,26 +152,43 @@ def _defaults(options: argparse.Namespace, flags: dict[str, str | None]) -> Defa
 
 
 async def _run(
-    tasks: list[Task], defaults: Defaults, options: argparse.Namespace, sink: IO[str] | None
+    tasks: list[Task],
+    problems: list[str],
+    defaults: Defaults,
+    options: argparse.Namespace,
+    sink: IO[str] | None,
 ) -> int:
-    progress = progress_for(len(tasks))
-    try:
-        if options.ray is None:
-            board = _Board(progress, sink, lambda value: out_json(value, indent=None))
+    if options.ray is None:
+        board = _Board(_progress(tasks), sink, lambda value: out_json(value, indent=None))
+        try:
             await _run_here(tasks, defaults, board, options)
-        else:
-            from paicli.batch.ray_run import RayUnavailable, run_on_ray  # noqa: PLC0415
+        finally:
+            board.progress.close()
+        return 0 if board.failed == 0 else 1
+    # Ray first: joined and the actors made before anything else, then the tasks' last
+    # checks and the progress while Ray starts the actors' worker processes (a task refused
+    # then leaves its worker slot unused).
+    from paicli.batch.ray_run import RayUnavailable, on_ray  # noqa: PLC0415
 
-            with stdout_kept_for_json() as write:  # Ray's own messages go to stderr
-                board = _Board(progress, sink, write)
+    with stdout_kept_for_json() as write:  # Ray's own messages go to stderr
+        try:
+            async with on_ray(options, len(tasks)) as cluster:
+                tasks = _checked(tasks, problems, options)
+                board = _Board(_progress(tasks), sink, write)
                 try:
-                    await run_on_ray(tasks, defaults, board, options)
-                except RayUnavailable as exc:
-                    err(f"paicli batch: {exc}")
-                    return 2
-    finally:
-        progress.close()
+                    await cluster.run(tasks, defaults, board)
+                finally:
+                    board.progress.close()
+        except RayUnavailable as exc:
+            err(f"paicli batch: {exc}")
+            return 2
     return 0 if board.failed == 0 else 1
+
+
+def _progress(tasks: list[Task]) -> BatchProgress:
+    from paicli.ui.batch_progress import progress_for  # noqa: PLC0415 - after Ray's start
+
+    return progress_for(len(tasks))
 
 
 async def _run_here(
@@ -166,6 +198,8 @@ async def _run_here(
     # now (tempfile keeps the first it saw), and never paicli's home, whose files the
     # tools protect.
     scratch = Path(tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None))
+    from paicli.batch.local import run_local  # noqa: PLC0415 - see _run_on_ray
+
     try:
         workers = options.workers or min(os.cpu_count() or 1, DEFAULT_WORKERS)
         await run_local(
