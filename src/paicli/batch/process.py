@@ -22,14 +22,13 @@ import os
 import resource
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from paicli.batch.task import Task
 from paicli.batch.workspace import MAX_DIFF, remove
 
-__all__ = ["READY", "WorkerProcess"]
+__all__ = ["READY", "WorkerProcess", "contain"]
 
 # The worker's first line: loaded and serving (task timeouts count from here).
 READY = b'{"ready": true}\n'
@@ -157,11 +156,15 @@ class WorkerProcess:
                 "-m",
                 "paicli.cli.batch_worker",
                 str(self._scratch),
+                # It contains itself first thing (`contain`): no code between fork and exec
+                # here, so the spawn is a vfork, not a copy of this (maybe large: a Ray
+                # actor's) process, ~15 ms each.
+                str(os.getpid()),
+                *([] if self._memory is None else [str(self._memory)]),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
-                preexec_fn=_limit(self._memory),
                 limit=RESULT_LIMIT,
                 env=self._child_environment(),
             )
@@ -207,22 +210,18 @@ class WorkerProcess:
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
 
 
-def _limit(memory: int | None) -> Callable[[], None]:
-    """Set between fork and exec: the worker dies with the thread that started it (its owner
-    killed, or the Ray actor's node gone, must not leave it running its task unowned), and
-    its address space is limited (`--task-memory`)."""
-    parent = os.getpid()
-    libc = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
-
-    def apply() -> None:
-        if libc is not None:
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:  # the owner died before the line above
-                os._exit(1)
-        if memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
-    return apply
+def contain(owner: int, memory: int | None) -> None:
+    """In a worker, before anything else: it dies with the thread that started it (its
+    owner killed, or the Ray actor's node gone, must not leave it running its task
+    unowned), and its address space is limited (`--task-memory`); its MCP servers and
+    commands inherit both."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != owner:  # the owner died before the line above
+            os._exit(1)
+    if memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
 def _failure(task: Task, why: str, status: str) -> dict[str, Any]:
