@@ -41,6 +41,12 @@ REPO = Path(__file__).parent.parent
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# `make test` runs pytest under `uv run`, and a Ray driver with `uv run` among its ancestors
+# has Ray start its workers with `uv run` in an uploaded copy of the working folder (the
+# repository): seconds a worker, minutes in all. The tests' own Ray (`local_ray`) is not
+# about uv; `paicli batch --ray` turns the hook off itself.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+
 # A suite started in the background by a script (`make test &`, nohup, some CI runners) gets
 # SIGINT ignored, and every Python it starts keeps it so: the paicli processes of the tests
 # that press Ctrl+C would then never see it, and paicli run inside a test puts Python's own

@@ -60,6 +60,7 @@ AUTH_REFUSED = (
     "the cluster refused this machine's Ray auth token (give it as RAY_AUTH_TOKEN or in "
     "~/.ray/auth_token; `ray get-auth-token` on the cluster's head prints it)"
 )
+UV_HOOK = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 INSTALL_HINT = "--ray needs Ray: pip install 'paicli-cli[ray]' (or uv tool install ...)"
 
 
@@ -91,6 +92,11 @@ async def on_ray(options: argparse.Namespace, tasks: int) -> AsyncIterator[RayAc
     """Ray imported, the cluster joined and the actors for `tasks` tasks made (so started):
     what the caller does inside overlaps Ray starting their worker processes. On the way
     out the actors are closed and Ray left. RayUnavailable when Ray cannot be had."""
+    # A driver run under `uv run` has Ray start every worker with `uv run` too, in a copy of
+    # the working folder it uploads to the cluster (Ray's uv hook): seconds a worker, and the
+    # user's folder sent along. The actors need paicli where Ray runs them, uv or not, so the
+    # hook is off unless the user turns it on (read once, as Ray is imported).
+    os.environ.setdefault(UV_HOOK, "0")
     try:
         # Only with --ray; untyped here (Ray's own stubs cover a fraction of what is used).
         ray: Any = importlib.import_module("ray")
