@@ -20,7 +20,7 @@ import pytest
 
 from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
-from paicli.batch.ray_run import run_on_ray
+from paicli.batch.ray_run import UV_HOOK, run_on_ray
 from paicli.batch.tasks import Task
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
@@ -116,6 +116,29 @@ async def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
     )
     assert wrong.code == 2 and "expected HOST:PORT" in wrong.stderr
     assert llm.requests == []
+
+
+@pytest.mark.parametrize(("asked", "hook"), [(None, "False"), ("1", "True")])
+def test_the_driver_turns_ray_s_uv_hook_off_unless_asked(
+    tmp_path: Path, asked: str | None, hook: str
+) -> None:
+    """Run under `uv run`, Ray would start every worker with `uv run` in an uploaded copy of
+    the folder; a fresh driver has Ray import with that off, unless the user set it."""
+    with socket.socket() as unused:  # a port nobody listens on: Ray is imported, not joined
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    (tmp_path / "tasks.jsonl").write_text('{"prompt": "never run"}\n')
+    script = (
+        "import os\n"
+        f"os.environ.pop({UV_HOOK!r}, None)\n"
+        + (f"os.environ[{UV_HOOK!r}] = {asked!r}\n" if asked else "")
+        + "from paicli.cli import main\n"
+        "code = main(['--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', 'batch',\n"
+        f"             'tasks.jsonl', '--ray', '127.0.0.1:{port}'])\n"
+        "from ray._private import ray_constants\n"
+        "print(code, ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV)\n"
+    )
+    assert fresh_python(script, cwd=tmp_path) == f"2 {hook}\n"
 
 
 def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
