@@ -54,6 +54,8 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from tests.processes import alive
+
 __all__ = [
     "CONSOLE_SCRIPT",
     "SharedZygote",
@@ -93,6 +95,16 @@ _CATCHABLE = sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTO
 def fresh_for_this_test(fresh: bool) -> None:
     """Set by tests/conftest.py from the `fresh_paicli` marker before each test."""
     _state["fresh"] = FRESH or fresh
+
+
+def deciding(env: Mapping[str, str], read: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The variables of `env` that decide a start: the interpreter's, and `read` (those a
+    zygote's imports read)."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in read
+    }
 
 
 class _Listening:
@@ -159,17 +171,12 @@ class SharedZygote(_Listening):
             answer = json.loads(conn.recv(1 << 20))
         if "error" in answer:
             raise RuntimeError(answer["error"])
-        self.given = given
         self.path = answer["path"]
         self.pid = answer["pid"]
         self.read = frozenset(answer["read"])
 
     def alive(self) -> bool:
-        try:
-            state = Path(f"/proc/{self.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state != b"Z"
+        return alive(self.pid)
 
     def close(self) -> None:
         """Nothing: the controller's."""
@@ -200,8 +207,7 @@ class ZygoteBroker:
         workers' server and the workers collect (a core is idle then); then one request at
         a time. All from this thread, which lives as long as the controller: a zygote dies
         with the thread that started it (PR_SET_PDEATHSIG)."""
-        started = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
-        started |= {k: v for k, v in os.environ.items() if k in STARTUP_VARIABLES}
+        started = deciding(os.environ)
         for given, preload in (({}, "paicli"), (started, "paicli"), (started, "servers")):
             if preload in self._prestart:
                 with contextlib.suppress(RuntimeError):  # a worker asking says so again
@@ -257,12 +263,7 @@ class Zygotes:
         atexit.register(self.close)
 
     def _given(self, env: Mapping[str, str], preload: str) -> dict[str, str]:
-        read = self._read.get(preload, frozenset())
-        return {
-            name: value
-            for name, value in env.items()
-            if name.startswith("PYTHON") or name in STARTUP_VARIABLES or name in read
-        }
+        return deciding(env, self._read.get(preload, frozenset()))
 
     def for_env(
         self, env: Mapping[str, str], preload: str = "paicli"

@@ -435,7 +435,7 @@ def _warm_assert_caches() -> None:
 
     root = Path(__file__).resolve().parent.parent
     modules = [*root.glob("tests/**/test_*.py"), *root.glob("tests/**/conftest.py")]
-    missing = [module for module in modules if not _cached(module, rewrite.PYC_TAIL)]
+    missing = [module for module in modules if not _cached(module, _cache_file(rewrite, module))]
     children = []
     for share in (missing[0::2], missing[1::2]) if missing else ():
         child = os.fork()
@@ -454,14 +454,19 @@ def _rewrite(rewrite: Any, module: Path) -> None:
     """`module`'s asserts rewritten and cached as pytest does it (this suite sets no
     option that changes the rewrite, so none is needed)."""
     source_hash, code = rewrite._rewrite_test(module, None)
-    cache = rewrite.get_cache_dir(module)
-    if rewrite.try_makedirs(cache):
+    cached = _cache_file(rewrite, module)
+    if rewrite.try_makedirs(cached.parent):
         state = types.SimpleNamespace(trace=lambda _: None)
-        rewrite._write_pyc(state, code, source_hash, cache / (module.stem + rewrite.PYC_TAIL))
+        rewrite._write_pyc(state, code, source_hash, cached)
 
 
-def _cached(module: Path, tail: str) -> bool:
-    cached = module.parent / "__pycache__" / (module.stem + tail)
+def _cache_file(rewrite: Any, module: Path) -> Path:
+    """Where pytest keeps `module`'s rewritten bytecode."""
+    folder: Path = rewrite.get_cache_dir(module)
+    return folder / (module.stem + str(rewrite.PYC_TAIL))
+
+
+def _cached(module: Path, cached: Path) -> bool:
     try:
         return cached.stat().st_mtime >= module.stat().st_mtime
     except OSError:

@@ -198,7 +198,7 @@ async def _run_here(
     # now (tempfile keeps the first it saw), and never paicli's home, whose files the
     # tools protect.
     scratch = Path(tempfile.mkdtemp(prefix="paicli-batch-", dir=os.environ.get("TMPDIR") or None))
-    from paicli.batch.local import run_local  # noqa: PLC0415 - see _run_on_ray
+    from paicli.batch.local import run_local  # noqa: PLC0415 - only here (see _run)
 
     try:
         workers = options.workers or min(os.cpu_count() or 1, DEFAULT_WORKERS)
