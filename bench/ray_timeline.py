@@ -10,7 +10,10 @@ their first calls (Ray's functions wrapped, paicli's untouched); when the actor 
 each paicli worker is seen from outside, by the change time of the worker's log (opened
 just before it starts), the cluster being on this machine.
 Each step printed is the median over the runs, with each run's figure after it; each Ray
-run is followed by a local run of the same batch, whose main steps are shown beside.
+run is followed by a local run of the same batch, whose main steps are shown beside, and by
+a bare Ray driver: one that only imports Ray, joins the cluster and makes one empty actor
+(with the batch's plain serialization set-up), timed until the actor's `__init__` runs in
+its new Ray worker process: the floor of any Ray batch's start on this cluster.
 """
 
 from __future__ import annotations
@@ -96,6 +99,50 @@ sys.exit(code)
 """
 
 
+# The bare driver: what any job on the cluster waits for before its first actor runs.
+BARE = r"""
+import os, sys, time
+began = float(sys.argv[2])
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+import ray
+imported = time.time()
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+joined = time.time()
+from paicli.batch.actor import plain_ray_serialization
+plain_ray_serialization()
+
+@ray.remote(num_cpus=0.5)
+class Empty:
+    def __init__(self):
+        self.at = time.time()
+
+    def at_init(self):
+        return self.at
+
+actor = Empty.remote()
+ran = ray.get(actor.at_init.remote())
+print(imported - began, joined - began, ran - began)
+ray.kill(actor)
+ray.shutdown()
+"""
+BARE_STEPS = ("ray imported", "joined", "its actor's __init__ runs")
+
+
+async def bare_driver(ray: str) -> dict[str, float]:
+    """The bare driver's steps, in seconds from its start."""
+    began = time.time()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", BARE, ray, repr(began), stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"the bare Ray driver exited with {process.returncode}")
+    return {
+        f"(bare Ray driver: {step})": float(value)
+        for step, value in zip(BARE_STEPS, out.split(), strict=True)
+    }
+
+
 async def watch(root: Path, seen: dict[str, float], stop: asyncio.Event) -> None:
     """When the actor started each paicli worker: the worker's log, in the actor's scratch
     folder, is opened just before (its change time; the cluster is on this machine)."""
@@ -149,6 +196,7 @@ async def measure(count: int, counts: list[int], ray: str, runs: int, root: Path
                 local = await one_run(tasks, llm.base_url, workers, None, count)
                 for step in ("paicli worker-0 started", "first result", "last result"):
                     timelines[-1][f"(local run: {step})"] = local[step]
+                timelines[-1].update(await bare_driver(ray))
             show(workers, timelines)
 
 

@@ -155,10 +155,12 @@ def test_a_batch_without_ray_never_imports_it(tmp_path: Path) -> None:
 
 def test_with_ray_the_driver_turns_to_ray_before_loading_the_rest(tmp_path: Path) -> None:
     """`--ray`: Ray is imported (then joined and the actors made) before the driver loads
-    what it needs only later (the tasks' permission checks, results, progress, the local
-    batch), which it does while Ray starts the actors' worker processes. Here importing
-    Ray fails, after the modules loaded by then are noted."""
+    what it needs only later (the batch command itself, the tasks' permission checks,
+    results, progress, the local batch), which it does while Ray starts the actors' worker
+    processes. Here importing Ray fails, after the modules loaded when it is first asked
+    for are noted; the command then says Ray is missing."""
     later = [
+        "paicli.cli.batch",
         "paicli.permissions.rules",
         "paicli.permissions.request",
         "paicli.batch.results",
@@ -168,9 +170,12 @@ def test_with_ray_the_driver_turns_to_ray_before_loading_the_rest(tmp_path: Path
     script = (
         "import sys\n"
         "class NoRay:\n"
+        "    asked = False\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'ray':\n"
-        f"            print([m for m in {later!r} if m in sys.modules], file=sys.__stdout__)\n"
+        "            if not NoRay.asked:\n"
+        f"                print([m for m in {later!r} if m in sys.modules], file=sys.__stdout__)\n"
+        "            NoRay.asked = True\n"
         "            raise ImportError('no ray')\n"
         "sys.meta_path.insert(0, NoRay())\n"
         "from paicli.cli import main\n"

@@ -92,16 +92,7 @@ async def on_ray(options: argparse.Namespace, tasks: int) -> AsyncIterator[RayAc
     """Ray imported, the cluster joined and the actors for `tasks` tasks made (so started):
     what the caller does inside overlaps Ray starting their worker processes. On the way
     out the actors are closed and Ray left. RayUnavailable when Ray cannot be had."""
-    # A driver run under `uv run` has Ray start every worker with `uv run` too, in a copy of
-    # the working folder it uploads to the cluster (Ray's uv hook): seconds a worker, and the
-    # user's folder sent along. The actors need paicli where Ray runs them, uv or not, so the
-    # hook is off unless the user turns it on (read once, as Ray is imported).
-    os.environ.setdefault(UV_HOOK, "0")
-    try:
-        # Only with --ray; untyped here (Ray's own stubs cover a fraction of what is used).
-        ray: Any = importlib.import_module("ray")
-    except ImportError as exc:
-        raise RayUnavailable(INSTALL_HINT) from exc
+    ray = import_ray()
     joined = await _connect(ray, options.ray)
     try:
         actors = _start_actors(ray, tasks, options) if tasks else []
@@ -114,6 +105,20 @@ async def on_ray(options: argparse.Namespace, tasks: int) -> AsyncIterator[RayAc
             # Left now, not at exit: Ray's exit hook sleeps 0.5 s first (for log lines to
             # arrive, and this driver asks for none) before it does the same.
             await asyncio.shield(asyncio.to_thread(ray.shutdown))
+
+
+def import_ray() -> Any:
+    """Ray, imported (RayUnavailable when it is not installed)."""
+    # A driver run under `uv run` has Ray start every worker with `uv run` too, in a copy of
+    # the working folder it uploads to the cluster (Ray's uv hook): seconds a worker, and the
+    # user's folder sent along. The actors need paicli where Ray runs them, uv or not, so the
+    # hook is off unless the user turns it on (read once, as Ray is imported).
+    os.environ.setdefault(UV_HOOK, "0")
+    try:
+        # Only with --ray; untyped here (Ray's own stubs cover a fraction of what is used).
+        return importlib.import_module("ray")
+    except ImportError as exc:
+        raise RayUnavailable(INSTALL_HINT) from exc
 
 
 class RayActors(NamedTuple):

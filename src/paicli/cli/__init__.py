@@ -8,6 +8,7 @@ Command modules are imported only when their command runs, so `paicli --version`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import sys
@@ -58,6 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    if "--ray" in args and "batch" in args:
+        # `paicli batch --ray`: Ray's start is the batch's longest wait, each step needing
+        # the one before (importing Ray, joining, the actors' new Ray workers), so it begins
+        # before paicli's own (the rest of the command line is read after it; without Ray,
+        # the command says so once it runs).
+        from paicli.batch.ray_run import RayUnavailable, import_ray  # noqa: PLC0415
+
+        with contextlib.suppress(RayUnavailable):
+            import_ray()
     if printing(args) and argv is None:
         # `-p`: no cycle collection until the model client has loaded (`oneshot._start`
         # turns it back on). The start makes modules, classes and functions that live as
