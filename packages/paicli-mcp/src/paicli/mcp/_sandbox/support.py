@@ -9,11 +9,21 @@ refuse user namespaces, and an LSM list can leave Landlock out.
 Everything a probe needs is imported with this module (ctypes included): `check_sandbox()`
 imports nothing, so a program may probe in a thread of its own while another thread imports
 (Python 3.11's import locks can fail imports made by two threads at once, gh-91351).
+The event loop's thread pool is imported here too: see `concurrent.futures.thread` below.
 """
 
 from __future__ import annotations
 
 import asyncio
+
+# A probe forks with a `preexec_fn`, so CPython runs the `os.register_at_fork` hooks around
+# that fork: the `before` ones as listed when the fork starts, the `after_in_parent` ones as
+# listed when it ends. This module registers such a pair (its lock taken before a fork,
+# released after). Imported for the first time by another thread during a probe's fork (that
+# thread's first `asyncio.to_thread`), its release runs without the take and frees the lock
+# from under that thread's `ThreadPoolExecutor.submit` ("RuntimeError: release unlocked
+# lock"). So it is imported before any probe runs.
+import concurrent.futures.thread  # noqa: F401
 import ctypes
 import errno
 import os
