@@ -23,7 +23,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import httpx2
 import openai
@@ -45,8 +45,6 @@ from paicli.llm.settings import ModelSettings, display_url
 if TYPE_CHECKING:
     from openai.types.chat import (
         ChatCompletionChunk,
-        ChatCompletionMessageParam,
-        ChatCompletionToolUnionParam,
     )
 
 __all__ = ["HttpClient", "LlmClient"]
@@ -205,16 +203,28 @@ class LlmClient:
     async def _create(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], max_tokens: int | None
     ) -> openai.AsyncStream[ChatCompletionChunk]:
-        # Our TypedDicts and the SDK's describe the same wire shape, but the SDK's declare
-        # optional keys ours leave out, which mypy counts as a difference; the casts restate it.
-        return await self._client.chat.completions.create(
-            model=str(self.settings.model),
-            messages=cast("Iterable[ChatCompletionMessageParam]", messages),
-            tools=cast("Iterable[ChatCompletionToolUnionParam]", tools) if tools else openai.omit,
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk  # noqa: PLC0415
+
+        # Posted as built: the SDK's `chat.completions.create` would first walk the whole
+        # request against its typed parameters (the conversation and every tool's schema,
+        # each call) to rename keys none of these has. Our TypedDicts are the wire's shape.
+        body: dict[str, object] = {
+            "model": str(self.settings.model),
+            "messages": messages,
+            "stream": True,
+        }
+        if tools:
+            body["tools"] = tools
+        if self._ask_usage:
+            body["stream_options"] = {"include_usage": True}
+        if max_tokens is not None:  # a server's sampling request only (its maxTokens holds)
+            body["max_tokens"] = max_tokens
+        return await self._client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            body=body,
             stream=True,
-            stream_options={"include_usage": True} if self._ask_usage else openai.omit,
-            # Set for a server's sampling request only (its maxTokens must be respected).
-            max_tokens=openai.omit if max_tokens is None else max_tokens,
+            stream_cls=openai.AsyncStream[ChatCompletionChunk],
         )
 
     async def _whole(
