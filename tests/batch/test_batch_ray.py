@@ -12,6 +12,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import types
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -289,10 +291,16 @@ async def test_a_cluster_that_refuses_this_machines_token_is_one_line_and_exit_2
             await process.wait()
     assert process.returncode == 2
     assert out == b""
-    assert err.decode() == (
+    *before, last = err.decode().splitlines()
+    assert last == (
         f"paicli batch: cannot reach Ray at {address}: the cluster refused this machine's "
         "Ray auth token (give it as RAY_AUTH_TOKEN or in ~/.ray/auth_token; `ray "
-        "get-auth-token` on the cluster's head prints it)\n"
+        "get-auth-token` on the cluster's head prints it)"
+    )
+    # (On a slow machine the refusal may come after the wait is said.)
+    assert before in (
+        [],
+        [f"paicli batch: waiting for Ray at {address} to answer (giving up after 60s)"],
     )
 
 
@@ -310,3 +318,30 @@ class _NoBoard:
 
     def finished(self, result: dict[str, Any]) -> None:
         raise AssertionError(f"no task was given, yet {result} came back")
+
+
+async def test_a_join_that_takes_long_is_said_once_then_given_up_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A cluster that accepts the connection and never answers: the wait is said on stderr
+    once (not silence until the deadline), then one line when paicli gives up. Ray here is
+    a stand-in whose `ray.init` blocks (the real one would retry for the whole minute)."""
+    from paicli.batch import ray_run  # noqa: PLC0415
+
+    monkeypatch.setattr(ray_run, "SLOW_JOIN", 0.3)
+    monkeypatch.setattr(ray_run, "CONNECT_TIMEOUT", 1.0)
+    released = threading.Event()
+    stand_in = types.SimpleNamespace(init=lambda **_: released.wait(), is_initialized=lambda: False)
+    with socket.socket() as silent:  # listening, so the TCP probe passes; it never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        try:
+            with pytest.raises(ray_run.RayUnavailable) as caught:
+                await ray_run._connect(stand_in, address)
+        finally:
+            released.set()
+    assert str(caught.value) == f"Ray at {address} did not answer within 1s"
+    assert capfd.readouterr().err == (
+        f"paicli batch: waiting for Ray at {address} to answer (giving up after 1s)\n"
+    )

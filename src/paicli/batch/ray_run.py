@@ -56,6 +56,8 @@ RESTARTS = 3
 QUEUED = 1
 # How often Ray's diverted output is read for a refused token while it connects.
 REFUSAL_POLL = 0.25
+# A join still going after this long is said on stderr (a far or busy cluster), once.
+SLOW_JOIN = 2.0
 AUTH_REFUSED = (
     "the cluster refused this machine's Ray auth token (give it as RAY_AUTH_TOKEN or in "
     "~/.ray/auth_token; `ray get-auth-token` on the cluster's head prints it)"
@@ -277,15 +279,26 @@ async def _connect(ray: Any, address: str) -> bool:
 
 
 async def _joined(done: threading.Event, quiet: RayStderr, address: str) -> None:
-    """Wait for `ray.init` to return, within `CONNECT_TIMEOUT`; RayUnavailable as soon as
-    Ray writes that the cluster refused its auth token (it would retry for ~20 s)."""
+    """Wait for `ray.init` to return, within `CONNECT_TIMEOUT` (said on stderr after
+    `SLOW_JOIN`); RayUnavailable as soon as Ray writes that the cluster refused its auth
+    token (it would retry for ~20 s)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + CONNECT_TIMEOUT
+    began = loop.time()
+    said = False
     while not await asyncio.to_thread(done.wait, REFUSAL_POLL):
         if quiet.refused():
             raise RayUnavailable(f"cannot reach Ray at {address}: {AUTH_REFUSED}")
-        if loop.time() >= deadline:
+        waited = loop.time() - began
+        if waited >= CONNECT_TIMEOUT:
             raise RayUnavailable(f"Ray at {address} did not answer within {CONNECT_TIMEOUT:g}s")
+        if waited >= SLOW_JOIN and not said:
+            from paicli.ui.output import err  # noqa: PLC0415 - not on a quick join's way
+
+            said = True
+            err(
+                f"paicli batch: waiting for Ray at {address} to answer "
+                f"(giving up after {CONNECT_TIMEOUT:g}s)"
+            )
 
 
 async def _probe(address: str) -> None:
