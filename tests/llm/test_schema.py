@@ -653,3 +653,27 @@ def test_local_refs_are_followed_when_validating() -> None:
     error = validate_arguments(TREE, {"root": {"name": "a", "children": [{"name": 1}]}})
     assert error is not None
     assert "at `root.children[0].name`: 1 is not of type 'string'" in error
+
+
+def test_a_schema_is_checked_as_it_is_now_each_time() -> None:
+    """Validators are kept between calls (made once per schema), by what the schema says:
+    a schema changed in place (a server's list refreshed into the same dict) is checked
+    by its new rules, and an invalid one stays let through."""
+    schema: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert validate_arguments(schema, {"n": 1}) is None
+    schema["required"] = ["m"]
+    error = validate_arguments(schema, {"n": 1})
+    assert error is not None and "'m' is a required property" in error
+    schema["minProperties"] = "two"
+    assert validate_arguments(schema, {"n": 1}) is None
+    assert validate_arguments({"type": "object", "minProperties": "two"}, {}) is None
+
+
+def test_a_huge_schema_is_still_checked() -> None:
+    """A schema over the kept size is checked afresh each call, as strictly."""
+    fields = {f"f{n}": {"type": "string", "description": "x" * 200} for n in range(400)}
+    schema = {"type": "object", "properties": fields, "required": ["f0"]}
+    for _ in range(2):
+        error = validate_arguments(schema, {"f1": 3})
+        assert error is not None
+        assert "'f0' is a required property" in error and "3 is not of type 'string'" in error

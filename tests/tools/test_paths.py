@@ -247,12 +247,15 @@ async def test_read_file_never_returns_an_outside_file_while_a_link_is_swapped_i
 ) -> None:
     toolbox, _, swapper = swapped
     texts: list[str] = []
+    inside = "     1\ttoken inside"
     with swapper:
-        for _ in range(ATTEMPTS):
+        # At least ATTEMPTS reads, and on until one fell between swaps (on a loaded machine
+        # the swaps may win many times running), within a bound.
+        while len(texts) < ATTEMPTS or (inside not in texts and len(texts) < 25 * ATTEMPTS):
             outcome = await toolbox.call(spec(toolbox, "read_file"), {"path": "sub/victim.txt"})
             texts.append(outcome.text)
     assert not [text for text in texts if "secret" in text]
-    assert "     1\ttoken inside" in texts  # the reads did happen between swaps
+    assert inside in texts  # the reads did happen between swaps
 
 
 async def test_write_file_never_lands_outside_while_a_link_is_swapped_in(

@@ -127,34 +127,71 @@ def schema_problems(schema: Mapping[str, object], value: object) -> str | None:
     as one `; `-joined text; None when `value` conforms or the schema cannot be used
     (itself invalid, or referring to what cannot be resolved: remote `$ref`s are never
     fetched). The dialect follows `$schema` (Draft 2020-12 when absent)."""
-    # jsonschema pulls in referencing, rpds and attrs; import it on the first tool call,
-    # not at startup.
-    from jsonschema import exceptions, validators  # noqa: PLC0415
-    from referencing import Registry  # noqa: PLC0415
-    from referencing.exceptions import NoSuchResource, Unresolvable  # noqa: PLC0415
+    from jsonschema import exceptions  # noqa: PLC0415 - loaded by `_validator` already
+    from referencing.exceptions import Unresolvable  # noqa: PLC0415
 
-    def refuse_remote(uri: str) -> NoReturn:
-        raise NoSuchResource(uri)
-
-    # referencing's classes get their __init__ from attrs, which mypy does not see.
-    registry: Registry[Any] = Registry(retrieve=refuse_remote)  # type: ignore[call-arg]
-
-    schema = dict(schema)
-    validator_class = validators.validator_for(schema, default=validators.Draft202012Validator)
+    validator = _validator(schema)
+    if validator is None:
+        return None
     try:
-        validator_class.check_schema(schema)
-        validator = validator_class(schema, registry=registry)
         # The stubs want a JSON type; any object is fine at run time (it fails `type`).
         errors = sorted(
             validator.iter_errors(cast("Any", value)), key=exceptions.relevance, reverse=True
         )
-    except (exceptions.SchemaError, Unresolvable, RecursionError):
+    except (Unresolvable, RecursionError):
         return None
     if not errors:
         return None
     shown = "; ".join(_describe_error(error) for error in errors[:_MAX_ERRORS])
     more = f" (and {len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
     return shown + more
+
+
+# Each schema's validator, made once (checking a schema against its dialect's metaschema
+# and building its validator cost ~0.8 ms, every tool call), by the schema's sorted JSON;
+# None for a schema that cannot be used. The oldest goes first past the bound; a schema
+# over the size bound is checked afresh each time (a server's huge schemas kept no memory).
+_VALIDATORS: dict[bytes, Any] = {}
+_MAX_VALIDATORS = 128
+_MAX_CACHED_SCHEMA = 64 * 1024
+
+
+def _validator(schema: Mapping[str, object]) -> Any:
+    """The validator of `schema`, or None when it is itself invalid."""
+    import orjson  # noqa: PLC0415
+
+    try:
+        key: bytes | None = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not JSON (a caller's own object, or nesting orjson refuses)
+        key = None
+    if key is not None and key in _VALIDATORS:
+        return _VALIDATORS[key]
+    validator = _new_validator(dict(schema))
+    if key is not None and len(key) <= _MAX_CACHED_SCHEMA:
+        if len(_VALIDATORS) >= _MAX_VALIDATORS:
+            del _VALIDATORS[next(iter(_VALIDATORS))]
+        _VALIDATORS[key] = validator
+    return validator
+
+
+def _new_validator(schema: dict[str, object]) -> Any:
+    # jsonschema pulls in referencing, rpds and attrs; import it on the first tool call,
+    # not at startup.
+    from jsonschema import exceptions, validators  # noqa: PLC0415
+    from referencing import Registry  # noqa: PLC0415
+    from referencing.exceptions import NoSuchResource  # noqa: PLC0415
+
+    def refuse_remote(uri: str) -> NoReturn:
+        raise NoSuchResource(uri)
+
+    validator_class = validators.validator_for(schema, default=validators.Draft202012Validator)
+    try:
+        validator_class.check_schema(schema)
+    except (exceptions.SchemaError, RecursionError):
+        return None
+    # referencing's classes get their __init__ from attrs, which mypy does not see.
+    registry: Registry[Any] = Registry(retrieve=refuse_remote)  # type: ignore[call-arg]
+    return validator_class(schema, registry=registry)
 
 
 def _describe_error(error: ValidationError) -> str:
