@@ -9,6 +9,7 @@ arguments against it before any call, which is why dropping a keyword into text 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
@@ -154,6 +155,7 @@ def schema_problems(schema: Mapping[str, object], value: object) -> str | None:
 _VALIDATORS: dict[bytes, Any] = {}
 _MAX_VALIDATORS = 128
 _MAX_CACHED_SCHEMA = 64 * 1024
+_VALIDATORS_LOCK = threading.Lock()
 
 
 def _validator(schema: Mapping[str, object]) -> Any:
@@ -168,9 +170,10 @@ def _validator(schema: Mapping[str, object]) -> Any:
         return _VALIDATORS[key]
     validator = _new_validator(dict(schema))
     if key is not None and len(key) <= _MAX_CACHED_SCHEMA:
-        if len(_VALIDATORS) >= _MAX_VALIDATORS:
-            del _VALIDATORS[next(iter(_VALIDATORS))]
-        _VALIDATORS[key] = validator
+        with _VALIDATORS_LOCK:  # outputs are checked in worker threads
+            if len(_VALIDATORS) >= _MAX_VALIDATORS:
+                del _VALIDATORS[next(iter(_VALIDATORS))]
+            _VALIDATORS[key] = validator
     return validator
 
 
