@@ -28,7 +28,7 @@ from typing import Any
 from paicli.batch.task import Task
 from paicli.batch.workspace import MAX_DIFF, remove
 
-__all__ = ["READY", "WorkerProcess", "contain"]
+__all__ = ["READY", "WorkerProcess", "contain", "memory_problem"]
 
 # The worker's first line: loaded and serving (task timeouts count from here).
 READY = b'{"ready": true}\n'
@@ -220,8 +220,25 @@ def contain(owner: int, memory: int | None) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != owner:  # the owner died before the line above
             os._exit(1)
+    if memory is not None and (problem := memory_problem(memory)) is not None:
+        # Every task of this worker would fail alike: one line, the owner's "last words".
+        sys.stderr.write(f"paicli batch: {problem}\n")
+        os._exit(2)
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
+def memory_problem(memory: int) -> str | None:
+    """Why this process cannot limit itself to `memory` bytes (None: it can): a hard limit
+    on address space below it (`ulimit -Hv`), which only root may raise."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY or memory <= hard:
+        return None
+    mib = 1024 * 1024
+    return (
+        f"--task-memory {memory // mib}M is above this machine's hard limit on address "
+        f"space ({hard // mib}M, ulimit -Hv)"
+    )
 
 
 def _failure(task: Task, why: str, status: str) -> dict[str, Any]:

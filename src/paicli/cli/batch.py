@@ -45,6 +45,12 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
     if options.out is not None and not options.resume_batch and os.path.exists(options.out):
         err(f"paicli batch: {options.out} exists: add --resume-batch to carry it on, or remove it")
         return 2
+    if options.ray is None and options.task_memory is not None:
+        from paicli.batch.process import memory_problem  # noqa: PLC0415 - local workers only
+
+        if (problem := memory_problem(options.task_memory)) is not None:
+            err(f"paicli batch: {problem}")
+            return 2
     try:
         # With --ray, each task's mode and rules are checked once Ray is starting the
         # actors (`_checked`), which are sized by the tasks read here.
