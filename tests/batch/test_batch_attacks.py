@@ -17,6 +17,8 @@ from tests.batch.test_batch_runs import batch, git, repository, write_tasks
 
 pytestmark = pytest.mark.real
 
+NOT_OURS = "is not a result line of paicli batch: name the results file of an earlier run"
+
 
 def test_a_repository_configured_to_run_a_program_on_git_commands_does_not_run_it(
     tmp_path: Path,
@@ -90,3 +92,28 @@ async def test_a_results_path_that_is_a_link_or_a_fifo_is_refused(
         assert run.code == 2, run.stderr
         assert "out.jsonl" in run.stderr and "Traceback" not in run.stderr
     assert not target.exists() or target.read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("out", "said"),
+    [
+        ("tasks.jsonl", f"tasks.jsonl: line 1 {NOT_OURS}"),
+        ("notes.jsonl", f"notes.jsonl: line 2 {NOT_OURS}"),
+        ("", "--out needs a file name"),
+    ],
+)
+async def test_resuming_into_a_file_that_is_not_a_results_file_is_refused(
+    tmp_path: Path, out: str, said: str
+) -> None:
+    """`--out tasks.jsonl --resume-batch` (a slip of the hand) appended the results to the
+    tasks file; a file with other lines is not ours to append to either."""
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "p"})
+    result = json.dumps({"task": "x", "status": "done"})
+    write_tasks(tmp_path / "notes.jsonl", result, "# my notes", '{"task": "cut by a ki')
+    before = {name: (tmp_path / name).read_bytes() for name in ("tasks.jsonl", "notes.jsonl")}
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--out", out, "--resume-batch")
+    assert run.code == 2
+    assert run.stderr.splitlines() == [f"paicli batch: {said}"]
+    assert llm.requests == []
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
