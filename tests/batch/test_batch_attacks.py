@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from pathlib import Path
 
@@ -117,3 +118,20 @@ async def test_resuming_into_a_file_that_is_not_a_results_file_is_refused(
     assert run.stderr.splitlines() == [f"paicli batch: {said}"]
     assert llm.requests == []
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
+def test_a_plain_folder_s_fifos_and_sockets_are_left_out_of_its_copy(tmp_path: Path) -> None:
+    """A project folder with a named pipe or a live socket (a dev server's, an editor's)
+    failed every task run in it: shutil refuses to copy them."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("kept\n")
+    os.mkfifo(folder / "pipe")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(folder / "sock"))
+        task = Task(line=1, id="t", prompt="p", folder=str(folder))
+        workspace = prepare(task, tmp_path / "scratch")
+    assert sorted(os.listdir(workspace.folder)) == ["kept.txt"]
+    (workspace.folder / "kept.txt").write_text("changed\n")
+    assert "+changed" in diff(workspace)
+    remove(task, tmp_path / "scratch")
