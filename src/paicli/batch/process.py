@@ -105,13 +105,19 @@ class WorkerProcess:
         return result
 
     async def aclose(self) -> None:
-        """Stop the worker: its stdin closed (it closes its servers), then killed if it
-        takes longer than `STOP_GRACE`."""
+        """Stop the worker: its stdin closed (it closes its servers), SIGTERM too when it is
+        mid-task (Ctrl+C: it would finish the task first), then killed if it takes longer
+        than `STOP_GRACE`."""
         process = self._process
         if process is None:
             return
         if process.stdin is not None:
             process.stdin.close()
+        if self._running is not None and process.returncode is None:
+            # The worker itself, not its group: it stops its task and its servers as on
+            # Ctrl+C, and its commands die with it.
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
         try:
             async with asyncio.timeout(STOP_GRACE):
                 await process.wait()
