@@ -285,3 +285,28 @@ async def test_a_batch_killed_mid_task_leaves_no_worker(tmp_path: Path) -> None:
         process.kill()
         await process.wait()
         await until(lambda: processes_with(marker) == [], timeout=10)
+
+
+async def test_a_batch_whose_reader_goes_away_stops_quietly(tmp_path: Path) -> None:
+    """`paicli batch tasks.jsonl | head -1`: the first result it cannot write stops the
+    batch as SIGPIPE would, its workers with it (it was an "internal error")."""
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "a"}, {"id": "b", "prompt": "b"})
+    gone, stdout = os.pipe()
+    os.close(gone)  # the reader is gone before the first result: that write fails
+    async with TaskLlm(lambda prompt, _: {"text": f"answer {prompt}"}) as llm:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
+                *("batch", "tasks.jsonl", "--workers", "1"),
+                cwd=tmp_path,
+                env=environ(tmp_path),
+                stdout=stdout,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        finally:
+            os.close(stdout)
+        _, said = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 141, said
+    assert "error" not in said.decode()
+    await until(lambda: processes_with(f"{tmp_path}/paicli-batch-") == [], timeout=10)
