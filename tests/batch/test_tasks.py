@@ -41,6 +41,13 @@ def test_a_full_task_line_is_read_with_its_folder_made_absolute(tmp_path: Path) 
     assert Task.from_wire(json.loads(json.dumps(task.to_wire()))) == task
 
 
+def test_a_prompt_with_an_unpaired_surrogate_is_a_task(tmp_path: Path) -> None:
+    """JSON can spell one (`\\udcff`): the conversation replaces it (`whole_text`); the
+    prompt's size check raised on it ("'utf-8' codec can't encode...")."""
+    tasks, problems = read(tmp_path, '{"prompt": "odd \\udcff"}')
+    assert (problems, [task.prompt for task in tasks]) == ([], ["odd \udcff"])
+
+
 def test_a_task_without_an_id_is_named_by_its_line(tmp_path: Path) -> None:
     tasks, _ = read(tmp_path, "", {"prompt": "a"})
     assert tasks[0].id == "line-2"

@@ -144,7 +144,7 @@ def task_from_dict(
     prompt = value.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("'prompt' must be a non-empty string")
-    if len(prompt.encode()) > MAX_PROMPT:
+    if len(prompt.encode("utf-8", "surrogatepass")) > MAX_PROMPT:  # JSON may spell "\\udcff"
         raise ValueError(f"'prompt' is longer than {MAX_PROMPT // 1024} KiB")
     task_id = value.get("id", f"line-{line}")
     if not isinstance(task_id, str) or ID_PATTERN.fullmatch(task_id) is None:
