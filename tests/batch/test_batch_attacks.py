@@ -135,3 +135,18 @@ def test_a_plain_folder_s_fifos_and_sockets_are_left_out_of_its_copy(tmp_path: P
     (workspace.folder / "kept.txt").write_text("changed\n")
     assert "+changed" in diff(workspace)
     remove(task, tmp_path / "scratch")
+
+
+def test_a_folder_holding_the_scratch_folder_is_copied_without_it(tmp_path: Path) -> None:
+    """TMPDIR inside the project (some CI setups): the copy copied itself, ever deeper,
+    until its path was too long, and the task failed."""
+    folder = tmp_path / "project"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "kept.txt").write_text("kept\n")
+    scratch = folder / ".tmp" / "paicli-batch-x"
+    task = Task(line=1, id="t", prompt="p", folder=str(folder))
+    workspace = prepare(task, scratch)
+    copied = sorted(str(p.relative_to(workspace.folder)) for p in workspace.folder.rglob("*"))
+    assert copied == [".tmp", "src", "src/kept.txt"]
+    assert diff(workspace) == ""
+    remove(task, scratch)

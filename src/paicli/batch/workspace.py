@@ -90,7 +90,7 @@ def prepare(task: Task, scratch: Path) -> Workspace:
     if task.git and top is None:
         raise WorkspaceError(f"{task.folder}: not a git repository")
     if top is None:
-        _copy(source, work)
+        _copy(source, work, scratch)
         return _snapshot(work, work, own)
     ref = task.ref or "HEAD"
     commit = _git(["-C", str(top), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
@@ -134,16 +134,34 @@ def remove(task: Task, scratch: Path) -> None:
     shutil.rmtree(own, ignore_errors=True)
 
 
-def _copy(source: Path, work: Path) -> None:
+def _copy(source: Path, work: Path, scratch: Path) -> None:
     """`source` copied to `work`: links as links, and no FIFO, socket or device (a copy
-    would read a FIFO forever; shutil refuses them, and one refusal failed the task)."""
+    would read a FIFO forever; shutil refuses them, and one refusal failed the task), nor
+    the batch's scratch folder when it is inside (TMPDIR in the project: the copy copied
+    itself until its path was too long)."""
+    own = _inside(scratch, source)
+
+    def left_out(folder: str, names: list[str]) -> set[str]:
+        special = _special_files(folder, names)
+        if own is not None and os.path.dirname(own) == folder:
+            special.add(os.path.basename(own))
+        return special
+
     try:
-        shutil.copytree(source, work, symlinks=True, ignore=_special_files)
+        shutil.copytree(source, work, symlinks=True, ignore=left_out)
     except shutil.Error as exc:  # one (source, target, why) per file that failed
         failed = exc.args[0] if exc.args and isinstance(exc.args[0], list) else [("", "", exc)]
         path, _, why = failed[0]
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         raise WorkspaceError(f"cannot copy {path or source}: {why}{more}") from None
+
+
+def _inside(folder: Path, source: Path) -> str | None:
+    """`folder` as the copy of `source` would meet it (None: it is not inside)."""
+    real, top = folder.resolve(), source.resolve()
+    if top not in real.parents:
+        return None
+    return os.path.join(source, real.relative_to(top))
 
 
 def _special_files(folder: str, names: list[str]) -> set[str]:
