@@ -220,16 +220,14 @@ def contain(owner: int, memory: int | None) -> None:
     """In a worker, before anything else: it dies with the thread that started it (its
     owner killed, or the Ray actor's node gone, must not leave it running its task
     unowned), and its address space is limited (`--task-memory`); its MCP servers and
-    commands inherit both."""
+    commands inherit both. ValueError when the limit is above the hard one (`memory_problem`)."""
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != owner:  # the owner died before the line above
             os._exit(1)
     if memory is not None and (problem := memory_problem(memory)) is not None:
-        # Every task of this worker would fail alike: one line, the owner's "last words".
-        sys.stderr.write(f"paicli batch: {problem}\n")
-        os._exit(2)
+        raise ValueError(problem)  # every task of this worker would fail alike
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
