@@ -150,3 +150,19 @@ def test_a_folder_holding_the_scratch_folder_is_copied_without_it(tmp_path: Path
     assert copied == [".tmp", "src", "src/kept.txt"]
     assert diff(workspace) == ""
     remove(task, scratch)
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"), [("file", "not a folder"), ("missing", "no such folder")]
+)
+def test_a_folder_that_is_a_file_or_missing_fails_its_task_saying_which(
+    tmp_path: Path, kind: str, said: str
+) -> None:
+    folder = tmp_path / kind
+    if kind == "file":
+        folder.write_text("a file\n")
+    for repo in (False, True):
+        task = Task(line=1, id="t", prompt="p", folder=str(folder), git=repo)
+        with pytest.raises(WorkspaceError) as raised:
+            prepare(task, tmp_path / "scratch")
+        assert str(raised.value) == f"{folder}: {said}"

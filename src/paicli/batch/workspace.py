@@ -85,7 +85,9 @@ def prepare(task: Task, scratch: Path) -> Workspace:
         return _snapshot(work, work, own, empty=True)
     source = Path(task.folder)
     if not source.is_dir():
-        raise WorkspaceError(f"{task.folder}: no such folder")
+        raise WorkspaceError(
+            f"{task.folder}: {'not a folder' if source.exists() else 'no such folder'}"
+        )
     top = _toplevel(source)
     if task.git and top is None:
         raise WorkspaceError(f"{task.folder}: not a git repository")
