@@ -166,3 +166,13 @@ def test_a_folder_that_is_a_file_or_missing_fails_its_task_saying_which(
         with pytest.raises(WorkspaceError) as raised:
             prepare(task, tmp_path / "scratch")
         assert str(raised.value) == f"{folder}: {said}"
+
+
+async def test_a_tasks_file_without_tasks_says_so(tmp_path: Path) -> None:
+    """An empty file (the wrong one, or a generator that made none) ran nothing, unsaid."""
+    (tmp_path / "tasks.jsonl").write_text("\n  \n")
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl")
+    said = "paicli batch: tasks.jsonl: no tasks (a task is a JSON object on a line of its own)"
+    assert (run.code, run.stdout, run.stderr.splitlines()) == (0, "", [said])
+    assert not (tmp_path / "out.jsonl").exists()

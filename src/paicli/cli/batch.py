@@ -70,6 +70,9 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
     except TaskFileError as exc:
         err(f"paicli batch: {exc}")
         return 2
+    if not tasks and not problems:  # the wrong file, or a generator that made none
+        err(f"paicli batch: {path}: no tasks (a task is a JSON object on a line of its own)")
+        return 0
     if options.ray is None:
         tasks = _checked(tasks, problems, options)
     if options.resume_batch:
