@@ -453,6 +453,37 @@ async def test_closing_stdin_mid_turn_stops_paicli_and_the_editor_s_server(proje
     await until(lambda: not processes_with(marker))
 
 
+async def test_an_editor_that_stops_reading_stops_paicli(project: Path) -> None:
+    """The editor's reading end of paicli's stdout is gone, its writing end still open:
+    paicli can answer nothing, so it ends (it served on, unread, until stdin closed)."""
+    gone, stdout = os.pipe()
+    os.close(gone)
+    args = ["-m", "paicli.cli", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "acp"]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *args,
+            cwd=project,
+            env=environment(project),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=stdout,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        os.close(stdout)
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}\n')
+    await process.stdin.drain()
+    try:
+        async with asyncio.timeout(60):
+            said = await process.stderr.read()  # to its end: paicli exited, stdin still open
+            await process.wait()
+    finally:
+        process.stdin.close()
+    assert process.returncode == 0
+    assert "Traceback" not in said.decode() and len(said.decode().splitlines()) <= 1
+
+
 @pytest.mark.parametrize("transport", ["streamable", "sse"])
 async def test_an_editor_s_http_server_is_reached_like_a_configured_one(
     project: Path, transport: str

@@ -4,6 +4,8 @@ editor's MCP servers as config entries."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from paicli.acp.editor_servers import with_editor_servers
 from paicli.acp.prompt_text import prompt_text
 from paicli.acp.session import TurnFailed, stop_reason
 from paicli.acp.updates import event_updates
-from paicli.acp.wire import _shape_problem
+from paicli.acp.wire import MAX_LINE, StdioChannel, _shape_problem
 from paicli.agent.events import Notice, SubAgentEvent, TextDelta, ToolStarted, TurnEnded
 from paicli.run_settings import StartOptions, load_run_settings
 
@@ -46,6 +48,41 @@ from paicli.run_settings import StartOptions, load_run_settings
 )
 def test_lines_that_cannot_be_routed_are_told_apart(message: object, problem: str | None) -> None:
     assert _shape_problem(message) == problem
+
+
+class Written(asyncio.WriteTransport):
+    """The bytes the channel writes to the editor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = bytearray()
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.data += data
+
+    def is_closing(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("then", [b"\n" + b'{"jsonrpc": "2.0", "id": 2, "method": "x"}\n', b""])
+async def test_a_line_over_the_limit_is_answered_and_skipped_whole(then: bytes) -> None:
+    """A line longer than `MAX_LINE`, arriving in pieces (then a request, or the end of
+    input): one -32600 answer, none of its bytes read as a message, and the next line is."""
+    reader = asyncio.StreamReader(limit=MAX_LINE)  # as `StdioChannel.open` makes it
+    written = Written()
+    channel = StdioChannel(reader, written)
+    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"t": "' + b"{" * MAX_LINE
+    for start in range(0, len(huge), MAX_LINE // 3):
+        reader.feed_data(huge[start : start + MAX_LINE // 3])
+    reader.feed_data(then)
+    reader.feed_eof()
+    async with asyncio.timeout(10):
+        received = [await channel.receive(), await channel.receive()]
+    assert received == (
+        [{"jsonrpc": "2.0", "id": 2, "method": "x"}, None] if then else [None, None]
+    )
+    error = {"code": -32600, "message": f"Invalid Request: over {MAX_LINE} bytes"}
+    assert json.loads(written.data) == {"jsonrpc": "2.0", "id": None, "error": error}
 
 
 def test_a_turn_s_end_becomes_acp_s_stop_reason() -> None:

@@ -1,6 +1,6 @@
 """`BatchActor` without Ray (Ray makes it an actor; its methods are plain coroutines): a
 call stopped mid-task (as `ray.cancel` stops one) never leaves its worker slot holding the
-stopped task for the next one."""
+stopped task for the next one; and its `WorkerProcess`, stopped mid-task, stops at once."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from paicli.batch import process
 from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
+from paicli.batch.process import WorkerProcess
 from paicli.batch.task import Task
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import environ
@@ -59,3 +61,28 @@ def test_an_actor_class_carries_its_placement_through_a_pickle() -> None:
     assert BatchActor.placement is None
     with pytest.raises(TypeError, match="needs a Placement"):
         BatchActor()
+
+
+async def test_a_worker_stopped_mid_task_is_told_to_stop_not_waited_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C during a task: the worker, which would only read its closed stdin once the
+    task ended, is told to stop (SIGTERM) and stops its run and servers at once; it was
+    waited for `STOP_GRACE` (5 s of a stopped batch) and then killed."""
+    monkeypatch.setattr(process, "STOP_GRACE", 3600.0)  # only the worker's own stop counts
+    for name, value in environ(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    async with TaskLlm(lambda *_: {"hang": True}) as llm:
+        flags = {"provider": None, "model": "scripted", "base_url": llm.base_url}
+        worker = WorkerProcess(tmp_path / "scratch", 0)
+        task = Task(line=1, id="stuck", prompt="stuck")
+        running = asyncio.ensure_future(worker.run(task, Defaults(flags=flags).to_wire(), None))
+        await asyncio.wait_for(llm.wait_for_requests(1), 60)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        async with asyncio.timeout(60):
+            await worker.aclose()
+    said = (tmp_path / "scratch" / "worker-0.log").read_text()
+    assert "paicli: stopped; servers shut down" in said
+    assert not (tmp_path / "scratch" / "1").exists()  # the task's copy went with it

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, git, repository, write_tasks
 
 pytestmark = pytest.mark.real
+
+NOT_OURS = "is not a result line of paicli batch: name the results file of an earlier run"
 
 
 def test_a_repository_configured_to_run_a_program_on_git_commands_does_not_run_it(
@@ -90,3 +93,86 @@ async def test_a_results_path_that_is_a_link_or_a_fifo_is_refused(
         assert run.code == 2, run.stderr
         assert "out.jsonl" in run.stderr and "Traceback" not in run.stderr
     assert not target.exists() or target.read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("out", "said"),
+    [
+        ("tasks.jsonl", f"tasks.jsonl: line 1 {NOT_OURS}"),
+        ("notes.jsonl", f"notes.jsonl: line 2 {NOT_OURS}"),
+        ("", "--out needs a file name"),
+    ],
+)
+async def test_resuming_into_a_file_that_is_not_a_results_file_is_refused(
+    tmp_path: Path, out: str, said: str
+) -> None:
+    """`--out tasks.jsonl --resume-batch` (a slip of the hand) appended the results to the
+    tasks file; a file with other lines is not ours to append to either."""
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "p"})
+    result = json.dumps({"task": "x", "status": "done"})
+    write_tasks(tmp_path / "notes.jsonl", result, "# my notes", '{"task": "cut by a ki')
+    before = {name: (tmp_path / name).read_bytes() for name in ("tasks.jsonl", "notes.jsonl")}
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--out", out, "--resume-batch")
+    assert run.code == 2
+    assert run.stderr.splitlines() == [f"paicli batch: {said}"]
+    assert llm.requests == []
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
+def test_a_plain_folder_s_fifos_and_sockets_are_left_out_of_its_copy(tmp_path: Path) -> None:
+    """A project folder with a named pipe or a live socket (a dev server's, an editor's)
+    failed every task run in it: shutil refuses to copy them."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("kept\n")
+    os.mkfifo(folder / "pipe")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(folder / "sock"))
+        task = Task(line=1, id="t", prompt="p", folder=str(folder))
+        workspace = prepare(task, tmp_path / "scratch")
+    assert sorted(os.listdir(workspace.folder)) == ["kept.txt"]
+    (workspace.folder / "kept.txt").write_text("changed\n")
+    assert "+changed" in diff(workspace)
+    remove(task, tmp_path / "scratch")
+
+
+def test_a_folder_holding_the_scratch_folder_is_copied_without_it(tmp_path: Path) -> None:
+    """TMPDIR inside the project (some CI setups): the copy copied itself, ever deeper,
+    until its path was too long, and the task failed."""
+    folder = tmp_path / "project"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "kept.txt").write_text("kept\n")
+    scratch = folder / ".tmp" / "paicli-batch-x"
+    task = Task(line=1, id="t", prompt="p", folder=str(folder))
+    workspace = prepare(task, scratch)
+    copied = sorted(str(p.relative_to(workspace.folder)) for p in workspace.folder.rglob("*"))
+    assert copied == [".tmp", "src", "src/kept.txt"]
+    assert diff(workspace) == ""
+    remove(task, scratch)
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"), [("file", "not a folder"), ("missing", "no such folder")]
+)
+def test_a_folder_that_is_a_file_or_missing_fails_its_task_saying_which(
+    tmp_path: Path, kind: str, said: str
+) -> None:
+    folder = tmp_path / kind
+    if kind == "file":
+        folder.write_text("a file\n")
+    for repo in (False, True):
+        task = Task(line=1, id="t", prompt="p", folder=str(folder), git=repo)
+        with pytest.raises(WorkspaceError) as raised:
+            prepare(task, tmp_path / "scratch")
+        assert str(raised.value) == f"{folder}: {said}"
+
+
+async def test_a_tasks_file_without_tasks_says_so(tmp_path: Path) -> None:
+    """An empty file (the wrong one, or a generator that made none) ran nothing, unsaid."""
+    (tmp_path / "tasks.jsonl").write_text("\n  \n")
+    async with TaskLlm(lambda prompt, n: {"text": "answer"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--out", "out.jsonl")
+    said = "paicli batch: tasks.jsonl: no tasks (a task is a JSON object on a line of its own)"
+    assert (run.code, run.stdout, run.stderr.splitlines()) == (0, "", [said])
+    assert not (tmp_path / "out.jsonl").exists()

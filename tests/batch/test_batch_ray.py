@@ -111,12 +111,28 @@ async def test_a_ray_address_that_does_not_answer_is_one_line_and_exit_2(
     write_tasks(tmp_path / "tasks.jsonl", {"prompt": "never run"})
     async with TaskLlm(lambda *_: {"text": "no"}) as llm:
         run = await batch(tmp_path, llm, "tasks.jsonl", "--ray", f"127.0.0.1:{port}")
-        wrong = await batch(tmp_path, llm, "tasks.jsonl", "--ray", "not an address")
     assert run.code == 2
     assert run.stderr == f"paicli batch: cannot reach Ray at 127.0.0.1:{port}: " + (
         f"Connect call failed ('127.0.0.1', {port})\n"
     )
-    assert wrong.code == 2 and "expected HOST:PORT" in wrong.stderr
+    assert llm.requests == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["not an address", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:\u00b2"],
+)
+async def test_a_ray_address_that_is_none_is_one_line_and_exit_2(
+    tmp_path: Path, address: str
+) -> None:
+    """A port past 65535 or of other digits ("²" is one to str.isdigit) was an internal
+    error."""
+    write_tasks(tmp_path / "tasks.jsonl", {"prompt": "never run"})
+    async with TaskLlm(lambda *_: {"text": "no"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--ray", address)
+    assert run.code == 2
+    expected = "expected HOST:PORT (a port from 1 to 65535), ray://HOST:PORT or auto"
+    assert run.stderr == f"paicli batch: --ray {address}: {expected}\n"
     assert llm.requests == []
 
 

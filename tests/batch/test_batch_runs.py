@@ -285,3 +285,55 @@ async def test_a_batch_killed_mid_task_leaves_no_worker(tmp_path: Path) -> None:
         process.kill()
         await process.wait()
         await until(lambda: processes_with(marker) == [], timeout=10)
+
+
+async def test_a_batch_whose_reader_goes_away_stops_quietly(tmp_path: Path) -> None:
+    """`paicli batch tasks.jsonl | head -1`: the first result it cannot write stops the
+    batch as SIGPIPE would, its workers with it (it was an "internal error")."""
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "a"}, {"id": "b", "prompt": "b"})
+    gone, stdout = os.pipe()
+    os.close(gone)  # the reader is gone before the first result: that write fails
+    async with TaskLlm(lambda prompt, _: {"text": f"answer {prompt}"}) as llm:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                *("-m", "paicli.cli", "--base-url", llm.base_url, "--model", "scripted"),
+                *("batch", "tasks.jsonl", "--workers", "1"),
+                cwd=tmp_path,
+                env=environ(tmp_path),
+                stdout=stdout,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        finally:
+            os.close(stdout)
+        _, said = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 141, said
+    assert "error" not in said.decode()
+    await until(lambda: processes_with(f"{tmp_path}/paicli-batch-") == [], timeout=10)
+
+
+async def test_a_task_s_broken_servers_are_said_in_its_result(tmp_path: Path) -> None:
+    """A task whose `mcpServers` entry is wrong ran without it and reported `done` with no
+    word of it (`-p` says so on stderr, which a batch's worker keeps to itself)."""
+    servers = {"shape": {"command": ["x"]}, "gone": {"command": str(tmp_path / "missing")}}
+    write_tasks(
+        tmp_path / "tasks.jsonl",
+        {"id": "broken", "prompt": "p", "mcpServers": servers},
+        {"id": "plain", "prompt": "p"},
+    )
+    async with TaskLlm(lambda *_: {"text": "answered"}) as llm:
+        run = await batch(tmp_path, llm, "tasks.jsonl", "--workers", "1")
+    assert run.code == 0, run.stderr
+    found = results(run.stdout)
+    broken = found["broken"]
+    assert broken["status"] == "done"
+    statuses = {(s["name"], s["status"]) for s in broken["mcp_servers"]}
+    assert statuses == {("shape", "failed"), ("gone", "failed")}
+    assert len(broken["warnings"]) == 2
+    shape = "MCP server 'shape' failed: mcpServers: server 'shape': 'command' must be a non-empty"
+    assert any(line.startswith(shape) for line in broken["warnings"]), broken["warnings"]
+    assert any(line.startswith("MCP server 'gone' failed: ") for line in broken["warnings"])
+    assert str(tmp_path) not in json.dumps(broken["warnings"]).replace(
+        str(tmp_path / "missing"), ""
+    )
+    assert (found["plain"]["mcp_servers"], found["plain"]["warnings"]) == ([], [])

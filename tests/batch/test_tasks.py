@@ -41,6 +41,13 @@ def test_a_full_task_line_is_read_with_its_folder_made_absolute(tmp_path: Path) 
     assert Task.from_wire(json.loads(json.dumps(task.to_wire()))) == task
 
 
+def test_a_prompt_with_an_unpaired_surrogate_is_a_task(tmp_path: Path) -> None:
+    """JSON can spell one (`\\udcff`): the conversation replaces it (`whole_text`); the
+    prompt's size check raised on it ("'utf-8' codec can't encode...")."""
+    tasks, problems = read(tmp_path, '{"prompt": "odd \\udcff"}')
+    assert (problems, [task.prompt for task in tasks]) == ([], ["odd \udcff"])
+
+
 def test_a_task_without_an_id_is_named_by_its_line(tmp_path: Path) -> None:
     tasks, _ = read(tmp_path, "", {"prompt": "a"})
     assert tasks[0].id == "line-2"
@@ -51,6 +58,8 @@ def test_a_task_without_an_id_is_named_by_its_line(tmp_path: Path) -> None:
     [
         ("[1, 2]", "a task is a JSON object"),
         ("{oops", "not JSON"),
+        ("[" * 100_000, "not JSON (nested too deeply)"),
+        ('{"prompt": "x", "mcpServers": {"s": ' + "[" * 100_000 + "}}", "not JSON"),
         ({"prompt": ""}, "'prompt' must be a non-empty string"),
         ({"prompt": "x", "cwd": "../.."}, "leaves the tasks file's folder"),
         ({"prompt": "x", "cwd": "a/../../b"}, "leaves the tasks file's folder"),
@@ -90,6 +99,14 @@ def test_a_link_out_of_the_tasks_folder_is_refused_like_dot_dot(tmp_path: Path) 
     tasks, problems = read_tasks(path)
     assert tasks == []
     assert problems == ["t.jsonl:1: 'cwd' 'out' leaves the tasks file's folder"]
+
+
+def test_a_folder_that_is_a_loop_of_links_is_its_line_s_problem(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    tasks, problems = read(tmp_path, {"prompt": "x", "cwd": "loop"}, {"prompt": "after"})
+    assert [task.prompt for task in tasks] == ["after"]
+    assert len(problems) == 1
+    assert problems[0].startswith("tasks.jsonl:1: 'cwd' 'loop' cannot be followed")
 
 
 def test_an_id_used_twice_is_a_problem_of_the_second_line(tmp_path: Path) -> None:

@@ -159,6 +159,12 @@ def user_line(content: object) -> str:
     return json.dumps({"type": "user", "message": {"role": "user", "content": content}})
 
 
+async def stream_json(project: Path, llm: ScriptedLlm, stdin: str, *args: str) -> Run:
+    """`paicli -p --input-format stream-json --output-format stream-json ARGS`, fed `stdin`."""
+    streams = ("--input-format", "stream-json", "--output-format", "stream-json")
+    return await paicli(project, "-p", *streams, *args, llm=llm, stdin=stdin)
+
+
 async def test_stream_json_input_runs_one_turn_per_line(project: Path) -> None:
     stdin = "\n".join(
         [
@@ -168,13 +174,7 @@ async def test_stream_json_input_runs_one_turn_per_line(project: Path) -> None:
         ]
     )
     async with ScriptedLlm([{"text": "Noted."}, {"text": "PEAR."}]) as llm:
-        run = await paicli(
-            project,
-            *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
-            "--replay-user-messages",
-            llm=llm,
-            stdin=stdin + "\n",
-        )
+        run = await stream_json(project, llm, stdin + "\n", "--replay-user-messages")
     assert run.code == 0, run.stderr
     lines = messages(run)
     assert [m["type"] for m in lines] == [
@@ -186,6 +186,25 @@ async def test_stream_json_input_runs_one_turn_per_line(project: Path) -> None:
     assert [m["result"] for m in lines if m["type"] == "result"] == ["Noted.", "PEAR."]
     asked = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "user"]
     assert asked == ["the word is PEAR", "what\n\nwas it?"]
+
+
+async def test_unpaired_surrogates_from_stdin_or_the_model_do_not_break_the_conversation(
+    project: Path,
+) -> None:
+    """JSON can spell an unpaired surrogate (`\\udcff`), which no request can carry: a stdin
+    line or a model reply with one was an internal error, there and in every later turn."""
+    stdin = user_line("from stdin \udcff") + "\n" + user_line("next") + "\n"
+    async with ScriptedLlm([{"text": "model \ud800"}, {"text": "fine"}]) as llm:
+        run = await stream_json(project, llm, stdin)
+    assert run.code == 0, run.stderr
+    results = [m["result"] for m in messages(run) if m["type"] == "result"]
+    assert results == ["model \ufffd", "fine"]
+    sent = [(m["role"], m["content"]) for m in llm.requests[1]["messages"][1:]]
+    assert sent == [
+        ("user", "from stdin \ufffd"),
+        ("assistant", "model \ufffd"),
+        ("user", "next"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -203,12 +222,7 @@ async def test_a_malformed_input_line_is_one_error_result_naming_it(
 ) -> None:
     stdin = user_line("first") + "\n" + line + "\n" + user_line("never") + "\n"
     async with ScriptedLlm([{"text": "one"}, {"text": "two"}]) as llm:
-        run = await paicli(
-            project,
-            *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
-            llm=llm,
-            stdin=stdin,
-        )
+        run = await stream_json(project, llm, stdin)
     assert run.code == 2, run.stderr
     *_, answered, failed = messages(run)
     assert answered["result"] == "one"
@@ -414,12 +428,7 @@ async def test_a_bare_p_reads_its_prompt_from_a_pipe(project: Path) -> None:
 
 async def test_stream_json_input_with_no_message_is_an_error_result(project: Path) -> None:
     async with ScriptedLlm([]) as llm:
-        run = await paicli(
-            project,
-            *("-p", "--input-format", "stream-json", "--output-format", "stream-json"),
-            llm=llm,
-            stdin="\n\n",
-        )
+        run = await stream_json(project, llm, "\n\n")
     assert run.code == 2, run.stderr
     init, result = messages(run)
     assert init["subtype"] == "init" and result["errors"] == ["paicli -p: no user message on stdin"]

@@ -31,7 +31,8 @@ def test_a_user_message_as_claude_code_sends_it_is_its_text() -> None:
     ("raw", "said"),
     [
         (b"{oops\n", "stdin line 7: not JSON (Expecting property name"),
-        (b"[" * 50_000 + b"\n", "stdin line 7: not JSON"),
+        (b"[" * 50_000 + b"\n", "stdin line 7: not JSON (nested too deeply)"),
+        (b'{"type": "user\xff"}\n', "stdin line 7: not UTF-8 (byte 15)"),
         (line("user"), "stdin line 7: expected a JSON object, got str"),
         (
             line({"type": "assistant"}),

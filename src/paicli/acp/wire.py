@@ -44,7 +44,7 @@ class StdioChannel:
         os.close(devnull)
         reader = asyncio.StreamReader(limit=MAX_LINE)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), inbound)
-        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, outbound)
+        transport, _ = await loop.connect_write_pipe(lambda: _Outbound(reader), outbound)
         return cls(reader, transport)
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -104,6 +104,18 @@ class StdioChannel:
         with contextlib.suppress(ConnectionError):
             error = {"code": code, "message": message}
             await self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+class _Outbound(asyncio.Protocol):
+    """stdout's pipe: once the editor's reading end is gone (asyncio watches a pipe for
+    that), nothing paicli does can reach it: input ends there too, so paicli stops, its
+    sessions and their servers with it, rather than serving prompts nobody reads."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._reader.feed_eof()
 
 
 def _shape_problem(message: object) -> str | None:

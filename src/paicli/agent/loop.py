@@ -49,6 +49,7 @@ from paicli.llm.messages import (
     SystemMessage,
     ToolDefinition,
     UserMessage,
+    whole_text,
 )
 from paicli.servers.retry import Attempt, listening
 from paicli.tools.base import PROGRESS, ProgressUpdate, Toolbox, ToolOutcome, ToolSpec
@@ -188,6 +189,7 @@ class Agent:
         """One turn: `text` from the user (after `prior`, messages an MCP prompt puts
         before it; with `images`, sent only if the model takes them), then the model and its
         tool calls until it answers."""
+        text = whole_text(text)
         if self.hooks is not None:
             blocked, extra = await self.hooks.prompt_submitted(text)
             if blocked is not None:

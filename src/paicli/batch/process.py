@@ -28,7 +28,7 @@ from typing import Any
 from paicli.batch.task import Task
 from paicli.batch.workspace import MAX_DIFF, remove
 
-__all__ = ["READY", "WorkerProcess", "contain"]
+__all__ = ["READY", "WorkerProcess", "contain", "memory_problem"]
 
 # The worker's first line: loaded and serving (task timeouts count from here).
 READY = b'{"ready": true}\n'
@@ -105,13 +105,19 @@ class WorkerProcess:
         return result
 
     async def aclose(self) -> None:
-        """Stop the worker: its stdin closed (it closes its servers), then killed if it
-        takes longer than `STOP_GRACE`."""
+        """Stop the worker: its stdin closed (it closes its servers), SIGTERM too when it is
+        mid-task (Ctrl+C: it would finish the task first), then killed if it takes longer
+        than `STOP_GRACE`."""
         process = self._process
         if process is None:
             return
         if process.stdin is not None:
             process.stdin.close()
+        if self._running is not None and process.returncode is None:
+            # The worker itself, not its group: it stops its task and its servers as on
+            # Ctrl+C, and its commands die with it.
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
         try:
             async with asyncio.timeout(STOP_GRACE):
                 await process.wait()
@@ -214,14 +220,29 @@ def contain(owner: int, memory: int | None) -> None:
     """In a worker, before anything else: it dies with the thread that started it (its
     owner killed, or the Ray actor's node gone, must not leave it running its task
     unowned), and its address space is limited (`--task-memory`); its MCP servers and
-    commands inherit both."""
+    commands inherit both. ValueError when the limit is above the hard one (`memory_problem`)."""
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != owner:  # the owner died before the line above
             os._exit(1)
+    if memory is not None and (problem := memory_problem(memory)) is not None:
+        raise ValueError(problem)  # every task of this worker would fail alike
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
+def memory_problem(memory: int) -> str | None:
+    """Why this process cannot limit itself to `memory` bytes (None: it can): a hard limit
+    on address space below it (`ulimit -Hv`), which only root may raise."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY or memory <= hard:
+        return None
+    mib = 1024 * 1024
+    return (
+        f"--task-memory {memory // mib}M is above this machine's hard limit on address "
+        f"space ({hard // mib}M, ulimit -Hv)"
+    )
 
 
 def _failure(task: Task, why: str, status: str) -> dict[str, Any]:

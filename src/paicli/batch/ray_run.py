@@ -305,8 +305,11 @@ async def _probe(address: str) -> None:
     """A TCP answer from `address` (`[ray://]HOST:PORT`) within `PROBE_TIMEOUT`."""
     where = address.removeprefix("ray://")
     host, _, port = where.rpartition(":")
-    if not host or not port.isdigit():
-        raise RayUnavailable(f"--ray {address}: expected HOST:PORT, ray://HOST:PORT or auto")
+    # ASCII digits only: str.isdigit takes "²", which int() refuses.
+    if not host or not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise RayUnavailable(
+            f"--ray {address}: expected HOST:PORT (a port from 1 to 65535), ray://HOST:PORT or auto"
+        )
     try:
         async with asyncio.timeout(PROBE_TIMEOUT):
             _, writer = await asyncio.open_connection(host.strip("[]"), int(port))

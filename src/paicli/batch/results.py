@@ -23,6 +23,8 @@ __all__ = ["STATUSES", "failure", "finished_ids", "success_of", "with_task"]
 STATUSES = ("done", "failed", "timeout", "crashed")
 # An earlier results file is read for its ids only; a line this long is not one of ours.
 MAX_RESULT_LINE = 64 * 1024 * 1024
+# How every result line starts (`with_task`: the id first), whole or cut by a kill.
+RESULT_START = b'{"task": '
 
 
 def with_task(task: Task, status: str, result: Message, diff: str = "") -> Message:
@@ -44,19 +46,28 @@ def success_of(result: Mapping[str, Any]) -> str:
 
 def finished_ids(path: Path) -> set[str]:
     """The ids of the tasks with a result line in the file at `path` (none when it does not
-    exist); a line that is not a result (cut by a kill, say) is passed over."""
+    exist); a line cut by a kill is passed over. ValueError naming the first line that is
+    neither (another file: the tasks file, say, which results must not be appended to)."""
     found: set[str] = set()
     try:
         file = path.open("rb")
     except FileNotFoundError:
         return found
     with file:
+        number = 0
         while raw := file.readline(MAX_RESULT_LINE):
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            task = line.get("task") if isinstance(line, dict) else None
-            if isinstance(task, str) and line.get("status") in STATUSES:
+            number += 1
+            if (task := _task_of(raw)) is not None:
                 found.add(task)
+            elif raw.strip() and not raw.startswith(RESULT_START) and raw.endswith(b"\n"):
+                raise ValueError(f"line {number} is not a result line of paicli batch")
     return found
+
+
+def _task_of(raw: bytes) -> str | None:
+    try:
+        line = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    task = line.get("task") if isinstance(line, dict) else None
+    return task if isinstance(task, str) and line.get("status") in STATUSES else None

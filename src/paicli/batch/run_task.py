@@ -41,13 +41,13 @@ async def run_task(task: Task, defaults: Defaults, scratch: Path, warm: WarmServ
         options, problem = _options(task, defaults, scratch)
         if problem is not None:
             return failure(task, problem)
-        return await _run(task, workspace, options, warm)
+        return await _run(task, workspace, options, warm, _servers_file(task, scratch))
     finally:
         await asyncio.to_thread(remove, task, scratch)
 
 
 async def _run(
-    task: Task, workspace: Workspace, options: StartOptions, warm: WarmServers
+    task: Task, workspace: Workspace, options: StartOptions, warm: WarmServers, own: Path
 ) -> Message:
     settings = await asyncio.to_thread(load_run_settings, workspace.folder, options)
     async with open_runtime(settings, RunIO(), connector=warm) as runtime:
@@ -55,7 +55,7 @@ async def _run(
             return failure(task, f"paicli: {runtime.settings.why_not_configured()}")
         transcript = Transcript(runtime.conversation_id())
         await _servers_ready(runtime)
-        transcript.init(run_facts(runtime))
+        servers, warnings = _notes(runtime, transcript.init(run_facts(runtime)), own)
         runtime.load_model()
         runtime.mcp.jobs.wait_at_turn_end = True  # the answer waits for its background jobs
         ended = await runtime.agent.run(task.prompt, lambda event: _ignore(transcript.on(event)))
@@ -65,7 +65,28 @@ async def _run(
         # and the errors, as on `-p`'s stdout; the diff is the folder's, as it is.
         result = runtime.redactor.redact_known_in(result)
     changes = await asyncio.to_thread(diff, workspace)
-    return with_task(task, success_of(result), result, changes)
+    line = with_task(task, success_of(result), result, changes)
+    return {**line, "mcp_servers": servers, "warnings": warnings}
+
+
+def _notes(runtime: Runtime, init: Message, own: Path) -> tuple[list[Message], list[str]]:
+    """Each MCP server of the run with its status as `init` says it, and what `-p` would
+    have said on stderr: the config's problems, each failed server's error (a task with a
+    broken `mcpServers` entry ran without it, and nothing said so). The task's own servers
+    file is named as the task names it."""
+    failed = [s["name"] for s in init["mcp_servers"] if s["status"] == "failed"]
+    said = [*runtime.problems]
+    for name in failed:
+        said.append(f"MCP server {name!r} failed: {runtime.manager.get(name).failure()}")
+    redact = runtime.redactor.redact_known
+    return list(init["mcp_servers"]), [
+        redact(line.replace(str(own), "mcpServers")) for line in said
+    ]
+
+
+def _servers_file(task: Task, scratch: Path) -> Path:
+    """Where a task's `mcpServers` are written for the run to read as a config file."""
+    return scratch_of(scratch, task) / "mcp.json"
 
 
 async def _servers_ready(runtime: Runtime) -> None:
@@ -88,7 +109,7 @@ def _options(task: Task, defaults: Defaults, scratch: Path) -> tuple[StartOption
     """The run's options: the command line's, then the task's own fields."""
     files = tuple(Path(name) for name in defaults.mcp_config)
     if task.servers:
-        own = scratch_of(scratch, task) / "mcp.json"
+        own = _servers_file(task, scratch)
         own.write_text(json.dumps({"mcpServers": dict(task.servers)}), encoding="utf-8")
         problem = read_servers_file(own)
         if problem is not None:

@@ -108,6 +108,8 @@ def _json(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"not JSON ({exc})") from None
+    except RecursionError:  # `[[[[...` : json's decoder recurses once per level
+        raise ValueError("not JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise ValueError("a task is a JSON object")
     return value
@@ -142,7 +144,7 @@ def task_from_dict(
     prompt = value.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("'prompt' must be a non-empty string")
-    if len(prompt.encode()) > MAX_PROMPT:
+    if len(prompt.encode("utf-8", "surrogatepass")) > MAX_PROMPT:  # JSON may spell "\\udcff"
         raise ValueError(f"'prompt' is longer than {MAX_PROMPT // 1024} KiB")
     task_id = value.get("id", f"line-{line}")
     if not isinstance(task_id, str) or ID_PATTERN.fullmatch(task_id) is None:
@@ -189,7 +191,10 @@ def _folder(given: object, name: str, base: Path) -> str:
     path = Path(os.path.expanduser(given))
     if not path.is_absolute():
         # Resolved, links included: a link in the folder that leads out of it leaves it too.
-        path = (base / path).resolve()
+        try:
+            path = (base / path).resolve()
+        except (OSError, RuntimeError) as exc:  # a loop of links (RuntimeError before 3.13)
+            raise ValueError(f"'{name}' {given!r} cannot be followed ({exc})") from None
         if path != base and base not in path.parents:
             raise ValueError(f"'{name}' {given!r} leaves the tasks file's folder")
     return str(path)

@@ -2,11 +2,12 @@
 
 Each task works in `SCRATCH/<line>/work`: a detached git worktree of its repository (at
 `ref`, else HEAD; a folder inside a repository is that repository's worktree, entered at the
-same place), or a copy of its plain folder (symlinks copied as links, never followed), or an
-empty folder. A copy's starting state is kept in a repository of ours beside it
-(`SCRATCH/<line>/start.git`), so both kinds are diffed by git the same way: every file added,
-then the index against the start. Git never runs a configured diff program or text filter
-here, nor a configured file-system monitor or hook, and asks no one for anything.
+same place), or a copy of its plain folder (symlinks copied as links, never followed; FIFOs,
+sockets and devices left out), or an empty folder. A copy's starting state is kept in a
+repository of ours beside it (`SCRATCH/<line>/start.git`), so both kinds are diffed by git
+the same way: every file added, then the index against the start. Git never runs a
+configured diff program or text filter here, nor a configured file-system monitor or hook,
+and asks no one for anything.
 
 `remove` undoes `prepare` whatever state a killed worker left (the owner of the worker calls
 it after a timeout): the worktree unregistered, the scratch folder deleted.
@@ -14,8 +15,10 @@ it after a timeout): the worktree unregistered, the scratch folder deleted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,12 +85,14 @@ def prepare(task: Task, scratch: Path) -> Workspace:
         return _snapshot(work, work, own, empty=True)
     source = Path(task.folder)
     if not source.is_dir():
-        raise WorkspaceError(f"{task.folder}: no such folder")
+        raise WorkspaceError(
+            f"{task.folder}: {'not a folder' if source.exists() else 'no such folder'}"
+        )
     top = _toplevel(source)
     if task.git and top is None:
         raise WorkspaceError(f"{task.folder}: not a git repository")
     if top is None:
-        shutil.copytree(source, work, symlinks=True)
+        _copy(source, work, scratch)
         return _snapshot(work, work, own)
     ref = task.ref or "HEAD"
     commit = _git(["-C", str(top), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
@@ -129,6 +134,46 @@ def remove(task: Task, scratch: Path) -> None:
         shutil.rmtree(own, ignore_errors=True)
         _git(["-C", str(top), "worktree", "prune"])
     shutil.rmtree(own, ignore_errors=True)
+
+
+def _copy(source: Path, work: Path, scratch: Path) -> None:
+    """`source` copied to `work`: links as links, and no FIFO, socket or device (a copy
+    would read a FIFO forever; shutil refuses them, and one refusal failed the task), nor
+    the batch's scratch folder when it is inside (TMPDIR in the project: the copy copied
+    itself until its path was too long)."""
+    own = _inside(scratch, source)
+
+    def left_out(folder: str, names: list[str]) -> set[str]:
+        special = _special_files(folder, names)
+        if own is not None and os.path.dirname(own) == folder:
+            special.add(os.path.basename(own))
+        return special
+
+    try:
+        shutil.copytree(source, work, symlinks=True, ignore=left_out)
+    except shutil.Error as exc:  # one (source, target, why) per file that failed
+        failed = exc.args[0] if exc.args and isinstance(exc.args[0], list) else [("", "", exc)]
+        path, _, why = failed[0]
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise WorkspaceError(f"cannot copy {path or source}: {why}{more}") from None
+
+
+def _inside(folder: Path, source: Path) -> str | None:
+    """`folder` as the copy of `source` would meet it (None: it is not inside)."""
+    real, top = folder.resolve(), source.resolve()
+    if top not in real.parents:
+        return None
+    return os.path.join(source, real.relative_to(top))
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    special = set()
+    for name in names:
+        with contextlib.suppress(OSError):  # gone since: copytree says so, if it matters
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                special.add(name)
+    return special
 
 
 def _snapshot(folder: Path, tree: Path, own: Path, *, empty: bool = False) -> Workspace:

@@ -115,7 +115,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return traced(options)
     except BrokenPipeError:
         raise
-    except Exception:
+    except Exception as exc:
+        if isinstance(exc, ExceptionGroup) and exc.split(BrokenPipeError)[1] is None:
+            # A task group's errors, each the reader gone (`paicli batch ... | head`).
+            raise BrokenPipeError from exc
         # A bug must cost one redacted line (the traceback goes to the log file), never a
         # traceback on the screen that may quote a secret.
         import logging  # noqa: PLC0415

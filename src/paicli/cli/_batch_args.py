@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 __all__ = ["batch_command", "memory_size", "positive_float"]
+
+# The largest address-space limit the system takes (a C long); a size past it is a typo.
+MAX_MEMORY = 2**63 - 1
 
 
 def batch_command(
@@ -60,12 +64,17 @@ def positive_float(text: str) -> float:
 def memory_size(text: str) -> int:
     """`4G`, `512M`, `100000K` or bytes."""
     units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-    text = text.strip().upper().removesuffix("B").removesuffix("I")
-    scale = units.get(text[-1:], 1)
+    plain = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = units.get(plain[-1:], 1)
     try:
-        value = int(float(text[:-1] if scale > 1 else text) * scale)
+        number = float(plain[:-1] if scale > 1 else plain)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 4G or 512M") from None
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 4G or 512M")
+    value = int(number * scale)
     if value < 64 * 1024**2:
         raise argparse.ArgumentTypeError("must be at least 64M (a worker needs that to start)")
+    if value > MAX_MEMORY:
+        raise argparse.ArgumentTypeError(f"{text!r} is more than any address space (8E)")
     return value

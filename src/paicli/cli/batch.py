@@ -39,12 +39,30 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
     if options.resume_batch and options.out is None:
         err("paicli batch: --resume-batch needs --out RESULTS.jsonl (the results to carry on)")
         return 2
+    if options.out == "":
+        err("paicli batch: --out needs a file name")
+        return 2
     if options.out is not None and (problem := _not_a_results_file(options.out)) is not None:
         err(f"paicli batch: {options.out}: {problem}")
         return 2
     if options.out is not None and not options.resume_batch and os.path.exists(options.out):
         err(f"paicli batch: {options.out} exists: add --resume-batch to carry it on, or remove it")
         return 2
+    if options.ray is None and options.task_memory is not None:
+        from paicli.batch.process import memory_problem  # noqa: PLC0415 - local workers only
+
+        if (problem := memory_problem(options.task_memory)) is not None:
+            err(f"paicli batch: {problem}")
+            return 2
+    finished: set[str] = set()
+    if options.resume_batch:
+        from paicli.batch.results import finished_ids  # noqa: PLC0415
+
+        try:
+            finished = finished_ids(Path(options.out))
+        except ValueError as exc:
+            err(f"paicli batch: {options.out}: {exc}: name the results file of an earlier run")
+            return 2
     try:
         # With --ray, each task's mode and rules are checked once Ray is starting the
         # actors (`_checked`), which are sized by the tasks read here.
@@ -52,12 +70,12 @@ def run(options: argparse.Namespace, flags: dict[str, str | None]) -> int:
     except TaskFileError as exc:
         err(f"paicli batch: {exc}")
         return 2
+    if not tasks and not problems:  # the wrong file, or a generator that made none
+        err(f"paicli batch: {path}: no tasks (a task is a JSON object on a line of its own)")
+        return 0
     if options.ray is None:
         tasks = _checked(tasks, problems, options)
     if options.resume_batch:
-        from paicli.batch.results import finished_ids  # noqa: PLC0415
-
-        finished = finished_ids(Path(options.out))
         skipped = [task for task in tasks if task.id in finished]
         tasks = [task for task in tasks if task.id not in finished]
         if skipped:

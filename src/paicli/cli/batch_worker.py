@@ -30,7 +30,13 @@ def _contained(given: list[str]) -> None:
     if given:
         from paicli.batch.process import contain  # noqa: PLC0415 - after the streams are set
 
-        contain(int(given[0]), int(given[1]) if len(given) > 1 else None)
+        try:
+            contain(int(given[0]), int(given[1]) if len(given) > 1 else None)
+        except ValueError as exc:  # one line: its owner quotes it as the worker's last words
+            from paicli.ui.output import err  # noqa: PLC0415 - only then
+
+            err(f"paicli batch: {exc}")
+            sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ def user_turn(line: bytes, number: int) -> str | None:
     where = f"stdin line {number}"
     try:
         value = json.loads(line)
+    except UnicodeDecodeError as exc:  # a ValueError, but no JSONDecodeError
+        raise BadInputLine(f"{where}: not UTF-8 (byte {exc.start + 1})") from None
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
         raise BadInputLine(f"{where}: not JSON ({reason})") from None

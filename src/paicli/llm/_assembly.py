@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from paicli.llm.events import Completion, ReasoningDelta, TextDelta, ToolCallRequest, Usage
+from paicli.llm.messages import whole_text
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
@@ -66,8 +67,8 @@ class ChunkAssembler:
             ToolCallRequest(call.id, call.name, "".join(call.arguments)) for call in self._calls
         )
         return Completion(
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
+            text=whole_text("".join(self._text)),
+            reasoning=whole_text("".join(self._reasoning)),
             tool_calls=calls,
             finish_reason=self._finish_reason,
             usage=self._usage,

@@ -8,6 +8,7 @@ request types (which stay out of everything but `paicli.llm.client`).
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NotRequired, TypedDict
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ToolMessage",
     "UserMessage",
     "content_text",
+    "whole_text",
 ]
 
 
@@ -107,3 +109,16 @@ def content_text(content: str | list[ContentPart] | None) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     return "\n\n".join(part["text"] if part["type"] == "text" else "[image]" for part in content)
+
+
+# A str holds code points, so a surrogate in one is always unpaired: JSON can spell one
+# (`"\\udcff"`: a stream-json line, an editor's prompt, a model's reply) and a command line's
+# undecodable byte becomes one. No request can be encoded with one in it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_text(text: str) -> str:
+    """`text` fit for the conversation: each unpaired surrogate replaced by U+FFFD, as an
+    undecodable byte of a pipe is (left in, it failed every later request of the
+    conversation)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
