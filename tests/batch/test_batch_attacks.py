@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from paicli.batch import workspace as workspace_module
 from paicli.batch.tasks import Task, read_tasks
 from paicli.batch.workspace import WorkspaceError, diff, prepare, remove
 from tests.batch.task_llm import TaskLlm
@@ -150,6 +151,27 @@ def test_a_folder_holding_the_scratch_folder_is_copied_without_it(tmp_path: Path
     assert copied == [".tmp", "src", "src/kept.txt"]
     assert diff(workspace) == ""
     remove(task, scratch)
+
+
+@pytest.mark.parametrize(("limit", "value"), [("MAX_COPY_ENTRIES", 50), ("MAX_COPY_BYTES", 4096)])
+def test_a_folder_too_big_to_copy_fails_its_task_before_filling_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, value: int
+) -> None:
+    """A task's `cwd` of `/` or a home folder was copied whole, once per task. Past the
+    limits (small here) the task fails in one line, and its partial copy is removed."""
+    monkeypatch.setattr(workspace_module, limit, value)
+    folder = tmp_path / "big"
+    for n in range(30):
+        (folder / f"d{n}").mkdir(parents=True)
+        (folder / f"d{n}" / "f.txt").write_text("x" * 200)
+    task = Task(line=1, id="t", prompt="p", folder=str(folder))
+    with pytest.raises(WorkspaceError) as raised:
+        prepare(task, tmp_path / "scratch")
+    assert str(raised.value).startswith(f"{folder}: too big to copy for a task (over ")
+    remove(task, tmp_path / "scratch")
+    assert os.listdir(tmp_path / "scratch") == []
+    monkeypatch.undo()
+    assert prepare(task, tmp_path / "scratch").folder.is_dir()  # under the real limits
 
 
 @pytest.mark.parametrize(

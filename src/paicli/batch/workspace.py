@@ -35,6 +35,9 @@ MAX_DIFF = 4 * 1024 * 1024
 # filesystem) must not hold the task forever: the task's own timeout may be longer.
 GIT_TIMEOUT = 120.0
 CUT = "\n[paicli: the diff is longer than 4 MiB and was cut here]\n"
+# A plain folder is copied for each task: past these it is refused (see `_copy`).
+MAX_COPY_ENTRIES = 100_000
+MAX_COPY_BYTES = 4 * 2**30
 QUIET_GIT = (
     "-c",
     "core.hooksPath=/dev/null",
@@ -140,11 +143,14 @@ def _copy(source: Path, work: Path, scratch: Path) -> None:
     """`source` copied to `work`: links as links, and no FIFO, socket or device (a copy
     would read a FIFO forever; shutil refuses them, and one refusal failed the task), nor
     the batch's scratch folder when it is inside (TMPDIR in the project: the copy copied
-    itself until its path was too long)."""
+    itself until its path was too long); a folder over `MAX_COPY_ENTRIES` entries or
+    `MAX_COPY_BYTES` is refused as the copy reaches the limit (a task's `cwd` of `/` or a
+    home folder would fill the disk, once per task)."""
     own = _inside(scratch, source)
+    seen = _Tally(str(source))
 
     def left_out(folder: str, names: list[str]) -> set[str]:
-        special = _special_files(folder, names)
+        special = seen.special_files(folder, names)
         if own is not None and os.path.dirname(own) == folder:
             special.add(os.path.basename(own))
         return special
@@ -166,14 +172,34 @@ def _inside(folder: Path, source: Path) -> str | None:
     return os.path.join(source, real.relative_to(top))
 
 
-def _special_files(folder: str, names: list[str]) -> set[str]:
-    special = set()
-    for name in names:
-        with contextlib.suppress(OSError):  # gone since: copytree says so, if it matters
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                special.add(name)
-    return special
+class _Tally:
+    """What a copy has met so far, folder by folder (copytree asks before each)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.entries = 0
+        self.size = 0
+
+    def special_files(self, folder: str, names: list[str]) -> set[str]:
+        """The FIFOs, sockets and devices among `names`, the others counted (WorkspaceError
+        past the limits)."""
+        special = set()
+        for name in names:
+            with contextlib.suppress(OSError):  # gone since: copytree says so, if it matters
+                info = os.lstat(os.path.join(folder, name))
+                mode = info.st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                    special.add(name)
+                    continue
+                self.entries += 1
+                self.size += info.st_size if stat.S_ISREG(mode) else 0
+        if self.entries > MAX_COPY_ENTRIES or self.size > MAX_COPY_BYTES:
+            raise WorkspaceError(
+                f"{self.source}: too big to copy for a task (over {MAX_COPY_ENTRIES:,} files "
+                f"or {MAX_COPY_BYTES // 2**30} GiB); give a git repository (a worktree is made "
+                "instead of a copy) or a smaller folder"
+            )
+        return special
 
 
 def _snapshot(folder: Path, tree: Path, own: Path, *, empty: bool = False) -> Workspace:
