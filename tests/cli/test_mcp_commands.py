@@ -115,6 +115,19 @@ def test_secrets_never_reach_the_screen(places: tuple[Path, Path]) -> None:
     assert "Authorization: ***" in paicli(places, "get", "remote").stdout
 
 
+def test_a_secret_cut_short_in_the_list_is_still_hidden(places: tuple[Path, Path]) -> None:
+    # The table cuts a failed server's note to a width: the cut ended inside the secret, and
+    # what was left of it no longer matched the redactor, so its first half was shown.
+    secret = "tok-0123456789abcdefghijklmnopqrstuv"
+    say = (
+        "import os, sys; sys.stderr.write('fatal: bad config ' + os.environ['TOKEN']); sys.exit(3)"
+    )
+    paicli(places, "add", "dies", "--env", f"TOKEN={secret}", "--", sys.executable, "-c", say)
+    listed = paicli(places, "list")
+    assert "dies: server exited (exit code 3)" in listed.stdout
+    assert secret[:8] not in listed.stdout + listed.stderr
+
+
 def project_server(places: tuple[Path, Path], command: list[str]) -> None:
     folder = places[1] / ".paicli"
     folder.mkdir(exist_ok=True)
