@@ -153,3 +153,39 @@ def test_an_existing_name_is_refused_without_force_and_kept_whole(
     assert main(["mcp", "add", "memory", "--force", "--", "new"]) == 0
     assert "Replaced stdio server 'memory'" in capsys.readouterr().out
     assert saved(home) == {"memory": {"command": "new", "args": []}}
+
+
+@pytest.mark.parametrize("linked", [".paicli", ".paicli/mcp.json"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "-s", "project", "x", "--", "cmd"],
+        ["add-json", "-s", "project", "x", '{"command": "cmd"}'],
+        ["remove", "-s", "project", "x"],
+    ],
+)
+def test_a_project_file_linked_out_of_the_project_is_not_written(
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    linked: str,
+    argv: list[str],
+) -> None:
+    # A cloned repository's `.paicli` (or its mcp.json) may lead anywhere: the edit wrote
+    # there (making the folders), and the loader then refused the file as out of the project.
+    project, outside = tmp_path / "repo", tmp_path / "outside"
+    (project / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "cmd"}}}))
+    if linked == ".paicli/mcp.json":
+        (project / ".paicli").mkdir()
+    (project / linked).symlink_to(outside if linked == ".paicli" else outside / "mcp.json")
+    before = (outside / "mcp.json").read_bytes()
+    monkeypatch.chdir(project)
+    assert main(["mcp", *argv]) == 1
+    shown = capsys.readouterr().err
+    assert shown.count("\n") == 1
+    assert "mcp.json: not changing it: a symbolic link out of the project" in shown
+    assert (outside / "mcp.json").read_bytes() == before
+    assert sorted(p.name for p in outside.iterdir()) == ["mcp.json"]

@@ -35,17 +35,26 @@ def add(options: argparse.Namespace, config_path: Callable[[str], Path]) -> int:
     except UsageError as exc:
         err(f"paicli mcp add: {exc}")
         return 2
-    path = config_path(options.scope or "user")
-    return save(path, options.name, entry, force=bool(options.force), command="add")
+    scope = options.scope or "user"
+    path = config_path(scope)
+    return save(path, options.name, entry, force=bool(options.force), command="add", scope=scope)
 
 
-def save(path: Path, name: str, entry: dict[str, Any], *, force: bool, command: str) -> int:
-    """Write server `name` into the file at `path`: a name already there is replaced only
-    with `force` or when the user says so at a terminal. The exit code."""
+def project_of(scope: str, path: Path) -> Path | None:
+    """The project folder the file of `scope` at `path` must really be in (a project's
+    `.paicli/mcp.json`), None for the user's own files."""
+    return path.parent.parent if scope == "project" else None
+
+
+def save(
+    path: Path, name: str, entry: dict[str, Any], *, force: bool, command: str, scope: str
+) -> int:
+    """Write server `name` into the file of `scope` at `path`: a name already there is
+    replaced only with `force` or when the user says so at a terminal. The exit code."""
     replace = force
     while True:
         try:
-            add_server(path, name, entry, replace=replace)
+            add_server(path, name, entry, replace=replace, inside=project_of(scope, path))
         except ServerExists as exc:
             if replace or not sys.stdin.isatty() or not _replace_asked(name):
                 err(f"paicli mcp {command}: {exc}; nothing changed (--force replaces it)")

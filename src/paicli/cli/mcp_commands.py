@@ -20,6 +20,7 @@ from pathlib import Path
 
 from paicli.audit.log import AuditLog
 from paicli.cli._mcp_add import add as add_entry
+from paicli.cli._mcp_add import project_of
 from paicli.cli._mcp_add_json import add_json
 from paicli.cli._mcp_import import import_servers
 from paicli.cli._parser import NO_SERVERS
@@ -177,7 +178,7 @@ def remove(options: argparse.Namespace) -> int:
     for scope in scopes:
         path = config_path(scope)
         try:
-            if remove_server(path, options.name):
+            if remove_server(path, options.name, inside=project_of(scope, path)):
                 out(f"Removed server {options.name!r} from {path}")
                 return 0
         except ConfigWriteError as exc:

@@ -4,13 +4,16 @@ A file is changed only when it parsed: it is rewritten whole, atomically (a temp
 next to it, then a rename), through a symlink rather than over it, keeping its mode. The
 read and the write happen under a lock on the file's folder (`folder_lock`), so two edits at
 once (two `paicli mcp add` in a script) both land: without it the later write dropped the
-earlier one's server. On any failure the file is left exactly as it was and
-`ConfigWriteError` says why.
+earlier one's server. A project's file (`inside` its project) is edited only when it really
+is in the project: a cloned repository's `.paicli` or `mcp.json` may be a symlink leading
+anywhere, and the loader would not read the file so written anyway. On any failure the file
+is left exactly as it was and `ConfigWriteError` says why.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -32,14 +35,20 @@ class ServerExists(ConfigWriteError):
 
 
 def add_server(
-    path: Path, name: str, entry: Mapping[str, object], *, replace: bool = False
+    path: Path,
+    name: str,
+    entry: Mapping[str, object],
+    *,
+    replace: bool = False,
+    inside: Path | None = None,
 ) -> None:
     """Add server `name` to the config file at `path`, creating it if needed; an existing
-    server of that name is replaced only with `replace` (else `ServerExists`)."""
+    server of that name is replaced only with `replace` (else `ServerExists`). `inside` is
+    the project folder a project's file must really be in."""
     problem = name_problem(name)
     if problem is not None:
         raise ConfigWriteError(f"{path}: cannot add server {name!r}: {problem}")
-    with _editing(path, create=True):
+    with _editing(path, create=True, inside=inside):
         document = _document_for_update(path)
         servers = document.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
@@ -50,9 +59,9 @@ def add_server(
         _write_atomically(path, document)
 
 
-def remove_server(path: Path, name: str) -> bool:
+def remove_server(path: Path, name: str, *, inside: Path | None = None) -> bool:
     """Remove server `name` from the file at `path`; False when it was not there."""
-    with _editing(path, create=False):
+    with _editing(path, create=False, inside=inside):
         document = _document_for_update(path)
         servers = document.get("mcpServers", {})
         if not isinstance(servers, dict):
@@ -65,10 +74,17 @@ def remove_server(path: Path, name: str) -> bool:
 
 
 @contextmanager
-def _editing(path: Path, *, create: bool) -> Iterator[None]:
+def _editing(path: Path, *, create: bool, inside: Path | None) -> Iterator[None]:
     """The lock for one edit of `path`: on the folder of the file it leads to (a symlink's
     target), made first when `create` (an add); a missing folder has nothing to remove, so
-    without `create` it is not made (a remove leaves no `.paicli/` behind) nor locked."""
+    without `create` it is not made (a remove leaves no `.paicli/` behind) nor locked.
+    Nothing is made or locked for a file that leads out of `inside`."""
+    if inside is not None and not Path(os.path.realpath(path)).is_relative_to(
+        os.path.realpath(inside)
+    ):
+        raise ConfigWriteError(
+            f"{path}: not changing it: a symbolic link out of the project ({inside})"
+        )
     folder = _target(path).parent
     with ExitStack() as held:
         try:
