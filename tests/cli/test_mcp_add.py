@@ -166,7 +166,6 @@ def test_an_existing_name_is_refused_without_force_and_kept_whole(
 )
 def test_a_project_file_linked_out_of_the_project_is_not_written(
     home: Path,
-    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     linked: str,
@@ -174,7 +173,7 @@ def test_a_project_file_linked_out_of_the_project_is_not_written(
 ) -> None:
     # A cloned repository's `.paicli` (or its mcp.json) may lead anywhere: the edit wrote
     # there (making the folders), and the loader then refused the file as out of the project.
-    project, outside = tmp_path / "repo", tmp_path / "outside"
+    project, outside = home.parent / "repo", home.parent / "outside"
     (project / ".git").mkdir(parents=True)
     outside.mkdir()
     (outside / "mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "cmd"}}}))
