@@ -188,3 +188,22 @@ def test_a_project_file_linked_out_of_the_project_is_not_written(
     assert "mcp.json: not changing it: a symbolic link out of the project" in shown
     assert (outside / "mcp.json").read_bytes() == before
     assert sorted(p.name for p in outside.iterdir()) == ["mcp.json"]
+
+
+@pytest.mark.parametrize("command", ["./run.sh", "bin/run"])
+def test_a_relative_command_of_your_own_is_saved_as_its_full_path(
+    home: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # Saved as typed, it ran whatever file of that name the folder paicli runs in has: in a
+    # cloned repository, the repository's (as one of your own servers, never asked about).
+    assert main(["mcp", "add", "mine", "--", command, "-v"]) == 0
+    full = str(Path.cwd() / command.removeprefix("./"))
+    assert saved(home) == {"mine": {"command": full, "args": ["-v"]}}
+    assert f"is saved as its full path, {full!r}" in capsys.readouterr().err
+    # A project's server runs from its project: there the path stays as typed.
+    assert main(["mcp", "add", "-s", "project", "theirs", "--", command]) == 0
+    project_file = json.loads(Path(".paicli/mcp.json").read_text())
+    assert project_file["mcpServers"]["theirs"]["command"] == command
+    # A program looked up on PATH is left alone.
+    assert main(["mcp", "add", "npx", "--", "npx", "-y", "server"]) == 0
+    assert saved(home)["npx"]["command"] == "npx"

@@ -9,6 +9,7 @@ byte is written, so a malformed entry never reaches the file.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -37,7 +38,18 @@ def add(options: argparse.Namespace, config_path: Callable[[str], Path]) -> int:
         return 2
     scope = options.scope or "user"
     path = config_path(scope)
-    return save(path, options.name, entry, force=bool(options.force), command="add", scope=scope)
+    command = entry.get("command")
+    if scope == "project" or not isinstance(command, str) or not _relative_path(command):
+        return save(
+            path, options.name, entry, force=bool(options.force), command="add", scope=scope
+        )
+    # Saved as typed, it would run whatever file has that name in the folder paicli runs
+    # from: in a cloned repository, the repository's.
+    entry["command"] = os.path.abspath(command)
+    done = save(path, options.name, entry, force=bool(options.force), command="add", scope=scope)
+    if done == 0:
+        err(f"paicli mcp add: {command!r} is saved as its full path, {entry['command']!r}")
+    return done
 
 
 def project_of(scope: str, path: Path) -> Path | None:
@@ -136,6 +148,12 @@ def _http_entry(transport: str, target: list[str], options: argparse.Namespace) 
     if headers:
         entry["headers"] = headers
     return entry
+
+
+def _relative_path(command: str) -> bool:
+    """Whether `command` is a path from the current folder (`./x`, `bin/x`), not a program
+    looked up on PATH nor a full path (`${VAR}/x` is paicli's to expand)."""
+    return "/" in command and not command.startswith(("/", "$", "~"))
 
 
 def _looks_like_url(word: str) -> bool:
