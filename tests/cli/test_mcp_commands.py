@@ -146,6 +146,26 @@ def test_unapproved_project_servers_are_skipped_unless_trusted(
     assert "✓ proj" in trusted.stderr
 
 
+@pytest.mark.parametrize("args", [("get", "proj"), ("tools", "proj"), ("call", "proj", "echo")])
+def test_naming_an_unapproved_project_server_is_the_skip_line_and_a_failure(
+    places: tuple[Path, Path], args: tuple[str, ...]
+) -> None:
+    # It was "internal error (UnknownServer ...)" (get, call), or nothing and 0 (tools).
+    project_server(places, [sys.executable, FAULT])
+    done = paicli(places, *args)
+    assert done.code == 1
+    assert (
+        done.stderr == "paicli: skipping unapproved project server 'proj' (pass --trust-project)\n"
+    )
+
+
+def test_calling_a_disabled_server_says_it_is_disabled(places: tuple[Path, Path]) -> None:
+    paicli(places, "add-json", "off", json.dumps({"command": "nowhere", "disabled": True}))
+    done = paicli(places, "call", "off", "echo")
+    assert done.code == 1
+    assert done.stderr == "paicli mcp call: server 'off' is not ready: disabled\n"
+
+
 def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Path]) -> None:
     home, project = places
     project_server(places, [sys.executable, FAULT])

@@ -295,6 +295,8 @@ async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> i
         if only not in config.servers:
             err(f"paicli mcp: no server named {only!r} (see paicli mcp list)")
             return 1
+        if only in skipped:
+            return 1  # not started: `approved` said why (unapproved, or declined)
         entries = [e for e in entries if e.name == only]
     if not entries and not skipped:
         if config.errors:  # a broken file is not "no servers": the error said what is wrong
@@ -400,7 +402,8 @@ async def call(manager: ServerManager, options: argparse.Namespace) -> int:
         return 2
     server = manager.get(options.name)
     if server.state is not ServerState.READY:
-        err(f"paicli mcp call: server {options.name!r} is not ready: {server.error}")
+        why = server.error or server.state.value  # (a disabled server has no error)
+        err(f"paicli mcp call: server {options.name!r} is not ready: {why}")
         return 1
     started = time.monotonic()
     try:
