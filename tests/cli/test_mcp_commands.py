@@ -159,6 +159,26 @@ def test_naming_an_unapproved_project_server_is_the_skip_line_and_a_failure(
     )
 
 
+def test_a_repository_with_thousands_of_servers_is_a_few_lines_not_thousands(
+    places: tuple[Path, Path],
+) -> None:
+    # A line each: 3000 servers in a cloned .mcp.json pushed everything else off the screen.
+    servers = {f"s{i}": {"command": "echo"} for i in range(3000)}
+    servers |= {f"k{i}": {"command": "echo", "env": {"K": "${API_TOKEN}"}} for i in range(20)}
+    (places[1] / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    lines = paicli(places, "list").stderr.splitlines()
+    names = ", ".join(f"'s{i}'" for i in range(10))
+    assert lines[0] == (
+        f"paicli: skipping 3000 unapproved project servers: {names} and 2990 more "
+        "(pass --trust-project)"
+    )
+    assert lines[1].startswith("paicli: skipping project server 'k0': it reads API_TOKEN")
+    assert lines[9:] == [
+        "paicli: and 12 more project servers not started (paicli mcp list names them)",
+        "0/0 ready, 0 tools",
+    ]
+
+
 def test_calling_a_disabled_server_says_it_is_disabled(places: tuple[Path, Path]) -> None:
     paicli(places, "add-json", "off", json.dumps({"command": "nowhere", "disabled": True}))
     done = paicli(places, "call", "off", "echo")

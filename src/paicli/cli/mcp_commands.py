@@ -51,7 +51,7 @@ from paicli.servers.trust import (
     approve_servers,
     describe,
     needs_approval,
-    skip_reason,
+    skip_lines,
     withheld_reason,
 )
 from paicli.tools.mcp.results import to_model_result
@@ -258,8 +258,8 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
         ask=ask,
         passing=config.passing,
     )
-    for name in skipped:
-        err(f"paicli: {skip_reason(config.servers[name], project(), store)}")
+    for line in skip_lines([config.servers[name] for name in skipped], project(), store):
+        err(f"paicli: {line}")
     for entry in allowed:
         if entry.withheld and not entry.disabled:
             err(f"paicli: {withheld_reason(entry)}")
