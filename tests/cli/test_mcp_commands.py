@@ -163,7 +163,7 @@ def test_a_repository_with_thousands_of_servers_is_a_few_lines_not_thousands(
     places: tuple[Path, Path],
 ) -> None:
     # A line each: 3000 servers in a cloned .mcp.json pushed everything else off the screen.
-    servers = {f"s{i}": {"command": "echo"} for i in range(3000)}
+    servers: dict[str, Any] = {f"s{i}": {"command": "echo"} for i in range(3000)}
     servers |= {f"k{i}": {"command": "echo", "env": {"K": "${API_TOKEN}"}} for i in range(20)}
     (places[1] / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     lines = paicli(places, "list").stderr.splitlines()
