@@ -61,6 +61,17 @@ def test_the_servers_of_mcp_config_files_are_listed_too(places: tuple[Path, Path
     assert "extra" in done.stdout and "ready" in done.stdout
 
 
+@pytest.mark.parametrize("given", ["missing.json", '{"mcpServers": {}}'])
+def test_an_mcp_config_file_that_is_not_there_is_an_error_not_no_servers(
+    places: tuple[Path, Path], given: str
+) -> None:
+    # `paicli --mcp-config typo.json mcp list` listed the other servers and exited 0, as if
+    # the file had none (a run, `-p` or the REPL, refuses it).
+    done = paicli(places, "list", before=("--mcp-config", given))
+    assert done.returncode == 2
+    assert done.stderr == f"paicli: {given}: cannot read: no such file\n"
+
+
 def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     added = paicli(places, "add", "fault", "--", sys.executable, FAULT)
     assert added.returncode == 0, added.stderr
