@@ -4,17 +4,20 @@
 the same folder, is flushed to disk (fsync), and is renamed over the target, so a reader or a
 crash sees the old content or the new, never a part. Under `$PAICLI_HOME` files are 0600 and
 folders created 0700: they hold trust decisions, permissions and tool output. The built-in
-write tools use it too, keeping a project file's mode.
+write tools use it too, keeping a project file's mode. `folder_lock` serialises the
+read-change-write of a file edited by several processes at once (two `paicli mcp add`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
-__all__ = ["PRIVATE_FILE_MODE", "make_private_dir", "write_atomically"]
+__all__ = ["PRIVATE_FILE_MODE", "folder_lock", "make_private_dir", "write_atomically"]
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -66,3 +69,20 @@ def write_atomically(
         with suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (which must exist) until the block ends, waiting
+    for another process holding it.
+
+    The lock is taken on the folder itself (`flock` on its descriptor), not on the file
+    changed: `write_atomically` replaces the file, so a lock on it would be on the old one,
+    and a lock file would be litter in a project's `.paicli/`. Errors are `OSError`.
+    """
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # (closing releases the lock)

@@ -153,3 +153,57 @@ def test_an_existing_name_is_refused_without_force_and_kept_whole(
     assert main(["mcp", "add", "memory", "--force", "--", "new"]) == 0
     assert "Replaced stdio server 'memory'" in capsys.readouterr().out
     assert saved(home) == {"memory": {"command": "new", "args": []}}
+
+
+@pytest.mark.parametrize("linked", [".paicli", ".paicli/mcp.json"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "-s", "project", "x", "--", "cmd"],
+        ["add-json", "-s", "project", "x", '{"command": "cmd"}'],
+        ["remove", "-s", "project", "x"],
+    ],
+)
+def test_a_project_file_linked_out_of_the_project_is_not_written(
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    linked: str,
+    argv: list[str],
+) -> None:
+    # A cloned repository's `.paicli` (or its mcp.json) may lead anywhere: the edit wrote
+    # there (making the folders), and the loader then refused the file as out of the project.
+    project, outside = home.parent / "repo", home.parent / "outside"
+    (project / ".git").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "cmd"}}}))
+    if linked == ".paicli/mcp.json":
+        (project / ".paicli").mkdir()
+    (project / linked).symlink_to(outside if linked == ".paicli" else outside / "mcp.json")
+    before = (outside / "mcp.json").read_bytes()
+    monkeypatch.chdir(project)
+    assert main(["mcp", *argv]) == 1
+    shown = capsys.readouterr().err
+    assert shown.count("\n") == 1
+    assert "mcp.json: not changing it: a symbolic link out of the project" in shown
+    assert (outside / "mcp.json").read_bytes() == before
+    assert sorted(p.name for p in outside.iterdir()) == ["mcp.json"]
+
+
+@pytest.mark.parametrize("command", ["./run.sh", "bin/run"])
+def test_a_relative_command_of_your_own_is_saved_as_its_full_path(
+    home: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # Saved as typed, it ran whatever file of that name the folder paicli runs in has: in a
+    # cloned repository, the repository's (as one of your own servers, never asked about).
+    assert main(["mcp", "add", "mine", "--", command, "-v"]) == 0
+    full = str(Path.cwd() / command.removeprefix("./"))
+    assert saved(home) == {"mine": {"command": full, "args": ["-v"]}}
+    assert f"is saved as its full path, {full!r}" in capsys.readouterr().err
+    # A project's server runs from its project: there the path stays as typed.
+    assert main(["mcp", "add", "-s", "project", "theirs", "--", command]) == 0
+    project_file = json.loads(Path(".paicli/mcp.json").read_text())
+    assert project_file["mcpServers"]["theirs"]["command"] == command
+    # A program looked up on PATH is left alone.
+    assert main(["mcp", "add", "npx", "--", "npx", "-y", "server"]) == 0
+    assert saved(home)["npx"]["command"] == "npx"

@@ -61,6 +61,17 @@ def test_the_servers_of_mcp_config_files_are_listed_too(places: tuple[Path, Path
     assert "extra" in done.stdout and "ready" in done.stdout
 
 
+@pytest.mark.parametrize("given", ["missing.json", '{"mcpServers": {}}'])
+def test_an_mcp_config_file_that_is_not_there_is_an_error_not_no_servers(
+    places: tuple[Path, Path], given: str
+) -> None:
+    # `paicli --mcp-config typo.json mcp list` listed the other servers and exited 0, as if
+    # the file had none (a run, `-p` or the REPL, refuses it).
+    done = paicli(places, "list", before=("--mcp-config", given))
+    assert done.returncode == 2
+    assert done.stderr == f"paicli: {given}: cannot read: no such file\n"
+
+
 def test_add_list_call_and_remove_a_server(places: tuple[Path, Path]) -> None:
     added = paicli(places, "add", "fault", "--", sys.executable, FAULT)
     assert added.returncode == 0, added.stderr
@@ -115,6 +126,19 @@ def test_secrets_never_reach_the_screen(places: tuple[Path, Path]) -> None:
     assert "Authorization: ***" in paicli(places, "get", "remote").stdout
 
 
+def test_a_secret_cut_short_in_the_list_is_still_hidden(places: tuple[Path, Path]) -> None:
+    # The table cuts a failed server's note to a width: the cut ended inside the secret, and
+    # what was left of it no longer matched the redactor, so its first half was shown.
+    secret = "tok-0123456789abcdefghijklmnopqrstuv"
+    say = (
+        "import os, sys; sys.stderr.write('fatal: bad config ' + os.environ['TOKEN']); sys.exit(3)"
+    )
+    paicli(places, "add", "dies", "--env", f"TOKEN={secret}", "--", sys.executable, "-c", say)
+    listed = paicli(places, "list")
+    assert "dies: server exited (exit code 3)" in listed.stdout
+    assert secret[:8] not in listed.stdout + listed.stderr
+
+
 def project_server(places: tuple[Path, Path], command: list[str]) -> None:
     folder = places[1] / ".paicli"
     folder.mkdir(exist_ok=True)
@@ -131,6 +155,46 @@ def test_unapproved_project_servers_are_skipped_unless_trusted(
     assert "unapproved" in skipped.stdout
     trusted = paicli(places, "list", "--trust-project")
     assert "✓ proj" in trusted.stderr
+
+
+@pytest.mark.parametrize("args", [("get", "proj"), ("tools", "proj"), ("call", "proj", "echo")])
+def test_naming_an_unapproved_project_server_is_the_skip_line_and_a_failure(
+    places: tuple[Path, Path], args: tuple[str, ...]
+) -> None:
+    # It was "internal error (UnknownServer ...)" (get, call), or nothing and 0 (tools).
+    project_server(places, [sys.executable, FAULT])
+    done = paicli(places, *args)
+    assert done.code == 1
+    assert (
+        done.stderr == "paicli: skipping unapproved project server 'proj' (pass --trust-project)\n"
+    )
+
+
+def test_a_repository_with_thousands_of_servers_is_a_few_lines_not_thousands(
+    places: tuple[Path, Path],
+) -> None:
+    # A line each: 3000 servers in a cloned .mcp.json pushed everything else off the screen.
+    servers: dict[str, Any] = {f"s{i}": {"command": "echo"} for i in range(3000)}
+    servers |= {f"k{i}": {"command": "echo", "env": {"K": "${API_TOKEN}"}} for i in range(20)}
+    (places[1] / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    lines = paicli(places, "list").stderr.splitlines()
+    names = ", ".join(f"'s{i}'" for i in range(10))
+    assert lines[0] == (
+        f"paicli: skipping 3000 unapproved project servers: {names} and 2990 more "
+        "(pass --trust-project)"
+    )
+    assert lines[1].startswith("paicli: skipping project server 'k0': it reads API_TOKEN")
+    assert lines[9:] == [
+        "paicli: and 12 more project servers not started (paicli mcp list names them)",
+        "0/0 ready, 0 tools",
+    ]
+
+
+def test_calling_a_disabled_server_says_it_is_disabled(places: tuple[Path, Path]) -> None:
+    paicli(places, "add-json", "off", json.dumps({"command": "nowhere", "disabled": True}))
+    done = paicli(places, "call", "off", "echo")
+    assert done.code == 1
+    assert done.stderr == "paicli mcp call: server 'off' is not ready: disabled\n"
 
 
 def test_an_approval_covers_exactly_the_approved_command(places: tuple[Path, Path]) -> None:

@@ -88,3 +88,23 @@ def test_a_json_object_without_jsonrpc_is_skipped_as_a_log_line() -> None:
         "srv: stdout: skipping a JSON object that is not JSON-RPC: "
         + repr(b'{"level":30,"msg":"listening"}')
     ]
+
+
+@pytest.mark.parametrize("start", [150, 180, 199])
+def test_the_quoted_start_of_a_skipped_line_never_ends_inside_a_word(
+    start: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The warning quotes 200 characters: cut inside a key, it showed the key's first part,
+    # which the application's redactor (knowing the whole key) no longer recognised.
+    secret = "tok-0123456789abcdefghijkl"
+    decode, _ = decoder()
+    with caplog.at_level(logging.WARNING, logger="paicli.mcp"):
+        decode.feed(b"x" * (start - 1) + b" " + secret.encode() + b" rest\n")
+        decode.feed(b"a short line, quoted whole\n")
+    first, second = [r.getMessage() for r in caplog.records]
+    quoted = first.rsplit(": ", 1)[1]
+    if start + len(secret) <= 200:  # wholly inside: quoted whole, for the redactor to find
+        assert secret in quoted
+    else:
+        assert quoted == repr(b"x" * (start - 1) + b" ")
+    assert second.endswith(": b'a short line, quoted whole'")

@@ -633,3 +633,29 @@ def test_a_wrong_oauth_setting_is_one_error_naming_the_server_and_key(
     [entry] = load(None, user_home).servers.values()
     assert entry.spec is None and entry.error is not None
     assert "server 'docs'" in entry.error and complaint in entry.error
+
+
+@pytest.mark.parametrize(
+    ("entry", "warned"),
+    [
+        ({"command": "./run.sh"}, True),
+        ({"command": "bin/run", "cwd": "sub"}, True),
+        ({"command": "bin/run", "cwd": "/opt/tool"}, False),
+        ({"command": "/usr/bin/run"}, False),
+        ({"command": "npx"}, False),
+        ({"command": "${HOME}/bin/run"}, False),
+    ],
+)
+def test_a_relative_command_in_your_own_file_is_a_warning(
+    user_home: Path, entry: dict[str, Any], warned: bool
+) -> None:
+    # It runs whatever file of that name the folder paicli runs in has: a repository's.
+    write(user_file(user_home), servers(mine=entry))
+    config = load(None, user_home)
+    assert config.servers["mine"].spec is not None
+    warning = (
+        f"~/.paicli/mcp.json: server 'mine': 'command' {entry['command']!r} is a path from "
+        "the folder paicli runs in, where a repository can put a file of that name; give its "
+        "full path"
+    )
+    assert config.warnings == ([warning] if warned else [])

@@ -211,6 +211,20 @@ def test_a_project_servers_cwd_inside_the_project_is_kept(project: Path, home: P
     assert isinstance(spec, StdioServer) and spec.cwd == f"{project}/sub"
 
 
+@pytest.mark.parametrize("cwd", ["tools", "./tools/", "../repo/tools"])
+def test_a_project_servers_relative_cwd_is_the_project_folder_it_was_checked_as(
+    project: Path, home: Path, cwd: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # paicli runs from a subfolder: left relative, the cwd was taken from there at start-up,
+    # not from the project folder it was checked against ("../../x/repo" from `src` leads out).
+    (project / "tools").mkdir()
+    (project / "src").mkdir()
+    monkeypatch.chdir(project / "src")
+    write(project / ".paicli" / "mcp.json", lint={"command": "lint", "cwd": cwd})
+    spec = load(project, home).servers["lint"].spec
+    assert isinstance(spec, StdioServer) and spec.cwd == str((project / "tools").resolve())
+
+
 # Variables a repository's entry reads
 
 

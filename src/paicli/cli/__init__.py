@@ -294,6 +294,12 @@ def _mcp(options: argparse.Namespace) -> int:
 
         out(NO_SERVERS)
         return 0
+    if (problem := mcp_config_problem(options)) is not None:
+        # As for a run: a missing or broken --mcp-config file is no silent "no servers".
+        from paicli.ui.output import err  # noqa: PLC0415
+
+        err(f"paicli: {problem}")
+        return 2
     from paicli.cli.mcp_commands import run  # noqa: PLC0415
 
     return run(options)

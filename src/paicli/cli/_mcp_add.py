@@ -9,6 +9,7 @@ byte is written, so a malformed entry never reaches the file.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -35,17 +36,37 @@ def add(options: argparse.Namespace, config_path: Callable[[str], Path]) -> int:
     except UsageError as exc:
         err(f"paicli mcp add: {exc}")
         return 2
-    path = config_path(options.scope or "user")
-    return save(path, options.name, entry, force=bool(options.force), command="add")
+    scope = options.scope or "user"
+    path = config_path(scope)
+    command = entry.get("command")
+    if scope == "project" or not isinstance(command, str) or not _relative_path(command):
+        return save(
+            path, options.name, entry, force=bool(options.force), command="add", scope=scope
+        )
+    # Saved as typed, it would run whatever file has that name in the folder paicli runs
+    # from: in a cloned repository, the repository's.
+    entry["command"] = os.path.abspath(command)
+    done = save(path, options.name, entry, force=bool(options.force), command="add", scope=scope)
+    if done == 0:
+        err(f"paicli mcp add: {command!r} is saved as its full path, {entry['command']!r}")
+    return done
 
 
-def save(path: Path, name: str, entry: dict[str, Any], *, force: bool, command: str) -> int:
-    """Write server `name` into the file at `path`: a name already there is replaced only
-    with `force` or when the user says so at a terminal. The exit code."""
+def project_of(scope: str, path: Path) -> Path | None:
+    """The project folder the file of `scope` at `path` must really be in (a project's
+    `.paicli/mcp.json`), None for the user's own files."""
+    return path.parent.parent if scope == "project" else None
+
+
+def save(
+    path: Path, name: str, entry: dict[str, Any], *, force: bool, command: str, scope: str
+) -> int:
+    """Write server `name` into the file of `scope` at `path`: a name already there is
+    replaced only with `force` or when the user says so at a terminal. The exit code."""
     replace = force
     while True:
         try:
-            add_server(path, name, entry, replace=replace)
+            add_server(path, name, entry, replace=replace, inside=project_of(scope, path))
         except ServerExists as exc:
             if replace or not sys.stdin.isatty() or not _replace_asked(name):
                 err(f"paicli mcp {command}: {exc}; nothing changed (--force replaces it)")
@@ -127,6 +148,12 @@ def _http_entry(transport: str, target: list[str], options: argparse.Namespace) 
     if headers:
         entry["headers"] = headers
     return entry
+
+
+def _relative_path(command: str) -> bool:
+    """Whether `command` is a path from the current folder (`./x`, `bin/x`), not a program
+    looked up on PATH nor a full path (`${VAR}/x` is paicli's to expand)."""
+    return "/" in command and not command.startswith(("/", "$", "~"))
 
 
 def _looks_like_url(word: str) -> bool:

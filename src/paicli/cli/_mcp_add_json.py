@@ -51,4 +51,5 @@ def add_json(
         return 2
     for warning in warnings:
         err(f"paicli: warning: {warning}")
-    return save(path, options.name, value, force=bool(options.force), command="add-json")
+    force = bool(options.force)
+    return save(path, options.name, value, force=force, command="add-json", scope=scope)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from paicli.cli._mcp_add import project_of
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.redact import Redactor, environment_secrets
 from paicli.servers.claude_import import SOURCES, Found, found
@@ -69,7 +70,7 @@ def import_servers(
             else:
                 left_out.append(f"  {shown_name(server.name)} ({server.where}): {why}")
     with redacting(Redactor([*secrets, *environment_secrets(os.environ)])):
-        return _confirm_and_write(options, path, chosen, left_out, broken)
+        return _confirm_and_write(options, path, chosen, left_out, broken=broken, scope=scope)
 
 
 def _confirm_and_write(
@@ -77,7 +78,9 @@ def _confirm_and_write(
     path: Path,
     chosen: dict[str, Found],
     left_out: list[str],
+    *,
     broken: bool,
+    scope: Scope,
 ) -> int:
     if chosen:
         out(f"To import into {path}:")
@@ -101,7 +104,8 @@ def _confirm_and_write(
             return 1
     for name, server in chosen.items():
         try:
-            add_server(path, name, dict(server.entry) if isinstance(server.entry, dict) else {})
+            entry = dict(server.entry) if isinstance(server.entry, dict) else {}
+            add_server(path, name, entry, inside=project_of(scope, path))
         except ConfigWriteError as exc:
             err(f"paicli mcp import: {exc}; stopped there")
             return 1

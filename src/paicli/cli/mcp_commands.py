@@ -20,6 +20,7 @@ from pathlib import Path
 
 from paicli.audit.log import AuditLog
 from paicli.cli._mcp_add import add as add_entry
+from paicli.cli._mcp_add import project_of
 from paicli.cli._mcp_add_json import add_json
 from paicli.cli._mcp_import import import_servers
 from paicli.cli._parser import NO_SERVERS
@@ -50,7 +51,7 @@ from paicli.servers.trust import (
     approve_servers,
     describe,
     needs_approval,
-    skip_reason,
+    skip_lines,
     withheld_reason,
 )
 from paicli.tools.mcp.results import to_model_result
@@ -177,7 +178,7 @@ def remove(options: argparse.Namespace) -> int:
     for scope in scopes:
         path = config_path(scope)
         try:
-            if remove_server(path, options.name):
+            if remove_server(path, options.name, inside=project_of(scope, path)):
                 out(f"Removed server {options.name!r} from {path}")
                 return 0
         except ConfigWriteError as exc:
@@ -257,8 +258,8 @@ def approved(config: LoadedConfig, trust_flag: bool) -> tuple[list[ServerEntry],
         ask=ask,
         passing=config.passing,
     )
-    for name in skipped:
-        err(f"paicli: {skip_reason(config.servers[name], project(), store)}")
+    for line in skip_lines([config.servers[name] for name in skipped], project(), store):
+        err(f"paicli: {line}")
     for entry in allowed:
         if entry.withheld and not entry.disabled:
             err(f"paicli: {withheld_reason(entry)}")
@@ -294,6 +295,8 @@ async def _with_servers(options: argparse.Namespace, settings: RunSettings) -> i
         if only not in config.servers:
             err(f"paicli mcp: no server named {only!r} (see paicli mcp list)")
             return 1
+        if only in skipped:
+            return 1  # not started: `approved` said why (unapproved, or declined)
         entries = [e for e in entries if e.name == only]
     if not entries and not skipped:
         if config.errors:  # a broken file is not "no servers": the error said what is wrong
@@ -399,7 +402,8 @@ async def call(manager: ServerManager, options: argparse.Namespace) -> int:
         return 2
     server = manager.get(options.name)
     if server.state is not ServerState.READY:
-        err(f"paicli mcp call: server {options.name!r} is not ready: {server.error}")
+        why = server.error or server.state.value  # (a disabled server has no error)
+        err(f"paicli mcp call: server {options.name!r} is not ready: {why}")
         return 1
     started = time.monotonic()
     try:

@@ -32,7 +32,7 @@ from paicli.permissions.approval import YOLO_WARNING, Mode
 from paicli.run_settings import RunIO, load_run_settings, start_options
 from paicli.runtime import Runtime, open_runtime
 from paicli.runtime.custom_turn import prompt_command, running
-from paicli.servers.trust import TrustStore, skip_reason
+from paicli.servers.trust import TrustStore, skip_lines
 from paicli.ui.commands import BY_NAME
 from paicli.ui.oneshot import Printer, ServerLines, installing_progress, printer_for
 from paicli.ui.output import err
@@ -198,9 +198,9 @@ async def _start(
     if runtime.approvals is not None and runtime.approvals.mode is Mode.YOLO:
         err(f"paicli: {YOLO_WARNING}")
     store = TrustStore(runtime.home.trust_store)
-    for name in runtime.skipped:
-        entry = runtime.config.servers[name]
-        err(f"paicli: {skip_reason(entry, runtime.project or runtime.root, store)}")
+    skipped = [runtime.config.servers[name] for name in runtime.skipped]
+    for line in skip_lines(skipped, runtime.project or runtime.root, store):
+        err(f"paicli: {line}")
     if runtime.agent is None:
         printer.failed(f"paicli: {runtime.settings.why_not_configured()}")
         return 2

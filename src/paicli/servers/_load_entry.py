@@ -133,6 +133,11 @@ def _connection(
             settings = oauth_settings(resolved["oauth"], where)
             entry = replace(entry, oauth=settings)
         return replace(entry, spec=with_oauth(spec, settings, context.tokens))
+    if entry.scope == "user" and _from_where_paicli_runs(spec):
+        warnings.append(
+            f"{where}: 'command' {spec.command!r} is a path from the folder paicli runs in, "
+            "where a repository can put a file of that name; give its full path"
+        )
     repository = entry.scope in REPOSITORY_SCOPES
     spec, notice = limited(spec, context.limits, repository=repository, where=where)
     if notice is not None:
@@ -157,6 +162,13 @@ def _connection(
     )
     spec = replace(spec, sandbox=containment.sandbox)
     return replace(entry, spec=spec, containment=containment)
+
+
+def _from_where_paicli_runs(spec: StdioServer) -> bool:
+    """Whether `spec`'s command is a relative path (`./x`, `bin/x`) taken from paicli's own
+    folder (a relative `cwd` is taken from there too), not looked up on PATH."""
+    command, cwd = spec.command, spec.cwd
+    return "/" in command and not os.path.isabs(command) and not (cwd and os.path.isabs(cwd))
 
 
 def _with_ignored(entry: ServerEntry, warnings: list[str]) -> ServerEntry:

@@ -48,14 +48,17 @@ def cwd_inside_project(
     resolved: dict[str, object], where: str, project_dir: Path | None
 ) -> tuple[dict[str, object], str | None]:
     """`resolved` (expanded) without a `cwd` that leads out of the project, and the warning
-    saying so. A relative `cwd` is taken from the project folder, where paicli runs."""
+    saying so. A relative `cwd` is taken from the project folder and kept as the absolute
+    folder checked: paicli may run in a subfolder, where the same relative path (`../..`)
+    would lead elsewhere, out of the project."""
     cwd = resolved.get("cwd")
     if project_dir is None or not isinstance(cwd, str):
         return resolved, None
     root = project_dir.resolve()
     try:
-        if (root / cwd).resolve().is_relative_to(root):
-            return resolved, None
+        folder = (root / cwd).resolve()
+        if folder.is_relative_to(root):
+            return {**resolved, "cwd": str(folder)}, None
     except (OSError, RuntimeError):  # a symlink loop: certainly not a plain project folder
         pass
     inside = {k: v for k, v in resolved.items() if k != "cwd"}

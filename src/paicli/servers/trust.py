@@ -45,6 +45,7 @@ __all__ = [
     "describe",
     "fingerprint",
     "needs_approval",
+    "skip_lines",
     "skip_reason",
     "target_line",
     "trust_request",
@@ -57,6 +58,8 @@ MAX_VERSIONS = 20
 _STORE_VERSION = 2
 # Keys `describe` shows on its line; `trust_request` lists the others as written.
 _TARGET_KEYS = ("type", "command", "args", "env", "cwd", "url", "headers")
+# The most lines (and names in the line of unapproved servers) said of skipped servers.
+_MOST_SKIP_LINES = 10
 
 
 def fingerprint(entry: ServerEntry) -> str:
@@ -147,6 +150,42 @@ def trust_request(
 def skip_reason(entry: ServerEntry, project: Path, store: TrustStore | None = None) -> str:
     """Why an unapproved project server did not start, and what would start it, on one line
     (with `store`, a server the user declined says so)."""
+    reason = _particular_reason(entry, project, store)
+    return reason or f"skipping unapproved project server {entry.name!r} (pass --trust-project)"
+
+
+def skip_lines(
+    entries: Iterable[ServerEntry], project: Path, store: TrustStore | None = None
+) -> list[str]:
+    """`skip_reason` for the screen: the servers merely unapproved on one line together, the
+    others a line each, at most `_MOST_SKIP_LINES` lines (a repository listing thousands of
+    servers would otherwise push everything else off the screen)."""
+    lines, plain = [], []
+    for entry in entries:
+        reason = _particular_reason(entry, project, store)
+        if reason is None:
+            plain.append(entry.name)
+        else:
+            lines.append(reason)
+    if plain:
+        shown = ", ".join(repr(name) for name in plain[:_MOST_SKIP_LINES])
+        more = max(len(plain) - _MOST_SKIP_LINES, 0)
+        which = (
+            f"{len(plain)} unapproved project servers:"
+            if plain[1:]
+            else "unapproved project server"
+        )
+        shown += f" and {more} more" if more else ""
+        lines.insert(0, f"skipping {which} {shown} (pass --trust-project)")
+    if len(lines) > _MOST_SKIP_LINES:
+        left = len(lines) - _MOST_SKIP_LINES + 1
+        lines[_MOST_SKIP_LINES - 1 :] = [
+            f"and {left} more project servers not started (paicli mcp list names them)"
+        ]
+    return lines
+
+
+def _particular_reason(entry: ServerEntry, project: Path, store: TrustStore | None) -> str | None:
     if store is not None and store.is_declined(project, entry):
         return (
             f"project server {entry.name!r} is not started: you declined it as it is now "
@@ -165,7 +204,7 @@ def skip_reason(entry: ServerEntry, project: Path, store: TrustStore | None = No
             f"--trust-project does not pass (approve it in a terminal, or allow them in "
             f'config.toml: [projects."{project.resolve()}"] allow_secrets)'
         )
-    return f"skipping unapproved project server {entry.name!r} (pass --trust-project)"
+    return None
 
 
 def withheld_reason(entry: ServerEntry) -> str:

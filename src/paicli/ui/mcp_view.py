@@ -25,6 +25,7 @@ from paicli.servers.trust import TrustStore, withheld_reason
 from paicli.tools.mcp.naming import model_tool_name
 from paicli.ui.mcp_actions import MCP_ACTIONS
 from paicli.ui.output import quoted_lines
+from paicli.ui.screen_secrets import screen_line
 
 if TYPE_CHECKING:
     from paicli.mcp import SandboxSupport
@@ -85,7 +86,7 @@ def server_change_line(server: ManagedServer) -> Text | None:
     if server.state is ServerState.ERROR and server.needs_login:
         return Text(f"⚠ {name}  {server.transport}  needs login: paicli mcp login {name}", "yellow")
     if server.state is ServerState.ERROR:
-        error = one_line(server.failure() or "", 200)
+        error = screen_line(server.failure() or "", 200)
         return Text(f"✗ {name}  {server.transport}  {error}", "red")
     return None
 
@@ -175,9 +176,9 @@ def _note(server: ManagedServer) -> Text:
     """The table's last column: why it failed, or why its start was slow."""
     failed = server.failure() or server.error
     if server.needs_login and failed:
-        return Text(one_line(failed, 80), "yellow")
+        return Text(screen_line(failed, 80), "yellow")
     if failed:
-        return Text(one_line(failed, 80), "red")
+        return Text(screen_line(failed, 80), "red")
     notes = []
     if installing := server.installing_note():
         notes.append(installing)
@@ -191,7 +192,7 @@ def _note(server: ManagedServer) -> Text:
         notes.append(f"{skipped} stdout lines were not JSON ({where})")
     if server.state is not ServerState.READY and server.last_exit:
         notes.append("last exit: " + server.last_exit)
-    return Text(one_line("; ".join(notes), 160), "yellow")
+    return Text(screen_line("; ".join(notes), 160), "yellow")
 
 
 def tool_line(server: str, tool: Tool) -> Text:
@@ -203,7 +204,7 @@ def tool_line(server: str, tool: Tool) -> Text:
 
 def left_out_lines(server: ManagedServer) -> list[str]:
     """The tools a server lists that are not offered, and why, one line each (escaped)."""
-    return [one_line(f"left out: {name} ({why})", 300) for name, why in server.left_out.items()]
+    return [screen_line(f"left out: {name} ({why})", 300) for name, why in server.left_out.items()]
 
 
 def tool_details(server: str, tool: Tool, *, schema: bool) -> list[str]:

@@ -4,7 +4,8 @@ Before a run knows its secrets it redacts by shape alone (keys and tokens in fre
 `user:pass@` in URLs, `access_token=...`); a run installs its own redactor (`redacting`),
 which also knows the exact values: the model key, the servers' env and header values, the
 secret-named variables of the environment. So a server's stderr, an error quoting a URL or a
-traceback cannot put a secret on the screen.
+traceback cannot put a secret on the screen. Text cut to a width is redacted before the cut
+(`screen_line`): half a secret is no longer found.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from paicli.escape import one_line
 from paicli.redact import Redactor
 
-__all__ = ["known_only", "redacting", "screen_text", "screen_value"]
+__all__ = ["known_only", "redacting", "screen_line", "screen_text", "screen_value"]
 
 # Nothing shorter than this can hold a secret the redactor would find: rich renders text in
 # many short segments, which need no regular expressions.
@@ -28,6 +30,12 @@ def screen_text(text: str) -> str:
     if len(text) < _SHORTEST_SECRET:
         return text
     return _current.redact_text(text)
+
+
+def screen_line(text: str, limit: int) -> str:
+    """`text` as `one_line` shows it, at most `limit` characters, its secrets replaced first:
+    cut first, a secret across the cut would be shown up to it, unknown to the redactor."""
+    return one_line(screen_text(text), limit)
 
 
 def known_only(text: str) -> str:

@@ -19,6 +19,11 @@ import orjson
 
 from ._transport import Era, JsonObject, RequestId
 
+# How much of a text that is not a message a warning quotes; the characters of keys and tokens
+# (base64, URL-safe, JWT), which a cut must not split.
+_HEAD_LENGTH = 200
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~%")
+
 __all__ = [
     "BATCH_VERSIONS",
     "batches_allowed",
@@ -152,5 +157,18 @@ def _blank(data: bytes | bytearray | memoryview | str) -> bool:
 
 
 def _head(data: bytes | bytearray | memoryview | str) -> str:
-    head = data[:200]
-    return repr(head if isinstance(head, str) else bytes(head))
+    """The start of `data` for a message, at most `_HEAD_LENGTH` long, never ending inside a
+    word: a secret cut in half would no longer be recognised by an application's redactor
+    (which knows the whole value), so the word the cut falls in is left out."""
+    head = data[:_HEAD_LENGTH]
+    text = head if isinstance(head, str) else bytes(head)
+    if len(data) > _HEAD_LENGTH and _in_word(data[_HEAD_LENGTH]):
+        end = len(text)
+        while end and _in_word(text[end - 1]):
+            end -= 1
+        text = text[:end]
+    return repr(text)
+
+
+def _in_word(unit: int | str) -> bool:
+    return (chr(unit) if isinstance(unit, int) else unit) in _WORD

@@ -8,9 +8,11 @@ config dicts are in seconds.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from ._limits import Limits, limits_from_dict
 from ._sandbox.profile import Sandbox, sandbox_from_dict
@@ -40,6 +42,10 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 #: How an HTTP server is reached: Streamable HTTP falling back to legacy SSE, or only one.
 HttpTransportChoice = Literal["auto", "http", "sse"]
 HTTP_TRANSPORTS: tuple[HttpTransportChoice, ...] = get_args(HttpTransportChoice)
+# An HTTP header name (an RFC 9110 token), and what a header value cannot hold: controls but
+# tab (CR and LF would start another header; the HTTP client refuses them all at send time).
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE_BREAK = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _check_common(where: str, server: StdioServer | HttpServer) -> None:
@@ -95,6 +101,7 @@ class StdioServer:
             raise ServerConfigError(f"{where}: 'args' must be a list of strings")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()):
             raise ServerConfigError(f"{where}: 'env' must map strings to strings")
+        _check_process_text(where, self)
         _check_common(where, self)
 
     @property
@@ -134,6 +141,7 @@ class HttpServer:
             raise ServerConfigError(f"{where}: 'url' must be an http:// or https:// URL")
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()):
             raise ServerConfigError(f"{where}: 'headers' must map strings to strings")
+        _check_url_and_headers(where, self)
         if self.transport not in HTTP_TRANSPORTS:
             raise ServerConfigError(f"{where}: 'type' must be 'http' or 'sse'")
         _check_common(where, self)
@@ -148,6 +156,45 @@ class HttpServer:
 
 
 ServerSpec = StdioServer | HttpServer
+
+
+def _check_process_text(where: str, server: StdioServer) -> None:
+    """What the OS cannot take in a command line or an environment, refused here (by name,
+    never by value: a value may be a secret) rather than when the process is started."""
+    fields = {"command": [server.command], "args": list(server.args), "cwd": [server.cwd or ""]}
+    fields["env"] = list(server.env.values())
+    for key, values in fields.items():
+        if any("\0" in value for value in values):
+            raise ServerConfigError(f"{where}: {key!r} cannot contain a NUL character")
+    for variable in server.env:
+        if not variable or "=" in variable or "\0" in variable:
+            raise ServerConfigError(
+                f"{where}: 'env' has {_cut(variable)}, which is not a variable name"
+            )
+
+
+def _check_url_and_headers(where: str, server: HttpServer) -> None:
+    """A URL that parses, with a host and a port in range, and headers an HTTP client sends
+    as written; the URL itself is never quoted (it may carry a password)."""
+    try:
+        parts = urlsplit(server.url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise ServerConfigError(f"{where}: 'url' is not a valid URL ({exc})") from None
+    if not parts.hostname:
+        raise ServerConfigError(f"{where}: 'url' has no host")
+    for name, value in server.headers.items():
+        if not _HEADER_NAME.fullmatch(name):
+            raise ServerConfigError(f"{where}: 'headers' has {_cut(name)}, not a header name")
+        if _HEADER_VALUE_BREAK.search(value):
+            raise ServerConfigError(
+                f"{where}: header {name!r} has a control character (CR, LF, NUL...) in its value"
+            )
+
+
+def _cut(text: str) -> str:
+    return repr(text[:64]) + ("..." if len(text) > 64 else "")
+
 
 _COMMON_KEYS = {"type", "protocol", "startupTimeout", "timeout", "maxMessageSize"}
 _STDIO_KEYS = _COMMON_KEYS | {"command", "args", "env", "cwd", "stderrFile", "limits", "sandbox"}
