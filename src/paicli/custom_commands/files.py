@@ -221,6 +221,8 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
             mark = getattr(exc, "problem_mark", None)
             at = f" (line {mark.line + 2})" if mark is not None else ""
             raise ValueError(f"front matter is not valid YAML{at}") from exc
+    except RecursionError as exc:  # PyYAML's reader recurses once per level of nesting
+        raise ValueError("front matter is nested too deeply") from exc
     if value is None:
         value = {}
     if not isinstance(value, dict):
