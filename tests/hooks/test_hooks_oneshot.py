@@ -230,6 +230,22 @@ async def test_a_blocked_prompt_never_reaches_the_model(project: Path) -> None:
     assert llm.requests == []
 
 
+async def test_a_prompt_blocked_with_lines_of_its_own_is_said_in_one_line_each_time(
+    project: Path,
+) -> None:
+    settings(home(project) / "settings.json", "UserPromptSubmit", "prompt-block-lines")
+    async with ScriptedLlm([{"text": "never"}]) as llm:
+        run = await paicli(project, "-p", "go", llm=llm)
+    assert run.code == 1
+    assert llm.requests == []
+    shown = "blocked paicli: \\x1b[32m✓ all tests passed\\x1b[0m x x x"
+    said = run.stderr.splitlines()
+    assert len(said) == 2, said  # (the hook's 502 lines were as many lines on the screen)
+    assert said[0].startswith(f"paicli: A UserPromptSubmit hook blocked the prompt: {shown}")
+    assert said[1].startswith(f"paicli: blocked by a hook: {shown}")
+    assert all(line.endswith("x…") and len(line) < 300 for line in said), said
+
+
 async def test_project_hooks_run_only_once_approved_and_are_asked_again_on_change(
     project: Path,
 ) -> None:
