@@ -4,6 +4,7 @@ on 127.0.0.1 calling tools, and what the model, the files, stderr and the audit 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -142,6 +143,22 @@ async def test_a_hook_past_its_timeout_is_killed_with_its_children_and_said(
     assert processes_with(marker) == []
     [record] = [r for r in audit(project) if r.get("event") == "hook"]
     assert record["outcome"] == "timeout"
+
+
+async def test_a_session_end_hook_holds_the_exit_for_claude_codes_budget_only(
+    project: Path,
+) -> None:
+    marker = f"paicli-hook-test-{os.getpid()}-{project.parent.name}"
+    settings(home(project) / "settings.json", "SessionEnd", "hang", marker)
+    async with asyncio.timeout(30):  # (the 60 s of other hooks would end it past this)
+        run, _ = await write_with(project, "--yes")
+    assert "hook SessionEnd" in run.stderr
+    assert "timed out after 1.5 s and was stopped" in run.stderr
+    assert processes_with(marker) == []
+    found = load_hooks(home(project), project)
+    settings(home(project) / "settings.json", "SessionEnd", "hang", marker, timeout=600)
+    longer = load_hooks(home(project), project)
+    assert [h.timeout for h in (*found.handlers, *longer.handlers)] == [1.5, 60.0]
 
 
 async def test_a_hook_runs_in_the_command_sandbox(project: Path) -> None:

@@ -53,6 +53,10 @@ EVENTS = (
 # a stuck hook is worse than one that asks for more explicitly.
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
+# Claude Code gives SessionEnd hooks 1.5 s (raised to a configured timeout, at most 60 s):
+# they hold the exit, and a session that takes a minute to end is a stuck one.
+SESSION_END_TIMEOUT = 1.5
+MAX_SESSION_END_TIMEOUT = 60.0
 # A matcher of only these characters is a list of exact names; anything else is a regex.
 _EXACT = re.compile(r"^[A-Za-z0-9_\- ,|]*$")
 # A matcher meets names of a few hundred characters at most, which a sane pattern matches in
@@ -259,6 +263,10 @@ def _handlers(
                 handler = _handler(raw, f"{at}.hooks[{index}]", problems)
                 if handler is not None:
                     command, args, timeout, condition = handler
+                    if event == "SessionEnd":
+                        configured = isinstance(raw, dict) and "timeout" in raw
+                        timeout = min(timeout, MAX_SESSION_END_TIMEOUT)
+                        timeout = timeout if configured else SESSION_END_TIMEOUT
                     found.append(
                         HookHandler(event, matcher, command, args, timeout, scope, path, condition)
                     )
