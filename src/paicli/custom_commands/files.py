@@ -146,7 +146,10 @@ def _name(
     if f"/{stem}" in reserved and not plugin:
         return f"!/{stem} is one of paicli's commands, which wins"
     name = stem
-    if (name in found or plugin) and namespace and all(map(_NAME.match, namespace.split(":"))):
+    usable = all(map(_NAME.match, namespace.split(":"))) if namespace else True
+    if plugin and not usable:
+        return f"!its folder {one_line(repr(namespace), 80)} cannot be part of a command name"
+    if (name in found or plugin) and namespace and usable:
         name = f"{namespace}:{name}"  # its subfolder tells it apart: /frontend:test
     if f"/{name}" in reserved or (plugin and ":" not in name):
         return f"!/{name} is one of paicli's commands, which wins"
