@@ -195,6 +195,24 @@ async def test_a_failing_hook_is_one_line_and_decides_nothing(
     assert len(run.stderr) < 10_000  # and bounded
 
 
+async def test_the_project_folder_s_name_is_never_read_by_the_hook_s_shell(
+    tmp_path: Path,
+) -> None:
+    # A folder `git clone` named after a hostile URL, and the user's own hook, quoted as
+    # Claude Code's reference advises: the name was put into the shell line as text.
+    project = tmp_path / "clone$(touch PWNED)"
+    (project / ".git").mkdir(parents=True)
+    line = 'printf %s "${CLAUDE_PROJECT_DIR}" > "$CLAUDE_PROJECT_DIR/seen"'
+    document = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": line}]}]}}
+    home(project).mkdir(parents=True)
+    (home(project) / "settings.json").write_text(json.dumps(document))
+    async with ScriptedLlm([{"text": "Done."}]) as llm:
+        run = await paicli(project, "-p", "hi", llm=llm)
+    assert run.code == 0, run.stderr
+    assert (project / "seen").read_text() == str(project)
+    assert not (project / "PWNED").exists()
+
+
 async def test_post_tool_use_exit_2_puts_stderr_before_the_model(project: Path) -> None:
     settings(home(project) / "settings.json", "PostToolUse", "post-block", matcher="Write")
     _, llm = await write_with(project, "--yes")
