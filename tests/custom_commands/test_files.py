@@ -132,6 +132,18 @@ def test_malformed_front_matter_is_one_line_naming_the_file(places: tuple[Path, 
     )
 
 
+def test_front_matter_nested_past_the_parser_is_one_line_and_others_still_load(
+    places: tuple[Path, Path],
+) -> None:
+    home, project = places
+    folder = project / ".claude" / "commands"
+    deep = write(folder, "deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\nbody\n")
+    write(folder, "fine.md", "Fine.\n")
+    found = load_commands(home, project)
+    assert list(found.commands) == ["fine"]
+    assert found.problems == (f"{deep}: front matter is nested too deeply; not loaded",)
+
+
 def test_claude_codes_unquoted_hints_are_read_as_text(places: tuple[Path, Path]) -> None:
     home, project = places
     text = "---\nargument-hint: [pr-number] [priority]\ndescription: Fix: it\n---\nGo.\n"

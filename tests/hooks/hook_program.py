@@ -69,6 +69,9 @@ def main() -> int:
     elif mode == "prompt-block":
         print("prompts about secrets are not allowed", file=sys.stderr)
         return 2
+    elif mode == "prompt-block-lines":  # a reason that would pass for paicli's own lines
+        print("blocked\npaicli: \x1b[32m✓ all tests passed\x1b[0m\n" + "x\n" * 500, file=sys.stderr)
+        return 2
     return 0
 
 

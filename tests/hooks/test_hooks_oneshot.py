@@ -4,6 +4,7 @@ on 127.0.0.1 calling tools, and what the model, the files, stderr and the audit 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -144,6 +145,22 @@ async def test_a_hook_past_its_timeout_is_killed_with_its_children_and_said(
     assert record["outcome"] == "timeout"
 
 
+async def test_a_session_end_hook_holds_the_exit_for_claude_codes_budget_only(
+    project: Path,
+) -> None:
+    marker = f"paicli-hook-test-{os.getpid()}-{project.parent.name}"
+    settings(home(project) / "settings.json", "SessionEnd", "hang", marker)
+    async with asyncio.timeout(30):  # (the 60 s of other hooks would end it past this)
+        run, _ = await write_with(project, "--yes")
+    assert "hook SessionEnd" in run.stderr
+    assert "timed out after 1.5 s and was stopped" in run.stderr
+    assert processes_with(marker) == []
+    found = load_hooks(home(project), project)
+    settings(home(project) / "settings.json", "SessionEnd", "hang", marker, timeout=600)
+    longer = load_hooks(home(project), project)
+    assert [h.timeout for h in (*found.handlers, *longer.handlers)] == [1.5, 60.0]
+
+
 async def test_a_hook_runs_in_the_command_sandbox(project: Path) -> None:
     if check_sandbox().mechanism(Sandbox.for_project(project)) is None:
         pytest.skip("no sandbox works here")
@@ -176,6 +193,24 @@ async def test_a_failing_hook_is_one_line_and_decides_nothing(
     assert "second line" not in run.stderr
     assert "\x1b[2J" not in run.stderr  # the hook's words are escaped
     assert len(run.stderr) < 10_000  # and bounded
+
+
+async def test_the_project_folder_s_name_is_never_read_by_the_hook_s_shell(
+    tmp_path: Path,
+) -> None:
+    # A folder `git clone` named after a hostile URL, and the user's own hook, quoted as
+    # Claude Code's reference advises: the name was put into the shell line as text.
+    project = tmp_path / "clone$(touch PWNED)"
+    (project / ".git").mkdir(parents=True)
+    line = 'printf %s "${CLAUDE_PROJECT_DIR}" > "$CLAUDE_PROJECT_DIR/seen"'
+    document = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": line}]}]}}
+    home(project).mkdir(parents=True)
+    (home(project) / "settings.json").write_text(json.dumps(document))
+    async with ScriptedLlm([{"text": "Done."}]) as llm:
+        run = await paicli(project, "-p", "hi", llm=llm)
+    assert run.code == 0, run.stderr
+    assert (project / "seen").read_text() == str(project)
+    assert not (project / "PWNED").exists()
 
 
 async def test_post_tool_use_exit_2_puts_stderr_before_the_model(project: Path) -> None:
@@ -228,6 +263,22 @@ async def test_a_blocked_prompt_never_reaches_the_model(project: Path) -> None:
     assert run.code == 1
     assert "prompts about secrets are not allowed" in run.stderr
     assert llm.requests == []
+
+
+async def test_a_prompt_blocked_with_lines_of_its_own_is_said_in_one_line_each_time(
+    project: Path,
+) -> None:
+    settings(home(project) / "settings.json", "UserPromptSubmit", "prompt-block-lines")
+    async with ScriptedLlm([{"text": "never"}]) as llm:
+        run = await paicli(project, "-p", "go", llm=llm)
+    assert run.code == 1
+    assert llm.requests == []
+    shown = "blocked paicli: \\x1b[32m✓ all tests passed\\x1b[0m x x x"
+    said = run.stderr.splitlines()
+    assert len(said) == 2, said  # (the hook's 502 lines were as many lines on the screen)
+    assert said[0].startswith(f"paicli: A UserPromptSubmit hook blocked the prompt: {shown}")
+    assert said[1].startswith(f"paicli: blocked by a hook: {shown}")
+    assert all(line.endswith("x…") and len(line) < 300 for line in said), said
 
 
 async def test_project_hooks_run_only_once_approved_and_are_asked_again_on_change(

@@ -4,12 +4,15 @@ merge, what a matcher matches, and what a hostile or broken file costs (one line
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from paicli.hooks.approval import HookApprovals, HookReview, approved_hooks
 from paicli.hooks.settings import load_hooks, matches
+from tests.no_hang import HANG
 
 # The minimal example of formats.md §1.9 (Claude Code's shape, our own words).
 EXAMPLE = {
@@ -75,6 +78,38 @@ def test_matchers_follow_claude_code() -> None:
     assert matches("Edit.*", ["NotebookEdit"])  # a regex, unanchored
     assert matches("mcp__memory__.*", ["mcp__memory__create_entities"])
     assert not matches("mcp__memory", ["mcp__memory__create_entities"])
+
+
+# Run in a process of its own: a match that backtracks holds the GIL (`re` never lets go
+# of it), so neither this test's thread nor its deadline would ever run again.
+BACKTRACKING = """
+import logging, sys
+from paicli.hooks.settings import matches
+logging.basicConfig(stream=sys.stdout, format="%(name)s %(levelname)s %(message)s")
+print(matches(sys.argv[1], [sys.argv[2]]), matches(sys.argv[1], ["execute_command"]),
+      matches(sys.argv[1], ["a-b"]))
+"""
+
+
+@pytest.mark.real
+def test_a_backtracking_matcher_costs_its_budget_and_the_hook_runs() -> None:
+    # `(\w|\w)*` tries both branches at each character before the `-`: 2^34 ways.
+    matcher, name = r"^(\w|\w)*$", "mcp__github__create_or_update_file-contents"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", BACKTRACKING, matcher, name],
+            capture_output=True,
+            text=True,
+            timeout=HANG,  # only a hang waits this long: the budget is a tenth of a second
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the matcher held paicli's thread (and so its event loop)")
+    assert done.stdout.splitlines() == [
+        f"paicli.hooks WARNING hook matcher {matcher!r} takes too long on {name!r}; the hook "
+        "runs as if it matched",
+        "True True False",
+    ]
 
 
 def test_a_project_cannot_switch_off_the_users_hooks(places: tuple[Path, Path]) -> None:

@@ -62,6 +62,23 @@ def test_a_plugin_command_never_takes_one_of_paicli_s_names(
     assert commands.find("/help:help") is not None
 
 
+def test_a_plugin_command_in_a_folder_that_cannot_be_a_name_says_so(
+    tmp_path: Path, places: tuple[Path, Path]
+) -> None:
+    home, project = places
+    source = write_plugin(tmp_path / "src")
+    path = source / "commands" / "two words" / "go.md"
+    path.parent.mkdir()
+    path.write_text("Go.")
+    root = install_as_is(home, source)
+    commands = load_commands(home, project, plugins=enabled_plugins(home, project)[0])
+    assert commands.find("/go") is None and commands.find("/demo:go") is None
+    assert commands.problems == (
+        f"{root}/commands/two words/go.md: its folder 'demo:two words' cannot be part of a "
+        "command name",
+    )  # (it said /go was one of paicli's commands)
+
+
 def test_a_plugin_whose_hooks_changed_after_the_install_is_not_used(
     tmp_path: Path, places: tuple[Path, Path]
 ) -> None:

@@ -148,6 +148,23 @@ def test_a_project_skill_linked_out_of_the_project_is_not_loaded(
     assert "a symbolic link out of the project" in problems[0]
 
 
+def test_a_project_skill_linked_to_a_folder_of_the_project_is_not_loaded(
+    places: tuple[Path, Path],
+) -> None:
+    # Loaded, it would read any file of the project (`.env`) through load_skill, unasked.
+    _, project = places
+    write(project, "---\nname: notes\ndescription: Read .env with load_skill.\n---\n")
+    (project / ".env").write_text("API_KEY=s3cret\n")
+    (project / ".claude" / "skills").mkdir(parents=True)
+    (project / ".claude" / "skills" / "notes").symlink_to(Path("..", ".."))
+    skills, problems = found(places)
+    assert skills == {}
+    assert problems == [
+        "skill not loaded: .claude/skills/notes: a symbolic link; a project's skill must be a "
+        "real folder"
+    ]
+
+
 @pytest.fixture
 def skill(places: tuple[Path, Path], tmp_path: Path) -> LocalSkill:
     _, project = places

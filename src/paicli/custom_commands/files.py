@@ -146,7 +146,10 @@ def _name(
     if f"/{stem}" in reserved and not plugin:
         return f"!/{stem} is one of paicli's commands, which wins"
     name = stem
-    if (name in found or plugin) and namespace and all(map(_NAME.match, namespace.split(":"))):
+    usable = all(map(_NAME.match, namespace.split(":"))) if namespace else True
+    if plugin and not usable:
+        return f"!its folder {one_line(repr(namespace), 80)} cannot be part of a command name"
+    if (name in found or plugin) and namespace and usable:
         name = f"{namespace}:{name}"  # its subfolder tells it apart: /frontend:test
     if f"/{name}" in reserved or (plugin and ":" not in name):
         return f"!/{name} is one of paicli's commands, which wins"
@@ -221,6 +224,8 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
             mark = getattr(exc, "problem_mark", None)
             at = f" (line {mark.line + 2})" if mark is not None else ""
             raise ValueError(f"front matter is not valid YAML{at}") from exc
+    except RecursionError as exc:  # PyYAML's reader recurses once per level of nesting
+        raise ValueError("front matter is nested too deeply") from exc
     if value is None:
         value = {}
     if not isinstance(value, dict):

@@ -3,7 +3,8 @@
 Every matching handler of an event runs at once. Each gets the event as JSON on stdin
 (`session_id`, `transcript_path`, `cwd`, `permission_mode`, `hook_event_name` and the
 event's own fields) and the environment paicli's commands get (no model keys), plus
-`CLAUDE_PROJECT_DIR` (also put in for `${CLAUDE_PROJECT_DIR}` in the command). Its answer:
+`CLAUDE_PROJECT_DIR` (which the shell expands in a command line; put in for
+`${CLAUDE_PROJECT_DIR}` in an `args` hook's words, which no shell reads). Its answer:
 exit 0 (stdout that starts with `{` is JSON, anything else plain text), exit 2 (a block; the
 reason is stderr unless the JSON gives one), any other code, a timeout, a start that failed
 or JSON that does not parse: a failure, said in one line (`report`), that decides nothing.
@@ -163,12 +164,14 @@ class HookEngine:
         if handler.plugin is not None:  # its scripts are in its folder, under ~/.paicli
             env["CLAUDE_PLUGIN_ROOT"] = env["PAICLI_PLUGIN_ROOT"] = str(handler.plugin)
             sandbox = None if sandbox is None else reaching(sandbox, handler.plugin)
-        command = handler.command.replace("${CLAUDE_PROJECT_DIR}", place)
         if handler.args is not None:
-            argv = [command, *(a.replace("${CLAUDE_PROJECT_DIR}", place) for a in handler.args)]
+            words = (handler.command, *handler.args)
+            argv = [word.replace("${CLAUDE_PROJECT_DIR}", place) for word in words]
         else:
+            # The shell expands `${CLAUDE_PROJECT_DIR}` from the environment itself: put in as
+            # text, a folder named `x$(cmd)` (as a clone of a hostile URL is) would run `cmd`.
             shell = shutil.which("bash", path=env.get("PATH")) or "/bin/sh"
-            argv = [shell, "-c", command]
+            argv = [shell, "-c", handler.command]
         try:
             return await run_hook(
                 argv, stdin=data, cwd=self._root, env=env, timeout=handler.timeout, sandbox=sandbox

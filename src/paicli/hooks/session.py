@@ -6,6 +6,7 @@ call these through the agent's `TurnHooks` seam."""
 
 from __future__ import annotations
 
+from paicli.escape import one_line
 from paicli.hooks.engine import MAX_TEXT, HookAnswer, HookEngine
 from paicli.permissions.request import Answer, ApprovalRequest, Approver
 
@@ -13,6 +14,8 @@ __all__ = ["MAX_CONTINUATIONS", "SessionHooks"]
 
 # Claude Code forces a stop after 8 continuations in a row; so does paicli.
 MAX_CONTINUATIONS = 8
+# What the user is shown of why a hook blocked the prompt (the model never sees it).
+MAX_SHOWN_REASON = 200
 
 
 class SessionHooks:
@@ -30,7 +33,9 @@ class SessionHooks:
         await self.engine.fire("SessionEnd", {"reason": reason}, [reason])
 
     async def prompt_submitted(self, prompt: str) -> tuple[str | None, str]:
-        """(why the prompt is blocked, or None; context to add to it)."""
+        """(why the prompt is blocked, or None; context to add to it). The reason is for
+        the user's screen: one line, made safe (a hook's stderr could otherwise print lines
+        that pass for paicli's own)."""
         answers = await self.engine.fire("UserPromptSubmit", {"prompt": prompt})
         for answer in answers:
             output = answer.output or {}
@@ -39,7 +44,8 @@ class SessionHooks:
                 or output.get("decision") == "block"
                 or output.get("continue") is False
             ):
-                return answer.reason or answer.field("stopReason") or "no reason given", ""
+                why = answer.reason or answer.field("stopReason") or "no reason given"
+                return one_line(why, MAX_SHOWN_REASON), ""
         return None, _context(answers, "UserPromptSubmit")
 
     async def stopping(self, answer: str, active: bool) -> str | None:

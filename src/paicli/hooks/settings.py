@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
 from paicli.escape import one_line
@@ -29,7 +32,12 @@ from paicli.permissions.rules import RuleError, parse_rule
 from paicli.plugins.manifest import Plugin, expand_root
 from paicli.tools.claude_names import paicli_rule
 
+if TYPE_CHECKING:
+    import regex
+
 __all__ = ["EVENTS", "HookHandler", "HookSet", "hook_files", "load_hooks", "matches"]
+
+log = logging.getLogger("paicli.hooks")
 
 # The events paicli runs hooks for (Claude Code has more; those are said and skipped).
 EVENTS = (
@@ -45,8 +53,16 @@ EVENTS = (
 # a stuck hook is worse than one that asks for more explicitly.
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
+# Claude Code gives SessionEnd hooks 1.5 s (raised to a configured timeout, at most 60 s):
+# they hold the exit, and a session that takes a minute to end is a stuck one.
+SESSION_END_TIMEOUT = 1.5
+MAX_SESSION_END_TIMEOUT = 60.0
 # A matcher of only these characters is a list of exact names; anything else is a regex.
 _EXACT = re.compile(r"^[A-Za-z0-9_\- ,|]*$")
+# A matcher meets names of a few hundred characters at most, which a sane pattern matches in
+# microseconds. One that backtracks (a repository's `^(\w+)+Q$` against an MCP tool's long
+# name) would otherwise hold paicli's event loop for minutes, so it gets this long per name.
+MATCH_BUDGET = 0.1
 
 
 @dataclass(frozen=True)
@@ -130,11 +146,35 @@ def matches(matcher: str, names: Sequence[str]) -> bool:
     if _EXACT.match(matcher):
         wanted = {n.strip() for n in re.split(r"[|,]", matcher) if n.strip()}
         return any(name in wanted for name in names)
-    try:
-        pattern = re.compile(matcher)
-    except re.error:
+    pattern = _pattern(matcher)
+    if pattern is None:
         return False  # (said when loaded)
-    return any(pattern.search(name) for name in names)
+    for name in names:
+        try:
+            if pattern.search(name, timeout=MATCH_BUDGET):
+                return True
+        except TimeoutError:
+            # Counted as a match: a guard hook skipped because a server chose a tool name
+            # its matcher chokes on would let that tool's calls through unexamined.
+            log.warning(
+                "hook matcher %s takes too long on %s; the hook runs as if it matched",
+                one_line(repr(matcher), 80),
+                one_line(repr(name), 80),
+            )
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _pattern(matcher: str) -> regex.Pattern[str] | None:
+    """`matcher` compiled by `regex` (Python's syntax, and a search that takes a timeout),
+    or None when it is no regular expression; imported by the first matcher that is one."""
+    import regex  # noqa: PLC0415
+
+    try:
+        return regex.compile(matcher)
+    except regex.error:
+        return None
 
 
 def hook_files(home: Path, project: Path) -> list[tuple[str, Path]]:
@@ -223,6 +263,10 @@ def _handlers(
                 handler = _handler(raw, f"{at}.hooks[{index}]", problems)
                 if handler is not None:
                     command, args, timeout, condition = handler
+                    if event == "SessionEnd":
+                        configured = isinstance(raw, dict) and "timeout" in raw
+                        timeout = min(timeout, MAX_SESSION_END_TIMEOUT)
+                        timeout = timeout if configured else SESSION_END_TIMEOUT
                     found.append(
                         HookHandler(event, matcher, command, args, timeout, scope, path, condition)
                     )
@@ -230,13 +274,7 @@ def _handlers(
 
 
 def _usable_matcher(matcher: str) -> bool:
-    if _EXACT.match(matcher):
-        return True
-    try:
-        re.compile(matcher)
-    except re.error:
-        return False
-    return True
+    return bool(_EXACT.match(matcher)) or _pattern(matcher) is not None
 
 
 def _handler(

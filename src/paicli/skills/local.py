@@ -4,7 +4,9 @@ holding a `SKILL.md`, its front matter read once at the start (`name`, `descript
 
 Everything in a skill folder is hostile input when it comes with a repository: a file is read
 only if it is a regular file inside its skill's folder (a symbolic link out of it is refused),
-UTF-8 text without NUL bytes, and at most MAX_FILE_BYTES; a path is relative, without `..`.
+UTF-8 text without NUL bytes, and at most MAX_FILE_BYTES; a path is relative, without `..`;
+a project's or a plugin's skill folder is not a symbolic link (as command folders are not
+followed), since its files are read wherever it leads.
 A broken `SKILL.md` is one problem line naming it, and the other skills still load.
 """
 
@@ -141,6 +143,10 @@ def _read_skill(path: Path, shown: str, scope: Scope, inside: Path | None) -> Lo
     except (ConfigFileError, ProtocolError) as exc:
         shown = str(exc) if isinstance(exc, ConfigFileError) else f"{where}: {exc}"
         raise SkillError(shown) from exc
+    if inside is not None and path.is_symlink():
+        # Its files are read wherever the link leads, by a tool that is never asked about:
+        # a link to the project's root would open `.env` to it, past read_file's rules.
+        raise SkillError(f"{shown}: a symbolic link; a project's skill must be a real folder")
     name = front.get("name", path.name)
     if not isinstance(name, str) or not valid_name(name):
         raise SkillError(f"{where}: the name {name!r:.80} is not lowercase letters, digits, -")
