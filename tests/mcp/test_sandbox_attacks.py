@@ -173,6 +173,27 @@ async def test_git_hooks_stay_read_only_in_a_writable_project(mechanism: str, ho
     assert code == 0 and (hooks / "pre-commit").exists()
 
 
+@BUBBLEWRAP_ONLY
+async def test_git_cannot_be_moved_aside_for_a_git_folder_whose_config_runs_a_command(
+    mechanism: str, home: Path
+) -> None:
+    """`.git/config` and `.git/hooks` are read-only, but renaming `.git` and making a new
+    one with `core.fsmonitor` set would run that command in the user's next `git status`."""
+    git = home / "project" / ".git"
+    (git / "hooks").mkdir(parents=True)
+    (git / "config").write_text("[core]\n")
+    attack = [
+        "sh",
+        "-c",
+        "mv .git .git-old && mkdir .git && echo '[core] fsmonitor = x' > .git/config",
+    ]
+    code, output = await run(attack, profile(home), cwd=home / "project")
+    assert code != 0 and "busy" in output
+    assert (git / "config").read_text() == "[core]\n" and not (git.parent / ".git-old").exists()
+    code, _ = await run(attack, None, cwd=home / "project")
+    assert code == 0 and "fsmonitor" in (git / "config").read_text()
+
+
 async def test_sandbox_command_wraps_a_command_for_a_caller_that_spawns_it(
     mechanism: str, home: Path
 ) -> None:

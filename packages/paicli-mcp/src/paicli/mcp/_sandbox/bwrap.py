@@ -2,8 +2,9 @@
 
 A mount namespace: the readable folders bound read-only (`/` by default), a private tmpfs
 on /tmp, the writable folders bound read-write, the read-only ones inside them bound again
-read-only, and each hidden path covered (an empty read-only tmpfs over a folder, /dev/null
-over a file), in that order so a later mount wins. A network namespace always (its own
+read-only (and each folder between onto itself: a mount point cannot be moved aside), and
+each hidden path covered (an empty read-only tmpfs over a folder, /dev/null over a file),
+in that order so a later mount wins. A network namespace always (its own
 loopback only; an allow-list goes through the proxy's socket, bound in), a PID namespace
 (when its first process exits the kernel kills every other one: double forks and setsid
 included), an IPC namespace, no capabilities (bwrap run by root would keep them all) and
@@ -57,6 +58,8 @@ def bwrap_argv(
     for path in sorted(sandbox.write, key=len):  # a folder before the folders inside it
         if os.path.exists(path):
             argv += ["--bind", path, path]
+    for path in _pinned(sandbox):
+        argv += ["--bind", path, path]
     for path in sandbox.read_only:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
@@ -72,6 +75,26 @@ def bwrap_argv(
     if cwd is not None:
         argv += ["--chdir", os.path.abspath(cwd)]
     return [*argv, "--", *command]
+
+
+def _pinned(sandbox: Sandbox) -> list[str]:
+    """The folders between a writable root and a read-only or hidden path inside it, each
+    to be bound onto itself: a mount point cannot be renamed or removed (EBUSY), so the
+    command cannot move `.git` aside, with the read-only `.git/hooks` in it, and put a
+    `.git` of its own (a config that runs a command) in its place."""
+    roots = [os.path.realpath(root) for root in sandbox.write]
+    folders: set[str] = set()
+    for path in (*sandbox.read_only, *sandbox.hide):
+        real = os.path.realpath(path)
+        inside = [root for root in roots if _within(real, root) and real != root]
+        if not inside or not os.path.exists(real):
+            continue
+        root = max(inside, key=len)
+        folder = os.path.dirname(real)
+        while folder != root and _within(folder, root):
+            folders.add(folder)
+            folder = os.path.dirname(folder)
+    return sorted(folders, key=len)  # a folder before the folders inside it
 
 
 def _hidden(sandbox: Sandbox) -> list[str]:
