@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from paicli.mcp import SandboxSupport
+from paicli.mcp._sandbox.support import _Cache, check_sandbox
 from paicli.tools.base import ToolOutcome, ToolSpec
 from paicli.tools.builtin.command import OutputCapture
 from paicli.tools.builtin.refusal import refusal_reason
+from paicli.tools.builtin.sandboxing import CommandSandbox, SandboxSettings
 from paicli.tools.builtin.toolbox import BuiltinToolbox
 from tests.processes import gone
 
@@ -332,13 +337,19 @@ def test_argv_look_alikes_are_allowed(argv: list[str]) -> None:
     assert refusal_reason(argv=argv) is None
 
 
+def escapee(folder: Path) -> Path:
+    """A script that writes its pid to the FIFO `started` in `folder` and sleeps; reading
+    the FIFO waits until it has."""
+    script = folder / "escapee.sh"
+    script.write_text("echo $$ > started; exec sleep 60\n")
+    os.mkfifo(folder / "started")
+    return script
+
+
 async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
     tmp_path: Path, toolbox: BuiltinToolbox
 ) -> None:
-    script = tmp_path / "escapee.sh"
-    script.write_text("echo $$ > started; exec sleep 60\n")
-    os.mkfifo(tmp_path / "started")
-    # Reading the FIFO waits until the escapee has written its pid.
+    script = escapee(tmp_path)
     command = f"setsid -f sh {script}; read pid < started; echo started $pid"
     outcome = await run(toolbox, {"command": command, "timeout": 20})
     assert outcome.exit_code == 0 and not outcome.timed_out
@@ -346,3 +357,37 @@ async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
     assert started == "started"
     # The reaper is the escapee's subreaper and exits only once it has reaped it.
     assert gone(int(pid))
+
+
+@pytest.fixture
+def landlock_only(monkeypatch: pytest.MonkeyPatch) -> SandboxSupport:
+    """This machine's Landlock and seccomp, bubblewrap left out (skipped where they do not
+    work): with bubblewrap the command's PID namespace ends with it whatever it kills."""
+    support = check_sandbox()
+    if support.landlock or support.seccomp:
+        pytest.skip(f"Landlock does not work here: {support.landlock or support.seccomp}")
+    left_out = dataclasses.replace(support, bubblewrap="left out by the test")
+    monkeypatch.setattr(_Cache, "support", left_out)
+    return left_out
+
+
+async def test_a_sandboxed_command_cannot_kill_its_reaper_to_leave_a_process_behind(
+    tmp_path: Path, landlock_only: SandboxSupport
+) -> None:
+    script = escapee(tmp_path)
+    sandbox = CommandSandbox(SandboxSettings(), tmp_path, home=tmp_path, support=landlock_only)
+    toolbox = BuiltinToolbox(tmp_path, sandbox=sandbox)
+    # The escapee leaves the group (setsid) and lets go of the output pipe, so nothing but
+    # the reaper, its subreaper, would stop it; the command then kills the reaper.
+    command = (
+        f"setsid -f sh {script} </dev/null >/dev/null 2>&1; read pid < started; echo $pid; "
+        "kill -KILL $PPID"
+    )
+    outcome = await run(toolbox, {"command": command, "timeout": 20})
+    pid = int(outcome.text.split()[0])
+    try:
+        assert "Operation not permitted" in outcome.text
+        assert gone(pid)
+    finally:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)

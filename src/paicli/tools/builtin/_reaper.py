@@ -5,7 +5,8 @@ a child subreaper, so the command's orphaned descendants become its children ins
 (which, in containers, may never reap them), runs ARGV, and reaps everything. When the command
 exits, or a SIGTERM/SIGINT/SIGHUP arrives, what is left of the group gets SIGTERM, then SIGKILL
 after a grace period; the reaper exits with the command's exit status once all are reaped
-(128+N when a signal N ended the command). Standard library only: it starts in milliseconds.
+(128+N when a signal N ended the command). In a sandbox the command gets a Landlock domain of
+its own that cannot signal the reaper. Standard library only: it starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import struct
 import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_NO_NEW_PRIVS = 39
+# Landlock (the same numbers on every architecture): a ruleset that handles only signals.
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_RESTRICT_SELF = 444, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_SCOPE_SIGNAL = 1 << 1
+LANDLOCK_SCOPE_ABI = 6
 # Time for the rest of the group to exit on SIGTERM before SIGKILL; programs that flush and
 # remove temporary files on SIGTERM need well under a second.
 TERM_GRACE = 1.0
@@ -62,16 +70,8 @@ def main(argv: list[str]) -> int:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Signals are taken synchronously with sigtimedwait; the command starts with none blocked.
     signal.pthread_sigmask(signal.SIG_BLOCK, {*_STOP_SIGNALS, signal.SIGCHLD})
-    # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec:
-    # the command gets their default actions back (`yes | head -1` ends quietly on SIGPIPE).
     try:
-        child = os.posix_spawnp(
-            argv[0],
-            argv,
-            os.environ,
-            setsigmask=(),
-            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-        )
+        child = _spawn(argv, libc)
     except OSError as exc:
         sys.stderr.write(f"{argv[0]}: {exc.strerror}\n")
         return 127
@@ -109,6 +109,61 @@ def main(argv: list[str]) -> int:
             # it gets it now.
             _signal_group(signal.SIGTERM)
             term_at = time.monotonic()
+
+
+def _spawn(argv: list[str], libc: ctypes.CDLL) -> int:
+    """Start the command. Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays
+    ignored across exec: the command gets their default actions back (`yes | head -1` ends
+    quietly on SIGPIPE). In a sandbox (no_new_privs set) the command goes into a Landlock
+    domain of its own that cannot signal us: else it could SIGKILL its reaper and leave a
+    process that left the group with setsid running after the call."""
+    nothing = ctypes.c_ulong(0)
+    scope = (
+        libc.prctl(PR_GET_NO_NEW_PRIVS, nothing, nothing, nothing, nothing) == 1
+        and _landlock_abi(libc) >= 6
+    )
+    if not scope:
+        return os.posix_spawnp(
+            argv[0], argv, os.environ, setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
+        )
+    attr = struct.pack("=QQQ", 0, 0, LANDLOCK_SCOPE_SIGNAL)
+    ruleset = libc.syscall(
+        ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), attr, ctypes.c_long(len(attr)), ctypes.c_long(0)
+    )
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "cannot make the command's Landlock domain")
+    pid = os.fork()
+    if pid == 0:  # the child: restricted, then the command, or 127
+        try:
+            if (
+                libc.syscall(
+                    ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF),
+                    ctypes.c_long(ruleset),
+                    ctypes.c_long(0),
+                )
+                < 0
+            ):
+                raise OSError(ctypes.get_errno(), "cannot enter the command's Landlock domain")
+            os.close(ruleset)
+            for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
+            os.execvp(argv[0], argv)
+        except OSError as exc:
+            os.write(2, f"{argv[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
+    os.close(ruleset)
+    return pid
+
+
+def _landlock_abi(libc: ctypes.CDLL) -> int:
+    version = libc.syscall(
+        ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET),
+        None,
+        ctypes.c_long(0),
+        ctypes.c_long(LANDLOCK_CREATE_RULESET_VERSION),
+    )
+    return max(int(version), 0)
 
 
 def _exit_code(status: int | None) -> int:
