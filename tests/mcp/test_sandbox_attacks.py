@@ -68,6 +68,30 @@ async def test_a_sandboxed_command_cannot_read_the_users_ssh_key(
     assert code != 0 and "OPENSSH" not in output
 
 
+# Credential files beyond the ones every tool knows: each holds a token or a password.
+CREDENTIALS = (
+    ".config/git/credentials",
+    ".config/containers/auth.json",
+    ".claude/.credentials.json",
+    ".vault-token",
+    ".pgpass",
+)
+
+
+async def test_a_sandboxed_command_cannot_read_the_users_other_credential_files(
+    mechanism: str, home: Path
+) -> None:
+    for name in CREDENTIALS:
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(f"token-of-{name}\n")
+    attack = ["sh", "-c", 'cd "$HOME" && cat ' + " ".join(CREDENTIALS)]
+    _, output = await run(attack, None, cwd=home / "project")
+    assert all(f"token-of-{name}" in output for name in CREDENTIALS)
+
+    _, output = await run(attack, profile(home), cwd=home / "project")
+    assert [name for name in CREDENTIALS if f"token-of-{name}" in output] == []
+
+
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
     mechanism: str, home: Path
 ) -> None:

@@ -42,6 +42,17 @@ SECRET_STORES = (
     ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    # git's credential store where XDG puts it, registry logins of podman, buildah and
+    # skopeo, Claude Code's login, and the credential files paicli's own file tools guard
+    # (Vault, PostgreSQL, MySQL, boto, s3cmd).
+    ".config/git/credentials",
+    ".config/containers/auth.json",
+    ".claude/.credentials.json",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".boto",
+    ".s3cfg",
 )
 # The runtime folders hold the sockets of the D-Bus buses (the keyring's Secret Service,
 # systemd), of ssh- and gpg-agents and of docker, podman and containerd: each one is a way
