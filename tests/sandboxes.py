@@ -71,14 +71,17 @@ async def run(
     *,
     cwd: Path,
     aliases: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, str]:
-    """Exit status and merged output of `argv`, in `sandbox` (None: as it is)."""
+    """Exit status and merged output of `argv`, in `sandbox` (None: as it is), with `env`
+    (default: this process's environment) as its environment."""
     prepared = None if sandbox is None else await PreparedSandbox.open(sandbox, aliases=aliases)
+    env = os.environ if env is None else env
     try:
-        launch = prepared.launch(argv, os.environ, cwd=cwd) if prepared else None
+        launch = prepared.launch(argv, env, cwd=cwd) if prepared else None
         process = await asyncio.create_subprocess_exec(
             *(launch.argv if launch else argv),
-            env=launch.env if launch else None,
+            env=launch.env if launch else env,
             cwd=cwd,
             preexec_fn=launch.preexec if launch else None,
             pass_fds=launch.pass_fds if launch else (),

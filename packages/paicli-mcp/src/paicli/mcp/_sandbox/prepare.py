@@ -211,7 +211,10 @@ class PreparedSandbox:
         return launch
 
     def _landlock(self, argv: Sequence[str], env: dict[str, str]) -> Launch:
-        temp = [*TEMP_FOLDERS, *([env["TMPDIR"]] if env.get("TMPDIR") else [])]
+        # The user's own temporary folder, from paicli's environment: the child's comes
+        # from a server's entry too, where TMPDIR=~ would make the home folder writable.
+        user_temp = os.environ.get("TMPDIR")
+        temp = [*TEMP_FOLDERS, *([user_temp] if user_temp else [])]
         sandbox = self.sandbox
         ruleset = landlock.build_ruleset(
             sandbox.read, [*sandbox.write, *temp], sandbox.hide, network=False
