@@ -107,6 +107,28 @@ async def test_a_temporary_folder_in_the_childs_environment_is_not_made_writable
     assert code != 0 and (home / ".bashrc").read_text() == BASHRC
 
 
+async def test_a_sandboxed_command_cannot_write_into_the_users_terminal(
+    mechanism: str, home: Path
+) -> None:
+    """The user's terminal is a /dev/pts entry of theirs: a command that opens it could
+    paint a fake question on screen (or read what is typed)."""
+    leader, follower = os.openpty()
+    try:
+        attack = ["sh", "-c", f"printf INJECTED > {os.ttyname(follower)}"]
+        code, _ = await run(attack, profile(home), cwd=home / "project")
+        os.set_blocking(leader, False)
+        try:
+            seen = os.read(leader, 1024)
+        except BlockingIOError:
+            seen = b""
+        assert code != 0 and b"INJECTED" not in seen
+        assert (await run(attack, None, cwd=home))[0] == 0
+        assert b"INJECTED" in os.read(leader, 1024)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
     mechanism: str, home: Path
 ) -> None:

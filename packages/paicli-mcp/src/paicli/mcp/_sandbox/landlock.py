@@ -38,6 +38,8 @@ READ = EXECUTE | READ_FILE | READ_DIR
 # The rights that make sense on a file, not a folder (the kernel refuses the others).
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 # Devices every program writes to (or opens read-write), and the shared-memory folder.
+# Not /dev/pts: without a mount namespace it holds the user's own terminals, which a
+# command could type into, read keystrokes from or paint; so no new terminal either.
 DEVICES = (
     "/dev/null",
     "/dev/zero",
@@ -45,8 +47,6 @@ DEVICES = (
     "/dev/random",
     "/dev/urandom",
     "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 )
 
