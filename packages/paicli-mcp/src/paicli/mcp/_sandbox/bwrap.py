@@ -135,7 +135,10 @@ def _sockets(sandbox: Sandbox, proxy: str | None) -> list[str]:
         fields = line.split(None, 7)
         if len(fields) < 8 or not fields[7].startswith(b"/"):
             continue  # unnamed, or abstract (@name: the network namespace's own)
-        real = os.path.realpath(os.fsdecode(fields[7]))
+        path = os.fsdecode(fields[7])
+        if any(_within(path, folder) for folder in skipped):
+            continue  # most of them, in /run: no need to resolve links
+        real = os.path.realpath(path)
         if real in covered or any(_within(real, folder) for folder in skipped):
             continue
         try:
