@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import paicli.mcp as m
+from paicli.mcp._sandbox.bwrap import TEMP_SIZE
 from paicli.mcp._sandbox.prepare import PreparedSandbox
 from tests.sandboxes import BASHRC, KEY, home, listener, mechanism, python, run
 
@@ -277,6 +278,27 @@ async def test_git_cannot_be_moved_aside_for_a_git_folder_whose_config_runs_a_co
     assert (git / "config").read_text() == "[core]\n" and not (git.parent / ".git-old").exists()
     code, _ = await run(attack, None, cwd=home / "project")
     assert code == 0 and "fsmonitor" in (git / "config").read_text()
+
+
+@BUBBLEWRAP_ONLY  # Landlock has no /dev of its own
+async def test_the_sandboxs_dev_cannot_take_more_memory_than_its_temporary_folder(
+    mechanism: str, home: Path
+) -> None:
+    """bwrap's /dev and /dev/shm are memory (tmpfs) bounded by half the machine's only: a
+    command could fill them past the bound its /tmp has, and the OOM killer picks others."""
+    measure = (
+        "import os\n"
+        "shm = os.statvfs('/dev/shm')\n"
+        "print(shm.f_blocks * shm.f_frsize)\n"
+        "try:\n"
+        "    open('/dev/filler', 'w').close()\n"
+        "    print('wrote /dev')\n"
+        "except OSError as exc:\n"
+        "    print(exc.strerror)\n"
+    )
+    code, output = await run(python(measure), profile(home), cwd=home / "project")
+    size, written = output.splitlines()
+    assert code == 0 and int(size) <= TEMP_SIZE and written == "Read-only file system"
 
 
 async def test_sandbox_command_wraps_a_command_for_a_caller_that_spawns_it(

@@ -56,7 +56,10 @@ def bwrap_argv(
     for path in sandbox.read:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--size", str(TEMP_SIZE), "--tmpfs", "/tmp"]
+    # bwrap's /dev and its /dev/shm are memory without a bound (half the machine's): /dev
+    # goes read-only (its devices stay usable) and /dev/shm gets the bound /tmp has.
+    argv += ["--dev", "/dev", "--size", str(TEMP_SIZE), "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev", "--proc", "/proc", "--size", str(TEMP_SIZE), "--tmpfs", "/tmp"]
     for path in sorted(sandbox.write, key=len):  # a folder before the folders inside it
         if os.path.exists(path):
             argv += ["--bind", path, path]
