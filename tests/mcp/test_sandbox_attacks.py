@@ -8,6 +8,7 @@ bubblewrap only: Landlock cannot give a process a network of its own, and says s
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import sys
 from pathlib import Path
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 
 import paicli.mcp as m
+from paicli.mcp._sandbox import seccomp
 from paicli.mcp._sandbox.bwrap import TEMP_SIZE
+from paicli.mcp._sandbox.native import machine
 from paicli.mcp._sandbox.prepare import PreparedSandbox
 from tests.sandboxes import BASHRC, KEY, home, listener, mechanism, python, run
 
@@ -128,6 +131,41 @@ async def test_a_sandboxed_command_cannot_write_into_the_users_terminal(
     finally:
         os.close(leader)
         os.close(follower)
+
+
+# Reads the user keyring's key named argv[1] (request_key, then keyctl READ = 11).
+READ_KEY = (
+    "import ctypes, sys\n"
+    "add_key, request_key, keyctl = map(int, sys.argv[2:5])\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "key = libc.syscall(request_key, b'user', sys.argv[1].encode(), None, 0)\n"
+    "buffer = ctypes.create_string_buffer(64)\n"
+    "if key > 0 and libc.syscall(keyctl, 11, ctypes.c_long(key), buffer, 64) > 0:\n"
+    "    print(buffer.value.decode())\n"
+    "else:\n"
+    "    print('refused:', ctypes.get_errno())\n"
+)
+
+
+async def test_a_sandboxed_command_cannot_read_the_users_kernel_keyring(
+    mechanism: str, home: Path
+) -> None:
+    """The kernel's user keyring is the user's in every namespace (a Kerberos ticket is
+    there where KRB5CCNAME is KEYRING:)."""
+    numbers = seccomp.ARCHES[machine()].keyrings
+    libc = ctypes.CDLL(None, use_errno=True)
+    name = f"paicli-test-{os.getpid()}"
+    user_keyring = ctypes.c_int(-4)  # KEY_SPEC_USER_KEYRING
+    key = libc.syscall(numbers[0], b"user", name.encode(), b"sekrit-token", 12, user_keyring)
+    if key < 0:
+        pytest.skip(f"no kernel keyring here (errno {ctypes.get_errno()})")
+    try:
+        attack = [*python(READ_KEY), name, *map(str, numbers)]
+        assert (await run(attack, None, cwd=home))[1] == "sekrit-token\n"
+        _, output = await run(attack, profile(home), cwd=home / "project")
+        assert output.startswith("refused:"), output
+    finally:
+        libc.syscall(numbers[2], 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE
 
 
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(

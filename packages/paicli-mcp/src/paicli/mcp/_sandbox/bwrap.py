@@ -1,15 +1,15 @@
 """bubblewrap: the command line that runs a process in namespaces shaped by a `Sandbox`.
 
-A mount namespace: the readable folders bound read-only (`/` by default), a private
-tmpfs on /tmp, the writable folders bound read-write, the read-only ones inside them
-bound again read-only (and each folder between onto itself: a mount point cannot be
-moved aside), and each hidden path covered (an empty read-only tmpfs over a folder,
-/dev/null over a file and over each bound Unix socket it would see), in that order so a
-later mount wins. A network namespace always (its own loopback only; an allow-list goes
-through the proxy's socket, bound in), a PID namespace (when its first process exits the
-kernel kills every other one: double forks and setsid included), an IPC namespace, no
-capabilities (bwrap run by root would keep them all) and no_new_privs (bwrap sets it),
-and death with paicli.
+A mount namespace: the readable folders bound read-only (`/` by default), bwrap's own /dev
+read-only with a bounded /dev/shm, a private tmpfs on /tmp, the writable folders bound
+read-write, the read-only ones inside them bound again read-only (and each folder between
+onto itself: a mount point cannot be moved aside), and each hidden path covered (an empty
+read-only tmpfs over a folder, /dev/null over a file and over each bound Unix socket it
+would see), in that order so a later mount wins. A network namespace always (its own
+loopback only; an allow-list goes through the proxy's socket, bound in), a PID namespace
+(when its first process exits the kernel kills every other one: double forks and setsid
+included), an IPC namespace, no capabilities (bwrap run by root would keep them all) and
+no_new_privs (bwrap sets it), and death with paicli.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ It refuses:
   `socket()` of every family; in both, `io_uring_setup`, since io_uring opens sockets
   without calling `socket()`. `socketpair()` stays allowed (it reaches nobody);
 - every system call of a foreign ABI (i386, x32), whose socket calls cannot be told apart
-  (`socketcall`): a 32-bit program is killed (SIGSYS) at its first call.
-Refused calls fail with EPERM (ioctl) or EACCES (socket): "Permission denied".
+  (`socketcall`): a 32-bit program is killed (SIGSYS) at its first call;
+- `add_key`, `request_key` and `keyctl`: the kernel's keyrings are the user's, not the
+  sandbox's (Kerberos tickets live in one where `KRB5CCNAME` is `KEYRING:`).
+Refused calls fail with EPERM (ioctl, keyrings) or EACCES (socket): "Permission denied".
 Only the low 32 bits of an argument are compared, as the kernel reads an int argument.
 """
 
@@ -51,11 +53,16 @@ class Arch:
     socket: int
     io_uring_setup: int
     x32: bool
+    keyrings: tuple[int, ...]  # add_key, request_key, keyctl
 
 
 ARCHES = {
-    "x86_64": Arch(0xC000003E, ioctl=16, socket=41, io_uring_setup=425, x32=True),
-    "aarch64": Arch(0xC00000B7, ioctl=29, socket=198, io_uring_setup=425, x32=False),
+    "x86_64": Arch(
+        0xC000003E, ioctl=16, socket=41, io_uring_setup=425, x32=True, keyrings=(248, 249, 250)
+    ),
+    "aarch64": Arch(
+        0xC00000B7, ioctl=29, socket=198, io_uring_setup=425, x32=False, keyrings=(217, 218, 219)
+    ),
 }
 
 
@@ -76,6 +83,7 @@ def program(sockets: Sockets, arch: str | None = None) -> bytes:
     if a.x32:
         ops.append((_JGE, X32_BIT, "foreign", None))
     ops.append((_JEQ, a.ioctl, "ioctl", None))
+    ops += [(_JEQ, number, "eperm", None) for number in a.keyrings]
     if sockets != "any":
         ops += [(_JEQ, a.socket, "socket", None), (_JEQ, a.io_uring_setup, "eacces", None)]
     ops += [
