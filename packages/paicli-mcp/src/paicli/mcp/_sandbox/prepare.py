@@ -1,14 +1,14 @@
 """A `Sandbox` made real on this machine, for one server (restarts included) or command.
 
-`PreparedSandbox.open` picks the mechanism (`support`) and starts the proxy of an allow-
-list; `launch` gives what one process is spawned with: the argv (bwrap or sandbox-exec in
-front, and the in-sandbox forwarder for an allow-list), its environment, what the child
-runs before exec (Landlock and seccomp, for the Landlock fallback) and the descriptors it
-inherits (the seccomp program bwrap reads). `aclose` stops the proxy and removes its
-folder. With bubblewrap the network is a namespace of its own in every case; seccomp adds:
-no sockets but Unix ones for "none", no TIOCSTI and no kernel keyrings in any. Every
-mechanism's module is imported with this one, so preparing a sandbox imports nothing
-(gh-91351).
+`PreparedSandbox.open` picks the mechanism (`support`) and starts the proxy of an
+allow-list; `launch` gives what one process is spawned with: the argv (bwrap or
+sandbox-exec in front, and the in-sandbox forwarder for an allow-list), its environment,
+what the child runs before exec (Landlock and seccomp, for the Landlock fallback) and the
+descriptors it inherits (the seccomp program bwrap reads). `aclose` stops the proxy and
+removes its folder. With bubblewrap the network is a namespace of its own in every case;
+seccomp adds: no sockets but Unix ones for "none", no TIOCSTI and no kernel keyrings in
+any. Every mechanism's module is imported with this one, so preparing a sandbox imports
+nothing (gh-91351).
 """
 
 from __future__ import annotations
