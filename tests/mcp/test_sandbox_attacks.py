@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import paicli.mcp as m
-from paicli.mcp._sandbox import seccomp
+from paicli.mcp._sandbox import landlock, seccomp
 from paicli.mcp._sandbox.bwrap import TEMP_SIZE
 from paicli.mcp._sandbox.native import machine
 from paicli.mcp._sandbox.prepare import PreparedSandbox
@@ -337,6 +337,19 @@ async def test_the_sandboxs_dev_cannot_take_more_memory_than_its_temporary_folde
     code, output = await run(python(measure), profile(home), cwd=home / "project")
     size, written = output.splitlines()
     assert code == 0 and int(size) <= TEMP_SIZE and written == "Read-only file system"
+
+
+@pytest.mark.parametrize("mechanism", ["landlock"], indirect=True)
+async def test_on_an_older_landlock_a_file_of_the_user_cannot_be_emptied_by_path(
+    mechanism: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Landlock before ABI 3 (Linux 6.2) does not see truncate(): as such a kernel would,
+    the ruleset here handles ABI 2's rights only."""
+    monkeypatch.setattr(landlock, "abi", lambda: 2)
+    attack = python(f"import os; os.truncate({str(home / '.bashrc')!r}, 0)")
+    code, output = await run(attack, profile(home), cwd=home / "project")
+    assert code != 0 and "Permission denied" in output
+    assert (home / ".bashrc").read_text() == BASHRC
 
 
 async def test_sandbox_command_wraps_a_command_for_a_caller_that_spawns_it(

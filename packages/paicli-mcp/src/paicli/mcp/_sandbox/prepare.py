@@ -226,7 +226,7 @@ class PreparedSandbox:
         drop = capability_dropper()
         # Without a network namespace even Unix sockets must go: the D-Bus buses and the
         # docker socket would be reachable by path.
-        install = seccomp.installer(seccomp.program("none"))
+        install = seccomp.installer(seccomp.program("none", truncate=landlock.abi() >= 3))
 
         def preexec() -> None:
             restrict()

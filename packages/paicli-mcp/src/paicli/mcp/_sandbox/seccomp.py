@@ -9,7 +9,8 @@ It refuses:
 - every system call of a foreign ABI (i386, x32), whose socket calls cannot be told apart
   (`socketcall`): a 32-bit program is killed (SIGSYS) at its first call;
 - `add_key`, `request_key` and `keyctl`: the kernel's keyrings are the user's, not the
-  sandbox's (Kerberos tickets live in one where `KRB5CCNAME` is `KEYRING:`).
+  sandbox's (Kerberos tickets live in one where `KRB5CCNAME` is `KEYRING:`);
+- beside a Landlock older than ABI 3, `truncate()` by path, which that Landlock misses.
 Refused calls fail with EPERM (ioctl, keyrings) or EACCES (socket): "Permission denied".
 Only the low 32 bits of an argument are compared, as the kernel reads an int argument.
 """
@@ -54,14 +55,27 @@ class Arch:
     io_uring_setup: int
     x32: bool
     keyrings: tuple[int, ...]  # add_key, request_key, keyctl
+    truncate: int
 
 
 ARCHES = {
     "x86_64": Arch(
-        0xC000003E, ioctl=16, socket=41, io_uring_setup=425, x32=True, keyrings=(248, 249, 250)
+        0xC000003E,
+        ioctl=16,
+        socket=41,
+        io_uring_setup=425,
+        x32=True,
+        keyrings=(248, 249, 250),
+        truncate=76,
     ),
     "aarch64": Arch(
-        0xC00000B7, ioctl=29, socket=198, io_uring_setup=425, x32=False, keyrings=(217, 218, 219)
+        0xC00000B7,
+        ioctl=29,
+        socket=198,
+        io_uring_setup=425,
+        x32=False,
+        keyrings=(217, 218, 219),
+        truncate=45,
     ),
 }
 
@@ -71,8 +85,11 @@ def supported() -> str | None:
     return None if machine() in ARCHES else f"no filter written for {machine()}"
 
 
-def program(sockets: Sockets, arch: str | None = None) -> bytes:
-    """The filter as `struct sock_filter[]` bytes (what `bwrap --seccomp FD` reads)."""
+def program(sockets: Sockets, arch: str | None = None, *, truncate: bool = True) -> bytes:
+    """The filter as `struct sock_filter[]` bytes (what `bwrap --seccomp FD` reads). Without
+    `truncate`, `truncate()` by path is refused too (EACCES): Landlock before ABI 3 does not
+    see it, so any file the user owns could be emptied; `ftruncate` of a file opened for
+    writing stays allowed."""
     a = ARCHES[arch or machine()]
     # (code, k, label if true, label if false); None goes on to the next instruction.
     ops: list[tuple[int, int, str | None, str | None] | str] = [
@@ -84,6 +101,8 @@ def program(sockets: Sockets, arch: str | None = None) -> bytes:
         ops.append((_JGE, X32_BIT, "foreign", None))
     ops.append((_JEQ, a.ioctl, "ioctl", None))
     ops += [(_JEQ, number, "eperm", None) for number in a.keyrings]
+    if not truncate:
+        ops.append((_JEQ, a.truncate, "eacces", None))
     if sockets != "any":
         ops += [(_JEQ, a.socket, "socket", None), (_JEQ, a.io_uring_setup, "eacces", None)]
     ops += [
