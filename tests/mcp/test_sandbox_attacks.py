@@ -168,6 +168,26 @@ async def test_a_sandboxed_command_cannot_read_the_users_kernel_keyring(
         libc.syscall(numbers[2], 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE
 
 
+async def test_loader_variables_do_not_run_anything_before_the_sandbox_holds(
+    mechanism: str, home: Path
+) -> None:
+    """A server entry's env reaches the program that sets the sandbox up: LD_PRELOAD there
+    would be code of the entry's choosing outside the sandbox. LD_DEBUG_OUTPUT shows it
+    without a compiler: each program the loader starts writes its log there."""
+    log = home / "ld-debug"
+    environment = {**os.environ, "LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(log)}
+    attack = ["sh", "-c", 'echo "$LD_DEBUG"']
+    await run(attack, None, cwd=home, env=environment)
+    written = [name for name in os.listdir(home) if name.startswith("ld-debug.")]
+    assert written
+    for name in written:
+        os.unlink(home / name)
+
+    _, output = await run(attack, profile(home), cwd=home / "project", env=environment)
+    assert [name for name in os.listdir(home) if name.startswith("ld-debug.")] == []
+    assert "files" in output.splitlines()  # the command still gets them
+
+
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
     mechanism: str, home: Path
 ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .profile import Sandbox
@@ -49,9 +49,11 @@ def bwrap_argv(
     seccomp_fd: int | None = None,
     new_session: bool = True,
     proxy: ProxyMount | None = None,
+    setenv: Mapping[str, str] | None = None,
 ) -> list[str]:
     """`bwrap OPTIONS -- COMMAND`. Paths that do not exist are left out (a folder to write
-    that is missing cannot be created inside either)."""
+    that is missing cannot be created inside either). `setenv`: variables the command gets
+    that bwrap itself must not run with."""
     argv = [bwrap]
     for path in sandbox.read:
         if os.path.exists(path):
@@ -80,6 +82,8 @@ def bwrap_argv(
         argv += ["--seccomp", str(seccomp_fd)]
     if cwd is not None:
         argv += ["--chdir", os.path.abspath(cwd)]
+    for name, value in (setenv or {}).items():
+        argv += ["--setenv", name, value]
     return [*argv, "--", *command]
 
 

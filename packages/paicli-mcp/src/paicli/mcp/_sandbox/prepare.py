@@ -50,6 +50,23 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 # Left out with a proxy: an exception list would send those hosts around the proxy, where
 # they fail with a confusing error instead of the proxy's clear refusal.
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+# glibc's variables unsafe for a program more privileged than its caller (`unsecvars.h`),
+# besides the LD_ and MALLOC_ ones.
+UNSAFE_VARIABLES = frozenset(
+    {
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TZDIR",
+    }
+)
 # Writable under Landlock, as the private /tmp is under bwrap (/var/tmp stays read-only in
 # both).
 TEMP_FOLDERS = ("/tmp",)
@@ -183,7 +200,11 @@ class PreparedSandbox:
     def _bwrap(
         self, argv: Sequence[str], env: dict[str, str], cwd: str | None, new_session: bool
     ) -> Launch:
-        launch = Launch([], env)
+        # bwrap itself runs outside the sandbox: the variables its dynamic loader and C
+        # library obey (LD_PRELOAD: code of the caller's choosing) reach the command only
+        # through bwrap's --setenv.
+        loader = {name: value for name, value in env.items() if _unsafe_outside(name)}
+        launch = Launch([], {k: v for k, v in env.items() if k not in loader})
         seccomp_fd = None
         if self._support.seccomp is None:
             program = seccomp.program("unix" if self.sandbox.network == "none" else "any")
@@ -208,6 +229,7 @@ class PreparedSandbox:
             seccomp_fd=seccomp_fd,
             new_session=new_session,
             proxy=proxy,
+            setenv=loader,
         )
         return launch
 
@@ -254,6 +276,13 @@ class PreparedSandbox:
             self._folder = None
         if proxy is not None:
             await proxy.wait_closed()
+
+
+def _unsafe_outside(name: str) -> bool:
+    """Whether the loader or the C library of a program run with variable `name` would
+    take code or files from it: glibc's list of variables it ignores for a setuid program
+    (`unsecvars.h`), every LD_ and MALLOC_ one included."""
+    return name.startswith(("LD_", "MALLOC_")) or name in UNSAFE_VARIABLES
 
 
 async def open_for_server(name: str, sandbox: Sandbox) -> PreparedSandbox | None:
