@@ -188,6 +188,19 @@ async def test_loader_variables_do_not_run_anything_before_the_sandbox_holds(
     assert "files" in output.splitlines()  # the command still gets them
 
 
+async def test_paicli_run_as_root_does_not_let_a_command_read_the_password_hashes(
+    mechanism: str, home: Path
+) -> None:
+    """Root keeps its uid in the sandbox, and the owner of /etc/shadow reads it without
+    any capability."""
+    attack = ["sh", "-c", "cat /etc/shadow"]
+    code, output = await run(attack, None, cwd=home)
+    if code != 0 or not output.startswith("root:"):
+        pytest.skip("/etc/shadow is not readable here (paicli does not run as root)")
+    _, output = await run(attack, profile(home), cwd=home / "project")
+    assert "root:" not in output
+
+
 async def test_a_sandboxed_command_cannot_read_the_environment_of_paicli(
     mechanism: str, home: Path
 ) -> None:

@@ -13,7 +13,7 @@ import pytest
 import paicli.mcp as m
 from paicli.mcp._sandbox import bwrap, seatbelt, seccomp
 from paicli.mcp._sandbox.landlock import cover
-from paicli.mcp._sandbox.profile import SECRET_STORES, check_host
+from paicli.mcp._sandbox.profile import check_host, secret_paths
 
 HOME = "/home/ada"
 
@@ -28,7 +28,7 @@ def test_a_profile_hides_the_users_secret_stores_unless_told_otherwise() -> None
     assert f"{HOME}/.paicli" in profile.hide and "/run" in profile.hide
     assert profile.read_only == ("/work/app/.git/hooks", "/work/app/.git/config")
     assert m.Sandbox(hide=()).hide == ()
-    assert len(m.Sandbox().hide) == len(SECRET_STORES) + 2  # the default hides them too
+    assert len(m.Sandbox().hide) == len(secret_paths())  # the default hides them too
 
 
 def test_paths_are_normalised_and_must_be_absolute() -> None:

@@ -58,6 +58,19 @@ SECRET_STORES = (
 # systemd), of ssh- and gpg-agents and of docker, podman and containerd: each one is a way
 # out of any sandbox that can reach it.
 RUNTIME_PATHS = ("/run", "/var/run")
+# The system's own secrets, which only root reads, but paicli run as root (a container, a
+# CI job) keeps root's uid in the sandbox, and the owner of a file needs no capability to
+# read it: password hashes and the SSH host keys.
+SYSTEM_SECRETS = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssh/ssh_host_dsa_key",
+)
 # Inside a writable project, files that make code run outside the sandbox later (a git hook,
 # `core.fsmonitor` or `core.hooksPath` in git's config) stay read-only.
 PROJECT_READ_ONLY = (".git/hooks", ".git/config")
@@ -69,9 +82,11 @@ _DICT_KEYS = ("write", "read", "network", "env")
 
 
 def secret_paths(home: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
-    """The secret stores of `home` (default: the current user's) and the runtime folders."""
+    """The secret stores of `home` (default: the current user's), the runtime folders and
+    the system's secrets."""
     base = os.fspath(home) if home is not None else os.path.expanduser("~")
-    return (*(os.path.join(base, name) for name in SECRET_STORES), *RUNTIME_PATHS)
+    stores = (os.path.join(base, name) for name in SECRET_STORES)
+    return (*stores, *RUNTIME_PATHS, *SYSTEM_SECRETS)
 
 
 def _paths(value: object, key: str) -> tuple[str, ...]:
