@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import signal
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from paicli.tools.builtin.command import OutputCapture
 from paicli.tools.builtin.refusal import refusal_reason
 from paicli.tools.builtin.sandboxing import CommandSandbox, SandboxSettings
 from paicli.tools.builtin.toolbox import BuiltinToolbox
-from tests.processes import gone
+from tests.processes import gone, until
 
 # Real processes, sockets or terminals are the point here (not the in-memory tier).
 pytestmark = pytest.mark.real
@@ -388,6 +389,49 @@ async def test_a_sandboxed_command_cannot_kill_its_reaper_to_leave_a_process_beh
     try:
         assert "Operation not permitted" in outcome.text
         assert gone(pid)
+    finally:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+# A parent that runs one command under Landlock and passes on what it prints, then waits.
+PARENT = """
+import asyncio, dataclasses, os, subprocess, sys
+from pathlib import Path
+from paicli.mcp import Sandbox
+from paicli.mcp._sandbox.support import _Cache, check_sandbox
+from paicli.tools.builtin.command import start_contained
+_Cache.support = dataclasses.replace(check_sandbox(), bubblewrap="left out by the test")
+
+async def main():
+    project = Path(sys.argv[1])
+    process, _ = await start_contained(
+        ["sh", "-c", "echo $$; exec sleep 60"], cwd=project, env=dict(os.environ),
+        sandbox=Sandbox.for_project(project), stdin=subprocess.DEVNULL,
+    )
+    sys.stdout.write((await process.stdout.readline()).decode())
+    sys.stdout.flush()
+    await process.wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_a_sandboxed_command_ends_when_paicli_is_killed(
+    tmp_path: Path, landlock_only: SandboxSupport
+) -> None:
+    """Without a PID namespace (Landlock) nothing else ends the command once paicli is
+    gone: the reaper takes its parent's death as a stop."""
+    parent = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PARENT, str(tmp_path), stdout=asyncio.subprocess.PIPE
+    )
+    assert parent.stdout is not None
+    async with asyncio.timeout(30):
+        pid = int(await parent.stdout.readline())
+    parent.kill()
+    await parent.wait()
+    try:
+        await until(lambda: gone(pid))
     finally:
         if not gone(pid):
             os.kill(pid, signal.SIGKILL)

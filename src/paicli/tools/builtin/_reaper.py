@@ -1,12 +1,13 @@
 """A tiny parent for one command, so that none of its processes outlives it or stays a zombie.
 
-Run as `python -I -S _reaper.py -- ARGV...` in a new process group (Linux only). It makes itself
-a child subreaper, so the command's orphaned descendants become its children instead of PID 1's
-(which, in containers, may never reap them), runs ARGV, and reaps everything. When the command
-exits, or a SIGTERM/SIGINT/SIGHUP arrives, what is left of the group gets SIGTERM, then SIGKILL
-after a grace period; the reaper exits with the command's exit status once all are reaped
-(128+N when a signal N ended the command). In a sandbox the command gets a Landlock domain of
-its own that cannot signal the reaper. Standard library only: it starts in milliseconds.
+Run as `python -I -S _reaper.py -- ARGV...` in a new process group (Linux only). It makes
+itself a child subreaper, so the command's orphaned descendants become its children instead of
+PID 1's (which, in containers, may never reap them), runs ARGV, and reaps everything. When the
+command exits, or a SIGTERM/SIGINT/SIGHUP arrives (SIGTERM too when its parent, paicli, dies),
+what is left of the group gets SIGTERM, then SIGKILL after a grace period; the reaper exits
+with the command's exit status once all are reaped (128+N when a signal N ended the command).
+In a sandbox the command gets a Landlock domain of its own that cannot signal the reaper.
+Standard library only: it starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import struct
 import sys
 import time
 
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_NO_NEW_PRIVS = 39
 # Landlock (the same numbers on every architecture): a ruleset that handles only signals.
@@ -70,6 +72,9 @@ def main(argv: list[str]) -> int:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Signals are taken synchronously with sigtimedwait; the command starts with none blocked.
     signal.pthread_sigmask(signal.SIG_BLOCK, {*_STOP_SIGNALS, signal.SIGCHLD})
+    # paicli gone (killed, crashed) is a stop too: nothing else would end the command where
+    # no PID namespace does (Landlock, no sandbox).
+    libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGTERM), 0, 0, 0)
     try:
         child = _spawn(argv, libc)
     except OSError as exc:
