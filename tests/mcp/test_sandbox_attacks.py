@@ -76,13 +76,16 @@ async def test_a_sandboxed_command_cannot_read_the_users_ssh_key(
     assert code != 0 and "OPENSSH" not in output
 
 
-# Credential files beyond the ones every tool knows: each holds a token or a password.
+# Credential files beyond the ones every tool knows, and shell histories: each holds a
+# token or a password.
 CREDENTIALS = (
     ".config/git/credentials",
     ".config/containers/auth.json",
     ".claude/.credentials.json",
     ".vault-token",
     ".pgpass",
+    ".bash_history",
+    ".local/share/fish/fish_history",
 )
 
 

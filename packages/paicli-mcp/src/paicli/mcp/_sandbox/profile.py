@@ -53,6 +53,17 @@ SECRET_STORES = (
     ".my.cnf",
     ".boto",
     ".s3cfg",
+    # Shell and client histories: what was typed, `export TOKEN=...` and `mysql -p...`
+    # included.
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".sqlite_history",
+    ".rediscli_history",
 )
 # The runtime folders hold the sockets of the D-Bus buses (the keyring's Secret Service,
 # systemd), of ssh- and gpg-agents and of docker, podman and containerd: each one is a way
