@@ -67,6 +67,10 @@ class _Reading:
         ):
             return f"`{word}` can match `..`, outside the project"
         written = os.path.expanduser(word) if word.startswith("~") else word
+        if self.shell and written.startswith("~"):
+            # `~+`, `~-`, `~1`: the shell's folders ($PWD, $OLDPWD, the folder stack), or a
+            # user this machine does not know; either way no path paicli can read.
+            return f"`{word}` starts with a `~` the shell expands to a folder paicli cannot see"
         lexical = Path(os.path.normpath(self.cwd / written))
         real = Path(os.path.realpath(lexical))
         for candidate, where in ((lexical, os.path.abspath), (real, os.path.realpath)):

@@ -1,0 +1,57 @@
+"""A hostile model against narrow allow rules, each call through the approval path as
+`paicli -p` makes it (no one to ask: what no rule covers is denied): what runs must be what
+the rule names."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from paicli.permissions.approval import ApprovingToolbox
+from paicli.permissions.policy import PermissionStore, Policy
+from paicli.tools.base import ToolOutcome
+from paicli.tools.builtin.toolbox import BuiltinToolbox
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    """A project, and a folder beside it holding a secret."""
+    project, beside = tmp_path / "project", tmp_path / "beside"
+    project.mkdir()
+    beside.mkdir()
+    (beside / "secret.txt").write_text("not yours\n")
+    return project, beside
+
+
+async def run_unattended(
+    project: Path, allow: str, command: str, environ: dict[str, str] | None = None
+) -> ToolOutcome:
+    """`command` run through the approval path with only `allow` in force, as in -p."""
+    approvals = ApprovingToolbox(
+        BuiltinToolbox(project, environ=environ),
+        policy=Policy(allow=(allow,)),
+        store=PermissionStore(project / "permissions.json", project=project),
+        approver=None,
+        root=project,
+        project=project,
+    )
+    spec = next(s for s in approvals.specs() if s.name == "execute_command")
+    return await approvals.call(spec, {"command": command})
+
+
+@pytest.mark.real  # before the fix the command ran
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash expands ~- to $OLDPWD")
+async def test_a_tilde_folder_of_the_shell_is_not_covered(places: tuple[Path, Path]) -> None:
+    # `~-` is $OLDPWD to bash (and to /bin/sh where that is bash): `cat:*` read a file
+    # outside the project, the path looking like `project/~-/secret.txt`.
+    project, beside = places
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OLDPWD": str(beside)}
+    for command in ("bash -c 'cat ~-/secret.txt'", "cat ~-/secret.txt"):
+        outcome = await run_unattended(project, "execute_command(cat:*)", command, environ)
+        assert outcome.is_error and "not yours" not in outcome.text, outcome.text
+        assert "no permission rule covers this call" in outcome.text, outcome.text
+    outcome = await run_unattended(project, "execute_command(cat:*)", "cat ~-", environ)
+    assert "a `~` the shell expands" in outcome.text, outcome.text
