@@ -55,3 +55,32 @@ async def test_a_tilde_folder_of_the_shell_is_not_covered(places: tuple[Path, Pa
         assert "no permission rule covers this call" in outcome.text, outcome.text
     outcome = await run_unattended(project, "execute_command(cat:*)", "cat ~-", environ)
     assert "a `~` the shell expands" in outcome.text, outcome.text
+
+
+@pytest.mark.real  # before the fix make ran the program outside the project
+@pytest.mark.skipif(shutil.which("make") is None, reason="make runs recipes through $(SHELL)")
+async def test_a_make_variable_on_the_line_is_not_covered(places: tuple[Path, Path]) -> None:
+    # `make test SHELL=/elsewhere/evil` runs every recipe line through evil.
+    project, beside = places
+    (project / "Makefile").write_text("test:\n\t@echo tested\n")
+    evil = beside / "evil"
+    evil.write_text(f"#!/bin/sh\necho ran > {beside / 'ran'}\n")
+    evil.chmod(0o755)
+    for command in (f"make test SHELL={evil}", "make test CC=cc"):
+        outcome = await run_unattended(project, "execute_command(make test:*)", command)
+        assert outcome.is_error and "it sets a make variable" in outcome.text, outcome.text
+    assert not (beside / "ran").exists()
+    outcome = await run_unattended(project, "execute_command(make test:*)", "make test")
+    assert "tested" in outcome.text and not outcome.is_error, outcome.text
+
+
+@pytest.mark.real  # before the fix dd wrote outside the project
+async def test_a_path_given_as_name_equals_value_is_read_as_a_path(
+    places: tuple[Path, Path],
+) -> None:
+    project, beside = places
+    (project / "data").write_text("overwritten\n")
+    command = f"dd if=data of={beside / 'secret.txt'}"
+    outcome = await run_unattended(project, "execute_command(dd:*)", command)
+    assert outcome.is_error and "is outside the project" in outcome.text, outcome.text
+    assert (beside / "secret.txt").read_text() == "not yours\n"

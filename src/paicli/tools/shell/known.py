@@ -216,6 +216,7 @@ _MAKE = opts(
     chdir="-C --directory",
     never={"--eval": RUNS, "-e": "it lets the environment override the makefile",
            "--environment-overrides": "it lets the environment override the makefile"},
+    assignments="it sets a make variable, which can name programs to run (SHELL, CC)",
 )  # fmt: skip
 _PYTHON = opts(
     "-B -b -bb -d -E -I -O -OO -q -s -S -u -v -x -h -V --version -P -i",

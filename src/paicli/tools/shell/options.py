@@ -42,6 +42,7 @@ class Options:
     clusters: bool = True  # `-la` is `-l -a` (not for find's and go's `-name`)
     max_operands: int | None = None  # more operands than this and it writes
     refuse: str | None = None  # why an allow rule never covers this subcommand at all
+    assignments: str | None = None  # why a NAME=value operand is never covered (make's)
 
     def __or__(self, other: Options) -> Options:
         return Options(
@@ -59,6 +60,7 @@ class Options:
             self.clusters and other.clusters,
             other.max_operands,
             other.refuse,
+            other.assignments,
         )
 
 
@@ -77,6 +79,7 @@ def opts(
     clusters: bool = True,
     max_operands: int | None = None,
     refuse: str | None = None,
+    assignments: str | None = None,
 ) -> Options:
     """Options from space-separated names; `text` names are valued too."""
     return Options(
@@ -93,6 +96,7 @@ def opts(
         clusters=clusters,
         max_operands=max_operands,
         refuse=refuse,
+        assignments=assignments,
     )
 
 

@@ -29,6 +29,7 @@ __all__ = ["canonical", "rule_prefix", "uncovered"]
 # Device files that read or write nothing of the user's.
 _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero"})
 _VERSIONED = re.compile(r"^(python|pip)\d+(\.\d+)?$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*=")
 _BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _PROTECTED = ProtectedPaths(None)
 
@@ -144,6 +145,11 @@ def _operand(options: Options, word: str, reading: _Reading) -> str | None:
     if options.operands == "pattern" and not reading.pattern_given and not reading.options_done:
         reading.pattern_given = True
         return _pattern(reading.name, word)
+    if _ASSIGNMENT.match(word):  # `NAME=value`: many programs read the value as a setting
+        if options.assignments is not None:
+            return f"`{word}`: {options.assignments}"
+        if (why := reading.path(word.partition("=")[2])) is not None:
+            return why  # `dd of=/home/me/.bashrc`
     reading.operands += 1
     if options.max_operands is not None and reading.operands > options.max_operands:
         return f"`{reading.name}` with more than {options.max_operands} operand writes"
