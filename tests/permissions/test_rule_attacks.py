@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,30 @@ async def test_a_path_given_as_name_equals_value_is_read_as_a_path(
     outcome = await run_unattended(project, "execute_command(dd:*)", command)
     assert outcome.is_error and "is outside the project" in outcome.text, outcome.text
     assert (beside / "secret.txt").read_text() == "not yours\n"
+
+
+def git(project: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+
+@pytest.mark.real  # before the fix git ran the command it was given
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_a_git_subcommand_given_a_command_to_run_is_not_covered(
+    places: tuple[Path, Path],
+) -> None:
+    project, beside = places
+    git(project, "init", "-q")
+    (project / "a.txt").write_text("one\n")
+    git(project, "add", "a.txt")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (project / "a.txt").write_text("two\n")
+    ran = beside / "ran"
+    calls = {
+        "execute_command(git difftool:*)": f"git difftool -y -x 'sh -c \"echo > {ran}\"'",
+        "execute_command(git bisect:*)": f"git bisect run sh -c 'echo > {ran}'",
+        "execute_command(git submodule:*)": f"git submodule foreach 'echo > {ran}'",
+    }
+    for allow, command in calls.items():
+        outcome = await run_unattended(project, allow, command)
+        assert outcome.is_error and "no permission rule covers" in outcome.text, outcome.text
+    assert not ran.exists()

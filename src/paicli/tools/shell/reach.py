@@ -250,5 +250,6 @@ def rule_prefix(
     words = canonical(argv)
     if len(words) < 2:
         return None
-    sub = command.aliases.get(words[1], words[1])
-    return words[:2] if sub in (command.subcommands or {}) else None
+    options = (command.subcommands or {}).get(command.aliases.get(words[1], words[1]))
+    known = options is not None and not options.any_option  # not read generically
+    return words[:2] if known else None
