@@ -112,3 +112,12 @@ async def test_a_git_subcommand_given_a_command_to_run_is_not_covered(
         outcome = await run_unattended(project, allow, command)
         assert outcome.is_error and "no permission rule covers" in outcome.text, outcome.text
     assert not ran.exists()
+
+
+async def test_go_tool_flags_are_not_covered(places: tuple[Path, Path]) -> None:
+    # `-extld` makes the go linker run any program; `-cpuprofile` makes the compiler write.
+    project, _ = places
+    for flags in ("-ldflags='-linkmode=external -extld=/tmp/evil'", "-gcflags=-cpuprofile=/x"):
+        command = f"go build {flags} ./..."
+        outcome = await run_unattended(project, "execute_command(go build:*)", command)
+        assert outcome.is_error and "can run a program or write" in outcome.text, outcome.text

@@ -192,8 +192,13 @@ _GO_FLAGS = opts(
     "-buildvcs -linkshared -modcacherw -work -m -u -e -l -d -w -s",
     "-count -benchtime -timeout -mod -p -covermode -coverpkg -coverprofile -cpuprofile "
     "-memprofile -parallel -shuffle -buildmode -compiler -installsuffix -pkgdir -o -C",
-    "-run -skip -bench -tags -ldflags -gcflags -asmflags -f",
-    never={**never("-exec -toolexec", RUNS), **never("-overlay -modfile", OUTSIDE)},
+    "-run -skip -bench -tags -f",
+    never={
+        **never("-exec -toolexec", RUNS),
+        **never("-overlay -modfile", OUTSIDE),
+        # Flags for the compiler, assembler and linker: `-extld=PROGRAM`, `-o FILE`.
+        **never("-ldflags -gcflags -asmflags", "it passes flags that can run a program or write"),
+    },
     chdir="-C",
     clusters=False,
 )
