@@ -121,3 +121,23 @@ async def test_go_tool_flags_are_not_covered(places: tuple[Path, Path]) -> None:
         command = f"go build {flags} ./..."
         outcome = await run_unattended(project, "execute_command(go build:*)", command)
         assert outcome.is_error and "can run a program or write" in outcome.text, outcome.text
+
+
+@pytest.mark.real  # before the fix grep read through the link
+async def test_a_search_that_follows_links_out_of_the_project_is_not_covered(
+    places: tuple[Path, Path],
+) -> None:
+    # A cloned repository may hold `vendor -> /somewhere/else`; `-R` walks into it.
+    project, beside = places
+    (project / "vendor").symlink_to(beside, target_is_directory=True)
+    calls = {
+        "execute_command(grep:*)": "grep -R 'not yours' .",
+        "execute_command(rg:*)": "rg --follow 'not yours'",
+        "execute_command(find:*)": "find -L . -name secret.txt",
+        "execute_command(ls:*)": "ls -RL",
+    }
+    for allow, command in calls.items():
+        outcome = await run_unattended(project, allow, command)
+        assert outcome.is_error and "follows the links" in outcome.text, outcome.text
+    outcome = await run_unattended(project, "execute_command(grep:*)", "grep -r 'not yours' .")
+    assert "not yours" not in outcome.text, outcome.text  # -r leaves the link alone

@@ -7,12 +7,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["CONFIG", "GENERIC", "OUTSIDE", "RUNS", "WRITES", "Command", "Options", "never", "opts"]
+__all__ = [
+    "CONFIG",
+    "FOLLOWS",
+    "GENERIC",
+    "OUTSIDE",
+    "RUNS",
+    "WRITES",
+    "Command",
+    "Options",
+    "never",
+    "opts",
+]
 
 WRITES = "it names a file to write"
 RUNS = "it runs another program"
 CONFIG = "it sets configuration, which can name programs to run"
 OUTSIDE = "it reaches files outside the project"
+# Following every link met while walking the project reaches wherever the links point.
+FOLLOWS = "it follows the links it finds, which can point out of the project"
 
 
 @dataclass(frozen=True)
