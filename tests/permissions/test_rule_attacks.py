@@ -28,12 +28,18 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
 
 
 async def run_unattended(
-    project: Path, allow: str, command: str, environ: dict[str, str] | None = None
+    project: Path,
+    allow: str,
+    command: str,
+    environ: dict[str, str] | None = None,
+    *,
+    deny: tuple[str, ...] = (),
 ) -> ToolOutcome:
-    """`command` run through the approval path with only `allow` in force, as in -p."""
+    """`command` run through the approval path with only `allow` (and `deny`) in force, as
+    in -p."""
     approvals = ApprovingToolbox(
         BuiltinToolbox(project, environ=environ),
-        policy=Policy(allow=(allow,)),
+        policy=Policy(allow=(allow,), deny=deny),
         store=PermissionStore(project / "permissions.json", project=project),
         approver=None,
         root=project,
@@ -141,3 +147,16 @@ async def test_a_search_that_follows_links_out_of_the_project_is_not_covered(
         assert outcome.is_error and "follows the links" in outcome.text, outcome.text
     outcome = await run_unattended(project, "execute_command(grep:*)", "grep -r 'not yours' .")
     assert "not yours" not in outcome.text, outcome.text  # -r leaves the link alone
+
+
+@pytest.mark.real  # before the fix the denied command ran
+async def test_a_redirection_before_the_program_does_not_hide_it_from_a_deny_rule(
+    places: tuple[Path, Path],
+) -> None:
+    project, beside = places
+    ran = beside / "ran"
+    deny = ("Bash(touch:*)",)
+    for command in (f">out touch {ran}", f"2>&1 touch {ran}", f"sh -c '>out touch {ran}'"):
+        outcome = await run_unattended(project, "execute_command", command, deny=deny)
+        assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
+    assert not ran.exists()

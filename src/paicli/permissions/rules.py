@@ -54,6 +54,7 @@ from paicli.tools.shell.line import (
     line_invocations,
     peel,
     split,
+    unredirected,
 )
 from paicli.tools.shell.reach import canonical, rule_prefix, uncovered
 from paicli.tools.web.address import web_host
@@ -274,7 +275,7 @@ def _spellings(arguments: Mapping[str, object]) -> list[list[str]]:
         raw = [[str(word) for word in argv]]
         found = invocations(raw[0])
     elif isinstance(command, str):
-        raw = [words for words, _ in split(command.replace("`", " ( "))]
+        raw = [unredirected(words) for words, _ in split(command.replace("`", " ( "))]
         found = line_invocations(command)
     else:
         return []

@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from paicli.tools.shell.line import SHELLS, peel, shell_script, split
+from paicli.tools.shell.line import SHELLS, peel, shell_script, split, unredirected
 
 __all__ = ["refusal_reason"]
 
@@ -58,10 +58,10 @@ def _check_string(command: str, *, depth: int) -> str | None:
     cd_seen = False
     saved: list[bool] = []
     for index, (words, joiner) in enumerate(segments):
-        reason = _check_simple(words, cd_seen=cd_seen, depth=depth)
+        reason = _check_simple(words, cd_seen=cd_seen, depth=depth, shell=True)
         if reason:
             return reason
-        name, args = _program(words)
+        name, args = _program(unredirected(words))
         if name in {"cd", "pushd"} and joiner not in _PIPES:
             # Only `cd dir && ...` is sure to run what follows in dir: after `;`, `||` or
             # `&` the next command runs even when the cd failed, in the project root.
@@ -69,7 +69,8 @@ def _check_string(command: str, *, depth: int) -> str | None:
         elif joiner in _CHAIN_BREAKS:
             cd_seen = False
         if joiner in _PIPES and name in _DOWNLOADERS:
-            for later, later_joiner in segments[index + 1 :]:
+            for words_after, later_joiner in segments[index + 1 :]:
+                later = unredirected(words_after)
                 unprivileged = later[1:] if later[:1] and later[0] in _PRIVILEGE else later
                 if _program(unprivileged)[0] in _SHELLS:
                     return "refused: piping a download into a shell runs unreviewed code"
@@ -98,8 +99,12 @@ def _program(words: list[str]) -> tuple[str, list[str]]:
     return rest[0].rsplit("/", 1)[-1], rest[1:]
 
 
-def _check_simple(words: list[str], *, cd_seen: bool, depth: int) -> str | None:
-    name, args = _program(words)
+def _check_simple(
+    words: list[str], *, cd_seen: bool, depth: int, shell: bool = False
+) -> str | None:
+    """Why the simple command `words` must not run; `shell`: they come from a shell line
+    (`split`), whose redirections are no part of the program's words (argv words are)."""
+    name, args = _program(unredirected(words) if shell else words)
     if name in _PRIVILEGE:
         return f"refused: {name} runs commands with elevated privileges"
     if name.startswith("mkfs"):

@@ -24,6 +24,7 @@ __all__ = [
     "peel",
     "shell_script",
     "split",
+    "unredirected",
 ]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "mksh"})
@@ -132,6 +133,22 @@ def split(command: str) -> list[tuple[list[str], str]]:
     return [(words, joiner) for words, joiner in segments if words or joiner in {"(", ")"}]
 
 
+def unredirected(words: Sequence[str]) -> list[str]:
+    """The words of a simple command from `split` without its redirections (the operator,
+    its target and a descriptor number before it): `>x git push` and `git 2>&1 push` run
+    `git push`, wherever the redirection stands."""
+    out: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        if word in _REDIRECTIONS:
+            if out and out[-1].isdigit():
+                out.pop()  # `2>x`: shlex gives the descriptor as a word of its own
+            next(rest, None)
+        else:
+            out.append(word)
+    return out
+
+
 def _without_comments_and_heredocs(command: str) -> str:
     """`command` without its comments, and with each heredoc body left out: a body is data
     for the command, not commands (a README written with `cat <<EOF` may mention sudo)."""
@@ -189,7 +206,7 @@ def line_invocations(command: str, *, depth: int = 0) -> list[Invocation]:
     # A backquote opens or closes a substitution: read its inside as a command of its own.
     found: list[Invocation] = []
     for words, _ in split(command.replace("`", " ( ")):
-        found += invocations(words, depth=depth)
+        found += invocations(unredirected(words), depth=depth)
     return found
 
 
