@@ -160,3 +160,15 @@ async def test_a_redirection_before_the_program_does_not_hide_it_from_a_deny_rul
         outcome = await run_unattended(project, "execute_command", command, deny=deny)
         assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
     assert not ran.exists()
+
+
+@pytest.mark.real  # before the fix the denied command ran
+async def test_a_line_continuation_does_not_hide_a_program_from_a_deny_rule(
+    places: tuple[Path, Path],
+) -> None:
+    project, beside = places
+    ran = beside / "ran"
+    for command in (f"tou\\\nch {ran}", f"sh -c 'touch \\\n{ran}'"):
+        outcome = await run_unattended(project, "execute_command", command, deny=("Bash(touch:*)",))
+        assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
+    assert not ran.exists()

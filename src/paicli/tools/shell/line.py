@@ -150,8 +150,9 @@ def unredirected(words: Sequence[str]) -> list[str]:
 
 
 def _without_comments_and_heredocs(command: str) -> str:
-    """`command` without its comments, and with each heredoc body left out: a body is data
-    for the command, not commands (a README written with `cat <<EOF` may mention sudo)."""
+    """`command` without its comments and line continuations, and with each heredoc body
+    left out: a body is data for the command, not commands (a README written with
+    `cat <<EOF` may mention sudo)."""
     out: list[str] = []
     pending: list[tuple[str, bool]] = []  # Delimiters still to come, and whether `<<-`.
     quote = ""
@@ -159,7 +160,8 @@ def _without_comments_and_heredocs(command: str) -> str:
     while i < len(command):
         c = command[i]
         if c == "\\" and quote != "'":
-            out.append(command[i : i + 2])
+            if command[i + 1 : i + 2] != "\n":  # a backslash-newline joins the lines
+                out.append(command[i : i + 2])
             i += 2
             continue
         if quote:
