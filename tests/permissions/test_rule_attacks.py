@@ -158,6 +158,8 @@ async def test_a_search_that_follows_links_out_of_the_project_is_not_covered(
         "sh -c '>out touch {ran}'",
         "tou\\\nch {ran}",  # a line continuation inside its name
         "sh -c 'touch \\\n{ran}'",
+        "env -S'touch {ran}'",  # env's -S with its value attached
+        "bash -c 'coproc touch {ran}'",
     ],
 )
 async def test_a_spelling_does_not_hide_a_program_from_a_deny_rule(

@@ -34,7 +34,9 @@ _OPERATOR = re.compile(r"&&|\|\||;;|\|&|&>>?|>>|>&|<&|>\||<<-?|<<<|<>|[;&|()<>\n
 _REDIRECTIONS = frozenset({">", ">>", ">&", "<&", ">|", "<", "<<", "<<-", "<<<", "<>", "&>", "&>>"})
 _HEREDOC_WORD = re.compile(r"(?P<dash>-?)[ \t]*(?P<word>'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|()<>]+)")
 # Shell keywords that may start a simple command inside a compound one.
-_KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until"})
+_KEYWORDS = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "coproc"}
+)
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Shells nest (`sh -c "bash -c 'git push'"`); past this depth the reading gives up and the
 # invocation is opaque, which an allow rule never covers (a deny rule still sees its words).
@@ -270,9 +272,11 @@ def _peel(name: str, wrapper: _Wrapper, args: list[str]) -> tuple[list[str], str
         if option == "--":
             break
         key = option.split("=", 1)[0]
-        if key in _OPAQUE_OPTIONS.get(name, ()) or option[:2] in _OPAQUE_OPTIONS.get(name, ()):
-            opaque = opaque or f"{name} {key} changes what runs or what it writes"
         value = option.split("=", 1)[1] if "=" in option else None
+        if key not in wrapper.valued and option[:2] in wrapper.valued and len(option) > 2:
+            key, value = option[:2], option[2:]  # `-S'git push'`: the value attached
+        if key in _OPAQUE_OPTIONS.get(name, ()):
+            opaque = opaque or f"{name} {key} changes what runs or what it writes"
         if key in wrapper.valued and value is None and rest:
             value = rest.pop(0)
         if name == "env" and key in {"-S", "--split-string"} and value is not None:
