@@ -171,3 +171,35 @@ async def test_a_spelling_does_not_hide_a_program_from_a_deny_rule(
     outcome = await run_unattended(project, "execute_command", command, deny=("Bash(touch:*)",))
     assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
     assert not ran.exists()
+
+
+@pytest.mark.parametrize("deny", ["Read(config/creds.json)", "read_file(config/**)"])
+async def test_a_read_deny_rule_keeps_the_file_from_the_search_tools(
+    tmp_path: Path, deny: str
+) -> None:
+    # Claude Code's Read rules cover Grep and Glob: grep on the file, its folder or the
+    # project printed what `Read(...)` denied.
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "creds.json").write_text('{"token": "s3cr3t"}\n')
+    (tmp_path / "notes.md").write_text("token: see the wiki\n")
+    approvals = ApprovingToolbox(
+        BuiltinToolbox(tmp_path),
+        policy=Policy(allow=("grep", "glob", "list_dir"), deny=(deny,)),
+        store=PermissionStore(tmp_path / "permissions.json", project=tmp_path),
+        approver=None,
+        root=tmp_path,
+        project=tmp_path,
+    )
+    specs = {spec.name: spec for spec in approvals.specs()}
+    calls = [
+        ("grep", {"pattern": "token", "path": "."}),
+        ("grep", {"pattern": "token", "path": "config"}),
+        ("grep", {"pattern": "token", "path": "config/creds.json"}),
+        ("glob", {"pattern": "**/*.json"}),
+    ]
+    for name, arguments in calls:
+        outcome = await approvals.call(specs[name], arguments)
+        assert "s3cr3t" not in outcome.text and "creds.json:" not in outcome.text, outcome.text
+        assert "deny" in outcome.text, outcome.text
+    outcome = await approvals.call(specs["grep"], {"pattern": "token", "path": "."})
+    assert "notes.md" in outcome.text  # the rest is searched as before

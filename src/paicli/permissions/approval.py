@@ -34,9 +34,10 @@ from paicli.permissions.policy import (
     project_settings,
 )
 from paicli.permissions.request import Answer, ApprovalRequest, Approver, Choice, Mode
-from paicli.permissions.rules import COMMAND_TOOL, command_limit
+from paicli.permissions.rules import COMMAND_TOOL, READ_TOOL, READERS, command_limit
 from paicli.tools.base import (
     APPROVED,
+    DENIED_READS,
     HOOK_ALLOWED,
     SUBAGENT,
     VERDICT,
@@ -256,6 +257,12 @@ class ApprovingToolbox(ToolboxWrapper):
             )
         return await self._ask(self._approver, spec, arguments, protected)
 
+    def _denied_reads(self, path: Path) -> bool:
+        """Whether the user's deny rules (config, project, --deny) keep `path` from reading."""
+        return self._policy.denies_reading(
+            path, self._root, self._project
+        ) or self._flags.denies_reading(path, self._root)
+
     @staticmethod
     def _read_only(spec: ToolSpec) -> bool:
         return spec.kind in ("read", "web") or (spec.kind == "mcp" and spec.read_only_hint)
@@ -408,7 +415,13 @@ class ApprovingToolbox(ToolboxWrapper):
         verdict = VERDICT.get()
         if verdict is not None:
             verdict.decided_by, verdict.waited_ms = decided_by, waited_ms
-        outcome = await self._inner.call(spec, arguments)
+        reading = spec.kind != "mcp" and spec.name in READERS | {READ_TOOL}
+        token = DENIED_READS.set(self._denied_reads) if reading else None
+        try:
+            outcome = await self._inner.call(spec, arguments)
+        finally:
+            if token is not None:
+                DENIED_READS.reset(token)
         if waited_ms is not None:
             outcome = replace(outcome, waited_ms=waited_ms, approval_warning=warning)
         if outcome.decision != "allowed":

@@ -70,6 +70,10 @@ __all__ = [
 ]
 
 COMMAND_TOOL = "execute_command"
+READ_TOOL = "read_file"
+# The other built-in tools that read what read_file would (contents or names): a deny rule
+# for read_file with a path covers them too, as Claude Code's `Read(...)` covers Grep and Glob.
+READERS = frozenset({"grep", "glob", "list_dir"})
 WEB_FETCH_TOOL = "web_fetch"
 _DOMAIN = re.compile(r"^domain:(\*|(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)$")
 # The argument each built-in tool's path rule looks at, and its default.
@@ -111,7 +115,12 @@ class Rule:
         for a command's paths. Deny rules compare names without regard to case."""
         fold = str.lower if deny else str
         pattern = fold(self.tool)
-        if not any(fnmatchcase(fold(name), pattern) for name in names):
+        if not any(fnmatchcase(fold(name), pattern) for name in names) and not (
+            deny
+            and self.argument is not None
+            and names[0] in READERS
+            and fnmatchcase(READ_TOOL, pattern)
+        ):
             return False
         if self.argument is None:
             return True
