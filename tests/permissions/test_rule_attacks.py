@@ -203,3 +203,35 @@ async def test_a_read_deny_rule_keeps_the_file_from_the_search_tools(
         assert "deny" in outcome.text, outcome.text
     outcome = await approvals.call(specs["grep"], {"pattern": "token", "path": "."})
     assert "notes.md" in outcome.text  # the rest is searched as before
+
+
+@pytest.mark.parametrize(
+    ("deny", "name", "arguments"),
+    [
+        ("Edit(src/keep.py)", "write_file", {"path": "src/keep.py", "content": "changed\n"}),
+        (
+            "Write(src/**)",
+            "edit_file",
+            {"path": "src/keep.py", "old_string": "kept", "new_string": "changed"},
+        ),
+    ],
+)
+async def test_a_deny_rule_for_one_file_tool_holds_for_the_other(
+    tmp_path: Path, deny: str, name: str, arguments: dict[str, object]
+) -> None:
+    # Claude Code's Edit rules cover every tool that edits files: write_file replaced a file
+    # an `Edit(...)` deny rule kept from edit_file.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "keep.py").write_text("kept\n")
+    approvals = ApprovingToolbox(
+        BuiltinToolbox(tmp_path),
+        policy=Policy(allow=("write_file", "edit_file"), deny=(deny,)),
+        store=PermissionStore(tmp_path / "permissions.json", project=tmp_path),
+        approver=None,
+        root=tmp_path,
+        project=tmp_path,
+    )
+    spec = next(s for s in approvals.specs() if s.name == name)
+    outcome = await approvals.call(spec, arguments)
+    assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
+    assert (tmp_path / "src" / "keep.py").read_text() == "kept\n"

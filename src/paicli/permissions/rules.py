@@ -74,6 +74,9 @@ READ_TOOL = "read_file"
 # The other built-in tools that read what read_file would (contents or names): a deny rule
 # for read_file with a path covers them too, as Claude Code's `Read(...)` covers Grep and Glob.
 READERS = frozenset({"grep", "glob", "list_dir"})
+# A deny rule with a path for the tool on the left covers the tools on the right as well:
+# whatever tool reads or changes the file, the rule's file is kept from it.
+_KIN = {READ_TOOL: READERS, "edit_file": {"write_file"}, "write_file": {"edit_file"}}
 WEB_FETCH_TOOL = "web_fetch"
 _DOMAIN = re.compile(r"^domain:(\*|(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)$")
 # The argument each built-in tool's path rule looks at, and its default.
@@ -115,12 +118,10 @@ class Rule:
         for a command's paths. Deny rules compare names without regard to case."""
         fold = str.lower if deny else str
         pattern = fold(self.tool)
-        if not any(fnmatchcase(fold(name), pattern) for name in names) and not (
-            deny
-            and self.argument is not None
-            and names[0] in READERS
-            and fnmatchcase(READ_TOOL, pattern)
-        ):
+        kin = [tool for tool, tools in _KIN.items() if names[0] in tools]
+        if deny and self.argument is not None:
+            names = [*names, *kin]
+        if not any(fnmatchcase(fold(name), pattern) for name in names):
             return False
         if self.argument is None:
             return True
