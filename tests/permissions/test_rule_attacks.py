@@ -7,14 +7,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from paicli.permissions.approval import ApprovingToolbox
 from paicli.permissions.policy import PermissionStore, Policy
-from paicli.tools.base import ToolOutcome
+from paicli.tools.base import ToolOutcome, ToolSpec
 from paicli.tools.builtin.toolbox import BuiltinToolbox
+from paicli.tools.mcp.naming import model_tool_name
 
 
 @pytest.fixture
@@ -235,3 +237,50 @@ async def test_a_deny_rule_for_one_file_tool_holds_for_the_other(
     outcome = await approvals.call(spec, arguments)
     assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
     assert (tmp_path / "src" / "keep.py").read_text() == "kept\n"
+
+
+class ServerTools:
+    """A toolbox offering one tool of each given server, named as paicli names MCP tools;
+    records what ran."""
+
+    def __init__(self, *pairs: tuple[str, str]) -> None:
+        self._specs = [
+            ToolSpec(model_tool_name(s, t), "t", {"type": "object"}, "mcp", server=s, tool=t)
+            for s, t in pairs
+        ]
+        self.ran: list[str] = []
+
+    def specs(self) -> list[ToolSpec]:
+        return self._specs
+
+    def precheck(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome | None:
+        return None
+
+    def must_ask(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
+        return None
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, object]) -> ToolOutcome:
+        self.ran.append(spec.name)
+        return ToolOutcome(f"ran {spec.name}")
+
+
+@pytest.mark.parametrize("allow", ["mcp__github", "mcp__github__*", "mcp__github__delete*"])
+async def test_a_server_rule_does_not_cover_a_server_whose_name_blurs_into_it(
+    tmp_path: Path, allow: str
+) -> None:
+    # A repository's .mcp.json may name a server `github.` (model-facing `github_`) or
+    # `github__x`: its tools' names start with `mcp__github__` too.
+    tools = ServerTools(
+        ("github", "delete_repo"), ("github.", "delete_repo"), ("github__x", "delete_repo")
+    )
+    approvals = ApprovingToolbox(
+        tools,
+        policy=Policy(allow=(allow,)),
+        store=PermissionStore(tmp_path / "permissions.json", project=tmp_path),
+        approver=None,
+        root=tmp_path,
+    )
+    outcomes = [await approvals.call(spec, {}) for spec in approvals.specs()]
+    assert tools.ran == ["mcp__github__delete_repo"]
+    for outcome in outcomes[1:]:
+        assert outcome.is_error and "blurs where it ends" in outcome.text, outcome.text
