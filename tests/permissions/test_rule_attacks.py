@@ -284,3 +284,12 @@ async def test_a_server_rule_does_not_cover_a_server_whose_name_blurs_into_it(
     assert tools.ran == ["mcp__github__delete_repo"]
     for outcome in outcomes[1:]:
         assert outcome.is_error and "blurs where it ends" in outcome.text, outcome.text
+
+
+async def test_a_nul_byte_in_a_command_is_refused_before_any_rule_reads_it(
+    places: tuple[Path, Path],
+) -> None:
+    # The rules' path checks raised ValueError ("embedded null byte") out of the call.
+    project, _ = places
+    outcome = await run_unattended(project, "execute_command(cat:*)", "cat a\0b")
+    assert outcome.decided_by == "validation" and "NUL byte" in outcome.text, outcome.text

@@ -80,6 +80,8 @@ async def test_a_missing_program_is_an_error(toolbox: BuiltinToolbox) -> None:
         ({"command": "ls", "timeout": 601}, "is greater than the maximum of 600"),
         ({"command": "ls", "timeout": 0}, "less than or equal to the minimum of 0"),
         ({"command": ["ls"]}, "is not of type 'string'"),
+        ({"command": "cat a\0b"}, "contains a NUL byte"),
+        ({"argv": ["cat", "a\0b"]}, "contains a NUL byte"),
     ],
 )
 async def test_malformed_command_arguments_are_refused_as_invalid(

@@ -128,13 +128,17 @@ class CommandResult:
 
 
 def check_command(arguments: Mapping[str, object]) -> ToolOutcome | None:
-    """Refuse, before anyone is asked: both or neither of `command` and `argv`, a timeout that
-    is not a number of seconds in range, and the short list of destructive commands."""
+    """Refuse, before anyone is asked: both or neither of `command` and `argv`, a NUL byte, a
+    timeout that is not a number of seconds in range, and the short list of destructive
+    commands."""
     command, argv = arguments.get("command"), arguments.get("argv")
     if (command is None) == (argv is None):
         return ToolOutcome.refused(
             "give exactly one of `command` (a shell command line) or `argv` (a list)"
         )
+    words = [command] if isinstance(command, str) else argv if isinstance(argv, list) else []
+    if any("\0" in str(word) for word in words):
+        return ToolOutcome.refused("the command contains a NUL byte, which no program can be given")
     timeout = arguments.get("timeout")
     # JSON allows NaN here (Python's json module accepts it) and NaN passes the schema's
     # bounds, since every comparison with it is false; it would disable the timeout.
