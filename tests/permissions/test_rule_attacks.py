@@ -162,6 +162,8 @@ async def test_a_search_that_follows_links_out_of_the_project_is_not_covered(
         "sh -c 'touch \\\n{ran}'",
         "env -S'touch {ran}'",  # env's -S with its value attached
         "bash -c 'coproc touch {ran}'",
+        "find . -maxdepth 0 -exec touch {ran} \\;",  # find runs it
+        "find . -maxdepth 0 -exec true \\; -exec touch {ran} \\;",
     ],
 )
 async def test_a_spelling_does_not_hide_a_program_from_a_deny_rule(

@@ -38,6 +38,8 @@ _KEYWORDS = frozenset(
     {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "coproc"}
 )
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# find's actions that run a command of their own.
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 # Shells nest (`sh -c "bash -c 'git push'"`); past this depth the reading gives up and the
 # invocation is opaque, which an allow rule never covers (a deny rule still sees its words).
 MAX_DEPTH = 4
@@ -233,7 +235,30 @@ def invocations(words: Sequence[str], *, depth: int = 0) -> list[Invocation]:
     if name == "eval":
         inner = line_invocations(" ".join(rest[1:]), depth=depth + 1)
         return [_wrapped(i, [*through, name], "eval builds the command") for i in inner]
-    return [Invocation(tuple(rest), tuple(through), opaque)]
+    if rest[0] in _FIND_RUNS:  # a second `-exec` of a find: split cut the line at its `\;`
+        inner = invocations(rest[1:], depth=depth + 1)
+        return [_wrapped(i, [*through, "find"], "find runs it on what it finds") for i in inner]
+    found = [Invocation(tuple(rest), tuple(through), opaque)]
+    if name == "find":  # `find . -exec git push \;` runs git push too
+        for command in _find_commands(rest[1:]):
+            inner = invocations(command, depth=depth + 1)
+            found += [_wrapped(i, [*through, name], "find runs it on what it finds") for i in inner]
+    return found
+
+
+def _find_commands(args: Sequence[str]) -> list[list[str]]:
+    """The commands find's `-exec`, `-execdir`, `-ok` and `-okdir` run (to `;` or `+`)."""
+    commands: list[list[str]] = []
+    words = iter(args)
+    for word in words:
+        if word in _FIND_RUNS:
+            command: list[str] = []
+            for inner in words:
+                if inner in (";", "+"):
+                    break
+                command.append(inner)
+            commands.append(command)
+    return commands
 
 
 def peel(
