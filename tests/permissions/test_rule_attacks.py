@@ -164,6 +164,8 @@ async def test_a_search_that_follows_links_out_of_the_project_is_not_covered(
         "bash -c 'coproc touch {ran}'",
         "find . -maxdepth 0 -exec touch {ran} \\;",  # find runs it
         "find . -maxdepth 0 -exec true \\; -exec touch {ran} \\;",
+        "taskset 1 touch {ran}",  # a wrapper that runs what follows its operand
+        "chrt -o 0 touch {ran}",
     ],
 )
 async def test_a_spelling_does_not_hide_a_program_from_a_deny_rule(

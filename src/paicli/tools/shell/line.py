@@ -84,6 +84,26 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
     "doas": _wrapper("-u -C", opaque="doas runs it with another user's privileges"),
     "chroot": _wrapper("--userspec --groups", operands=1, opaque="chroot changes its root"),
+    # Seen through for deny rules; an allow rule does not vouch for what they add.
+    "strace": _wrapper(
+        "-o -e -p -s -u -a -b -I -O -S -X -P -E --output --expr --attach --string-limit "
+        "--user --env",
+        opaque="strace traces it and may write what it sees",
+    ),
+    "ltrace": _wrapper(
+        "-o -e -p -s -u -a -n -A -D -F -L -x --output --library", opaque="ltrace traces it"
+    ),
+    "taskset": _wrapper("", operands=1, opaque="taskset changes where it runs"),
+    "chrt": _wrapper(
+        "-T -P -D --sched-runtime --sched-period --sched-deadline",
+        operands=1,
+        opaque="chrt changes how it is scheduled",
+    ),
+    "unshare": _wrapper(
+        "-S -G -R -w --setuid --setgid --root --wd --propagation",
+        opaque="unshare runs it in namespaces of its own",
+    ),
+    "busybox": _wrapper(opaque="busybox runs its own build of the program"),
 }
 # Options of a wrapper that change what runs or what it touches: an allow rule does not see
 # through them.
