@@ -297,3 +297,20 @@ async def test_a_nul_byte_in_a_command_is_refused_before_any_rule_reads_it(
     project, _ = places
     outcome = await run_unattended(project, "execute_command(cat:*)", "cat a\0b")
     assert outcome.decided_by == "validation" and "NUL byte" in outcome.text, outcome.text
+
+
+@pytest.mark.real  # before the fix the denied git subcommand ran
+async def test_an_alias_set_on_the_line_does_not_hide_a_git_subcommand(
+    places: tuple[Path, Path],
+) -> None:
+    project, _ = places
+    git(project, "init", "-q")
+    for command in (
+        "git -c alias.i=init i",
+        "git -c 'alias.i=!git init' i",
+        "git -calias.I=init i",
+    ):
+        outcome = await run_unattended(
+            project, "execute_command", command, deny=("Bash(git init:*)",)
+        )
+        assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text

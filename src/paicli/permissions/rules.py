@@ -56,7 +56,7 @@ from paicli.tools.shell.line import (
     split,
     unredirected,
 )
-from paicli.tools.shell.reach import canonical, rule_prefix, uncovered
+from paicli.tools.shell.reach import canonical, git_aliased, rule_prefix, uncovered
 from paicli.tools.web.address import web_host
 
 __all__ = [
@@ -292,6 +292,7 @@ def _spellings(arguments: Mapping[str, object]) -> list[list[str]]:
     spellings = [peel(words)[0] for words in raw]
     for invocation in found:
         spellings += [list(invocation.argv), canonical(invocation.argv)]
+        spellings += [canonical(words) for words in git_aliased(invocation.argv)]
     return [words for words in spellings if words]
 
 

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from paicli.tools.protected import ProtectedPaths
 from paicli.tools.shell.known import COMMANDS
+from paicli.tools.shell.line import line_invocations
 from paicli.tools.shell.options import GENERIC, Command, Options
 from paicli.tools.shell.sed import sed_reason
 
-__all__ = ["canonical", "rule_prefix", "uncovered"]
+__all__ = ["canonical", "git_aliased", "rule_prefix", "uncovered"]
 
 # Device files that read or write nothing of the user's.
 _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero"})
@@ -231,6 +232,32 @@ def canonical(argv: Sequence[str]) -> list[str]:
         if "=" not in word and word in command.leading.valued:
             index += 1  # `-C DIR`, `-c key=value`: the value follows
     return [words[0], *words[index:]]
+
+
+def git_aliased(argv: Sequence[str]) -> list[list[str]]:
+    """What `git -c alias.NAME=VALUE NAME ARGS` runs: git with VALUE's words in NAME's place,
+    or for a `!VALUE` alias the commands of that shell line. Nothing for another call."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return []
+    aliases: dict[str, str] = {}
+    index = 1
+    while index < len(argv) and argv[index].startswith("-") and argv[index] != "--":
+        word = argv[index]
+        index += 1
+        setting = word[2:] if word.startswith("-c") and len(word) > 2 else None
+        if word in COMMANDS["git"].leading.valued and index < len(argv):
+            setting = argv[index] if word == "-c" else None
+            index += 1
+        name, eq, value = (setting or "").partition("=")
+        if eq and name.lower().startswith("alias."):
+            aliases[name[6:].lower()] = value
+    body = aliases.get(argv[index].lower()) if index < len(argv) else None
+    if body is None:
+        return []
+    rest = list(argv[index + 1 :])
+    if body.startswith("!"):
+        return [[*found.argv, *rest] for found in line_invocations(body[1:])]
+    return [[argv[0], *body.split(), *rest]]
 
 
 def rule_prefix(
