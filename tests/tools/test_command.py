@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from paicli.tools.base import ToolOutcome, ToolSpec
-from paicli.tools.builtin.command import OutputCapture
+from paicli.tools.builtin.command import MAX_WORD_BYTES, OutputCapture
 from paicli.tools.builtin.refusal import refusal_reason
 from paicli.tools.builtin.toolbox import BuiltinToolbox
 from tests.processes import gone
@@ -82,6 +83,8 @@ async def test_a_missing_program_is_an_error(toolbox: BuiltinToolbox) -> None:
         ({"command": ["ls"]}, "is not of type 'string'"),
         ({"command": "cat a\0b"}, "contains a NUL byte"),
         ({"argv": ["cat", "a\0b"]}, "contains a NUL byte"),
+        ({"command": "cat " + "a " * MAX_WORD_BYTES}, "the command is too long"),
+        ({"argv": ["cat", *["a" * 1000] * 1100]}, "the command is too long"),
     ],
 )
 async def test_malformed_command_arguments_are_refused_as_invalid(
@@ -353,3 +356,14 @@ async def test_a_process_that_leaves_the_group_with_setsid_is_stopped_too(
     assert started == "started"
     # The reaper is the escapee's subreaper and exits only once it has reaped it.
     assert gone(int(pid))
+
+
+def test_a_long_line_of_words_is_checked_quickly() -> None:
+    # The fork-bomb pattern (a back reference after `[\w:.]+`) took minutes over the words
+    # of a long line, holding up paicli before anyone was asked; the longest line a command
+    # may be is read in well under a second.
+    line = "cat " + "a " * (MAX_WORD_BYTES // 2 - 4)
+    started = time.monotonic()
+    assert refusal_reason(line) is None
+    assert time.monotonic() - started < 5.0
+    assert refusal_reason("x; " + "a" * 300 + ":(){ :|:& };:") is not None

@@ -37,8 +37,11 @@ _SYSTEM_DIRS = frozenset(
 # Whole-project targets: the command runs in the project root unless it changed directory.
 _PROJECT = frozenset({"*", ".", "./", "./*", ".*"})
 _BLOCK_DEVICE = re.compile(r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|md|loop|dm-)")
-# `:(){ :|:& };:` and the same with another name, whitespace ignored.
-_FORK_BOMB = re.compile(r"([\w:.]+)\(\)\{\1\|\1&\};\1")
+# `:(){ :|:& };:` and the same with another name (of at most this many characters),
+# whitespace ignored. Found by looking back from each `(){`: a regular expression with a
+# back reference took minutes over a long line of words.
+_NAME = re.compile(r"[\w:.]+\Z")
+_LONGEST_NAME = 256
 
 
 def refusal_reason(command: str | None = None, argv: Sequence[str] | None = None) -> str | None:
@@ -51,7 +54,7 @@ def refusal_reason(command: str | None = None, argv: Sequence[str] | None = None
 
 
 def _check_string(command: str, *, depth: int) -> str | None:
-    if _FORK_BOMB.search(re.sub(r"\s+", "", command)):
+    if _fork_bomb(re.sub(r"\s+", "", command)):
         return "refused: a fork bomb (it exhausts the process table)"
     segments = split(command)
     # Whether the commands now run in a subdirectory; `( ... )` restores it on the way out.
@@ -81,6 +84,20 @@ def _check_string(command: str, *, depth: int) -> str | None:
         elif joiner == ")" and saved:
             cd_seen = saved.pop()
     return None
+
+
+def _fork_bomb(squeezed: str) -> bool:
+    """Whether `squeezed` (a line without whitespace) defines NAME(){NAME|NAME&};NAME."""
+    start = squeezed.find("(){")
+    while start != -1:
+        before = _NAME.search(squeezed, max(0, start - _LONGEST_NAME), start)
+        run = before.group() if before else ""
+        for length in range(1, len(run) + 1):
+            name = run[-length:]
+            if squeezed.startswith(f"{name}|{name}&}};{name}", start + 3):
+                return True
+        start = squeezed.find("(){", start + 1)
+    return False
 
 
 def _into_subdirectory(args: list[str]) -> bool:
