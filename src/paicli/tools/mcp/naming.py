@@ -39,10 +39,10 @@ def unsanitised_tool_name(server: str, tool: str) -> str:
 
 def blurred_server(server: str) -> str | None:
     """Why no permission rule can name the tools of `server` (one phrase), or None: a name
-    whose model-facing part holds `__` or starts or ends with `_` (`github.`, `github__x`)
-    blurs where the server ends, so `mcp__github__*` would cover its tools too."""
+    whose model-facing part holds `__` or ends with `_` (`github.`, `github__x`) blurs where
+    the server ends, so `mcp__github__*` would cover its tools too."""
     part = _NOT_ALLOWED.sub("_", server)
-    if "__" in part or part.startswith("_") or part.endswith("_"):
+    if "__" in part or part.endswith("_"):
         return (
             f"the server's name {server!r} blurs where it ends in mcp__SERVER__TOOL, so no "
             "rule can name its tools"
