@@ -314,3 +314,16 @@ async def test_an_alias_set_on_the_line_does_not_hide_a_git_subcommand(
             project, "execute_command", command, deny=("Bash(git init:*)",)
         )
         assert outcome.decided_by == "policy" and "rules deny" in outcome.text, outcome.text
+
+
+@pytest.mark.real  # before the fix the command ran
+async def test_the_arguments_of_a_python_module_are_read_like_a_commands(
+    places: tuple[Path, Path],
+) -> None:
+    # `pytest --basetemp=DIR` empties DIR; after `python -m pytest` the same option was read
+    # as a file in the project named `--basetemp=...`.
+    project, beside = places
+    for command in (f"python -m pytest --basetemp={beside}", f"python x.py --dest={beside}/x"):
+        outcome = await run_unattended(project, "execute_command(python:*)", command)
+        assert outcome.is_error and "is outside the project" in outcome.text, outcome.text
+    assert (beside / "secret.txt").exists()

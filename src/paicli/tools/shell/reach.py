@@ -133,6 +133,11 @@ def _read(
             why = _option(options, word, words, reading)
         if why is not None:
             return why
+        if reading.options_done and (options.operands == "program" or options.ends):
+            # `python -m pytest --basetemp=/tmp/x`: the program's own arguments, read as
+            # any command's are (an option's value is a path, output options not covered).
+            reading.options_done = False
+            return _read(GENERIC, words, reading)
     if stop_at_operand:
         words.clear()
     return None
