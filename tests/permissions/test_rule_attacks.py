@@ -317,13 +317,19 @@ async def test_an_alias_set_on_the_line_does_not_hide_a_git_subcommand(
 
 
 @pytest.mark.real  # before the fix the command ran
-async def test_the_arguments_of_a_python_module_are_read_like_a_commands(
+async def test_arguments_passed_on_to_another_program_are_read_like_a_commands(
     places: tuple[Path, Path],
 ) -> None:
-    # `pytest --basetemp=DIR` empties DIR; after `python -m pytest` the same option was read
-    # as a file in the project named `--basetemp=...`.
+    # `pytest --basetemp=DIR` empties DIR; after `python -m pytest` (or `npm test --`) the
+    # option was read as a file in the project named `--basetemp=...`.
     project, beside = places
-    for command in (f"python -m pytest --basetemp={beside}", f"python x.py --dest={beside}/x"):
-        outcome = await run_unattended(project, "execute_command(python:*)", command)
+    calls = [
+        ("execute_command(python:*)", f"python -m pytest --basetemp={beside}"),
+        ("execute_command(python:*)", f"python x.py --dest={beside}/x"),
+        ("execute_command(npm test:*)", f"npm test -- --coverageDirectory={beside}"),
+        ("execute_command(cargo test:*)", f"cargo test -- --logfile={beside}/log"),
+    ]
+    for allow, command in calls:
+        outcome = await run_unattended(project, allow, command)
         assert outcome.is_error and "is outside the project" in outcome.text, outcome.text
     assert (beside / "secret.txt").exists()

@@ -151,6 +151,10 @@ def _operand(options: Options, word: str, reading: _Reading) -> str | None:
     if options.operands == "pattern" and not reading.pattern_given and not reading.options_done:
         reading.pattern_given = True
         return _pattern(reading.name, word)
+    # After `--`, an option passed on to another program: `npm test -- --coverageDirectory=X`.
+    passed_on = word.startswith("-") and "=" in word
+    if passed_on and (why := reading.path(word.partition("=")[2])) is not None:
+        return why
     if _ASSIGNMENT.match(word):  # `NAME=value`: many programs read the value as a setting
         if options.assignments is not None:
             return f"`{word}`: {options.assignments}"
