@@ -34,9 +34,10 @@ from paicli.permissions.policy import (
     project_settings,
 )
 from paicli.permissions.request import Answer, ApprovalRequest, Approver, Choice, Mode
-from paicli.permissions.rules import COMMAND_TOOL, command_limit
+from paicli.permissions.rules import COMMAND_TOOL, READ_TOOL, READERS, command_limit
 from paicli.tools.base import (
     APPROVED,
+    DENIED_READS,
     HOOK_ALLOWED,
     SUBAGENT,
     VERDICT,
@@ -47,7 +48,7 @@ from paicli.tools.base import (
     ToolOutcome,
     ToolSpec,
 )
-from paicli.tools.mcp.naming import unsanitised_tool_name
+from paicli.tools.mcp.naming import blurred_server, unsanitised_tool_name
 
 __all__ = [
     "EDIT_TOOLS",
@@ -256,6 +257,12 @@ class ApprovingToolbox(ToolboxWrapper):
             )
         return await self._ask(self._approver, spec, arguments, protected)
 
+    def _denied_reads(self, path: Path) -> bool:
+        """Whether the user's deny rules (config, project, --deny) keep `path` from reading."""
+        return self._policy.denies_reading(
+            path, self._root, self._project
+        ) or self._flags.denies_reading(path, self._root)
+
     @staticmethod
     def _read_only(spec: ToolSpec) -> bool:
         return spec.kind in ("read", "web") or (spec.kind == "mcp" and spec.read_only_hint)
@@ -270,17 +277,24 @@ class ApprovingToolbox(ToolboxWrapper):
             return "policy"
         # A rule never covers an MCP tool the user allowed in another definition: saved
         # answers for those are bound to the definition.
-        if self._policy.allows(spec.name, arguments, self._root, self._project, self._also):
+        ruled = self._blurred(spec) is None  # else only an answer for this very tool covers it
+        if ruled and self._policy.allows(
+            spec.name, arguments, self._root, self._project, self._also
+        ):
             return "policy"
         if self._store.allows(spec.name, spec.definition_hash, arguments, self._root):
             return "policy"
         if self._answers.allows(spec, arguments):
             return "session"
-        if self._skill_grants is not None and Policy(allow=self._skill_grants()).allows(
-            spec.name, arguments, self._root, self._project
+        if (
+            ruled
+            and self._skill_grants is not None
+            and Policy(allow=self._skill_grants()).allows(
+                spec.name, arguments, self._root, self._project
+            )
         ):
             return "skill"
-        if self._granted.allows(spec.name, arguments, self._root, self._project):
+        if ruled and self._granted.allows(spec.name, arguments, self._root, self._project):
             return "command"
         if HOOK_ALLOWED.get():
             return "hook"
@@ -295,10 +309,19 @@ class ApprovingToolbox(ToolboxWrapper):
         return None
 
     def _flags_allow(self, spec: ToolSpec, arguments: Mapping[str, object]) -> bool:
-        return self._yes or self._flags.allows(spec.name, arguments, self._root)
+        if self._yes:
+            return True
+        return self._blurred(spec) is None and self._flags.allows(spec.name, arguments, self._root)
+
+    @staticmethod
+    def _blurred(spec: ToolSpec) -> str | None:
+        """Why no rule can name this MCP tool (its server's name), or None."""
+        return blurred_server(spec.server) if spec.kind == "mcp" and spec.server else None
 
     def _limit(self, spec: ToolSpec, arguments: Mapping[str, object]) -> str | None:
-        if spec.name != COMMAND_TOOL or spec.kind == "mcp":
+        if spec.kind == "mcp":
+            return self._blurred(spec)
+        if spec.name != COMMAND_TOOL:
             return None
         return command_limit(arguments, self._root, self._project, self._also)
 
@@ -408,7 +431,13 @@ class ApprovingToolbox(ToolboxWrapper):
         verdict = VERDICT.get()
         if verdict is not None:
             verdict.decided_by, verdict.waited_ms = decided_by, waited_ms
-        outcome = await self._inner.call(spec, arguments)
+        reading = spec.kind != "mcp" and spec.name in READERS | {READ_TOOL}
+        token = DENIED_READS.set(self._denied_reads) if reading else None
+        try:
+            outcome = await self._inner.call(spec, arguments)
+        finally:
+            if token is not None:
+                DENIED_READS.reset(token)
         if waited_ms is not None:
             outcome = replace(outcome, waited_ms=waited_ms, approval_warning=warning)
         if outcome.decision != "allowed":

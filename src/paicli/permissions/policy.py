@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from paicli.config_files import ConfigFileError, parse_json, read_config_text
-from paicli.permissions.rules import Rule, RuleError, parse_rule, parse_rules
+from paicli.permissions.rules import READ_TOOL, Rule, RuleError, parse_rule, parse_rules
 from paicli.private_files import write_atomically
 from paicli.user_config import UserConfig
 
@@ -103,6 +103,12 @@ class Policy:
         return any(
             r.matches(every, arguments or {}, where, deny=True, anchor=anchor) for r in self._deny
         )
+
+    def denies_reading(self, path: Path, root: Path, anchor: Path | None = None) -> bool:
+        """Whether a deny rule keeps read_file from `path` (a search leaves it out)."""
+        call = {"path": str(path)}
+        rules = (r for r in self._deny if r.argument is not None)
+        return any(r.matches((READ_TOOL,), call, root, deny=True, anchor=anchor) for r in rules)
 
     def denies_every_call(self, names: str | Sequence[str], *also: str) -> bool:
         """Whether a deny rule without arguments names the tool (`also` as for `denies`):

@@ -54,8 +54,9 @@ from paicli.tools.shell.line import (
     line_invocations,
     peel,
     split,
+    unredirected,
 )
-from paicli.tools.shell.reach import canonical, rule_prefix, uncovered
+from paicli.tools.shell.reach import canonical, git_aliased, rule_prefix, uncovered
 from paicli.tools.web.address import web_host
 
 __all__ = [
@@ -69,6 +70,13 @@ __all__ = [
 ]
 
 COMMAND_TOOL = "execute_command"
+READ_TOOL = "read_file"
+# The other built-in tools that read what read_file would (contents or names): a deny rule
+# for read_file with a path covers them too, as Claude Code's `Read(...)` covers Grep and Glob.
+READERS = frozenset({"grep", "glob", "list_dir"})
+# A deny rule with a path for the tool on the left covers the tools on the right as well:
+# whatever tool reads or changes the file, the rule's file is kept from it.
+_KIN = {READ_TOOL: READERS, "edit_file": {"write_file"}, "write_file": {"edit_file"}}
 WEB_FETCH_TOOL = "web_fetch"
 _DOMAIN = re.compile(r"^domain:(\*|(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?)$")
 # The argument each built-in tool's path rule looks at, and its default.
@@ -110,6 +118,9 @@ class Rule:
         for a command's paths. Deny rules compare names without regard to case."""
         fold = str.lower if deny else str
         pattern = fold(self.tool)
+        kin = [tool for tool, tools in _KIN.items() if names[0] in tools]
+        if deny and self.argument is not None:
+            names = [*names, *kin]
         if not any(fnmatchcase(fold(name), pattern) for name in names):
             return False
         if self.argument is None:
@@ -274,13 +285,14 @@ def _spellings(arguments: Mapping[str, object]) -> list[list[str]]:
         raw = [[str(word) for word in argv]]
         found = invocations(raw[0])
     elif isinstance(command, str):
-        raw = [words for words, _ in split(command.replace("`", " ( "))]
+        raw = [unredirected(words) for words, _ in split(command.replace("`", " ( "))]
         found = line_invocations(command)
     else:
         return []
     spellings = [peel(words)[0] for words in raw]
     for invocation in found:
         spellings += [list(invocation.argv), canonical(invocation.argv)]
+        spellings += [canonical(words) for words in git_aliased(invocation.argv)]
     return [words for words in spellings if words]
 
 

@@ -173,6 +173,12 @@ class SubAgentScope:
 # sees who makes them without being told.
 SUBAGENT: ContextVar[SubAgentScope | None] = ContextVar("paicli_subagent", default=None)
 
+# Set by the approving wrapper around a built-in reading call: whether the user's deny rules
+# keep a file from being read (`Read(secrets/**)`), so a search below a folder leaves it out.
+DENIED_READS: ContextVar[Callable[[Path], bool] | None] = ContextVar(
+    "paicli_denied_reads", default=None
+)
+
 
 class Toolbox(Protocol):
     """A source of tools, or a wrapper around one."""

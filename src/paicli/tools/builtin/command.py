@@ -50,6 +50,10 @@ __all__ = [
 # Ten minutes: long enough for a full build or test run, short enough that a hung command
 # does not hold the turn for long.
 MAX_COMMAND_TIMEOUT = 600
+# Linux gives no program an argument longer than this (MAX_ARG_STRLEN), nor a command line
+# to `sh -c`; a longer one is refused before any rule spends time reading it.
+MAX_WORD_BYTES = 128 * 1024
+MAX_ARGV_BYTES = 1024 * 1024
 
 _REAPER = Path(__file__).with_name("_reaper.py")
 # The reaper itself escalates to SIGKILL after its own grace (1 s) and gives up a second later;
@@ -128,12 +132,22 @@ class CommandResult:
 
 
 def check_command(arguments: Mapping[str, object]) -> ToolOutcome | None:
-    """Refuse, before anyone is asked: both or neither of `command` and `argv`, a timeout that
-    is not a number of seconds in range, and the short list of destructive commands."""
+    """Refuse, before anyone is asked: both or neither of `command` and `argv`, a NUL byte, a
+    timeout that is not a number of seconds in range, and the short list of destructive
+    commands."""
     command, argv = arguments.get("command"), arguments.get("argv")
     if (command is None) == (argv is None):
         return ToolOutcome.refused(
             "give exactly one of `command` (a shell command line) or `argv` (a list)"
+        )
+    words = [command] if isinstance(command, str) else argv if isinstance(argv, list) else []
+    if any("\0" in str(word) for word in words):
+        return ToolOutcome.refused("the command contains a NUL byte, which no program can be given")
+    sizes = [len(str(word).encode("utf-8", "surrogatepass")) for word in words]
+    if sizes and (max(sizes) > MAX_WORD_BYTES or sum(sizes) > MAX_ARGV_BYTES):
+        return ToolOutcome.refused(
+            f"the command is too long ({sum(sizes)} bytes; at most {MAX_WORD_BYTES} in one "
+            f"word or command line, {MAX_ARGV_BYTES} in all)"
         )
     timeout = arguments.get("timeout")
     # JSON allows NaN here (Python's json module accepts it) and NaN passes the schema's

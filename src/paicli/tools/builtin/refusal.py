@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from paicli.tools.shell.line import SHELLS, peel, shell_script, split
+from paicli.tools.shell.line import SHELLS, peel, shell_script, split, unredirected
 
 __all__ = ["refusal_reason"]
 
@@ -37,8 +37,11 @@ _SYSTEM_DIRS = frozenset(
 # Whole-project targets: the command runs in the project root unless it changed directory.
 _PROJECT = frozenset({"*", ".", "./", "./*", ".*"})
 _BLOCK_DEVICE = re.compile(r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|mapper/|md|loop|dm-)")
-# `:(){ :|:& };:` and the same with another name, whitespace ignored.
-_FORK_BOMB = re.compile(r"([\w:.]+)\(\)\{\1\|\1&\};\1")
+# `:(){ :|:& };:` and the same with another name (of at most this many characters),
+# whitespace ignored. Found by looking back from each `(){`: a regular expression with a
+# back reference took minutes over a long line of words.
+_NAME = re.compile(r"[\w:.]+\Z")
+_LONGEST_NAME = 256
 
 
 def refusal_reason(command: str | None = None, argv: Sequence[str] | None = None) -> str | None:
@@ -51,17 +54,17 @@ def refusal_reason(command: str | None = None, argv: Sequence[str] | None = None
 
 
 def _check_string(command: str, *, depth: int) -> str | None:
-    if _FORK_BOMB.search(re.sub(r"\s+", "", command)):
+    if _fork_bomb(re.sub(r"\s+", "", command)):
         return "refused: a fork bomb (it exhausts the process table)"
     segments = split(command)
     # Whether the commands now run in a subdirectory; `( ... )` restores it on the way out.
     cd_seen = False
     saved: list[bool] = []
     for index, (words, joiner) in enumerate(segments):
-        reason = _check_simple(words, cd_seen=cd_seen, depth=depth)
+        reason = _check_simple(words, cd_seen=cd_seen, depth=depth, shell=True)
         if reason:
             return reason
-        name, args = _program(words)
+        name, args = _program(unredirected(words))
         if name in {"cd", "pushd"} and joiner not in _PIPES:
             # Only `cd dir && ...` is sure to run what follows in dir: after `;`, `||` or
             # `&` the next command runs even when the cd failed, in the project root.
@@ -69,7 +72,8 @@ def _check_string(command: str, *, depth: int) -> str | None:
         elif joiner in _CHAIN_BREAKS:
             cd_seen = False
         if joiner in _PIPES and name in _DOWNLOADERS:
-            for later, later_joiner in segments[index + 1 :]:
+            for words_after, later_joiner in segments[index + 1 :]:
+                later = unredirected(words_after)
                 unprivileged = later[1:] if later[:1] and later[0] in _PRIVILEGE else later
                 if _program(unprivileged)[0] in _SHELLS:
                     return "refused: piping a download into a shell runs unreviewed code"
@@ -80,6 +84,20 @@ def _check_string(command: str, *, depth: int) -> str | None:
         elif joiner == ")" and saved:
             cd_seen = saved.pop()
     return None
+
+
+def _fork_bomb(squeezed: str) -> bool:
+    """Whether `squeezed` (a line without whitespace) defines NAME(){NAME|NAME&};NAME."""
+    start = squeezed.find("(){")
+    while start != -1:
+        before = _NAME.search(squeezed, max(0, start - _LONGEST_NAME), start)
+        run = before.group() if before else ""
+        for length in range(1, len(run) + 1):
+            name = run[-length:]
+            if squeezed.startswith(f"{name}|{name}&}};{name}", start + 3):
+                return True
+        start = squeezed.find("(){", start + 1)
+    return False
 
 
 def _into_subdirectory(args: list[str]) -> bool:
@@ -98,8 +116,12 @@ def _program(words: list[str]) -> tuple[str, list[str]]:
     return rest[0].rsplit("/", 1)[-1], rest[1:]
 
 
-def _check_simple(words: list[str], *, cd_seen: bool, depth: int) -> str | None:
-    name, args = _program(words)
+def _check_simple(
+    words: list[str], *, cd_seen: bool, depth: int, shell: bool = False
+) -> str | None:
+    """Why the simple command `words` must not run; `shell`: they come from a shell line
+    (`split`), whose redirections are no part of the program's words (argv words are)."""
+    name, args = _program(unredirected(words) if shell else words)
     if name in _PRIVILEGE:
         return f"refused: {name} runs commands with elevated privileges"
     if name.startswith("mkfs"):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paicli.tools.base import DENIED_READS
 from paicli.tools.builtin.paths import Confinement, PathRefused
 from paicli.tools.protected import ProtectedPaths
 
@@ -97,9 +98,15 @@ class Walk:
         # A base that is itself a credential store was asked about: nothing below is hidden.
         self._protected = None if protected.reason(base, writing=False) else protected
         self.left_out = 0
+        # What the user's deny rules keep from reading (`Read(secrets/**)`), left out too.
+        self._denied = DENIED_READS.get()
+        self.denied = 0
 
     def hides(self, path: Path) -> bool:
-        """Whether `path` is a credential store this walk leaves out (and counts)."""
+        """Whether `path` is a credential store, or a file the user's deny rules keep from
+        reading, that this walk leaves out (and counts)."""
+        if self._refused(path):
+            return True
         if self._protected is None or self._protected.reason(path, writing=False) is None:
             return False
         self.left_out += 1
@@ -107,10 +114,18 @@ class Walk:
 
     def _hides_below(self, folder: Path, name: str) -> bool:
         # The walk never enters a hidden folder, so only `name` itself can make it hidden.
+        if self._refused(folder / name):
+            return True
         protected = self._protected
         if protected is None or protected.reason_below(folder, name, writing=False) is None:
             return False
         self.left_out += 1
+        return True
+
+    def _refused(self, path: Path) -> bool:
+        if self._denied is None or not self._denied(path):
+            return False
+        self.denied += 1
         return True
 
     def notes(self) -> list[str]:
@@ -119,6 +134,10 @@ class Walk:
             notes.append(
                 f"[{self.left_out} credential file(s) or folder(s) left out, such as .ssh or "
                 "*.pem; to search one, give it as the path (the user is asked first)]"
+            )
+        if self.denied:
+            notes.append(
+                f"[{self.denied} file(s) or folder(s) left out: the user's rules deny reading them]"
             )
         if (stopped := self.budget.note()) is not None:
             notes.append(stopped)

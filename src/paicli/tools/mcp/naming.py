@@ -18,6 +18,7 @@ __all__ = [
     "ToolNameCollision",
     "ToolNameRegistry",
     "UnknownToolName",
+    "blurred_server",
     "model_tool_name",
     "unsanitised_tool_name",
 ]
@@ -34,6 +35,19 @@ def unsanitised_tool_name(server: str, tool: str) -> str:
     """`mcp__{server}__{tool}` as written, before sanitising (`mcp__my.server__tool`): what a
     user may write a deny pattern against."""
     return f"mcp__{server}__{tool}"
+
+
+def blurred_server(server: str) -> str | None:
+    """Why no permission rule can name the tools of `server` (one phrase), or None: a name
+    whose model-facing part holds `__` or ends with `_` (`github.`, `github__x`) blurs where
+    the server ends, so `mcp__github__*` would cover its tools too."""
+    part = _NOT_ALLOWED.sub("_", server)
+    if "__" in part or part.endswith("_"):
+        return (
+            f"the server's name {server!r} blurs where it ends in mcp__SERVER__TOOL, so no "
+            "rule can name its tools"
+        )
+    return None
 
 
 def model_tool_name(server: str, tool: str) -> str:

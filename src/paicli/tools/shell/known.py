@@ -11,7 +11,16 @@ short; growing one is a data change, never a code change.
 from __future__ import annotations
 
 from paicli.tools.shell.known_git import GIT
-from paicli.tools.shell.options import CONFIG, OUTSIDE, RUNS, WRITES, Command, never, opts
+from paicli.tools.shell.options import (
+    CONFIG,
+    FOLLOWS,
+    OUTSIDE,
+    RUNS,
+    WRITES,
+    Command,
+    never,
+    opts,
+)
 
 __all__ = ["COMMANDS"]
 
@@ -23,12 +32,12 @@ _FIND_TESTS = (
 )
 _FIND = opts(
     "-print -print0 -ls -prune -quit -empty -readable -writable -executable -true -false "
-    "-not -a -o -and -or -depth -follow -xdev -mount -nouser -nogroup -daystart -noleaf "
-    "-L -H -P ! ( ) ,",
+    "-not -a -o -and -or -depth -xdev -mount -nouser -nogroup -daystart -noleaf "
+    "-H -P ! ( ) ,",
     "-newer -anewer -cnewer -samefile",
     _FIND_TESTS,
     {**never("-exec -execdir -ok -okdir", RUNS), "-delete": "it deletes what it finds",
-     **never("-fprint -fprint0 -fprintf -fls", WRITES)},
+     **never("-fprint -fprint0 -fprintf -fls", WRITES), **never("-L -follow", FOLLOWS)},
     read_only=True,
     clusters=False,
 )  # fmt: skip
@@ -44,28 +53,29 @@ _SED = opts(
     read_only=True,
 )  # fmt: skip
 _GREP_CMD = opts(
-    "-i -y -v -w -x -c -l -L -o -q -s -b -n -H -h -Z -z -a -I -r -R -E -F -G -P -U -T "
+    "-i -y -v -w -x -c -l -L -o -q -s -b -n -H -h -Z -z -a -I -r -E -F -G -P -U -T "
     "--ignore-case --no-ignore-case --invert-match --word-regexp --line-regexp --count "
     "--files-with-matches --files-without-match --only-matching --quiet --silent "
     "--no-messages --byte-offset --line-number --with-filename --no-filename --null "
-    "--null-data --text --recursive --dereference-recursive --extended-regexp "
+    "--null-data --text --recursive --extended-regexp "
     "--fixed-strings --basic-regexp --perl-regexp --line-buffered --initial-tab --color "
     "--colour",
     "-f --file -m --max-count -A -B -C --after-context --before-context --context "
     "--exclude-from --binary-files -d --directories -D --devices",
     "-e --regexp --include --exclude --exclude-dir --label",
+    never("-R --dereference-recursive", FOLLOWS),
     operands="pattern",
     patterns="-e --regexp -f --file",
     read_only=True,
     digits=True,
 )
 _RG = opts(
-    "-i -s -S -w -x -v -c -l -n -N -H -I -F -o -q -u -uu -uuu -a -z -U -P -L -0 -p -b "
+    "-i -s -S -w -x -v -c -l -n -N -H -I -F -o -q -u -uu -uuu -a -z -U -P -0 -p -b "
     "--ignore-case --case-sensitive --smart-case --word-regexp --line-regexp "
     "--invert-match --count --count-matches --files-with-matches --files-without-match "
     "--line-number --no-line-number --with-filename --no-filename --fixed-strings "
     "--only-matching --quiet --hidden --no-hidden --no-ignore --no-ignore-vcs "
-    "--no-ignore-parent --no-ignore-dot --text --search-zip --multiline --pcre2 --follow "
+    "--no-ignore-parent --no-ignore-dot --text --search-zip --multiline --pcre2 "
     "--null --pretty --files --no-heading --heading --vimgrep --json --column --trim "
     "--stats --sort-files --no-messages --type-list --unrestricted --no-config --passthru "
     "--crlf --byte-offset --color",
@@ -73,19 +83,20 @@ _RG = opts(
     "--before-context --context -m --max-count --max-depth -d --maxdepth --max-filesize -j "
     "--threads --sort --sortr --path-separator --engine -M --max-columns --encoding -E",
     "-e --regexp -g --glob --iglob -r --replace --type-add --colors",
-    {**never("--pre --pre-glob", RUNS)},
+    {**never("--pre --pre-glob", RUNS), **never("-L --follow", FOLLOWS)},
     operands="pattern",
     patterns="-e --regexp -f --file",
     read_only=True,
 )
 _LS = opts(
-    "-a -A -l -h -R -t -r -S -1 -d -F -G -i -n -p -s -X -U -c -u -g -o -Q -x -m -C -L -H "
+    "-a -A -l -h -R -t -r -S -1 -d -F -G -i -n -p -s -X -U -c -u -g -o -Q -x -m -C -H "
     "-k -N -v -Z --all --almost-all --human-readable --recursive --classify "
     "--group-directories-first --full-time --color --time --sort --time-style "
     "--indicator-style --format --quoting-style --si --directory --inode --numeric-uid-gid "
-    "--reverse --size --dereference --literal --author --context --file-type",
+    "--reverse --size --literal --author --context --file-type",
     "-w --width -T --tabsize --block-size",
     "-I --ignore --hide",
+    never("-L --dereference", FOLLOWS),
     read_only=True,
 )
 _CAT = opts(
@@ -192,8 +203,13 @@ _GO_FLAGS = opts(
     "-buildvcs -linkshared -modcacherw -work -m -u -e -l -d -w -s",
     "-count -benchtime -timeout -mod -p -covermode -coverpkg -coverprofile -cpuprofile "
     "-memprofile -parallel -shuffle -buildmode -compiler -installsuffix -pkgdir -o -C",
-    "-run -skip -bench -tags -ldflags -gcflags -asmflags -f",
-    never={**never("-exec -toolexec", RUNS), **never("-overlay -modfile", OUTSIDE)},
+    "-run -skip -bench -tags -f",
+    never={
+        **never("-exec -toolexec", RUNS),
+        **never("-overlay -modfile", OUTSIDE),
+        # Flags for the compiler, assembler and linker: `-extld=PROGRAM`, `-o FILE`.
+        **never("-ldflags -gcflags -asmflags", "it passes flags that can run a program or write"),
+    },
     chdir="-C",
     clusters=False,
 )
@@ -216,6 +232,7 @@ _MAKE = opts(
     chdir="-C --directory",
     never={"--eval": RUNS, "-e": "it lets the environment override the makefile",
            "--environment-overrides": "it lets the environment override the makefile"},
+    assignments="it sets a make variable, which can name programs to run (SHELL, CC)",
 )  # fmt: skip
 _PYTHON = opts(
     "-B -b -bb -d -E -I -O -OO -q -s -S -u -v -x -h -V --version -P -i",

@@ -3,7 +3,18 @@ subcommand's, with those that write a file, run a program or set configuration."
 
 from __future__ import annotations
 
-from paicli.tools.shell.options import CONFIG, RUNS, WRITES, Command, never, opts
+from collections.abc import Mapping
+
+from paicli.tools.shell.options import (
+    CONFIG,
+    GENERIC,
+    RUNS,
+    WRITES,
+    Command,
+    Options,
+    never,
+    opts,
+)
 
 __all__ = ["GIT"]
 
@@ -201,6 +212,29 @@ _CONFIG_READ = opts(
     max_operands=1,
 )  # fmt: skip
 
+
+def _generic_but(reasons: Mapping[str, str]) -> Options:
+    """A subcommand paicli reads generically, but for the words that make it run a program
+    it is given (an operand such as `foreach` or an option such as `-x`)."""
+    return Options(never={**GENERIC.never, **reasons}, any_option=True)
+
+
+# Subcommands that run a command they are given; the rest of what they do is read generically.
+_RUNS_GIVEN = {
+    "submodule": _generic_but(never("foreach", "`foreach` runs the command it is given")),
+    "bisect": _generic_but(never("run", "`run` runs the command it is given")),
+    "difftool": _generic_but(never("-x --extcmd", RUNS)),
+    "ls-remote": _generic_but(never("-u --upload-pack", RUNS)),
+    "archive": _generic_but(never("--exec --remote", RUNS)),
+    "clone": _generic_but(
+        {**never("-u --upload-pack", RUNS), **never("-c --config --template", CONFIG)}
+    ),
+    "send-email": _generic_but(
+        never("--smtp-server --to-cmd --cc-cmd --header-cmd --sendmail-cmd", RUNS)
+    ),
+    "filter-branch": opts(refuse="it runs the commands it is given on every commit"),
+}
+
 GIT = Command(
     leading=_GIT_LEADING,
     subcommands={
@@ -248,5 +282,6 @@ GIT = Command(
         "clean": _FILES,
         "stash": _STASH,
         "init": opts("-q --quiet --bare", "-b --initial-branch --object-format"),
+        **_RUNS_GIVEN,
     },
 )

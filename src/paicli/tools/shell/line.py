@@ -24,6 +24,7 @@ __all__ = [
     "peel",
     "shell_script",
     "split",
+    "unredirected",
 ]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh", "mksh"})
@@ -33,8 +34,12 @@ _OPERATOR = re.compile(r"&&|\|\||;;|\|&|&>>?|>>|>&|<&|>\||<<-?|<<<|<>|[;&|()<>\n
 _REDIRECTIONS = frozenset({">", ">>", ">&", "<&", ">|", "<", "<<", "<<-", "<<<", "<>", "&>", "&>>"})
 _HEREDOC_WORD = re.compile(r"(?P<dash>-?)[ \t]*(?P<word>'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|()<>]+)")
 # Shell keywords that may start a simple command inside a compound one.
-_KEYWORDS = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until"})
+_KEYWORDS = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "coproc"}
+)
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# find's actions that run a command of their own.
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 # Shells nest (`sh -c "bash -c 'git push'"`); past this depth the reading gives up and the
 # invocation is opaque, which an allow rule never covers (a deny rule still sees its words).
 MAX_DEPTH = 4
@@ -79,6 +84,26 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
     "doas": _wrapper("-u -C", opaque="doas runs it with another user's privileges"),
     "chroot": _wrapper("--userspec --groups", operands=1, opaque="chroot changes its root"),
+    # Seen through for deny rules; an allow rule does not vouch for what they add.
+    "strace": _wrapper(
+        "-o -e -p -s -u -a -b -I -O -S -X -P -E --output --expr --attach --string-limit "
+        "--user --env",
+        opaque="strace traces it and may write what it sees",
+    ),
+    "ltrace": _wrapper(
+        "-o -e -p -s -u -a -n -A -D -F -L -x --output --library", opaque="ltrace traces it"
+    ),
+    "taskset": _wrapper("", operands=1, opaque="taskset changes where it runs"),
+    "chrt": _wrapper(
+        "-T -P -D --sched-runtime --sched-period --sched-deadline",
+        operands=1,
+        opaque="chrt changes how it is scheduled",
+    ),
+    "unshare": _wrapper(
+        "-S -G -R -w --setuid --setgid --root --wd --propagation",
+        opaque="unshare runs it in namespaces of its own",
+    ),
+    "busybox": _wrapper(opaque="busybox runs its own build of the program"),
 }
 # Options of a wrapper that change what runs or what it touches: an allow rule does not see
 # through them.
@@ -132,9 +157,26 @@ def split(command: str) -> list[tuple[list[str], str]]:
     return [(words, joiner) for words, joiner in segments if words or joiner in {"(", ")"}]
 
 
+def unredirected(words: Sequence[str]) -> list[str]:
+    """The words of a simple command from `split` without its redirections (the operator,
+    its target and a descriptor number before it): `>x git push` and `git 2>&1 push` run
+    `git push`, wherever the redirection stands."""
+    out: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        if word in _REDIRECTIONS:
+            if out and out[-1].isdigit():
+                out.pop()  # `2>x`: shlex gives the descriptor as a word of its own
+            next(rest, None)
+        else:
+            out.append(word)
+    return out
+
+
 def _without_comments_and_heredocs(command: str) -> str:
-    """`command` without its comments, and with each heredoc body left out: a body is data
-    for the command, not commands (a README written with `cat <<EOF` may mention sudo)."""
+    """`command` without its comments and line continuations, and with each heredoc body
+    left out: a body is data for the command, not commands (a README written with
+    `cat <<EOF` may mention sudo)."""
     out: list[str] = []
     pending: list[tuple[str, bool]] = []  # Delimiters still to come, and whether `<<-`.
     quote = ""
@@ -142,7 +184,8 @@ def _without_comments_and_heredocs(command: str) -> str:
     while i < len(command):
         c = command[i]
         if c == "\\" and quote != "'":
-            out.append(command[i : i + 2])
+            if command[i + 1 : i + 2] != "\n":  # a backslash-newline joins the lines
+                out.append(command[i : i + 2])
             i += 2
             continue
         if quote:
@@ -189,7 +232,7 @@ def line_invocations(command: str, *, depth: int = 0) -> list[Invocation]:
     # A backquote opens or closes a substitution: read its inside as a command of its own.
     found: list[Invocation] = []
     for words, _ in split(command.replace("`", " ( ")):
-        found += invocations(words, depth=depth)
+        found += invocations(unredirected(words), depth=depth)
     return found
 
 
@@ -212,7 +255,30 @@ def invocations(words: Sequence[str], *, depth: int = 0) -> list[Invocation]:
     if name == "eval":
         inner = line_invocations(" ".join(rest[1:]), depth=depth + 1)
         return [_wrapped(i, [*through, name], "eval builds the command") for i in inner]
-    return [Invocation(tuple(rest), tuple(through), opaque)]
+    if rest[0] in _FIND_RUNS:  # a second `-exec` of a find: split cut the line at its `\;`
+        inner = invocations(rest[1:], depth=depth + 1)
+        return [_wrapped(i, [*through, "find"], "find runs it on what it finds") for i in inner]
+    found = [Invocation(tuple(rest), tuple(through), opaque)]
+    if name == "find":  # `find . -exec git push \;` runs git push too
+        for command in _find_commands(rest[1:]):
+            inner = invocations(command, depth=depth + 1)
+            found += [_wrapped(i, [*through, name], "find runs it on what it finds") for i in inner]
+    return found
+
+
+def _find_commands(args: Sequence[str]) -> list[list[str]]:
+    """The commands find's `-exec`, `-execdir`, `-ok` and `-okdir` run (to `;` or `+`)."""
+    commands: list[list[str]] = []
+    words = iter(args)
+    for word in words:
+        if word in _FIND_RUNS:
+            command: list[str] = []
+            for inner in words:
+                if inner in (";", "+"):
+                    break
+                command.append(inner)
+            commands.append(command)
+    return commands
 
 
 def peel(
@@ -251,9 +317,11 @@ def _peel(name: str, wrapper: _Wrapper, args: list[str]) -> tuple[list[str], str
         if option == "--":
             break
         key = option.split("=", 1)[0]
-        if key in _OPAQUE_OPTIONS.get(name, ()) or option[:2] in _OPAQUE_OPTIONS.get(name, ()):
-            opaque = opaque or f"{name} {key} changes what runs or what it writes"
         value = option.split("=", 1)[1] if "=" in option else None
+        if key not in wrapper.valued and option[:2] in wrapper.valued and len(option) > 2:
+            key, value = option[:2], option[2:]  # `-S'git push'`: the value attached
+        if key in _OPAQUE_OPTIONS.get(name, ()):
+            opaque = opaque or f"{name} {key} changes what runs or what it writes"
         if key in wrapper.valued and value is None and rest:
             value = rest.pop(0)
         if name == "env" and key in {"-S", "--split-string"} and value is not None:

@@ -7,12 +7,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["CONFIG", "GENERIC", "OUTSIDE", "RUNS", "WRITES", "Command", "Options", "never", "opts"]
+__all__ = [
+    "CONFIG",
+    "FOLLOWS",
+    "GENERIC",
+    "OUTSIDE",
+    "RUNS",
+    "WRITES",
+    "Command",
+    "Options",
+    "never",
+    "opts",
+]
 
 WRITES = "it names a file to write"
 RUNS = "it runs another program"
 CONFIG = "it sets configuration, which can name programs to run"
 OUTSIDE = "it reaches files outside the project"
+# Following every link met while walking the project reaches wherever the links point.
+FOLLOWS = "it follows the links it finds, which can point out of the project"
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,7 @@ class Options:
     clusters: bool = True  # `-la` is `-l -a` (not for find's and go's `-name`)
     max_operands: int | None = None  # more operands than this and it writes
     refuse: str | None = None  # why an allow rule never covers this subcommand at all
+    assignments: str | None = None  # why a NAME=value operand is never covered (make's)
 
     def __or__(self, other: Options) -> Options:
         return Options(
@@ -59,6 +73,7 @@ class Options:
             self.clusters and other.clusters,
             other.max_operands,
             other.refuse,
+            other.assignments,
         )
 
 
@@ -77,6 +92,7 @@ def opts(
     clusters: bool = True,
     max_operands: int | None = None,
     refuse: str | None = None,
+    assignments: str | None = None,
 ) -> Options:
     """Options from space-separated names; `text` names are valued too."""
     return Options(
@@ -93,6 +109,7 @@ def opts(
         clusters=clusters,
         max_operands=max_operands,
         refuse=refuse,
+        assignments=assignments,
     )
 
 

@@ -21,14 +21,16 @@ from pathlib import Path
 
 from paicli.tools.protected import ProtectedPaths
 from paicli.tools.shell.known import COMMANDS
+from paicli.tools.shell.line import line_invocations
 from paicli.tools.shell.options import GENERIC, Command, Options
 from paicli.tools.shell.sed import sed_reason
 
-__all__ = ["canonical", "rule_prefix", "uncovered"]
+__all__ = ["canonical", "git_aliased", "rule_prefix", "uncovered"]
 
 # Device files that read or write nothing of the user's.
 _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero"})
 _VERSIONED = re.compile(r"^(python|pip)\d+(\.\d+)?$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_.][A-Za-z0-9_.]*=")
 _BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _PROTECTED = ProtectedPaths(None)
 
@@ -67,6 +69,10 @@ class _Reading:
         ):
             return f"`{word}` can match `..`, outside the project"
         written = os.path.expanduser(word) if word.startswith("~") else word
+        if self.shell and written.startswith("~"):
+            # `~+`, `~-`, `~1`: the shell's folders ($PWD, $OLDPWD, the folder stack), or a
+            # user this machine does not know; either way no path paicli can read.
+            return f"`{word}` starts with a `~` the shell expands to a folder paicli cannot see"
         lexical = Path(os.path.normpath(self.cwd / written))
         real = Path(os.path.realpath(lexical))
         for candidate, where in ((lexical, os.path.abspath), (real, os.path.realpath)):
@@ -127,6 +133,11 @@ def _read(
             why = _option(options, word, words, reading)
         if why is not None:
             return why
+        if reading.options_done and (options.operands == "program" or options.ends):
+            # `python -m pytest --basetemp=/tmp/x`: the program's own arguments, read as
+            # any command's are (an option's value is a path, output options not covered).
+            reading.options_done = False
+            return _read(GENERIC, words, reading)
     if stop_at_operand:
         words.clear()
     return None
@@ -140,6 +151,15 @@ def _operand(options: Options, word: str, reading: _Reading) -> str | None:
     if options.operands == "pattern" and not reading.pattern_given and not reading.options_done:
         reading.pattern_given = True
         return _pattern(reading.name, word)
+    # After `--`, an option passed on to another program: `npm test -- --coverageDirectory=X`.
+    passed_on = word.startswith("-") and "=" in word
+    if passed_on and (why := reading.path(word.partition("=")[2])) is not None:
+        return why
+    if _ASSIGNMENT.match(word):  # `NAME=value`: many programs read the value as a setting
+        if options.assignments is not None:
+            return f"`{word}`: {options.assignments}"
+        if (why := reading.path(word.partition("=")[2])) is not None:
+            return why  # `dd of=/home/me/.bashrc`
     reading.operands += 1
     if options.max_operands is not None and reading.operands > options.max_operands:
         return f"`{reading.name}` with more than {options.max_operands} operand writes"
@@ -223,6 +243,32 @@ def canonical(argv: Sequence[str]) -> list[str]:
     return [words[0], *words[index:]]
 
 
+def git_aliased(argv: Sequence[str]) -> list[list[str]]:
+    """What `git -c alias.NAME=VALUE NAME ARGS` runs: git with VALUE's words in NAME's place,
+    or for a `!VALUE` alias the commands of that shell line. Nothing for another call."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return []
+    aliases: dict[str, str] = {}
+    index = 1
+    while index < len(argv) and argv[index].startswith("-") and argv[index] != "--":
+        word = argv[index]
+        index += 1
+        setting = word[2:] if word.startswith("-c") and len(word) > 2 else None
+        if word in COMMANDS["git"].leading.valued and index < len(argv):
+            setting = argv[index] if word == "-c" else None
+            index += 1
+        name, eq, value = (setting or "").partition("=")
+        if eq and name.lower().startswith("alias."):
+            aliases[name[6:].lower()] = value
+    body = aliases.get(argv[index].lower()) if index < len(argv) else None
+    if body is None:
+        return []
+    rest = list(argv[index + 1 :])
+    if body.startswith("!"):
+        return [[*found.argv, *rest] for found in line_invocations(body[1:])]
+    return [[argv[0], *body.split(), *rest]]
+
+
 def rule_prefix(
     argv: Sequence[str], cwd: Path, project: Path, also: Sequence[Path] = ()
 ) -> list[str] | None:
@@ -240,5 +286,6 @@ def rule_prefix(
     words = canonical(argv)
     if len(words) < 2:
         return None
-    sub = command.aliases.get(words[1], words[1])
-    return words[:2] if sub in (command.subcommands or {}) else None
+    options = (command.subcommands or {}).get(command.aliases.get(words[1], words[1]))
+    known = options is not None and not options.any_option  # not read generically
+    return words[:2] if known else None
