@@ -22,7 +22,7 @@ import pytest
 
 from paicli.batch.actor import BatchActor, Placement
 from paicli.batch.defaults import Defaults
-from paicli.batch.ray_run import UV_HOOK, run_on_ray
+from paicli.batch.ray_run import UV_HOOK, on_ray
 from paicli.batch.tasks import Task
 from tests.batch.task_llm import TaskLlm
 from tests.batch.test_batch_runs import batch, environ, results, write_tasks, writes_its_name
@@ -324,7 +324,8 @@ async def test_a_ray_this_process_had_joined_is_left_joined(local_ray: ModuleTyp
     """The driver leaves the cluster when the batch is over only if it joined it: a Ray the
     caller started (`ray job submit`'s entry point, a notebook) stays as it was."""
     options = argparse.Namespace(ray="auto", workers=1, task_memory=None, task_timeout=None)
-    await run_on_ray([], Defaults(), _NoBoard(), options)
+    async with on_ray(options, 0) as cluster:
+        await cluster.run([], Defaults(), _NoBoard())
     assert local_ray.is_initialized()
 
 

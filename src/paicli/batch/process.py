@@ -226,9 +226,9 @@ def contain(owner: int, memory: int | None) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != owner:  # the owner died before the line above
             os._exit(1)
-    if memory is not None and (problem := memory_problem(memory)) is not None:
-        raise ValueError(problem)  # every task of this worker would fail alike
     if memory is not None:
+        if (problem := memory_problem(memory)) is not None:
+            raise ValueError(problem)  # every task of this worker would fail alike
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 

@@ -43,7 +43,7 @@ from paicli.ui.ray_stderr import RayStderr
 if TYPE_CHECKING:  # both load the agent's modules: not on the way to the actors' start
     from paicli.batch.local import Board
 
-__all__ = ["RayActors", "RayUnavailable", "on_ray", "run_on_ray", "split_workers"]
+__all__ = ["RayActors", "RayUnavailable", "import_ray", "on_ray", "split_workers"]
 
 # How long reaching the cluster may take: a TCP answer from its address, then `ray.init`
 # (which on its own would retry an address that does not answer for minutes).
@@ -79,14 +79,6 @@ def passed_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, 
         for name, value in environ.items()
         if name in keep or name.startswith("PAICLI_") or name.endswith(("_API_KEY", "_BASE_URL"))
     }
-
-
-async def run_on_ray(
-    tasks: Sequence[Task], defaults: Defaults, board: Board, options: argparse.Namespace
-) -> None:
-    """Run `tasks` on Ray (see the module); RayUnavailable when it cannot be had."""
-    async with on_ray(options, len(tasks)) as cluster:
-        await cluster.run(tasks, defaults, board)
 
 
 @contextlib.asynccontextmanager

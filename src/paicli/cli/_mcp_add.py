@@ -39,15 +39,12 @@ def add(options: argparse.Namespace, config_path: Callable[[str], Path]) -> int:
     scope = options.scope or "user"
     path = config_path(scope)
     command = entry.get("command")
-    if scope == "project" or not isinstance(command, str) or not _relative_path(command):
-        return save(
-            path, options.name, entry, force=bool(options.force), command="add", scope=scope
-        )
-    # Saved as typed, it would run whatever file has that name in the folder paicli runs
-    # from: in a cloned repository, the repository's.
-    entry["command"] = os.path.abspath(command)
+    if scope != "project" and isinstance(command, str) and _relative_path(command):
+        # Saved as typed, it would run whatever file has that name in the folder paicli
+        # runs from: in a cloned repository, the repository's.
+        entry["command"] = os.path.abspath(command)
     done = save(path, options.name, entry, force=bool(options.force), command="add", scope=scope)
-    if done == 0:
+    if done == 0 and entry.get("command") != command:
         err(f"paicli mcp add: {command!r} is saved as its full path, {entry['command']!r}")
     return done
 

@@ -265,8 +265,11 @@ def _handlers(
                     command, args, timeout, condition = handler
                     if event == "SessionEnd":
                         configured = isinstance(raw, dict) and "timeout" in raw
-                        timeout = min(timeout, MAX_SESSION_END_TIMEOUT)
-                        timeout = timeout if configured else SESSION_END_TIMEOUT
+                        timeout = (
+                            min(timeout, MAX_SESSION_END_TIMEOUT)
+                            if configured
+                            else SESSION_END_TIMEOUT
+                        )
                     found.append(
                         HookHandler(event, matcher, command, args, timeout, scope, path, condition)
                     )

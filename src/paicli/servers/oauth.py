@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import ipaddress
 import json
 import logging
@@ -34,7 +33,7 @@ from paicli.errors import PaicliError
 from paicli.import_turns import importing
 from paicli.mcp import HttpServer, McpError
 from paicli.mcp.auth import OAuth
-from paicli.private_files import make_private_dir, write_atomically
+from paicli.private_files import folder_lock, make_private_dir, write_atomically
 from paicli.servers._config_file import InvalidConfig
 
 __all__ = [
@@ -236,19 +235,13 @@ class FileTokenStore:
 
     def _change(self, key: str, record: Record | None) -> None:
         make_private_dir(self.path.parent)
-        lock = self.path.with_name(self.path.name + ".lock")
-        with open(lock, "a", opener=_private) as held:
-            fcntl.flock(held, fcntl.LOCK_EX)
+        with folder_lock(self.path.parent):
             records = self._read()
             if record is None:
                 records.pop(key, None)
             else:
                 records[key] = record
             write_atomically(self.path, json.dumps(records, indent=1).encode())
-
-
-def _private(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
 
 
 class LoopbackRedirect:
