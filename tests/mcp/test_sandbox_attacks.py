@@ -33,10 +33,6 @@ CONNECT = (
     "except OSError as exc:\n"
     "    print('refused:', exc.strerror or exc)\n"
 )
-CONNECT_UNIX = CONNECT.replace(
-    "socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)",
-    "socket.socket(socket.AF_UNIX).connect(sys.argv[1])",
-)
 FETCH = (
     "import sys, urllib.request, urllib.error\n"
     "try:\n"
@@ -237,30 +233,6 @@ async def test_a_sandboxed_command_cannot_reach_a_listener_on_loopback(
         _, output = await run(attack, profile(home), cwd=home)
     assert output.startswith("refused:"), output
     assert len(seen) == 1  # the unsandboxed run's only
-
-
-async def test_a_sandboxed_command_cannot_reach_a_unix_socket_of_this_machine(
-    mechanism: str, home: Path
-) -> None:
-    """A service's socket outside /run and /tmp (a database's, a build daemon's): no
-    network namespace covers a path, and a read-only mount does not stop connect()."""
-    accepted: list[bool] = []
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        accepted.append(True)
-        writer.close()
-
-    path = home / "service.sock"
-    attack = [*python(CONNECT_UNIX), str(path)]
-    server = await asyncio.start_unix_server(answer, path)
-    async with server:
-        assert (await run(attack, None, cwd=home))[1] == "connected\n"
-        # Landlock refuses every socket(); loopback takes bubblewrap.
-        loopback = [{"network": "loopback"}] if mechanism == "bubblewrap" else []
-        for options in [{}, *loopback]:
-            _, output = await run(attack, profile(home, **options), cwd=home / "project")
-            assert output.startswith("refused:"), output
-    assert len(accepted) == 1
 
 
 async def test_with_network_loopback_its_own_loopback_works_and_this_machines_does_not(

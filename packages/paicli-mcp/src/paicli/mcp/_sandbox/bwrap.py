@@ -4,8 +4,8 @@ A mount namespace: the readable folders bound read-only (`/` by default), bwrap'
 read-only with a bounded /dev/shm, a private tmpfs on /tmp, the writable folders bound
 read-write, the read-only ones inside them bound again read-only (and each folder between
 onto itself: a mount point cannot be moved aside), and each hidden path covered (an empty
-read-only tmpfs over a folder, /dev/null over a file and over each bound Unix socket it
-would see), in that order so a later mount wins. A network namespace always (its own
+read-only tmpfs over a folder, /dev/null over a file), in that order so a later mount
+wins. A network namespace always (its own
 loopback only; an allow-list goes through the proxy's socket, bound in), a PID namespace
 (when its first process exits the kernel kills every other one: double forks and setsid
 included), an IPC namespace, no capabilities (bwrap run by root would keep them all) and
@@ -15,7 +15,6 @@ no_new_privs (bwrap sets it), and death with paicli.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -71,7 +70,6 @@ def bwrap_argv(
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
     argv += _hidden(sandbox)
-    argv += _sockets(sandbox, None if proxy is None else proxy.outside)
     if proxy is not None:
         argv += ["--ro-bind", proxy.outside, proxy.inside]
     argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent"]
@@ -120,40 +118,6 @@ def _hidden(sandbox: Sandbox) -> list[str]:
         if os.path.isdir(real):
             argv += ["--tmpfs", real, "--remount-ro", real]
         else:
-            argv += ["--ro-bind", "/dev/null", real]
-    return argv
-
-
-def _sockets(sandbox: Sandbox, proxy: str | None) -> list[str]:
-    """/dev/null over each Unix socket of this machine the sandbox would see (the kernel
-    lists the bound ones in /proc/net/unix): a network namespace leaves a socket reached
-    by its path alone, and a read-only mount does not stop connect(), so a database's,
-    a build daemon's or an agent's socket outside /run and /tmp would be a way out."""
-    try:
-        with open("/proc/net/unix", "rb") as table:
-            lines = table.read().splitlines()[1:]
-    except OSError:
-        return []
-    hidden = [os.path.realpath(path) for path in sandbox.hide]
-    skipped = [*hidden, "/proc", "/dev", *([proxy] if proxy else [])]
-    argv: list[str] = []
-    covered: set[str] = set()
-    for line in lines:
-        fields = line.split(None, 7)
-        if len(fields) < 8 or not fields[7].startswith(b"/"):
-            continue  # unnamed, or abstract (@name: the network namespace's own)
-        path = os.fsdecode(fields[7])
-        if any(_within(path, folder) for folder in skipped):
-            continue  # most of them, in /run: no need to resolve links
-        real = os.path.realpath(path)
-        if real in covered or any(_within(real, folder) for folder in skipped):
-            continue
-        try:
-            is_socket = stat.S_ISSOCK(os.lstat(real).st_mode)
-        except OSError:
-            continue
-        if is_socket and _visible(real, sandbox):
-            covered.add(real)
             argv += ["--ro-bind", "/dev/null", real]
     return argv
 
